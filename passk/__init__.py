@@ -1,0 +1,65 @@
+"""passk: pass@k, pass^k and flakiness for AI agents.
+
+The modules mirror the chapter's TypeScript companion (``examples/12-passk-flakiness/``):
+
+========================  ===========================  ==============================================
+chapter                   passk                        what
+========================  ===========================  ==============================================
+``src/passk.ts``          :mod:`passk.metrics`         closed forms, estimators, flakiness, intervals
+``src/adapter.ts`` (ch5)  :mod:`passk.adapter`         ``Task``, ``RunResult``, ``HarnessAdapter``
+``src/repeat-run.ts``     :mod:`passk.repeat_run`      run one task n times
+``src/flaky-adapter.ts``  :mod:`passk.flaky_adapter`   the simulated on-call assistant
+``src/stability.ts``      :mod:`passk.stability`       tiered repeats, the report, the dual gate
+========================  ===========================  ==============================================
+
+Names are imported lazily, so ``python -m passk.stability`` runs cleanly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "adapter": ["HarnessAdapter", "InfrastructureError", "RunResult", "Task", "ToolCall"],
+    "flaky_adapter": ["Grader", "OnCallSimulator", "demo_tasks"],
+    "metrics": [
+        "ConfidenceInterval", "bootstrap_pass_hat_k_ci", "estimate_pass_at_k",
+        "estimate_pass_hat_k", "exact_bootstrap_pass_hat_k_ci", "flakiness", "pass_at_k",
+        "pass_hat_k", "pass_hat_k_lower_bound", "runs_needed", "wilson_ci",
+    ],
+    "repeat_run": ["RepeatRun", "repeat_run", "run_seed"],
+    "stability": [
+        "GateResult", "RepeatPolicy", "SuiteReport", "TaskReport", "evaluate_suite",
+        "reliability_gate", "suite_report",
+    ],
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULE_OF:
+        return getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    raise AttributeError(f"module 'passk' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load on first use
+    from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
+    from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
+    from .metrics import (
+        ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k, estimate_pass_hat_k,
+        exact_bootstrap_pass_hat_k_ci, flakiness, pass_at_k, pass_hat_k,
+        pass_hat_k_lower_bound, runs_needed, wilson_ci,
+    )
+    from .repeat_run import RepeatRun, repeat_run, run_seed
+    from .stability import (
+        GateResult, RepeatPolicy, SuiteReport, TaskReport, evaluate_suite, reliability_gate,
+        suite_report,
+    )

@@ -1,0 +1,583 @@
+"""Closed forms, estimators, flakiness and intervals (the chapter's ``src/passk.ts``).
+
+Every function here is pure and vectorized over tasks: pass arrays of per-task
+success counts and run counts, get an array back. Scalars in give floats out.
+
+References
+----------
+.. [1] M. Chen et al., "Evaluating Large Language Models Trained on Code",
+   arXiv:2107.03374, 2021 (the unbiased pass@k estimator).
+.. [2] S. Yao et al., "tau-bench: A Benchmark for Tool-Agent-User Interaction
+   in Real-World Domains", arXiv:2406.12045, 2024 (pass^k).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+__all__ = [
+    "ConfidenceInterval",
+    "pass_at_k",
+    "pass_hat_k",
+    "estimate_pass_at_k",
+    "estimate_pass_hat_k",
+    "flakiness",
+    "bootstrap_pass_hat_k_ci",
+    "exact_bootstrap_pass_hat_k_ci",
+    "wilson_ci",
+    "pass_hat_k_lower_bound",
+    "runs_needed",
+]
+
+ArrayLike = npt.ArrayLike
+FloatOrArray = float | np.ndarray
+
+#: Above this many factor multiplications the estimators switch from the exact
+#: running product to the log-gamma form (see ``_ratio_of_binomials``).
+_PRODUCT_FORM_LIMIT = 20_000_000
+
+
+class ConfidenceInterval(NamedTuple):
+    """A two-sided interval ``[low, high]``; either end may be an array."""
+
+    low: FloatOrArray
+    high: FloatOrArray
+
+
+# --------------------------------------------------------------------------
+# validation at the boundary
+# --------------------------------------------------------------------------
+
+
+def _scalar_or_array(values: np.ndarray) -> FloatOrArray:
+    return float(values) if values.ndim == 0 else values
+
+
+def _whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
+    array = np.asarray(values)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
+        raise ValueError(f"{name} ({values!r}) must be whole numbers")
+    if np.issubdtype(array.dtype, np.floating):
+        if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
+            raise ValueError(f"{name} ({values!r}) must be whole numbers")
+    if np.any(array < minimum):
+        bad = array[array < minimum].flat[0]
+        raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
+    return array.astype(np.int64)
+
+
+def _counts(successes: ArrayLike, total: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    c = _whole_numbers(successes, "successes", minimum=0)
+    n = _whole_numbers(total, "total", minimum=0)
+    c, n = np.broadcast_arrays(c, n)
+    if np.any(c > n):
+        i = np.flatnonzero(c > n)[0]
+        raise ValueError(
+            f"successes ({c.flat[i]}) cannot exceed total ({n.flat[i]})"
+        )
+    return c, n
+
+
+def _probability(p: ArrayLike, name: str = "p") -> np.ndarray:
+    array = np.asarray(p, dtype=float)
+    if np.any(~((array >= 0) & (array <= 1))):
+        raise ValueError(f"{name} ({p!r}) must lie in [0, 1]")
+    return array
+
+
+def _confidence(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence ({confidence!r}) must lie strictly between 0 and 1")
+    return float(confidence)
+
+
+# --------------------------------------------------------------------------
+# closed forms for a known single-run success rate p
+# --------------------------------------------------------------------------
+
+
+def pass_at_k(p: ArrayLike, k: ArrayLike) -> FloatOrArray:
+    r"""Probability that at least one of ``k`` independent runs succeeds.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Success rate of a single run, in [0, 1].
+    k : int or array_like of int
+        Number of runs, at least 1. Broadcasts against ``p``.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`1 - (1 - p)^k`: capability, the optimistic reading.
+
+    Examples
+    --------
+    >>> round(pass_at_k(0.9, 3), 3)
+    0.999
+    >>> pass_at_k([0.5, 0.9], 2).round(2)
+    array([0.75, 0.99])
+    """
+    p_ = _probability(p)
+    k_ = _whole_numbers(k, "k", minimum=1)
+    return _scalar_or_array(1.0 - (1.0 - p_) ** k_)
+
+
+def pass_hat_k(p: ArrayLike, k: ArrayLike) -> FloatOrArray:
+    r"""Probability that all ``k`` independent runs succeed.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Success rate of a single run, in [0, 1].
+    k : int or array_like of int
+        Number of runs, at least 1. Broadcasts against ``p``.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`p^k`: reliability, the pessimistic reading.
+
+    Examples
+    --------
+    >>> round(pass_hat_k(0.9, 5), 2)
+    0.59
+    >>> pass_hat_k(0.9, [1, 2, 3]).round(3)
+    array([0.9  , 0.81 , 0.729])
+    """
+    p_ = _probability(p)
+    k_ = _whole_numbers(k, "k", minimum=1)
+    return _scalar_or_array(p_**k_)
+
+
+# --------------------------------------------------------------------------
+# unbiased estimators from n runs with c successes
+# --------------------------------------------------------------------------
+
+
+def _ratio_of_binomials(top: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``C(top, k) / C(n, k)`` for ``top <= n`` and ``k <= n``, elementwise.
+
+    The exact form is the running product ``prod_{i<k} (top - i) / (n - i)``:
+    no factorials, so nothing overflows, and each factor is at most 1. It
+    costs ``max(k)`` vectorized multiplications. When that would exceed
+    ``_PRODUCT_FORM_LIMIT`` element operations the log-gamma form is used
+    instead (relative error about ``1e-9`` at ``n = 10**6``).
+    """
+    ratio = np.ones(np.broadcast(top, n, k).shape)
+    top, n, k = np.broadcast_arrays(top, n, k)
+    zero = top < k  # too few successes for one all-success draw
+    live = ~zero
+    if not live.any():
+        return np.where(zero, 0.0, ratio)
+    t, m, kk = top[live].astype(float), n[live].astype(float), k[live]
+    k_max = int(kk.max())
+    if k_max * t.size <= _PRODUCT_FORM_LIMIT:
+        r = np.ones_like(t)
+        for i in range(k_max):
+            active = kk > i
+            r = np.where(active, r * ((t - i) / np.where(active, m - i, 1.0)), r)
+    else:
+        from scipy.special import gammaln
+
+        log_r = gammaln(t + 1) - gammaln(t - kk + 1) - gammaln(m + 1) + gammaln(m - kk + 1)
+        r = np.minimum(np.exp(log_r), 1.0)
+        r = np.where(t == m, 1.0, r)
+    ratio[live] = r
+    ratio[zero] = 0.0
+    return ratio
+
+
+def _estimate(successes: ArrayLike, total: ArrayLike, k: ArrayLike, *, at: bool) -> FloatOrArray:
+    c, n = _counts(successes, total)
+    k_ = _whole_numbers(k, "k", minimum=1)
+    c, n, k_ = np.broadcast_arrays(c, n, k_)
+    estimable = k_ <= n
+    top = n - c if at else c
+    ratio = _ratio_of_binomials(
+        np.where(estimable, top, 0), np.where(estimable, n, 1), np.where(estimable, k_, 1)
+    )
+    value = 1.0 - ratio if at else ratio
+    return _scalar_or_array(np.where(estimable, value, np.nan))
+
+
+def estimate_pass_at_k(successes: ArrayLike, total: ArrayLike, k: ArrayLike) -> FloatOrArray:
+    r"""Unbiased pass@k from ``total`` runs of which ``successes`` passed.
+
+    Parameters
+    ----------
+    successes : int or array_like of int
+        Successful runs per task, ``0 <= c <= n``.
+    total : int or array_like of int
+        Runs per task, ``n >= 0``.
+    k : int or array_like of int
+        Attempts allowed, at least 1. All three arguments broadcast.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`1 - \binom{n-c}{k} / \binom{n}{k}`; exactly 1 when
+        ``n - c < k``, and NaN where ``k > n`` (not estimable from n runs).
+
+    Notes
+    -----
+    This is the estimator of Chen et al. (2021) [1]_. It is the mean of
+    "at least one success" over every size-k subset of the n runs, hence
+    unbiased for :math:`1-(1-p)^k`. Unlike HumanEval's reference code, which
+    returns 1.0 when ``k > n``, this returns NaN: n runs say nothing about
+    k > n attempts. The ratio is a running product of k factors, so it is
+    stable for n up to :math:`10^6` and beyond.
+
+    References
+    ----------
+    .. [1] M. Chen et al., "Evaluating Large Language Models Trained on Code",
+       arXiv:2107.03374, 2021.
+
+    Examples
+    --------
+    >>> round(estimate_pass_at_k(3, 10, 2), 4)
+    0.5333
+    >>> estimate_pass_at_k([0, 5, 10], [10, 10, 10], 3).round(4)
+    array([0.    , 0.9167, 1.    ])
+    """
+    return _estimate(successes, total, k, at=True)
+
+
+def estimate_pass_hat_k(successes: ArrayLike, total: ArrayLike, k: ArrayLike) -> FloatOrArray:
+    r"""Unbiased pass^k from ``total`` runs of which ``successes`` passed.
+
+    Parameters
+    ----------
+    successes : int or array_like of int
+        Successful runs per task, ``0 <= c <= n``.
+    total : int or array_like of int
+        Runs per task, ``n >= 0``.
+    k : int or array_like of int
+        Runs that must all succeed, at least 1. All three arguments broadcast.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\binom{c}{k} / \binom{n}{k}`: exactly 0 where ``c < k``,
+        exactly 1 where ``c = n >= k``, NaN where ``k > n``.
+
+    Notes
+    -----
+    The fraction of the :math:`\binom{n}{k}` size-k subsets of the runs in
+    which every run passed. Its expectation under
+    :math:`c \sim \mathrm{Binomial}(n, p)` is exactly :math:`p^k`, which
+    :math:`\hat p^k` is not (it is biased upwards for ``p`` in (0, 1)).
+    Computed as :math:`\prod_{i=0}^{k-1} (c-i)/(n-i)`, never with factorials.
+    pass^k is the reliability metric of tau-bench (Yao et al., 2024) [2]_.
+
+    References
+    ----------
+    .. [2] S. Yao et al., "tau-bench: A Benchmark for Tool-Agent-User
+       Interaction in Real-World Domains", arXiv:2406.12045, 2024.
+
+    Examples
+    --------
+    The chapter's flaky task passed 10 of 12 runs:
+
+    >>> round(estimate_pass_hat_k(10, 12, 5), 4)
+    0.3182
+    >>> estimate_pass_hat_k([12, 4, 3], [12, 12, 4], 5)
+    array([ 1.,  0., nan])
+    """
+    return _estimate(successes, total, k, at=False)
+
+
+def flakiness(successes: ArrayLike, total: ArrayLike) -> FloatOrArray:
+    r"""How unpredictable a task's outcome is: :math:`4 \hat p (1 - \hat p)`.
+
+    Parameters
+    ----------
+    successes, total : int or array_like of int
+        Successful runs and runs per task; they broadcast.
+
+    Returns
+    -------
+    float or ndarray
+        0 for a task that always gives the same outcome, 1 for a coin
+        (:math:`\hat p = 1/2`); NaN where ``total == 0``.
+
+    Notes
+    -----
+    The Bernoulli variance :math:`\hat p (1-\hat p)` scaled by 4 onto [0, 1].
+    The chapter's TypeScript returns 0 for a task with no runs; this returns
+    NaN on purpose, because no runs is no evidence, and a gate that reads
+    "0" there would pass a task nobody ran.
+
+    Examples
+    --------
+    >>> round(flakiness(10, 12), 4)
+    0.5556
+    >>> flakiness([0, 6, 12, 0], [12, 12, 12, 0])
+    array([ 0.,  1.,  0., nan])
+    """
+    c, n = _counts(successes, total)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_hat = np.where(n > 0, c / np.where(n > 0, n, 1), np.nan)
+    return _scalar_or_array(4.0 * p_hat * (1.0 - p_hat))
+
+
+# --------------------------------------------------------------------------
+# intervals
+# --------------------------------------------------------------------------
+
+
+def _binary_outcomes(outcomes: ArrayLike) -> np.ndarray:
+    array = np.asarray(outcomes)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"outcomes ({outcomes!r}) must be a non-empty 1-D sequence of 0/1")
+    if array.dtype != bool:
+        if not np.issubdtype(array.dtype, np.number) or not np.all(np.isin(array, (0, 1))):
+            raise ValueError(f"outcomes ({outcomes!r}) must contain only 0/1 or booleans")
+    return array.astype(np.int8)
+
+
+def bootstrap_pass_hat_k_ci(
+    outcomes: ArrayLike,
+    k: int,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    rng: int | np.random.Generator | None = None,
+) -> ConfidenceInterval:
+    r"""Percentile bootstrap interval for pass^k from one task's 0/1 outcomes.
+
+    Parameters
+    ----------
+    outcomes : array_like of {0, 1} or bool
+        The task's runs, in any order.
+    k : int
+        Runs that must all succeed; at most ``len(outcomes)``.
+    confidence : float, default 0.95
+        Two-sided confidence level.
+    n_resamples : int, default 9999
+        Bootstrap resamples.
+    rng : int, numpy.random.Generator or None
+        Seed or generator, passed to :func:`scipy.stats.bootstrap`.
+
+    Returns
+    -------
+    ConfidenceInterval
+        The :math:`\alpha/2` and :math:`1-\alpha/2` percentiles of
+        :func:`estimate_pass_hat_k` over resamples drawn with replacement.
+
+    Notes
+    -----
+    Wilson's interval is for a proportion; pass^k is a non-linear function
+    of the runs, hence the bootstrap. When every run passed (or every run
+    failed) each resample is identical and the interval collapses to a
+    point, ``[1, 1]``: the bootstrap cannot see variation that did not
+    occur. :func:`pass_hat_k_lower_bound` stays honest there.
+
+    Examples
+    --------
+    >>> ci = bootstrap_pass_hat_k_ci([1] * 10 + [0] * 2, 5, rng=0)
+    >>> bool(0.0 <= ci.low < 0.3182 < ci.high <= 1.0)
+    True
+    >>> bootstrap_pass_hat_k_ci([1] * 12, 5, rng=0)
+    ConfidenceInterval(low=1.0, high=1.0)
+    """
+    x = _binary_outcomes(outcomes)
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    if k_ > x.size:
+        raise ValueError(f"k ({k_}) exceeds the number of outcomes ({x.size}): not estimable")
+    _confidence(confidence)
+    if x.min() == x.max():  # every resample equals the sample
+        value = float(estimate_pass_hat_k(int(x.sum()), x.size, k_))
+        return ConfidenceInterval(value, value)
+
+    def statistic(sample: np.ndarray, axis: int = -1) -> np.ndarray:
+        return estimate_pass_hat_k(sample.sum(axis=axis), sample.shape[axis], k_)
+
+    result = stats.bootstrap(
+        (x,),
+        statistic,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=rng,
+    )
+    return ConfidenceInterval(float(result.confidence_interval.low),
+                              float(result.confidence_interval.high))
+
+
+def exact_bootstrap_pass_hat_k_ci(
+    successes: ArrayLike, total: ArrayLike, k: ArrayLike, *, confidence: float = 0.95
+) -> ConfidenceInterval:
+    r"""The percentile bootstrap interval for pass^k with infinitely many resamples.
+
+    Parameters
+    ----------
+    successes, total : int or array_like of int
+        Per-task counts, as in :func:`estimate_pass_hat_k`.
+    k : int or array_like of int
+        Runs that must all succeed.
+    confidence : float, default 0.95
+        Two-sided confidence level.
+
+    Returns
+    -------
+    ConfidenceInterval
+        Arrays (or floats) of the lower and upper ends; NaN where ``k > n``.
+
+    Notes
+    -----
+    A resample of n binary outcomes is summarised by its success count, and
+    that count is :math:`C^* \sim \mathrm{Binomial}(n, c/n)`. Since
+    :math:`C(c^*,k)/C(n,k)` is non-decreasing in :math:`c^*`, the bootstrap
+    quantiles are the estimator evaluated at the binomial quantiles:
+    no resampling, no seed, and a whole task set in one call. It matches
+    :func:`bootstrap_pass_hat_k_ci` up to Monte Carlo error.
+
+    Examples
+    --------
+    >>> lo, hi = exact_bootstrap_pass_hat_k_ci([10, 12], [12, 12], 5)
+    >>> lo.round(4), hi.round(4)
+    (array([0.0265, 1.    ]), array([1., 1.]))
+    """
+    c, n = _counts(successes, total)
+    alpha = 1.0 - _confidence(confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_hat = np.where(n > 0, c / np.where(n > 0, n, 1), 0.0)
+    low_count = stats.binom.ppf(alpha / 2, n, p_hat)
+    high_count = stats.binom.ppf(1 - alpha / 2, n, p_hat)
+    # binom.ppf(q, n, 0) returns -1 for tiny q: the count is then 0 surely
+    low_count = np.clip(np.nan_to_num(low_count, nan=0.0), 0, n)
+    high_count = np.clip(np.nan_to_num(high_count, nan=0.0), 0, n)
+    low = estimate_pass_hat_k(low_count.astype(np.int64), n, k)
+    high = estimate_pass_hat_k(high_count.astype(np.int64), n, k)
+    return ConfidenceInterval(low, high)
+
+
+def wilson_ci(successes: int, total: int, *, confidence: float = 0.95) -> ConfidenceInterval:
+    r"""Wilson score interval for a plain pass rate (the chapter-7 overall score).
+
+    Parameters
+    ----------
+    successes : int
+        Runs that passed.
+    total : int
+        Runs, at least 1.
+    confidence : float, default 0.95
+        Two-sided confidence level.
+
+    Returns
+    -------
+    ConfidenceInterval
+        From ``scipy.stats.binomtest(c, n).proportion_ci(method="wilson")``.
+
+    Examples
+    --------
+    >>> lo, hi = wilson_ci(28, 30)
+    >>> round(lo, 3), round(hi, 3)
+    (0.787, 0.982)
+    """
+    c, n = _counts(successes, total)
+    if c.ndim or n.ndim:
+        raise ValueError(f"wilson_ci takes scalar counts, not {successes!r} and {total!r}")
+    if n < 1:
+        raise ValueError(f"total ({int(n)}) must be at least 1")
+    ci = stats.binomtest(int(c), int(n)).proportion_ci(
+        confidence_level=_confidence(confidence), method="wilson"
+    )
+    return ConfidenceInterval(float(ci.low), float(ci.high))
+
+
+def pass_hat_k_lower_bound(
+    successes: ArrayLike, total: ArrayLike, k: ArrayLike, *, confidence: float = 0.95
+) -> FloatOrArray:
+    r"""One-sided exact lower confidence bound on pass^k = p^k.
+
+    Parameters
+    ----------
+    successes, total : int or array_like of int
+        Per-task counts.
+    k : int or array_like of int
+        Runs that must all succeed (``k`` may exceed ``total``).
+    confidence : float, default 0.95
+        One-sided confidence level.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`L^k`, where :math:`L` is the one-sided Clopper–Pearson lower
+        bound on p: the :math:`1-\text{confidence}` quantile of
+        :math:`\mathrm{Beta}(c, n-c+1)` (0 when ``c = 0``). NaN when ``n = 0``.
+
+    Notes
+    -----
+    Because :math:`x \mapsto x^k` is increasing on [0, 1],
+    :math:`P(p \ge L) \ge` confidence implies :math:`P(p^k \ge L^k) \ge`
+    confidence. When every run passed, :math:`L = (1-\text{confidence})^{1/n}`,
+    so 12 of 12 does not prove perfection; the bootstrap would say [1, 1].
+
+    Examples
+    --------
+    >>> round(pass_hat_k_lower_bound(12, 12, 5), 4)
+    0.287
+    >>> pass_hat_k_lower_bound([0, 10], [12, 12], 1).round(4)
+    array([0.    , 0.5619])
+    """
+    c, n = _counts(successes, total)
+    k_ = _whole_numbers(k, "k", minimum=1)
+    alpha = 1.0 - _confidence(confidence)
+    with np.errstate(invalid="ignore"):
+        lower_p = stats.beta.ppf(alpha, np.where(c > 0, c, 1), n - c + 1)
+    lower_p = np.where(c > 0, lower_p, 0.0)
+    bound = np.where(n > 0, lower_p, np.nan) ** k_
+    return _scalar_or_array(bound)
+
+
+def runs_needed(target: float, k: int, *, confidence: float = 0.95) -> int:
+    r"""All-pass runs needed before ``pass_hat_k_lower_bound`` reaches ``target``.
+
+    Parameters
+    ----------
+    target : float
+        The claim to support, pass^k >= target, with target in (0, 1).
+    k : int
+        Runs that must all succeed.
+    confidence : float, default 0.95
+        One-sided confidence level.
+
+    Returns
+    -------
+    int
+        The smallest n such that n passes in n runs give a lower bound at
+        least ``target``.
+
+    Notes
+    -----
+    With c = n the Clopper–Pearson bound is :math:`\alpha^{1/n}`, so the
+    condition :math:`\alpha^{k/n} \ge T` solves to
+    :math:`n \ge k \ln\alpha / \ln T`. A claim of exactly 1 needs infinitely
+    many runs and is refused.
+
+    Examples
+    --------
+    >>> runs_needed(0.5, 5)
+    22
+    >>> runs_needed(0.9, 5)
+    143
+    """
+    target_ = float(_probability(target, "target"))
+    if not 0 < target_ < 1:
+        raise ValueError(f"target ({target!r}) must lie strictly between 0 and 1")
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    alpha = 1.0 - _confidence(confidence)
+    n = max(1, int(np.ceil(k_ * np.log(alpha) / np.log(target_))))
+    # guard the closed form against rounding at the boundary
+    while n > 1 and pass_hat_k_lower_bound(n - 1, n - 1, k_, confidence=confidence) >= target_:
+        n -= 1
+    while pass_hat_k_lower_bound(n, n, k_, confidence=confidence) < target_:
+        n += 1
+    return n

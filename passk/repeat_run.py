@@ -1,0 +1,158 @@
+"""Run one task n times (the chapter's ``src/repeat-run.ts``).
+
+Each run gets its own seed, derived from ``(seed, task_id, run_index)`` with
+:class:`numpy.random.SeedSequence`, so run *i* gives the same result whether
+the runs go one after another or on any :class:`concurrent.futures.Executor`,
+and whether or not the other runs happen at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import zlib
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
+
+__all__ = ["RepeatRun", "repeat_run", "run_seed", "run_once"]
+
+
+def run_seed(seed: int, task_id: str, run_index: int) -> int:
+    """The seed of run ``run_index`` of ``task_id`` in a suite seeded with ``seed``.
+
+    It is the ``run_index``-th child of ``SeedSequence([seed, crc32(task_id)])``,
+    so it does not depend on how many runs there are or in which order they run.
+
+    Examples
+    --------
+    >>> run_seed(0, "payment-alert", 3) == run_seed(0, "payment-alert", 3)
+    True
+    >>> run_seed(0, "payment-alert", 3) != run_seed(0, "payment-alert", 4)
+    True
+    """
+    if seed < 0 or run_index < 0:
+        raise ValueError(f"seed ({seed}) and run_index ({run_index}) must be non-negative")
+    entropy = [int(seed), zlib.crc32(task_id.encode("utf-8"))]
+    child = np.random.SeedSequence(entropy, spawn_key=(int(run_index),))
+    return int(child.generate_state(1, dtype=np.uint64)[0])
+
+
+def run_once(adapter: HarnessAdapter, task: Task, run_index: int, seed: int) -> RunResult:
+    """Run ``task`` once and stamp the result with its index and seed.
+
+    An exception from the adapter becomes a failed run carrying the error;
+    :class:`~passk.adapter.InfrastructureError` becomes a run flagged as an
+    infrastructure error, which is not counted as an agent failure.
+    """
+    start = time.perf_counter()
+    try:
+        result = adapter.run(task, seed=seed)
+    except InfrastructureError as exc:
+        result = RunResult(task.task_id, run_index, False, error=_describe(exc),
+                           infrastructure_error=True, seconds=time.perf_counter() - start)
+    except Exception as exc:  # an agent that crashes has failed this run
+        result = RunResult(task.task_id, run_index, False, error=_describe(exc),
+                           seconds=time.perf_counter() - start)
+    if not isinstance(result, RunResult):
+        raise TypeError(f"{type(adapter).__name__}.run returned {type(result).__name__}, "
+                        "not a RunResult")
+    return dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class RepeatRun:
+    """The n runs of one task.
+
+    Attributes
+    ----------
+    task : Task
+    results : tuple of RunResult
+        In run order.
+    outcomes : numpy.ndarray of bool
+        ``success`` of each counted run (fresh, not an infrastructure error),
+        in run order.
+    """
+
+    task: Task
+    results: tuple[RunResult, ...]
+
+    @property
+    def outcomes(self) -> np.ndarray:
+        return np.array([r.success for r in self.results if r.counted], dtype=bool)
+
+    @property
+    def successes(self) -> int:
+        """Counted runs that passed."""
+        return int(self.outcomes.sum())
+
+    @property
+    def total(self) -> int:
+        """Counted runs: the n of the estimators."""
+        return int(self.outcomes.size)
+
+
+def repeat_run(
+    adapter: HarnessAdapter,
+    task: Task,
+    n: int,
+    *,
+    seed: int = 0,
+    executor: Executor | None = None,
+    progress: bool = False,
+) -> RepeatRun:
+    """Run ``task`` ``n`` times.
+
+    Parameters
+    ----------
+    adapter : HarnessAdapter
+        What runs the task.
+    task : Task
+    n : int
+        Number of runs, at least 1.
+    seed : int, default 0
+        Suite seed; run i gets :func:`run_seed` ``(seed, task.task_id, i)``.
+    executor : concurrent.futures.Executor, optional
+        Where to run; ``None`` runs them one after another in this thread.
+    progress : bool, default False
+        Show a ``tqdm.auto`` bar (a widget in Jupyter).
+
+    Returns
+    -------
+    RepeatRun
+
+    Examples
+    --------
+    >>> from passk.flaky_adapter import OnCallSimulator, demo_tasks
+    >>> runs = repeat_run(OnCallSimulator(), demo_tasks()[1], 5, seed=0)
+    >>> runs.successes, runs.total
+    (5, 5)
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n ({n!r}) must be a whole number of runs, at least 1")
+    seeds = [run_seed(seed, task.task_id, i) for i in range(n)]
+    bar = tqdm(total=n, desc=task.task_id, disable=not progress, leave=False)
+    try:
+        if executor is None:
+            results = []
+            for i, s in enumerate(seeds):
+                results.append(run_once(adapter, task, i, s))
+                bar.update()
+        else:
+            futures: list[Future[RunResult]] = [
+                executor.submit(run_once, adapter, task, i, s) for i, s in enumerate(seeds)
+            ]
+            for future in futures:
+                future.add_done_callback(lambda _: bar.update())
+            results = [future.result() for future in futures]
+    finally:
+        bar.close()
+    return RepeatRun(task, tuple(results))
