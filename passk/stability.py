@@ -58,6 +58,10 @@ class RepeatPolicy:
         Runs for a task flagged ``previously_flaky``, whatever its label.
     default : int
         Runs for a label the mapping does not name.
+    stopping : {'fixed', 'curtailed'}
+        ``'fixed'`` runs every task its n times; ``'curtailed'`` (used by
+        :func:`passk.runner.run_suite`) stops a task once its remaining runs
+        can no longer change the gate's decision.
 
     Examples
     --------
@@ -71,8 +75,11 @@ class RepeatPolicy:
     )
     previously_flaky: int = 12
     default: int = 5
+    stopping: str = "fixed"
 
     def __post_init__(self) -> None:
+        if self.stopping not in ("fixed", "curtailed"):
+            raise ValueError(f"stopping ({self.stopping!r}) must be 'fixed' or 'curtailed'")
         for label, n in [*self.runs_by_risk.items(), ("previously_flaky", self.previously_flaky),
                          ("default", self.default)]:
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -226,8 +233,9 @@ def reliability_gate(
         reasons.append(f"overall pass^k {overall:.3f} is below the bar "
                        f"{min_overall_pass_hat_k:.3f}: not met")
     flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
+    flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
     for t in per_task:
-        if t.task_id in flaky:
+        if t.task_id in flaky_ids:
             reasons.append(f"task {t.task_id}: flakiness {t.flakiness:.3f} exceeds the cap "
                            f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)")
     return GateResult(overall, not reasons, flaky, tuple(reasons))

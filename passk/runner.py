@@ -1,0 +1,684 @@
+"""Run a whole suite at scale: concurrent or async repeats, a crash-safe log, resume,
+infrastructure errors kept apart, and curtailed repetition.
+
+:func:`run_suite` is :func:`passk.stability.evaluate_suite` for real agents. It
+runs sync adapters on any :class:`concurrent.futures.Executor` (threads,
+processes, a Dask cluster through ``client.get_executor(pure=False)``) and
+async adapters (``async def run``) on an event loop, with the same per-run
+seeds either way, so the outcomes do not depend on how the runs were spread.
+
+Every finished run is appended to the log at once, as one JSON line in the
+format ``passk report`` reads, and flushed to disk. ``resume=True`` reads the
+log, ignores a torn last line, and runs only the missing (task, run) pairs
+with their original seeds: an interrupted-then-resumed suite ends with exactly
+the outcomes of an uninterrupted one.
+
+Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
+``policy="curtailed"``) stops a task as soon as no outcome of its remaining
+runs could change what the gate decides about it; see :func:`task_settled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
+from .metrics import flakiness
+from .repeat_run import run_seed
+from .stability import RepeatPolicy, SuiteReport, suite_report
+
+__all__ = ["run_suite", "SuiteRun", "task_settled", "read_log", "LogRecord", "load_tasks",
+           "load_adapter"]
+
+
+# --------------------------------------------------------------------------
+# when is a task's gate outcome settled?
+# --------------------------------------------------------------------------
+
+
+def task_settled(successes: int, failures: int, n: int, *, max_flakiness: float = 0.2,
+                 suite_blocked: bool = False) -> bool:
+    """Whether the runs still to come can no longer change the gate's verdict on a task.
+
+    After ``successes + failures`` of ``n`` runs, the final count of successes
+    can be anything in ``[successes, n - failures]``. The task's verdict
+    (flaky or not, against the cap) is settled when it is the same for every
+    count in that range. A flaky verdict blocks the whole suite, so it also
+    settles the task's contribution to the mean; a non-flaky task must run to
+    ``n``, because its pass^k feeds the mean, unless another task has already
+    blocked the suite (``suite_blocked``), in which case the mean no longer
+    matters either.
+
+    Examples
+    --------
+    One success and one failure out of 12 already make the task flaky at a
+    0.2 cap, whatever the other ten runs do:
+
+    >>> task_settled(1, 1, 12)
+    True
+    >>> task_settled(5, 0, 12)  # 12/12 is still possible, and so is 5/12
+    False
+    """
+    done = successes + failures
+    if done >= n:
+        return True
+    finals = np.arange(successes, n - failures + 1)
+    flaky = np.asarray(flakiness(finals, n)) > max_flakiness
+    if flaky.all():
+        return True
+    return bool(suite_blocked and not flaky.any())
+
+
+# --------------------------------------------------------------------------
+# the log
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One line of the run log."""
+
+    task_id: str
+    trial: int
+    success: bool
+    attempt: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    infrastructure_error: bool = False
+    cached: bool = False
+    seed: int | None = None
+    risk: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), separators=(",", ":"))
+
+
+def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogRecord]:
+    """Read a run log, tolerating a torn last line (a run killed mid-write).
+
+    With ``repair=True`` the torn tail is cut off the file, so that appending
+    starts on a fresh line. A bad line anywhere else is an error naming it.
+    """
+    p = Path(path)
+    if not p.exists():
+        return []
+    data = p.read_bytes()
+    records: list[LogRecord] = []
+    good_end = 0
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        is_last = number == len(lines)
+        if not raw.strip():
+            if not is_last:
+                good_end += len(raw) + 1
+            continue
+        try:
+            fields = json.loads(raw)
+            record = LogRecord(**fields)
+        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+            if is_last:  # torn write: the process died before the newline
+                break
+            raise ValueError(f"{path}:{number}: not a run-log record ({exc})") from None
+        if is_last:  # a complete record without its newline still counts
+            records.append(record)
+            good_end = len(data)
+            break
+        records.append(record)
+        good_end += len(raw) + 1
+    if repair and good_end < len(data):
+        with open(p, "r+b") as f:
+            f.truncate(good_end)
+    elif repair and data and not data.endswith(b"\n"):
+        with open(p, "ab") as f:
+            f.write(b"\n")
+    return records
+
+
+class _Log:
+    def __init__(self, path: str | os.PathLike[str] | None):
+        self._file: TextIO | None = open(path, "a", encoding="utf-8") if path else None
+
+    def write(self, record: LogRecord) -> None:
+        if self._file is not None:
+            self._file.write(record.to_json() + "\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+# --------------------------------------------------------------------------
+# one run, sync or async, with infrastructure-error retries
+# --------------------------------------------------------------------------
+
+
+def _attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:
+    """Attempt 0 uses the run's own seed; a retry after an infrastructure error a derived one."""
+    base = run_seed(seed, task_id, run_index)
+    if attempt == 0:
+        return base
+    return int(np.random.SeedSequence([base, attempt]).generate_state(1, dtype=np.uint64)[0])
+
+
+def _stamp(result: Any, task: Task, run_index: int, seed: int, started: float) -> RunResult:
+    if not isinstance(result, RunResult):
+        raise TypeError(f"adapter.run returned {type(result).__name__}, not a RunResult")
+    seconds = result.seconds or (time.perf_counter() - started)
+    return dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed,
+                               seconds=seconds)
+
+
+def _failed(task: Task, run_index: int, seed: int, exc: BaseException, started: float,
+            *, infrastructure: bool) -> RunResult:
+    return RunResult(task.task_id, run_index, False, error=f"{type(exc).__name__}: {exc}",
+                     infrastructure_error=infrastructure, seed=seed,
+                     seconds=time.perf_counter() - started)
+
+
+def _run_sync(adapter: HarnessAdapter, task: Task, run_index: int, seed: int,
+              timeout: float | None = None) -> RunResult:
+    started = time.perf_counter()
+    try:
+        result = _stamp(adapter.run(task, seed=seed), task, run_index, seed, started)
+        if timeout is not None and time.perf_counter() - started > timeout:
+            return dataclasses.replace(result, success=False,
+                                       error=f"TimeoutError: run exceeded {timeout} s")
+        return result
+    except InfrastructureError as exc:
+        return _failed(task, run_index, seed, exc, started, infrastructure=True)
+    except Exception as exc:
+        return _failed(task, run_index, seed, exc, started, infrastructure=False)
+
+
+async def _run_async(adapter: Any, task: Task, run_index: int, seed: int,
+                     timeout: float | None) -> RunResult:
+    started = time.perf_counter()
+    try:
+        call = adapter.run(task, seed=seed)
+        result = await (call if timeout is None else asyncio.wait_for(call, timeout))
+        return _stamp(result, task, run_index, seed, started)
+    except InfrastructureError as exc:
+        return _failed(task, run_index, seed, exc, started, infrastructure=True)
+    except asyncio.TimeoutError:
+        return _failed(task, run_index, seed, TimeoutError(f"run exceeded {timeout} s"),
+                       started, infrastructure=False)
+    except Exception as exc:
+        return _failed(task, run_index, seed, exc, started, infrastructure=False)
+
+
+# --------------------------------------------------------------------------
+# the schedule: which (task, run, attempt) to start next
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _TaskState:
+    task: Task
+    n: int
+    successes: int = 0
+    failures: int = 0
+    next_index: int = 0
+    in_flight: int = 0
+    cached: int = 0
+    infrastructure_errors: int = 0
+    retries: int = 0
+    gave_up: int = 0
+    done: set[int] = field(default_factory=set)
+    started: set[int] = field(default_factory=set)  # done, in flight, or awaiting a retry
+
+
+class _Schedule:
+    def __init__(self, tasks: Sequence[Task], policy: RepeatPolicy, *, max_flakiness: float,
+                 max_retries: int, curtailed: bool):
+        self.states = {t.task_id: _TaskState(t, policy.runs_for(t)) for t in tasks}
+        if len(self.states) != len(tasks):
+            raise ValueError("task ids must be unique within a suite")
+        self.max_flakiness, self.max_retries, self.curtailed = max_flakiness, max_retries, curtailed
+        self.suite_blocked = False
+        self.retries: deque[tuple[_TaskState, int, int]] = deque()
+        self._order = list(self.states.values())
+        self._cursor = 0
+        self.active = 0  # runs in flight across the suite
+
+    def settled(self, s: _TaskState) -> bool:
+        if not self.curtailed:
+            return len(s.done) >= s.n
+        return task_settled(s.successes, s.failures, s.n, max_flakiness=self.max_flakiness,
+                            suite_blocked=self.suite_blocked)
+
+    def next_item(self, per_task_limit: int) -> tuple[_TaskState, int, int] | None:
+        """The next (task, run index, attempt) to start, retries first; None when nothing can."""
+        if self.retries:
+            s, run_index, attempt = self.retries.popleft()
+            s.in_flight += 1
+            self.active += 1
+            return s, run_index, attempt
+        i = self._cursor
+        while i < len(self._order):
+            s = self._order[i]
+            while s.next_index < s.n and s.next_index in s.started:
+                s.next_index += 1
+            if s.next_index >= s.n or self.settled(s):
+                if i == self._cursor:  # nothing new will ever start here: skip it for good
+                    self._cursor += 1
+                i += 1
+                continue
+            if self.curtailed and s.in_flight >= per_task_limit:
+                i += 1
+                continue
+            run_index = s.next_index
+            s.started.add(run_index)
+            s.in_flight += 1
+            self.active += 1
+            return s, run_index, 0
+        return None
+
+    def record(self, s: _TaskState, result: RunResult, attempt: int, *, replay: bool = False
+               ) -> bool:
+        """Account for a finished attempt; return True when it was the run's last attempt."""
+        if not replay:
+            s.in_flight -= 1
+            self.active -= 1
+        if result.infrastructure_error:
+            s.infrastructure_errors += 1
+            if attempt < self.max_retries:
+                if not replay:
+                    s.retries += 1
+                    self.retries.append((s, result.run_index, attempt + 1))
+                return False
+            s.gave_up += 1
+        elif result.cached:
+            s.cached += 1
+        elif result.success:
+            s.successes += 1
+        else:
+            s.failures += 1
+        s.done.add(result.run_index)
+        if self.curtailed and not self.suite_blocked and s.successes + s.failures < s.n:
+            finals = np.arange(s.successes, s.n - s.failures + 1)
+            if (np.asarray(flakiness(finals, s.n)) > self.max_flakiness).all():
+                self.suite_blocked = True
+        return True
+
+    def finished(self) -> bool:
+        return not self.retries and all(
+            (self.settled(s) or s.next_index >= s.n) and not s.in_flight
+            for s in self.states.values())
+
+
+# --------------------------------------------------------------------------
+# the result
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """What :func:`run_suite` did and what it found.
+
+    Attributes
+    ----------
+    report : SuiteReport
+        Scored on the counted runs (fresh, not infrastructure errors).
+    results : tuple of RunResult
+        Every final attempt of every run, this session's and the log's.
+    runs_spent : int
+        Counted runs the decisions rest on.
+    runs_fixed : int
+        What fixed-n repetition would have spent.
+    retries, cached, infrastructure_errors : dict[str, int]
+        Per task.
+    effective_n : dict[str, int]
+        Counted runs per task.
+    """
+
+    report: SuiteReport
+    results: tuple[RunResult, ...]
+    runs_spent: int
+    runs_fixed: int
+    retries: Mapping[str, int]
+    cached: Mapping[str, int]
+    infrastructure_errors: Mapping[str, int]
+    effective_n: Mapping[str, int]
+
+    @property
+    def runs_saved(self) -> int:
+        return self.runs_fixed - self.runs_spent
+
+
+def _as_policy(policy: RepeatPolicy | Mapping[str, int] | str | None) -> RepeatPolicy:
+    if policy is None:
+        return RepeatPolicy()
+    if isinstance(policy, RepeatPolicy):
+        return policy
+    if isinstance(policy, str):
+        return RepeatPolicy(stopping=policy)
+    return RepeatPolicy(runs_by_risk=dict(policy))
+
+
+def run_suite(
+    adapter: HarnessAdapter,
+    tasks: Sequence[Task],
+    policy: RepeatPolicy | Mapping[str, int] | str | None = None,
+    *,
+    k: int = 5,
+    seed: int = 0,
+    executor: Executor | None = None,
+    max_concurrency: int | None = None,
+    log: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    timeout: float | None = None,
+    max_retries: int = 3,
+    backoff: float = 0.5,
+    min_overall_pass_hat_k: float = 0.7,
+    max_flakiness: float = 0.2,
+) -> SuiteRun:
+    """Run every task of a suite as its repeat policy says, logging each run as it ends.
+
+    Parameters
+    ----------
+    adapter : HarnessAdapter
+        Sync (``def run``) or async (``async def run``).
+    tasks : sequence of Task
+    policy : RepeatPolicy, Mapping[str, int], {'fixed', 'curtailed'} or None
+        Runs per risk label, and whether to stop a task once its verdict is settled.
+    k : int, default 5
+    seed : int, default 0
+        Suite seed; run i of task t gets ``run_seed(seed, t, i)`` whatever the executor.
+    executor : concurrent.futures.Executor, optional
+        For sync adapters. ``None`` makes a thread pool of ``max_concurrency``
+        threads, or runs in this thread when that is also ``None``.
+    max_concurrency : int, optional
+        Runs in flight at once (async adapters: default 64).
+    log : path, optional
+        The JSON Lines run log (appended, flushed and fsync'ed per run).
+    resume : bool, default False
+        Read ``log`` first and run only what it lacks.
+    progress : bool, default True
+        One tqdm bar for the suite; quiet when not attached to a terminal.
+    timeout : float, optional
+        Per-run limit in seconds (async adapters: the run is cancelled; sync
+        adapters: the run is recorded as a failure when it comes back late).
+    max_retries : int, default 3
+        Retries of a run that ended in an infrastructure error.
+    backoff : float, default 0.5
+        Seconds before the first retry, doubling each time.
+    min_overall_pass_hat_k, max_flakiness : float
+        The gate's bar and cap (the cap also drives curtailment).
+
+    Returns
+    -------
+    SuiteRun
+
+    Examples
+    --------
+    >>> from passk import OnCallSimulator, demo_tasks
+    >>> fixed = run_suite(OnCallSimulator(), demo_tasks(), seed=3, progress=False)
+    >>> cut = run_suite(OnCallSimulator(), demo_tasks(), "curtailed", seed=3, progress=False)
+    >>> fixed.report.gate.passed == cut.report.gate.passed, cut.runs_spent < fixed.runs_spent
+    (True, True)
+    """
+    policy = _as_policy(policy)
+    if policy.stopping not in ("fixed", "curtailed"):
+        raise ValueError(f"stopping ({policy.stopping!r}) must be 'fixed' or 'curtailed'")
+    if resume and log is None:
+        raise ValueError("resume=True needs the log to resume from")
+    if max_concurrency is not None and max_concurrency < 1:
+        raise ValueError(f"max_concurrency ({max_concurrency}) must be at least 1")
+    schedule = _Schedule(tasks, policy, max_flakiness=max_flakiness, max_retries=max_retries,
+                         curtailed=policy.stopping == "curtailed")
+    finished: dict[tuple[str, int], RunResult] = {}
+    if resume and log is not None:
+        retry_of: dict[tuple[str, int], int] = {}  # runs whose last logged attempt needs a retry
+        for rec in read_log(log, repair=True):
+            s = schedule.states.get(rec.task_id)
+            if s is None or rec.trial >= s.n or rec.trial in s.done:
+                continue
+            s.started.add(rec.trial)
+            result = RunResult(rec.task_id, rec.trial, rec.success, seconds=rec.seconds,
+                               error=rec.error, infrastructure_error=rec.infrastructure_error,
+                               cached=rec.cached, seed=rec.seed)
+            if schedule.record(s, result, rec.attempt, replay=True):
+                finished[(rec.task_id, rec.trial)] = result
+                retry_of.pop((rec.task_id, rec.trial), None)
+            else:
+                s.retries += 1
+                retry_of[(rec.task_id, rec.trial)] = rec.attempt + 1
+        for (task_id, trial), attempt in sorted(retry_of.items()):
+            schedule.retries.append((schedule.states[task_id], trial, attempt))
+    is_async = inspect.iscoroutinefunction(getattr(adapter, "run", None))
+    total = sum(s.n for s in schedule.states.values())
+    bar = tqdm(total=total, desc="runs", unit="run", disable=not progress or None,
+               initial=len(finished), dynamic_ncols=True)
+    failures = sum(1 for r in finished.values() if not r.success and r.counted)
+    out = _Log(log)
+
+    def on_result(s: _TaskState, result: RunResult, attempt: int) -> None:
+        nonlocal failures
+        out.write(LogRecord(result.task_id, result.run_index, bool(result.success), attempt,
+                            round(float(result.seconds), 6), result.error,
+                            result.infrastructure_error, result.cached, result.seed,
+                            s.task.risk))
+        if schedule.record(s, result, attempt):
+            finished[(result.task_id, result.run_index)] = result
+            failures += int(result.counted and not result.success)
+            bar.update()
+            bar.set_postfix(failures=failures, refresh=False)
+
+    limit = max_concurrency or (64 if is_async else 1)
+    try:
+        if is_async:
+            asyncio.run(_drive_async(adapter, schedule, seed, limit, timeout, backoff, on_result))
+        else:
+            own = executor is None and max_concurrency is not None
+            pool = ThreadPoolExecutor(max_concurrency) if own else executor
+            try:
+                _drive_sync(adapter, schedule, seed, pool, limit if pool is None else
+                            (max_concurrency or 10**9), timeout, backoff, on_result)
+            finally:
+                if own and pool is not None:
+                    pool.shutdown(wait=False, cancel_futures=True)
+    except KeyboardInterrupt:
+        bar.close()
+        out.close()
+        where = f" in {log}" if log else ""
+        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "
+              + ("run again with --resume to finish the rest" if log else
+                 "pass a log (--log FILE) to be able to resume"), file=sys.stderr)
+        raise
+    bar.close()
+    out.close()
+    return _summarise(schedule, finished, k=k, min_overall_pass_hat_k=min_overall_pass_hat_k,
+                      max_flakiness=max_flakiness)
+
+
+def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: Executor | None,
+                limit: int, timeout: float | None, backoff: float, on_result: Any) -> None:
+    if pool is None:  # in this thread, one run after another
+        while (item := schedule.next_item(1)) is not None:
+            s, index, attempt = item
+            _sleep_before(attempt, backoff)
+            on_result(s, _run_sync(adapter, s.task, index,
+                                   _attempt_seed(seed, s.task.task_id, index, attempt), timeout),
+                      attempt)
+        return
+    in_flight: dict[Future[RunResult], tuple[_TaskState, int]] = {}
+    try:
+        while True:
+            while len(in_flight) < limit and (item := schedule.next_item(1)) is not None:
+                s, index, attempt = item
+                _sleep_before(attempt, backoff)
+                fut = pool.submit(_run_sync, adapter, s.task, index,
+                                  _attempt_seed(seed, s.task.task_id, index, attempt), timeout)
+                in_flight[fut] = (s, attempt)
+            if not in_flight:
+                return
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for fut in done:
+                s, attempt = in_flight.pop(fut)
+                on_result(s, fut.result(), attempt)
+    finally:
+        for fut in in_flight:
+            fut.cancel()
+
+
+def _sleep_before(attempt: int, backoff: float) -> None:
+    if attempt:
+        time.sleep(backoff * 2 ** (attempt - 1))
+
+
+async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
+                       timeout: float | None, backoff: float, on_result: Any) -> None:
+    """``limit`` workers, each taking the next run from the schedule as soon as it is free."""
+    changed = asyncio.Event()
+
+    async def worker() -> None:
+        while True:
+            item = schedule.next_item(1)
+            if item is None:
+                if schedule.active == 0:
+                    return
+                changed.clear()
+                await changed.wait()  # curtailment: wait for a result to free more work
+                continue
+            s, index, attempt = item
+            if attempt:
+                await asyncio.sleep(backoff * 2 ** (attempt - 1))
+            result = await _run_async(adapter, s.task, index,
+                                      _attempt_seed(seed, s.task.task_id, index, attempt),
+                                      timeout)
+            on_result(s, result, attempt)
+            changed.set()
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(limit)]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+
+
+def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *, k: int,
+               min_overall_pass_hat_k: float, max_flakiness: float) -> SuiteRun:
+    states = list(schedule.states.values())
+    report = suite_report(
+        [s.task.task_id for s in states], [s.successes for s in states],
+        [s.successes + s.failures for s in states], risks=[s.task.risk for s in states], k=k,
+        min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
+    )
+    curtailed = [s for s in states if s.successes + s.failures < s.n and schedule.curtailed]
+    if curtailed:
+        # Stopping early happens only once the suite is certainly blocked, so the
+        # decision equals the fixed-n one; the mean over cut-short tasks is not
+        # estimated, and their small n is not a reason of its own.
+        cut_reasons = {f"task {s.task.task_id}: {s.successes + s.failures} runs are too few "
+                       "to estimate pass^k" for s in curtailed}
+        reasons = [r for r in report.gate.reasons if r not in cut_reasons]
+        reasons.append(f"{len(curtailed)} task(s) stopped early once the gate's verdict was "
+                       f"settled: {', '.join(s.task.task_id for s in curtailed)}")
+        report = dataclasses.replace(report, gate=dataclasses.replace(
+            report.gate, overall=float("nan"), passed=False, reasons=tuple(reasons)))
+    ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
+    return SuiteRun(
+        report=report,
+        results=ordered,
+        runs_spent=sum(s.successes + s.failures for s in states),
+        runs_fixed=sum(s.n for s in states),
+        retries={s.task.task_id: s.retries for s in states},
+        cached={s.task.task_id: s.cached for s in states},
+        infrastructure_errors={s.task.task_id: s.gave_up for s in states},
+        effective_n={s.task.task_id: s.successes + s.failures for s in states},
+    )
+
+
+
+# --------------------------------------------------------------------------
+# what ``passk run`` needs: an adapter by name, tasks from a file
+# --------------------------------------------------------------------------
+
+_TASK_FIELDS = {"task_id", "instruction", "risk", "previously_flaky"}
+
+
+def load_tasks(path: str | os.PathLike[str]) -> list[Task]:
+    """Read tasks from JSON Lines: ``task_id`` (required), ``instruction``, ``risk``,
+    ``previously_flaky``; every other field goes to ``Task.params``.
+
+    Raises ``ValueError`` naming the file and line for a bad record or a repeated id.
+    """
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("task_id"), (str, int)):
+                raise ValueError(f"{path}:{number}: a task needs a 'task_id' (a string)")
+            task_id = str(record["task_id"])
+            if task_id in seen:
+                raise ValueError(f"{path}:{number}: task {task_id!r} already defined on line "
+                                 f"{seen[task_id]}")
+            seen[task_id] = number
+            risk = record.get("risk", "read-only")
+            if not isinstance(risk, str):
+                raise ValueError(f"{path}:{number}: 'risk' must be a string, got {risk!r}")
+            tasks.append(Task(task_id, str(record.get("instruction", "")), risk,
+                              bool(record.get("previously_flaky", False)),
+                              {k: v for k, v in record.items() if k not in _TASK_FIELDS}))
+    if not tasks:
+        raise ValueError(f"{path}: no tasks")
+    return tasks
+
+
+def load_adapter(spec: str) -> HarnessAdapter:
+    """Resolve ``module:attribute`` to an adapter.
+
+    The attribute is an adapter object (anything with a ``run`` method), or a
+    class or function that takes no arguments and returns one.
+
+    Examples
+    --------
+    >>> load_adapter("passk.flaky_adapter:OnCallSimulator")
+    OnCallSimulator(temperature=0.7, deterministic_sort=False, concurrency=False, \
+env_fault_rate=0.0, top_p=0.95, max_restarts=3)
+    """
+    import importlib
+
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"adapter {spec!r} must look like 'module:attribute'")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"adapter {spec!r}: cannot import {module_name!r} ({exc})") from None
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"adapter {spec!r}: {module_name!r} has no attribute {attribute!r}")
+        obj = getattr(obj, part)
+    if not hasattr(obj, "run") or isinstance(obj, type):
+        if not callable(obj):
+            raise ValueError(f"adapter {spec!r} is neither an adapter nor a factory")
+        obj = obj()
+    if not callable(getattr(obj, "run", None)):
+        raise ValueError(f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
+    return obj
