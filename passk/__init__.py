@@ -12,7 +12,7 @@ chapter                   passk                        what
 ``src/stability.ts``      :mod:`passk.stability`       tiered repeats, the report, the dual gate
 ========================  ===========================  ==============================================
 
-Names are imported lazily, so ``python -m passk.stability`` runs cleanly.
+
 """
 
 from __future__ import annotations
@@ -22,27 +22,41 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "adapter": ["HarnessAdapter", "InfrastructureError", "RunResult", "Task", "ToolCall"],
-    "flaky_adapter": ["Grader", "OnCallSimulator", "demo_tasks"],
-    "metrics": [
-        "ConfidenceInterval", "bootstrap_pass_hat_k_ci", "estimate_pass_at_k",
-        "estimate_pass_hat_k", "exact_bootstrap_pass_hat_k_ci", "flakiness", "pass_at_k",
-        "pass_hat_k", "pass_hat_k_lower_bound", "runs_needed", "wilson_ci",
-    ],
-    "repeat_run": ["RepeatRun", "repeat_run", "run_seed"],
-    "stability": [
-        "GateResult", "RepeatPolicy", "SuiteReport", "TaskReport", "evaluate_suite",
-        "reliability_gate", "suite_report",
-    ],
+from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
+from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
+from .metrics import (
+    ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k, estimate_pass_hat_k,
+    exact_bootstrap_pass_hat_k_ci, flakiness, pass_at_k, pass_hat_k, pass_hat_k_lower_bound,
+    runs_needed, wilson_ci,
+)
+# Imported after the submodule of the same name, so ``passk.repeat_run`` is the function.
+from .repeat_run import RepeatRun, repeat_run, run_seed
+
+# ``passk.stability`` is loaded on first use, so that ``python -m passk.stability``
+# does not find it already imported (runpy warns about that).
+_LAZY = {
+    "stability": ["GateResult", "RepeatPolicy", "SuiteReport", "TaskReport", "evaluate_suite",
+                  "reliability_gate", "suite_report"],
+    "runner": ["run_suite", "SuiteRun"],
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_MODULE_OF)
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+_SUBMODULES = {"adapter", "cli", "flaky_adapter", "io", "metrics", "protocol", "runner",
+               "scenarios", "stability", "trajectory"}
+
+__all__ = sorted([
+    "HarnessAdapter", "InfrastructureError", "RunResult", "Task", "ToolCall", "Grader",
+    "OnCallSimulator", "demo_tasks", "ConfidenceInterval", "bootstrap_pass_hat_k_ci",
+    "estimate_pass_at_k", "estimate_pass_hat_k", "exact_bootstrap_pass_hat_k_ci", "flakiness",
+    "pass_at_k", "pass_hat_k", "pass_hat_k_lower_bound", "runs_needed", "wilson_ci",
+    "RepeatRun", "repeat_run", "run_seed", *_MODULE_OF,
+])
 
 
 def __getattr__(name: str) -> Any:
     if name in _MODULE_OF:
         return getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'passk' has no attribute {name!r}")
 
 
@@ -50,15 +64,9 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *__all__])
 
 
-if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load on first use
-    from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
-    from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
-    from .metrics import (
-        ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k, estimate_pass_hat_k,
-        exact_bootstrap_pass_hat_k_ci, flakiness, pass_at_k, pass_hat_k,
-        pass_hat_k_lower_bound, runs_needed, wilson_ci,
-    )
-    from .repeat_run import RepeatRun, repeat_run, run_seed
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
+    from . import stability
+    from .runner import SuiteRun, run_suite
     from .stability import (
         GateResult, RepeatPolicy, SuiteReport, TaskReport, evaluate_suite, reliability_gate,
         suite_report,

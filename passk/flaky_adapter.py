@@ -112,7 +112,7 @@ def search_runbook(
     return ranked[:top_k]
 
 
-def _sample_action(scores: Mapping[str, float], temperature: float, top_p: float,
+def sample_action(scores: Mapping[str, float], temperature: float, top_p: float,
                    rng: np.random.Generator) -> str:
     """Sample an action from softmax(scores / temperature) restricted to its top-p nucleus."""
     actions = sorted(scores, key=lambda a: -scores[a])
@@ -214,7 +214,7 @@ def _handle_alert(world: _World, service: str, simulator: "OnCallSimulator",
         scores = {"restart": 3.0, "escalate": 0.0}
     else:
         scores = {"escalate": 3.0, "restart": 0.0}
-    action = _sample_action(scores, simulator.temperature, simulator.top_p, sampling_rng)
+    action = sample_action(scores, simulator.temperature, simulator.top_p, sampling_rng)
     if action == "escalate":
         world.escalate(service)
         return {"action": "escalate"}
