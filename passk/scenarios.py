@@ -161,10 +161,11 @@ def catalogue() -> tuple[GoldenScenario, ...]:
     for split, variants in _VARIANTS.items():
         for v, variant in enumerate(variants):
             for fault in ROOT_CAUSES:
-                sid = f"{split}-{fault}-{v}"
+                # an opaque id: a name like "dev-healthy-0" would hand the agent its label
+                sid = f"{split}-" + hashlib.sha256(f"{split}/{fault}/{v}".encode()).hexdigest()[:6]
                 scenarios.append(GoldenScenario(sid, split, _inject(fault, variant),
                                                 GroundTruth(fault, _canary(sid))))
-    return tuple(scenarios)
+    return tuple(sorted(scenarios, key=lambda s: s.scenario_id))
 
 
 def _split(split: str) -> list[GoldenScenario]:

@@ -1,0 +1,118 @@
+"""Golden scenarios: isolated ground truth, the leak check, disjoint splits, the budget."""
+
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+
+from passk.repeat_run import repeat_run
+from passk.scenarios import (
+    EVIDENCE_TOOLS,
+    ROOT_CAUSES,
+    Budget,
+    DiagnosisSimulator,
+    GradedAdapter,
+    GroundTruthGrader,
+    LeakyDiagnosisSimulator,
+    Telemetry,
+    catalogue,
+    environments,
+    leak_check,
+    split_tasks,
+)
+from passk.trajectory import evidence_before_conclusion, two_track_report
+
+
+def graded(split="dev", **kwargs):
+    return GradedAdapter(DiagnosisSimulator(environments(split), **kwargs), GroundTruthGrader(split))
+
+
+def test_catalogue_covers_every_fault_in_both_splits_and_they_are_disjoint():
+    scenarios = catalogue()
+    for split in ("dev", "hidden"):
+        assert {s.truth.root_cause for s in scenarios if s.split == split} == set(ROOT_CAUSES)
+    dev = {s.telemetry for s in scenarios if s.split == "dev"}
+    hidden = {s.telemetry for s in scenarios if s.split == "hidden"}
+    assert not dev & hidden
+    assert {t.channel for t in dev}.isdisjoint({t.channel for t in hidden})
+    assert len({s.truth.canary for s in scenarios}) == len(scenarios)
+
+
+def test_ground_truth_is_structurally_out_of_the_agents_reach():
+    # the simulator is built from telemetry, whose fields carry no label ...
+    assert "root_cause" not in {f.name for f in dataclasses.fields(Telemetry)}
+    assert "truth" not in inspect.signature(DiagnosisSimulator).parameters
+    # ... and what the agent is given (tasks) holds no label or canary either
+    for task in split_tasks("hidden"):
+        text = repr(task)
+        assert not any(cause in text for cause in ROOT_CAUSES)
+        assert not any(c in text for c in GroundTruthGrader("hidden").canaries())
+    # an ungraded run is never a success: grading happens outside the adapter
+    result = DiagnosisSimulator(environments("dev")).run(split_tasks("dev")[0], seed=0)
+    assert result.success is False and result.final_state["root_cause"] in (*ROOT_CAUSES,
+                                                                             "config-release")
+
+
+def test_unconstrained_assistant_finds_most_root_causes():
+    adapter = graded()
+    runs = [repeat_run(adapter, t, 12, seed=0) for t in split_tasks("dev")]
+    rate = np.mean([r.successes / r.total for r in runs])
+    assert 0.85 <= rate < 1.0  # early submissions make some wrong, by mechanism
+
+
+def test_leak_check_is_clean_on_the_honest_harness_and_catches_the_leaky_one():
+    grader = GroundTruthGrader("dev")
+    tasks = split_tasks("dev")
+    honest = DiagnosisSimulator(environments("dev"))
+    for task in tasks:
+        assert leak_check(task, honest.run(task, seed=1), grader.canaries()) == ()
+    notes = {s.scenario_id: s.truth for s in catalogue() if s.split == "dev"}
+    leaky = GradedAdapter(LeakyDiagnosisSimulator(honest, notes), grader)
+    results = [leaky.run(task, seed=1) for task in tasks]
+    assert all(r.success for r in results)  # a perfect score ...
+    assert all(leak_check(t, r, grader.canaries()) for t, r in zip(tasks, results))  # ... leaked
+
+
+def test_budget_below_the_typical_need_collapses_discovery_and_p95_recovers_it():
+    tasks = split_tasks("dev")
+
+    def measure(budget):
+        runs = [repeat_run(graded(budget=budget), t, 10, seed=7) for t in tasks]
+        results = [r for run in runs for r in run.results]
+        return np.mean([r.success for r in results]), results
+
+    free_rate, free = measure(Budget())
+    p95 = float(np.percentile([r.seconds for r in free], 95))
+    cut_rate, cut = measure(Budget(max_time_seconds=90))
+    p95_rate, _ = measure(Budget(max_time_seconds=p95))
+    assert cut_rate <= 0.2 < 0.75 <= p95_rate <= free_rate
+    stopped = [r for r in cut if r.error]
+    assert stopped and all("budget exhausted" in r.error for r in stopped)
+    assert all(r.seconds <= 90 for r in cut)
+
+
+def test_step_budget_truncates_too():
+    result = graded(budget=Budget(max_steps=3)).run(split_tasks("dev")[0], seed=0)
+    assert len(result.trajectory) == 3 and not result.success
+    with pytest.raises(ValueError, match="0"):
+        Budget(max_steps=0)
+    with pytest.raises(ValueError, match="-1"):
+        Budget(max_time_seconds=-1)
+
+
+def test_right_but_lucky_runs_exist_and_fail_the_evidence_rule():
+    rule = evidence_before_conclusion(EVIDENCE_TOOLS, minimum=4)
+    lucky = 0
+    for task in split_tasks("dev"):
+        lucky += two_track_report(task.task_id, repeat_run(graded(), task, 12, seed=3).results,
+                                  [rule]).right_but_lucky
+    assert lucky > 0
+
+
+def test_unknown_split_and_scenario_are_refused():
+    with pytest.raises(ValueError, match="'test'"):
+        split_tasks("test")
+    dev_id = split_tasks("dev")[0].task_id
+    with pytest.raises(KeyError, match=dev_id):
+        GroundTruthGrader("hidden").grade(dev_id, {"root_cause": "healthy"})

@@ -1,0 +1,94 @@
+"""Trajectory rules: each a named predicate with a message; two-track scoring."""
+
+import numpy as np
+import pytest
+
+from passk import OnCallSimulator, RunResult, ToolCall, demo_tasks
+from passk.repeat_run import repeat_run
+from passk.trajectory import (
+    at_most,
+    degrade_after_failure,
+    escalate_before_restart,
+    evidence_before_conclusion,
+    grade_trajectory,
+    read_before_write,
+    two_track_report,
+    within_steps,
+)
+
+ESCALATE = ToolCall("escalate", "payment-service", "paged")
+RESTART = ToolCall("restart_service", "payment-service", "restarted")
+METRICS = ToolCall("query_metrics", "payment-service", "0.12")
+TIMEOUT = ToolCall("query_metrics", "payment-service", "timeout")
+
+
+@pytest.mark.parametrize("trajectory, passed", [
+    ((METRICS, ESCALATE), True),
+    ((METRICS, ESCALATE, RESTART), True),
+    ((METRICS, RESTART, ESCALATE), False),
+    ((METRICS, RESTART), False),
+    ((), True),
+])
+def test_escalate_before_restart(trajectory, passed):
+    verdict = escalate_before_restart()(trajectory)
+    assert verdict.passed is passed
+    assert verdict.rule == "escalate-before-restart"
+    assert (verdict.message == "") is passed
+
+
+def test_at_most_counts_calls():
+    assert at_most("restart_service", 1)((RESTART,)).passed
+    verdict = at_most("restart_service", 1)((RESTART, RESTART))
+    assert not verdict.passed and "2 times" in verdict.message
+    with pytest.raises(ValueError, match="-1"):
+        at_most("restart_service", -1)
+
+
+def test_read_before_write_needs_a_successful_read():
+    rule = read_before_write()
+    assert rule((METRICS, ESCALATE)).passed
+    assert not rule((ESCALATE, METRICS)).passed
+    assert not rule((TIMEOUT, ESCALATE)).passed  # a timed-out read is not a read
+    assert rule((METRICS,)).passed
+
+
+def test_degrade_after_failure():
+    rule = degrade_after_failure()
+    assert rule((TIMEOUT, METRICS, RESTART)).passed  # one retry that worked
+    assert rule((TIMEOUT, TIMEOUT, ESCALATE)).passed
+    bad = rule((TIMEOUT, TIMEOUT, RESTART))
+    assert not bad.passed and "expected escalate" in bad.message
+    assert not rule((TIMEOUT, TIMEOUT)).passed  # ended without handing over
+
+
+def test_within_steps_and_evidence_before_conclusion():
+    assert within_steps(3)((METRICS,) * 3).passed
+    assert not within_steps(3)((METRICS,) * 4).passed
+    rule = evidence_before_conclusion(["query_metrics", "read_config_log"], minimum=2)
+    submit = ToolCall("submit_diagnosis", "healthy", "accepted")
+    assert not rule((METRICS, submit)).passed
+    assert rule((METRICS, ToolCall("read_config_log", "", "none"), submit)).passed
+    assert rule((METRICS,)).passed  # nothing concluded, nothing to check
+
+
+def test_failing_simulator_runs_break_the_runbook_rules():
+    runs = repeat_run(OnCallSimulator(), demo_tasks()[0], 60, seed=1)
+    rules = [escalate_before_restart(), at_most("restart_service", 1), read_before_write()]
+    for result in runs.results:
+        verdicts = grade_trajectory(result.trajectory, rules)
+        assert all(v.passed for v in verdicts) is result.success
+
+
+def test_two_track_report_counts_right_but_lucky():
+    runs = [RunResult("t", 0, True, trajectory=(METRICS, ESCALATE)),
+            RunResult("t", 1, True, trajectory=(METRICS, RESTART, ESCALATE)),
+            RunResult("t", 2, False, trajectory=(METRICS, RESTART)),
+            RunResult("t", 3, False, infrastructure_error=True)]  # not counted
+    report = two_track_report("t", runs, [escalate_before_restart()])
+    assert report.outcome.tolist() == [True, True, False]
+    assert report.trajectory.tolist() == [True, False, False]
+    assert report.both.tolist() == [True, False, False]
+    assert report.right_but_lucky == 1
+    scores = report.pass_hat_k(1)
+    assert scores == pytest.approx({"outcome": 2 / 3, "trajectory": 1 / 3, "both": 1 / 3})
+    assert np.isnan(report.pass_hat_k(4)["outcome"])
