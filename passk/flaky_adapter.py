@@ -130,11 +130,22 @@ class _ToolTimeout(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class _Decoding:
+    """The policy's own settings. The policy gets these, never the simulator (or its grader)."""
+
+    temperature: float
+    top_p: float
+    max_restarts: int
+
+
 @dataclass
 class _World:
     """One run's environment: the service, the tools, and what the agent did."""
 
-    simulator: "OnCallSimulator"
+    deterministic_sort: bool
+    concurrency: bool
+    env_fault_rate: float
     tie_rng: np.random.Generator
     env_rng: np.random.Generator
     race_rng: np.random.Generator
@@ -149,7 +160,7 @@ class _World:
     def _call(self, tool: str, argument: str, answer: Any) -> Any:
         latency = float(self.env_rng.lognormal(mean=math.log(0.4), sigma=0.3))
         self.seconds += latency
-        if self.env_rng.random() < self.simulator.env_fault_rate:
+        if self.env_rng.random() < self.env_fault_rate:
             self.trajectory.append(ToolCall(tool, argument, "timeout"))
             raise _ToolTimeout(tool)
         self.trajectory.append(ToolCall(tool, argument, str(answer)))
@@ -170,7 +181,7 @@ class _World:
 
     def search_runbook(self, service: str) -> list[RunbookFragment]:
         found = search_runbook(service, self.tie_rng,
-                               deterministic_sort=self.simulator.deterministic_sort)
+                               deterministic_sort=self.deterministic_sort)
         self.call_with_retry("search_runbook", service, [f.fragment_id for f in found])
         return found
 
@@ -194,14 +205,14 @@ class _World:
                  ("get_last_deploy", self.DEPLOYS[service])]
         if scratchpad["wanted"] == "query_metrics":
             calls.reverse()
-        if self.simulator.concurrency:
+        if self.concurrency:
             latencies = self.race_rng.exponential(1.0, size=len(calls))
             calls = [calls[i] for i in np.argsort(latencies)]
         for tool, answer in calls:
             scratchpad["latest"] = self.call_with_retry(tool, service, answer)
 
 
-def _handle_alert(world: _World, service: str, simulator: "OnCallSimulator",
+def _handle_alert(world: _World, service: str, decoding: "_Decoding",
                   sampling_rng: np.random.Generator) -> dict[str, Any]:
     error_rate = world.query_metrics(service)
     if error_rate <= 0.05:
@@ -214,11 +225,11 @@ def _handle_alert(world: _World, service: str, simulator: "OnCallSimulator",
         scores = {"restart": 3.0, "escalate": 0.0}
     else:
         scores = {"escalate": 3.0, "restart": 0.0}
-    action = sample_action(scores, simulator.temperature, simulator.top_p, sampling_rng)
+    action = sample_action(scores, decoding.temperature, decoding.top_p, sampling_rng)
     if action == "escalate":
         world.escalate(service)
         return {"action": "escalate"}
-    for _ in range(simulator.max_restarts):  # the runbook said restart; it keeps trying
+    for _ in range(decoding.max_restarts):  # the runbook said restart; it keeps trying
         world.restart_service(service)
         if world.query_metrics(service) <= 0.05:
             break
@@ -231,13 +242,13 @@ def _answer_question(world: _World, service: str, wanted: str) -> dict[str, Any]
     return {"answer": str(scratchpad["latest"])}
 
 
-def _policy(task: Task, world: _World, simulator: "OnCallSimulator",
+def _policy(task: Task, world: _World, decoding: "_Decoding",
             sampling_rng: np.random.Generator) -> dict[str, Any]:
     """The assistant: it sees the task (instruction and params) and the tools, nothing else."""
     service = task.params.get("service", "payment-service")
     intent = task.params.get("intent", "handle-alert")
     if intent == "handle-alert":
-        return _handle_alert(world, service, simulator, sampling_rng)
+        return _handle_alert(world, service, decoding, sampling_rng)
     if intent == "read-error-rate":
         return _answer_question(world, service, "query_metrics")
     if intent == "read-last-deploy":
@@ -334,14 +345,20 @@ class OnCallSimulator:
             raise ValueError(f"env_fault_rate ({self.env_fault_rate!r}) must lie in [0, 1]")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p ({self.top_p!r}) must lie in (0, 1]")
+        if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, int) \
+                or self.max_restarts < 1:
+            raise ValueError(f"max_restarts ({self.max_restarts!r}) must be a whole number >= 1")
 
     def run(self, task: Task, *, seed: int) -> RunResult:
         """Run ``task`` once; the same seed always gives the same run."""
         tie, sampling, race, env = (np.random.default_rng(s)
                                     for s in np.random.SeedSequence(seed).spawn(4))
-        world = _World(self, tie_rng=tie, env_rng=env, race_rng=race)
+        world = _World(tie_rng=tie, env_rng=env, race_rng=race,
+                       deterministic_sort=self.deterministic_sort, concurrency=self.concurrency,
+                       env_fault_rate=self.env_fault_rate)
+        decoding = _Decoding(self.temperature, self.top_p, self.max_restarts)
         try:
-            answer = _policy(task, world, self, sampling)
+            answer = _policy(task, world, decoding, sampling)
             error = None
         except _ToolTimeout as exc:
             answer, error = {"action": "gave-up"}, f"upstream timeout in {exc}"

@@ -36,9 +36,9 @@ __all__ = [
 ArrayLike = npt.ArrayLike
 FloatOrArray = float | np.ndarray
 
-#: Above this many factor multiplications the estimators switch from the exact
-#: running product to the log-gamma form (see ``_ratio_of_binomials``).
-_PRODUCT_FORM_LIMIT = 20_000_000
+#: Largest k computed with the exact running product; larger k use log-gamma
+#: (see ``_ratio_of_binomials``).
+_PRODUCT_FORM_MAX_K = 1000
 
 
 class ConfidenceInterval(NamedTuple):
@@ -65,7 +65,7 @@ def _whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
         if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
             raise ValueError(f"{name} ({values!r}) must be whole numbers")
     if np.any(array < minimum):
-        bad = array[array < minimum].flat[0]
+        bad = array[array < minimum].flat[0].item()
         raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
     return array.astype(np.int64)
 
@@ -159,37 +159,37 @@ def pass_hat_k(p: ArrayLike, k: ArrayLike) -> FloatOrArray:
 # --------------------------------------------------------------------------
 
 
-def _ratio_of_binomials(top: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``C(top, k) / C(n, k)`` for ``top <= n`` and ``k <= n``, elementwise.
+def _ratio_of_binomials(top: np.ndarray, n: np.ndarray, k: np.ndarray, *,
+                        complement: bool = False) -> np.ndarray:
+    """``C(top, k) / C(n, k)`` (or one minus it) for ``top <= n`` and ``k <= n``, elementwise.
 
-    The exact form is the running product ``prod_{i<k} (top - i) / (n - i)``:
-    no factorials, so nothing overflows, and each factor is at most 1. It
-    costs ``max(k)`` vectorized multiplications. When that would exceed
-    ``_PRODUCT_FORM_LIMIT`` element operations the log-gamma form is used
-    instead (relative error about ``1e-9`` at ``n = 10**6``).
+    Where ``k <= _PRODUCT_FORM_MAX_K`` the exact running product
+    ``prod_{i<k} (top - i) / (n - i)`` runs vectorized over tasks: no
+    factorials, so nothing overflows, and each factor is at most 1. A task
+    with a larger k gets the same product as a sum of ``log1p`` terms
+    (``-expm1`` for the complement, so a small pass@k keeps its digits). The
+    choice follows each element's own k, never the batch, so a task scores the
+    same alone or among a million others.
     """
-    ratio = np.ones(np.broadcast(top, n, k).shape)
     top, n, k = np.broadcast_arrays(top, n, k)
-    zero = top < k  # too few successes for one all-success draw
-    live = ~zero
-    if not live.any():
-        return np.where(zero, 0.0, ratio)
-    t, m, kk = top[live].astype(float), n[live].astype(float), k[live]
-    k_max = int(kk.max())
-    if k_max * t.size <= _PRODUCT_FORM_LIMIT:
+    ratio = np.zeros(top.shape)  # exactly 0 where top < k: no all-success draw exists
+    live = top >= k
+    small = live & (k <= _PRODUCT_FORM_MAX_K)
+    if small.any():
+        t, m, kk = top[small].astype(float), n[small].astype(float), k[small]
         r = np.ones_like(t)
-        for i in range(k_max):
+        for i in range(int(kk.max())):
             active = kk > i
             r = np.where(active, r * ((t - i) / np.where(active, m - i, 1.0)), r)
-    else:
-        from scipy.special import gammaln
-
-        log_r = gammaln(t + 1) - gammaln(t - kk + 1) - gammaln(m + 1) + gammaln(m - kk + 1)
-        r = np.minimum(np.exp(log_r), 1.0)
-        r = np.where(t == m, 1.0, r)
-    ratio[live] = r
-    ratio[zero] = 0.0
-    return ratio
+        ratio[small] = r
+    out = np.array(1.0 - ratio if complement else ratio, dtype=float)
+    large = np.flatnonzero(live & ~small)
+    for i in large:  # few tasks have k in the thousands; each costs O(k)
+        t, m, kk = float(top.flat[i]), float(n.flat[i]), int(k.flat[i])
+        # log of prod (t - j)/(m - j) = sum log1p(-(m - t)/(m - j)), accurate term by term
+        log_r = float(np.sum(np.log1p(-(m - t) / (m - np.arange(kk)))))
+        out.flat[i] = -np.expm1(log_r) if complement else np.exp(log_r)
+    return out
 
 
 def _estimate(successes: ArrayLike, total: ArrayLike, k: ArrayLike, *, at: bool) -> FloatOrArray:
@@ -198,10 +198,10 @@ def _estimate(successes: ArrayLike, total: ArrayLike, k: ArrayLike, *, at: bool)
     c, n, k_ = np.broadcast_arrays(c, n, k_)
     estimable = k_ <= n
     top = n - c if at else c
-    ratio = _ratio_of_binomials(
-        np.where(estimable, top, 0), np.where(estimable, n, 1), np.where(estimable, k_, 1)
+    value = _ratio_of_binomials(
+        np.where(estimable, top, 0), np.where(estimable, n, 1), np.where(estimable, k_, 1),
+        complement=at,
     )
-    value = 1.0 - ratio if at else ratio
     return _scalar_or_array(np.where(estimable, value, np.nan))
 
 

@@ -1,0 +1,650 @@
+"""Unit and property tests for :mod:`passk.metrics`.
+
+Oracles used here are independent of the code under test: exact rational
+arithmetic (``fractions`` / ``math.comb``), ``scipy.special.gammaln``,
+``scipy.stats`` (binomial pmf, ``binomtest``), a closed-form Wilson interval,
+and HumanEval's reference ``estimate_pass_at_k`` copied below.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from scipy.special import gammaln
+
+import passk.metrics as metrics
+from passk.metrics import (
+    ConfidenceInterval,
+    bootstrap_pass_hat_k_ci,
+    estimate_pass_at_k,
+    estimate_pass_hat_k,
+    exact_bootstrap_pass_hat_k_ci,
+    flakiness,
+    pass_at_k,
+    pass_hat_k,
+    pass_hat_k_lower_bound,
+    runs_needed,
+    wilson_ci,
+)
+
+ESTIMATORS = [estimate_pass_at_k, estimate_pass_hat_k]
+
+
+# --------------------------------------------------------------------------
+# oracles
+# --------------------------------------------------------------------------
+
+
+def humaneval_estimate_pass_at_k(n: int, c: int, k: int) -> float:
+    """HumanEval's reference estimator (Chen et al. 2021; openai/human-eval), verbatim.
+
+    :param n: total number of samples
+    :param c: number of correct samples
+    :param k: k in pass@k
+    """
+    if n - c < k:
+        return 1.0
+    return 1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))
+
+
+def exact_ratio(top: int, n: int, k: int) -> float:
+    """C(top, k) / C(n, k) in exact rational arithmetic, rounded once to float."""
+    return float(Fraction(math.comb(top, k), math.comb(n, k)))
+
+
+def gammaln_ratio(top: np.ndarray, n: int, k: int) -> np.ndarray:
+    """C(top, k) / C(n, k) through log-gamma (0 where top < k)."""
+    top = np.asarray(top, dtype=float)
+    live = top >= k
+    safe = np.where(live, top, k)
+    log_r = gammaln(safe + 1) - gammaln(safe - k + 1) - gammaln(n + 1) + gammaln(n - k + 1)
+    return np.where(live, np.exp(log_r), 0.0)
+
+
+def wilson_closed_form(c: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval without continuity correction, from its formula."""
+    z = stats.norm.ppf(1 - (1 - confidence) / 2)
+    p = c / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@st.composite
+def c_n_k(draw, max_n: int = 300):
+    """(c, n, k) with 0 <= c <= n and 1 <= k <= n."""
+    n = draw(st.integers(1, max_n))
+    c = draw(st.integers(0, n))
+    k = draw(st.integers(1, n))
+    return c, n, k
+
+
+# --------------------------------------------------------------------------
+# closed forms
+# --------------------------------------------------------------------------
+
+
+def test_closed_forms_scalar():
+    assert pass_hat_k(0.9, 5) == pytest.approx(0.59049, rel=1e-15, abs=0)
+    assert pass_hat_k(0.9, 5) == 0.9**5
+    assert pass_at_k(0.1, 5) == pytest.approx(1 - 0.59049, rel=1e-15, abs=0)
+    assert pass_at_k(0.9, 3) == pytest.approx(0.999, rel=1e-15)
+    assert isinstance(pass_hat_k(0.9, 5), float)
+    assert isinstance(pass_at_k(0.9, 5), float)
+    # the ends of [0, 1]
+    assert pass_hat_k(0.0, 3) == 0.0 and pass_hat_k(1.0, 3) == 1.0
+    assert pass_at_k(0.0, 3) == 0.0 and pass_at_k(1.0, 3) == 1.0
+    # k = 1 is the pass rate itself
+    assert pass_hat_k(0.37, 1) == 0.37
+    assert pass_at_k(0.37, 1) == pytest.approx(0.37, rel=1e-15)
+
+
+def test_closed_forms_broadcast():
+    p = np.array([[0.5], [0.9]])
+    k = np.array([1, 2, 3])
+    hat = pass_hat_k(p, k)
+    at = pass_at_k(p, k)
+    assert hat.shape == at.shape == (2, 3)
+    np.testing.assert_allclose(hat, p**k, rtol=1e-15)
+    np.testing.assert_allclose(at, 1 - (1 - p) ** k, rtol=1e-15)
+    # lists broadcast too
+    np.testing.assert_allclose(pass_hat_k([0.5, 0.9], 2), [0.25, 0.81], rtol=1e-15)
+    np.testing.assert_allclose(pass_at_k(0.5, [1, 2, 3]), [0.5, 0.75, 0.875], rtol=1e-15)
+
+
+@pytest.mark.parametrize("fn", [pass_at_k, pass_hat_k])
+@pytest.mark.parametrize("p", [-0.1, 1.1, float("nan")])
+def test_closed_forms_bad_p(fn, p):
+    with pytest.raises(ValueError, match=re.escape(repr(p))):
+        fn(p, 3)
+
+
+@pytest.mark.parametrize("fn", [pass_at_k, pass_hat_k])
+@pytest.mark.parametrize("k", [0, 1.5, True])
+def test_closed_forms_bad_k(fn, k):
+    with pytest.raises(ValueError, match=re.escape(repr(k))):
+        fn(0.5, k)
+
+
+# --------------------------------------------------------------------------
+# estimators: edges, shapes, validation
+# --------------------------------------------------------------------------
+
+
+def test_estimators_exact_edges():
+    for n in range(1, 60):
+        c = np.arange(n + 1)[:, None]
+        k = np.arange(1, n + 1)[None, :]
+        hat = estimate_pass_hat_k(c, n, k)
+        at = estimate_pass_at_k(n - c, n, k)  # the mirror image: c failures
+        few = np.broadcast_to(c < k, hat.shape)  # too few successes for one all-success draw
+        assert np.all(hat[few] == 0.0)
+        assert np.all(at[few] == 1.0)  # too few failures for one all-failure draw
+        assert np.all(hat[n] == 1.0) and np.all(at[n] == 0.0)  # c = n >= k
+    # and one scalar call each, so the float path is covered
+    assert estimate_pass_hat_k(2, 10, 3) == 0.0 and estimate_pass_at_k(8, 10, 3) == 1.0
+    assert estimate_pass_hat_k(10, 10, 3) == 1.0 and estimate_pass_at_k(0, 10, 3) == 0.0
+
+
+def test_estimators_nan_where_k_exceeds_n():
+    for fn in ESTIMATORS:
+        for n in range(0, 10):
+            for c in range(0, n + 1):
+                assert math.isnan(fn(c, n, n + 1))
+                assert math.isnan(fn(c, n, n + 7))
+    out = estimate_pass_hat_k([12, 4, 3], [12, 12, 4], 5)
+    assert out[0] == 1.0 and out[1] == 0.0 and math.isnan(out[2])
+
+
+def test_estimators_known_values():
+    # the chapter's runbook task: 10 of 12, pass^5 = C(10,5)/C(12,5) = 252/792
+    assert estimate_pass_hat_k(10, 12, 5) == pytest.approx(252 / 792, rel=1e-15)
+    assert estimate_pass_at_k(3, 10, 2) == pytest.approx(1 - 21 / 45, rel=1e-15)
+    np.testing.assert_allclose(estimate_pass_at_k([0, 5, 10], 10, 3),
+                               [0.0, 1 - 10 / 120, 1.0], rtol=1e-15)
+
+
+def test_estimators_vectorized_shapes():
+    c = np.array([[0], [3], [7], [10]])  # (4, 1)
+    n = np.array([[10], [10], [10], [10]])
+    k = np.array([1, 5, 11])  # (3,)
+    for fn in ESTIMATORS:
+        out = fn(c, n, k)
+        assert isinstance(out, np.ndarray)
+        assert out.shape == (4, 3)
+        assert np.all(np.isnan(out[:, 2]))
+        for i in range(4):
+            for j in range(2):
+                assert out[i, j] == fn(int(c[i, 0]), 10, int(k[j]))
+        # scalars in, a Python float out
+        assert isinstance(fn(3, 10, 2), float)
+        # a 1-D task set
+        assert fn([1, 2, 3], [5, 5, 5], 2).shape == (3,)
+        # zero-length task set
+        assert fn(np.array([], dtype=int), np.array([], dtype=int), 1).shape == (0,)
+
+
+BAD_ESTIMATOR_INPUTS = [
+    # (successes, total, k, text that must appear in the message)
+    (-1, 5, 1, "-1"),
+    (2, -3, 1, "-3"),
+    ([1, -4], [5, 5], 1, "-4"),
+    (2.5, 5, 1, "2.5"),
+    (2, 5.5, 1, "5.5"),
+    (float("nan"), 5, 1, "nan"),
+    (6, 5, 1, "6"),
+    ([1, 9], [5, 5], 1, "9"),
+    (2, 5, 0, "0"),
+    (2, 5, -2, "-2"),
+    (2, 5, 1.5, "1.5"),
+    (True, 5, 1, "True"),
+    (2, True, 1, "True"),
+    (1, 5, True, "True"),
+    ("2", 5, 1, "'2'"),
+]
+
+
+@pytest.mark.parametrize("fn", ESTIMATORS)
+@pytest.mark.parametrize("c,n,k,text", BAD_ESTIMATOR_INPUTS)
+def test_estimators_bad_input(fn, c, n, k, text):
+    with pytest.raises(ValueError, match=re.escape(text)):
+        fn(c, n, k)
+
+
+@pytest.mark.parametrize("call,text", [
+    (lambda: estimate_pass_hat_k(2, 5, 0), "k (0) must be at least 1"),
+    (lambda: estimate_pass_hat_k(-1, 5, 1), "successes (-1) must be at least 0"),
+    (lambda: pass_at_k(0.5, 0), "k (0) must be at least 1"),
+], ids=["estimator-k", "estimator-successes", "closed-form-k"])
+def test_minimum_violation_message_shows_plain_number(call, text):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == text
+
+
+def test_c_exceeding_n_message_names_both():
+    with pytest.raises(ValueError, match=r"successes \(6\) cannot exceed total \(5\)"):
+        estimate_pass_hat_k(6, 5, 1)
+
+
+# --------------------------------------------------------------------------
+# exact unbiasedness (and the bias of the plug-in estimator)
+# --------------------------------------------------------------------------
+
+UNBIASED_CASES = [
+    (n, k, p)
+    for n, ks in [(1, [1]), (5, [1, 2, 5]), (12, [1, 3, 5, 12]), (50, [2, 10, 25]),
+                  (200, [5, 100, 200])]
+    for k in ks
+    for p in [0.0, 0.05, 0.3, 0.5, 0.83, 0.99, 1.0]
+]
+
+
+@pytest.mark.parametrize("n,k,p", UNBIASED_CASES)
+def test_pass_hat_k_estimator_is_exactly_unbiased(n, k, p):
+    c = np.arange(n + 1)
+    weights = stats.binom.pmf(c, n, p)
+    expectation = float(np.sum(weights * estimate_pass_hat_k(c, n, k)))
+    assert expectation == pytest.approx(p**k, abs=1e-12)
+
+
+@pytest.mark.parametrize("n,k,p", UNBIASED_CASES)
+def test_pass_at_k_estimator_is_exactly_unbiased(n, k, p):
+    c = np.arange(n + 1)
+    weights = stats.binom.pmf(c, n, p)
+    expectation = float(np.sum(weights * estimate_pass_at_k(c, n, k)))
+    assert expectation == pytest.approx(1 - (1 - p) ** k, abs=1e-12)
+
+
+@pytest.mark.parametrize("n,k", [(5, 2), (12, 5), (20, 2), (50, 10), (200, 5)])
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.83, 0.95])
+def test_plug_in_p_hat_to_the_k_is_biased_upwards(n, k, p):
+    c = np.arange(n + 1)
+    weights = stats.binom.pmf(c, n, p)
+    plug_in = float(np.sum(weights * (c / n) ** k))
+    unbiased = float(np.sum(weights * estimate_pass_hat_k(c, n, k)))
+    # Jensen: E[p_hat^k] > (E p_hat)^k = p^k, strictly, for p in (0, 1) and k >= 2
+    assert plug_in > p**k + 1e-9
+    assert unbiased == pytest.approx(p**k, abs=1e-12)
+
+
+# --------------------------------------------------------------------------
+# hypothesis properties
+# --------------------------------------------------------------------------
+
+
+@settings(deadline=None)
+@given(c_n_k())
+def test_property_estimators_in_unit_interval(cnk):
+    c, n, k = cnk
+    for fn in ESTIMATORS:
+        value = fn(c, n, k)
+        assert 0.0 <= value <= 1.0
+
+
+@settings(deadline=None)
+@given(c_n_k())
+def test_property_estimators_monotone_in_c(cnk):
+    c, n, k = cnk
+    if c == n:
+        c -= 1
+    for fn in ESTIMATORS:
+        assert fn(c, n, k) <= fn(c + 1, n, k)
+
+
+@settings(deadline=None)
+@given(c_n_k())
+def test_property_pass_at_k_dominates_pass_hat_k(cnk):
+    c, n, k = cnk
+    at, hat = estimate_pass_at_k(c, n, k), estimate_pass_hat_k(c, n, k)
+    # mathematically at >= hat; at k = 1 they are equal and 1 - (n-c)/n may sit
+    # one ulp below c/n, hence the few-ulp allowance
+    assert at >= hat - 4 * np.finfo(float).eps
+
+
+@settings(deadline=None)
+@given(c_n_k())
+def test_property_vectorized_equals_elementwise(cnk):
+    c, n, k = cnk
+    cs = np.arange(n + 1)
+    for fn in ESTIMATORS:
+        vec = fn(cs, n, k)
+        assert vec[c] == fn(c, n, k)
+
+
+@settings(deadline=None)
+@given(st.integers(1, 10_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_property_flakiness_bounded_and_symmetric(cn):
+    c, n = cn
+    f = flakiness(c, n)
+    assert 0.0 <= f <= 1.0
+    assert f == pytest.approx(flakiness(n - c, n), abs=4 * np.finfo(float).eps)
+
+
+# --------------------------------------------------------------------------
+# agreement with HumanEval's reference estimator
+# --------------------------------------------------------------------------
+
+
+def test_agrees_with_humaneval_on_random_task_sets():
+    rng = np.random.default_rng(20240607)
+    for _ in range(5):
+        size = 2000
+        n = rng.integers(1, 301, size=size)
+        c = rng.integers(0, n + 1)
+        k = rng.integers(1, n + 1)
+        ours = estimate_pass_at_k(c, n, k)
+        oracle = np.array([humaneval_estimate_pass_at_k(int(ni), int(ci), int(ki))
+                           for ni, ci, ki in zip(n, c, k)])
+        assert np.max(np.abs(ours - oracle)) <= 1e-12
+    # and with one k for the whole set, the usual way of calling it
+    n = rng.integers(10, 201, size=3000)
+    c = rng.integers(0, n + 1)
+    ours = estimate_pass_at_k(c, n, 10)
+    oracle = np.array([humaneval_estimate_pass_at_k(int(ni), int(ci), 10) for ni, ci in zip(n, c)])
+    assert np.max(np.abs(ours - oracle)) <= 1e-12
+
+
+@pytest.mark.parametrize("c,n,k", [(0, 3, 5), (2, 3, 5), (3, 3, 4), (0, 0, 1), (1, 1, 100)])
+def test_known_difference_from_humaneval_when_k_exceeds_n(c, n, k):
+    assert humaneval_estimate_pass_at_k(n, c, k) == 1.0  # HumanEval: "certain success"
+    assert math.isnan(estimate_pass_at_k(c, n, k))  # passk: not estimable
+
+
+# --------------------------------------------------------------------------
+# stability for large n
+# --------------------------------------------------------------------------
+
+BIG_N = 10**6
+BIG_C = np.array([BIG_N, BIG_N - 1, BIG_N - 10, 999_000, 990_000, 900_000, 500_000, 1000, 10, 0])
+
+
+@pytest.mark.parametrize("k", [5, 100])
+def test_large_n_matches_exact_comb_ratio(k):
+    """Default (running-product) path vs exact rational arithmetic: rel. tol. 1e-12."""
+    hat = estimate_pass_hat_k(BIG_C, BIG_N, k)
+    at = estimate_pass_at_k(BIG_N - BIG_C, BIG_N, k)  # 1 - C(c, k)/C(n, k)
+    assert np.all(np.isfinite(hat)) and np.all((0 <= hat) & (hat <= 1))
+    assert np.all(np.isfinite(at)) and np.all((0 <= at) & (at <= 1))
+    for i, c in enumerate(BIG_C):
+        exact = Fraction(math.comb(int(c), k), math.comb(BIG_N, k))
+        assert hat[i] == pytest.approx(float(exact), rel=1e-12, abs=1e-300)
+        assert at[i] == pytest.approx(float(1 - exact), rel=1e-10, abs=1e-300)
+
+
+@pytest.mark.slow
+def test_large_n_large_k_matches_gammaln():
+    """k = 10**5 at n = 10**6 vs the log-gamma oracle: rel. tol. 1e-7.
+
+    The oracle itself carries about 1e-9 relative error here. Values below
+    1e-300 are compared absolutely: the running product underflows into
+    subnormals, where it may stall at ~1e-322 instead of reaching 0.
+    """
+    k = 10**5
+    hat = estimate_pass_hat_k(BIG_C, BIG_N, k)
+    assert np.all(np.isfinite(hat)) and np.all((0 <= hat) & (hat <= 1))
+    np.testing.assert_allclose(hat, gammaln_ratio(BIG_C, BIG_N, k), rtol=1e-7, atol=1e-300)
+    at = estimate_pass_at_k(BIG_N - BIG_C, BIG_N, k)
+    assert np.all(np.isfinite(at)) and np.all((0 <= at) & (at <= 1))
+    np.testing.assert_allclose(at, 1 - gammaln_ratio(BIG_C, BIG_N, k), rtol=1e-7, atol=1e-12)
+    # a hand-checkable value: C(n-1, k)/C(n, k) = (n - k)/n
+    assert hat[1] == pytest.approx(0.9, rel=1e-12)
+
+
+def test_large_n_log_gamma_branch(monkeypatch):
+    """Force the per-task log1p form that large k use; it agrees with the exact ratio."""
+    monkeypatch.setattr(metrics, "_PRODUCT_FORM_MAX_K", 0)
+    for k in (5, 100):
+        hat = estimate_pass_hat_k(BIG_C, BIG_N, k)
+        assert np.all(np.isfinite(hat)) and np.all((0 <= hat) & (hat <= 1))
+        exact = np.array([exact_ratio(int(c), BIG_N, k) for c in BIG_C])
+        np.testing.assert_allclose(hat, exact, rtol=1e-8, atol=1e-300)
+        at = estimate_pass_at_k(BIG_N - BIG_C, BIG_N, k)
+        np.testing.assert_allclose(at, 1 - exact, rtol=1e-8, atol=1e-12)
+        assert hat[0] == 1.0 and at[0] == 0.0  # c = n stays exact
+    hat = estimate_pass_hat_k(BIG_C, BIG_N, 10**5)
+    np.testing.assert_allclose(hat, gammaln_ratio(BIG_C, BIG_N, 10**5), rtol=1e-8, atol=1e-300)
+
+
+def test_a_task_scores_the_same_alone_and_in_any_batch():
+    """The product/log-gamma choice follows each element's k, never the batch size."""
+    c = np.tile(BIG_C, 250)
+    k = np.tile([5, 10**4], c.size // 2)
+    batch = estimate_pass_hat_k(c, BIG_N, k)
+    single = np.array([estimate_pass_hat_k(int(ci), BIG_N, int(ki)) for ci, ki in
+                       zip(c[:20], k[:20])])
+    np.testing.assert_array_equal(batch[:20], single)
+
+
+def test_small_pass_at_k_keeps_its_digits_in_the_log_gamma_form(monkeypatch):
+    monkeypatch.setattr(metrics, "_PRODUCT_FORM_MAX_K", 0)
+    assert estimate_pass_at_k(1, 10**6, 5) == pytest.approx(5e-6, rel=1e-8)
+
+
+# --------------------------------------------------------------------------
+# flakiness
+# --------------------------------------------------------------------------
+
+
+def test_flakiness_values():
+    assert flakiness(10, 12) == pytest.approx(5 / 9, rel=1e-15)
+    assert round(flakiness(10, 12), 4) == 0.5556
+    assert flakiness(6, 12) == 1.0
+    assert flakiness(0, 12) == 0.0 and flakiness(12, 12) == 0.0
+    assert math.isnan(flakiness(0, 0))
+    assert isinstance(flakiness(3, 4), float)
+
+
+def test_flakiness_vectorized():
+    out = flakiness([0, 6, 12, 0, 10], [12, 12, 12, 0, 12])
+    assert out.shape == (5,)
+    np.testing.assert_allclose(out[[0, 1, 2, 4]], [0.0, 1.0, 0.0, 5 / 9], rtol=1e-15)
+    assert math.isnan(out[3])
+    grid = flakiness(np.arange(13)[:, None], np.array([12, 13]))
+    assert grid.shape == (13, 2)
+
+
+@pytest.mark.parametrize("c,n,text", [(-1, 5, "-1"), (6, 5, "6"), (1.5, 5, "1.5"),
+                                      (True, 5, "True")])
+def test_flakiness_bad_input(c, n, text):
+    with pytest.raises(ValueError, match=re.escape(text)):
+        flakiness(c, n)
+
+
+# --------------------------------------------------------------------------
+# bootstrap interval
+# --------------------------------------------------------------------------
+
+
+def outcomes_of(c: int, n: int) -> list[int]:
+    return [1] * c + [0] * (n - c)
+
+
+def test_bootstrap_seeded_reproducible():
+    x = outcomes_of(10, 12)
+    a = bootstrap_pass_hat_k_ci(x, 5, rng=7)
+    b = bootstrap_pass_hat_k_ci(x, 5, rng=7)
+    assert a == b
+    assert isinstance(a, ConfidenceInterval)
+    c = bootstrap_pass_hat_k_ci(x, 5, rng=np.random.default_rng(7))
+    d = bootstrap_pass_hat_k_ci(x, 5, rng=np.random.default_rng(7))
+    assert c == d
+
+
+@pytest.mark.parametrize("c,n,k", [(10, 12, 5), (8, 12, 3), (15, 20, 5), (5, 12, 1), (20, 30, 2)])
+def test_bootstrap_brackets_the_estimate(c, n, k):
+    low, high = bootstrap_pass_hat_k_ci(outcomes_of(c, n), k, rng=0)
+    estimate = estimate_pass_hat_k(c, n, k)
+    assert 0.0 <= low <= estimate <= high <= 1.0
+
+
+def test_bootstrap_degenerate_samples():
+    assert bootstrap_pass_hat_k_ci([1] * 12, 5, rng=0) == (1.0, 1.0)
+    assert bootstrap_pass_hat_k_ci([True] * 7, 7, rng=0) == (1.0, 1.0)
+    assert bootstrap_pass_hat_k_ci([0] * 12, 5, rng=0) == (0.0, 0.0)
+    assert bootstrap_pass_hat_k_ci([False] * 3, 1, rng=0) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("outcomes", [[], [2], ["a"], [[1, 0], [0, 1]], [1, 0, 0.5], [-1, 1]])
+def test_bootstrap_bad_outcomes(outcomes):
+    with pytest.raises(ValueError, match="outcomes"):
+        bootstrap_pass_hat_k_ci(outcomes, 1, rng=0)
+
+
+def test_bootstrap_bad_k_and_confidence():
+    with pytest.raises(ValueError, match=r"k \(6\) exceeds the number of outcomes \(5\)"):
+        bootstrap_pass_hat_k_ci([1, 0, 1, 1, 1], 6, rng=0)
+    with pytest.raises(ValueError, match=r"k \((np\.int64\()?0\)?\)"):
+        bootstrap_pass_hat_k_ci([1, 0, 1], 0, rng=0)
+    for confidence in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="confidence"):
+            bootstrap_pass_hat_k_ci([1, 0, 1], 2, confidence=confidence, rng=0)
+
+
+@pytest.mark.parametrize("c,n,k", [(10, 12, 5), (8, 12, 3), (15, 20, 5), (30, 40, 5), (20, 30, 2),
+                                   (45, 50, 10)])
+@pytest.mark.parametrize("confidence", [0.8, 0.95])
+def test_bootstrap_matches_exact_binomial_limit(c, n, k, confidence):
+    mc = bootstrap_pass_hat_k_ci(outcomes_of(c, n), k, confidence=confidence, rng=12345)
+    exact = exact_bootstrap_pass_hat_k_ci(c, n, k, confidence=confidence)
+    assert mc.low == pytest.approx(exact.low, abs=0.05)
+    assert mc.high == pytest.approx(exact.high, abs=0.05)
+
+
+def test_exact_bootstrap_vectorized_and_nan():
+    low, high = exact_bootstrap_pass_hat_k_ci([10, 12, 0, 2], [12, 12, 12, 3], 5)
+    assert low.shape == high.shape == (4,)
+    assert low[0] == pytest.approx(21 / 792, rel=1e-12)  # C(7,5)/C(12,5)
+    assert (low[1], high[1]) == (1.0, 1.0) and (low[2], high[2]) == (0.0, 0.0)
+    assert math.isnan(low[3]) and math.isnan(high[3])  # k > n
+    assert np.all(low[:3] <= high[:3])
+
+
+# --------------------------------------------------------------------------
+# Wilson interval
+# --------------------------------------------------------------------------
+
+
+def test_wilson_known_value():
+    low, high = wilson_ci(28, 30)
+    assert (round(low, 3), round(high, 3)) == (0.787, 0.982)
+
+
+@pytest.mark.parametrize("c,n", [(0, 1), (1, 1), (0, 10), (5, 10), (28, 30), (30, 30), (7, 200)])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_wilson_equals_scipy_and_formula(c, n, confidence):
+    low, high = wilson_ci(c, n, confidence=confidence)
+    ref = stats.binomtest(c, n).proportion_ci(confidence_level=confidence, method="wilson")
+    assert (low, high) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
+    f_low, f_high = wilson_closed_form(c, n, confidence)
+    assert low == pytest.approx(max(f_low, 0.0), abs=1e-12)
+    assert high == pytest.approx(min(f_high, 1.0), abs=1e-12)
+    assert 0.0 <= low <= c / n <= high <= 1.0
+
+
+@pytest.mark.parametrize("c,n,kwargs,text", [
+    (0, 0, {}, "total (0)"),
+    (5, 3, {}, "successes (5)"),
+    (-1, 3, {}, "-1"),
+    (1.5, 3, {}, "1.5"),
+    ([1, 2], [3, 3], {}, "scalar"),
+    (1, 3, {"confidence": 0.0}, "confidence (0.0)"),
+    (1, 3, {"confidence": 1.0}, "confidence (1.0)"),
+    (1, 3, {"confidence": 95}, "confidence (95)"),
+])
+def test_wilson_bad_input(c, n, kwargs, text):
+    with pytest.raises(ValueError, match=re.escape(text)):
+        wilson_ci(c, n, **kwargs)
+
+
+# --------------------------------------------------------------------------
+# one-sided lower bound on pass^k and the runs it takes
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 5, 12, 30, 100])
+@pytest.mark.parametrize("k", [1, 3, 5, 20])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_lower_bound_all_pass_closed_form(n, k, confidence):
+    alpha = 1 - confidence
+    bound = pass_hat_k_lower_bound(n, n, k, confidence=confidence)
+    assert bound == pytest.approx((alpha ** (1 / n)) ** k, rel=1e-12)
+
+
+def test_lower_bound_values():
+    assert pass_hat_k_lower_bound(0, 12, 5) == 0.0
+    assert pass_hat_k_lower_bound(0, 1, 1) == 0.0
+    assert round(pass_hat_k_lower_bound(12, 12, 5), 4) == 0.287
+    assert math.isnan(pass_hat_k_lower_bound(0, 0, 5))
+    out = pass_hat_k_lower_bound([0, 10, 0], [12, 12, 0], 1)
+    assert out.shape == (3,) and out[0] == 0.0 and math.isnan(out[2])
+    assert out[1] == pytest.approx(stats.beta.ppf(0.05, 10, 3), rel=1e-12)
+    # k may exceed n: the bound is on p^k, not an estimate from k-subsets
+    assert 0.0 < pass_hat_k_lower_bound(3, 3, 10) < pass_hat_k_lower_bound(3, 3, 2)
+
+
+@pytest.mark.parametrize("n", [1, 5, 12, 50])
+@pytest.mark.parametrize("k", [1, 5])
+def test_lower_bound_monotone_in_c(n, k):
+    bounds = pass_hat_k_lower_bound(np.arange(n + 1), n, k)
+    assert np.all(np.diff(bounds) > 0)
+    assert np.all((bounds >= 0) & (bounds < 1))
+
+
+def test_lower_bound_coverage_by_simulation():
+    """P(bound > p^k) <= 1 - confidence (Clopper-Pearson is conservative)."""
+    rng = np.random.default_rng(31337)
+    draws = 100_000
+    for n in (12, 30):
+        for k in (1, 5):
+            for confidence in (0.9, 0.95):
+                bounds = pass_hat_k_lower_bound(np.arange(n + 1), n, k, confidence=confidence)
+                for p in (0.3, 0.7, 0.9, 0.97, 0.995):
+                    c = rng.binomial(n, p, size=draws)
+                    miss = float(np.mean(bounds[c] > p**k))
+                    assert miss <= (1 - confidence) + 0.005, (n, k, confidence, p, miss)
+
+
+@pytest.mark.parametrize("text,kwargs", [("confidence (0)", {"confidence": 0}),
+                                         ("confidence (1)", {"confidence": 1})])
+def test_lower_bound_bad_confidence(text, kwargs):
+    with pytest.raises(ValueError, match=re.escape(text)):
+        pass_hat_k_lower_bound(3, 5, 2, **kwargs)
+
+
+def test_runs_needed_docstring_values():
+    assert runs_needed(0.5, 5) == 22
+    assert runs_needed(0.9, 5) == 143
+
+
+@pytest.mark.parametrize("target", [0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.99])
+@pytest.mark.parametrize("k", [1, 2, 5, 10])
+@pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
+def test_runs_needed_is_minimal(target, k, confidence):
+    n = runs_needed(target, k, confidence=confidence)
+    assert isinstance(n, int) and n >= 1
+    assert pass_hat_k_lower_bound(n, n, k, confidence=confidence) >= target
+    if n > 1:
+        assert pass_hat_k_lower_bound(n - 1, n - 1, k, confidence=confidence) < target
+
+
+@pytest.mark.parametrize("target", [0, 1, 1.5, -0.2, float("nan")])
+def test_runs_needed_bad_target(target):
+    with pytest.raises(ValueError, match=re.escape(repr(target))):
+        runs_needed(target, 5)
+
+
+def test_runs_needed_bad_k_and_confidence():
+    for k in (0, 2.5, True):
+        with pytest.raises(ValueError, match=re.escape(repr(k))):
+            runs_needed(0.5, k)
+    for confidence in (0, 1, 2):
+        with pytest.raises(ValueError, match="confidence"):
+            runs_needed(0.5, 5, confidence=confidence)
