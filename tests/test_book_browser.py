@@ -13,9 +13,11 @@ For each HTML page of ``_build/html`` (one parametrized test per page) this asse
 
 A full-page screenshot of each page is written to ``_build/screenshots/<page>.png``.
 
-If ``_build/html/index.html`` is missing the module builds the book first with
-``jupyter-book build . -W -n --keep-going`` (a failed build is a collection error,
-so this test never silently skips). It needs the ``playwright`` Python package and
+If ``_build/html/index.html`` is missing, a module fixture builds the book first
+with ``jupyter-book build . -W -n --keep-going``; a failed build fails every test
+here (it never skips), without stopping the collection of other test modules.
+The pages are listed without building: each toc entry, ``search.html`` and
+``genindex.html``, plus any other page found in an existing build. It needs the ``playwright`` Python package and
 Debian's Chromium at ``/usr/bin/chromium`` (``apt-get install -y chromium``);
 playwright's own browser download is never used.
 """
@@ -65,34 +67,32 @@ def _jupyter_book() -> list[str]:
     found = shutil.which("jupyter-book")
     if found:
         return [found]
-    raise RuntimeError(
+    pytest.fail(
         "jupyter-book is not installed: pip install -e '.[book]' "
-        "(then build with `jupyter-book build . -W -n --keep-going`)"
+        "(then build with `jupyter-book build . -W -n --keep-going`)",
+        pytrace=False,
     )
 
 
-def _ensure_built() -> None:
-    if (HTML / "index.html").exists():
-        return
+def _build_book() -> None:
     cmd = [*_jupyter_book(), "build", ".", "-W", "-n", "--keep-going"]
     proc = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False
     )
     if proc.returncode != 0 or not (HTML / "index.html").exists():
-        tail = "\n".join((proc.stdout + "\n" + proc.stderr).splitlines()[-60:])
-        raise RuntimeError(
-            f"`{' '.join(cmd)}` failed (exit {proc.returncode}); last lines:\n{tail}"
+        lines = (proc.stdout + "\n" + proc.stderr).splitlines()
+        flagged = [
+            line
+            for line in lines
+            if ("WARNING" in line or "ERROR" in line or "Error" in line)
+            and "IPKernelApp" not in line
+        ]
+        pytest.fail(
+            f"`{' '.join(cmd)}` failed (exit {proc.returncode}).\n"
+            "Warnings/errors:\n" + "\n".join(flagged[-40:]) + "\n"
+            "Last lines:\n" + "\n".join(lines[-25:]),
+            pytrace=False,
         )
-
-
-def _pages() -> list[str]:
-    pages = []
-    for path in sorted(HTML.rglob("*.html")):
-        rel = path.relative_to(HTML)
-        if rel.parts[0] in NON_PAGE_DIRS or rel.as_posix() in SKIP_PAGES:
-            continue
-        pages.append(rel.as_posix())
-    return pages
 
 
 def _toc_files() -> list[str]:
@@ -118,7 +118,19 @@ def _toc_files() -> list[str]:
     return files
 
 
-_ensure_built()
+def _pages() -> list[str]:
+    """The pages to test, known without building: every toc entry, Sphinx's
+    search and index pages, plus any other page an existing build holds."""
+    pages = {f"{Path(f).with_suffix('').as_posix()}.html" for f in _toc_files()}
+    pages |= {"search.html", "genindex.html"}
+    if HTML.is_dir():
+        for path in HTML.rglob("*.html"):
+            rel = path.relative_to(HTML)
+            if rel.parts[0] not in NON_PAGE_DIRS:
+                pages.add(rel.as_posix())
+    return sorted(pages - SKIP_PAGES)
+
+
 PAGES = _pages()
 
 
@@ -131,7 +143,16 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site_url():
+def built_site() -> Path:
+    """_build/html, built first if index.html is absent (a failed build fails
+    every test of this module, with the build's last lines, and only once)."""
+    if not (HTML / "index.html").exists():
+        _build_book()
+    return HTML
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site):
     handler = functools.partial(_QuietHandler, directory=str(HTML))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
@@ -171,14 +192,11 @@ def browser():
 # ------------------------------------------------------------------------------ tests
 
 
-def test_book_has_pages():
-    assert PAGES, f"no HTML pages found under {HTML}"
-
-
-def test_every_toc_entry_was_built():
-    built = set(PAGES)
+def test_every_toc_entry_was_built(built_site):
     missing = [
-        f for f in _toc_files() if f"{Path(f).with_suffix('').as_posix()}.html" not in built
+        f
+        for f in _toc_files()
+        if not (built_site / f"{Path(f).with_suffix('').as_posix()}.html").exists()
     ]
     assert not missing, f"toc entries without a built page: {missing}"
 
@@ -233,6 +251,7 @@ def _is_local(url: str) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("page_path", PAGES)
 def test_page_renders_offline(page_path, browser, site_url):
+    assert (HTML / page_path).exists(), f"{page_path} was not built"
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     console_errors: list[str] = []
