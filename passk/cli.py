@@ -7,6 +7,7 @@ Bad input is one line on stderr naming the file and the line; never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -14,28 +15,66 @@ from typing import Any
 
 import numpy as np
 
-from .io import ResultsError, read_results
+from pathlib import Path
+
+from .diff import CORRECTIONS, diff_results, format_diff
+from .io import FORMATS, Results, ResultsError, read_results
 from .metrics import pass_at_k, pass_hat_k, runs_needed
-from .stability import DEMO_SEED, SuiteReport, format_table, run_demo, suite_report
+from .plots import MissingExtra, plot_report
+from .reporting import (
+    GATE_ON,
+    FileReport,
+    build_report,
+    format_plan,
+    format_report,
+    plan_tasks,
+    policy_max_runs,
+)
+from .stability import DEMO_SEED, SuiteReport, format_table, run_demo
 
 EXIT_OK, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
+
+#: Extensions whose format is fixed (nothing to detect, so nothing said on stderr).
+_EXTENSION_FORMATS = (".jsonl", ".ndjson", ".csv")
+#: Reports over more tasks than this print compact JSON (one line) for speed.
+_COMPACT_JSON_TASKS = 10_000
 
 
 class BadInput(Exception):
     """Raised by a command for input it cannot use; becomes one line on stderr and exit 2."""
 
 
-def _print_json(payload: Any) -> None:
-    print(json.dumps(payload, indent=2, allow_nan=False))
+def _print_json(payload: Any, *, compact: bool = False) -> None:
+    # indent=2 for people; a very large report is printed compact (the C encoder is ~10x faster)
+    print(json.dumps(payload, indent=None if compact else 2, allow_nan=False))
+
+
+def _read(args: argparse.Namespace, path: str | None = None) -> Results:
+    """Read a results file with the command's --format, saying on stderr what auto chose."""
+    path = path if path is not None else args.file
+    fmt = getattr(args, "format", "auto")
+    results = read_results(path, fmt, scorer=getattr(args, "scorer", None),
+                           success_values=getattr(args, "success_value", None))
+    if fmt == "auto" and Path(path).suffix.lower() not in _EXTENSION_FORMATS:
+        print(f"passk {args.command}: read {path} as {results.source} (detected; "
+              f"--format to override)", file=sys.stderr)
+    return results
+
+
+def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
+    results = results if results is not None else _read(args)
+    k_for = dict(getattr(args, "k_for", None) or [])
+    return build_report(
+        results, k=args.k, k_for=k_for, confidence=getattr(args, "confidence", 0.95),
+        min_overall_pass_hat_k=getattr(args, "min_overall", 0.7),
+        max_flakiness=getattr(args, "max_flakiness", 0.2),
+        gate_on=getattr(args, "on", "estimate"), min_runs=getattr(args, "min_runs", 0),
+    )
 
 
 def _report_from_file(args: argparse.Namespace) -> SuiteReport:
-    results = read_results(args.file)
-    return suite_report(
-        results.task_ids, results.successes, results.totals, risks=results.risks, k=args.k,
-        min_overall_pass_hat_k=getattr(args, "min_overall", 0.7),
-        max_flakiness=getattr(args, "max_flakiness", 0.2),
-    )
+    """The :class:`SuiteReport` of a results file (kept for callers of the first version)."""
+    return _file_report(args).report
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -66,36 +105,86 @@ def cmd_curves(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    report = _report_from_file(args)
+    fr = _file_report(args)
+    if args.plot:
+        plot_report(fr, args.plot)
+        print(f"passk report: wrote {args.plot}", file=sys.stderr)
     if args.json:
-        _print_json(report.to_dict())
+        _print_json(fr.to_dict(), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
-        print(format_table(report, markdown=args.markdown, flaky_first=True))
+        print(format_report(fr, markdown=args.markdown))
     return EXIT_OK
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    report = _report_from_file(args)
+    fr = _file_report(args)
     if args.json:
-        _print_json(report.to_dict())
+        _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
-        print(format_table(report, flaky_first=True))
-    return EXIT_OK if report.gate.passed else EXIT_BLOCKED
+        print(format_report(fr, markdown=args.markdown, curve=False))
+    return EXIT_OK if fr.gate.passed else EXIT_BLOCKED
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        return _plan_file(args)
+    k = args.k if args.k is not None else 5
     targets = [args.target] if args.target is not None else [0.5, 0.8, 0.9, 0.95, 0.99]
-    rows = [{"target": t, "k": args.k, "confidence": args.confidence,
-             "runs_needed": runs_needed(t, args.k, confidence=args.confidence)} for t in targets]
+    rows = [{"target": t, "k": k, "confidence": args.confidence,
+             "runs_needed": runs_needed(t, k, confidence=args.confidence)} for t in targets]
     if args.json:
         _print_json(rows if args.target is None else rows[0])
         return EXIT_OK
-    print(f"all-pass runs needed to claim pass^{args.k} >= target "
+    print(f"all-pass runs needed to claim pass^{k} >= target "
           f"at {args.confidence:.0%} confidence")
     print(f"{'target':>7}  {'runs':>6}")
     for row in rows:
         print(f"{row['target']:>7.3f}  {row['runs_needed']:>6}")
     return EXIT_OK
+
+
+def _plan_file(args: argparse.Namespace) -> int:
+    if args.target is not None:
+        raise BadInput("--target is for the table without a file; with a file the bar is "
+                       "--min-overall")
+    results = _read(args)
+    fr = _file_report(args, results)
+    max_runs = policy_max_runs(results, args.max_n)
+    plans = plan_tasks(results, fr.ks.tolist(), max_runs,
+                       min_overall_pass_hat_k=args.min_overall, max_flakiness=args.max_flakiness,
+                       gate_on=args.on, min_runs=args.min_runs, confidence=args.confidence)
+    if args.json:
+        _print_json({
+            "rule": "a task clears when it has enough runs, its pass^k (or lower bound) is at "
+                    "least the bar and its flakiness at most the cap; open when some outcome of "
+                    "further runs up to max_runs could flip that",
+            "bar": args.min_overall, "cap": args.max_flakiness, "on": args.on,
+            "tasks": [{"task_id": p.task_id, "risk": p.risk, "runs": p.runs,
+                       "successes": p.successes, "k": p.k, "max_runs": p.max_runs,
+                       "clears": p.clears, "open": p.open, "extra_runs_at_most": p.extra_at_most}
+                      for p in plans],
+            "open_tasks": sum(p.open for p in plans),
+            "total_extra_runs_at_most": sum(p.extra_at_most for p in plans),
+        }, compact=len(plans) > _COMPACT_JSON_TASKS)
+        return EXIT_OK
+    what = "pass^k" if args.on == "estimate" else "exact lower bound on pass^k"
+    print(f"each task alone against the gate: {what} >= {args.min_overall:.3f} and flakiness "
+          f"<= {args.max_flakiness:.3f}; max n = "
+          + (str(args.max_n) if args.max_n is not None else "the policy's runs for its risk"))
+    print(format_plan(plans, markdown=args.markdown))
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    old = _read(args, args.old)
+    new = _read(args, args.new)
+    d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
+                     max_flakiness=args.max_flakiness)
+    if args.json:
+        _print_json(d.to_dict(), compact=len(d.tasks) > _COMPACT_JSON_TASKS)
+    else:
+        print(format_diff(d, markdown=args.markdown))
+    return EXIT_BLOCKED if d.regressed else EXIT_OK
 
 
 def _probability(text: str) -> float:
@@ -118,10 +207,67 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _risk_k(text: str) -> tuple[str, int]:
+    risk, sep, value = text.partition("=")
+    if not sep or not risk:
+        raise argparse.ArgumentTypeError(f"{text!r} must read RISK=K, e.g. high-risk-write=8")
+    return risk, _positive_int(value)
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 0")
+    return value
+
+
+def _open_interval(text: str) -> float:
+    value = _probability(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must lie strictly between 0 and 1")
+    return value
+
+
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    """--format and the Inspect options, for any command that reads results files."""
+    p.add_argument("--format", default="auto", choices=FORMATS, metavar="FORMAT",
+                   help="input format: " + ", ".join(FORMATS) + " (default auto: by extension, "
+                   "and for .json by content; the choice is printed on stderr)")
+    p.add_argument("--scorer", default=None,
+                   help="Inspect logs: the scorer whose value decides success")
+    p.add_argument("--success-value", action="append", default=None, metavar="VALUE",
+                   help="Inspect logs: a score value that counts as a success (repeatable; "
+                   "default C, True or 1)")
+
+
+def add_gate_options(p: argparse.ArgumentParser, *, default_k: int | None) -> None:
+    """The k, the bar, the cap and what to gate on; shared by report, gate and plan FILE."""
+    p.add_argument("--k", type=_positive_int, default=default_k,
+                   help="k of pass^k" + (f" (default {default_k})" if default_k else
+                                         " (default: the smallest n over tasks)"))
+    p.add_argument("--k-for", action="append", type=_risk_k, default=None, metavar="RISK=K",
+                   help="a k for tasks of one risk label, e.g. high-risk-write=8 (repeatable)")
+    p.add_argument("--min-overall", type=_probability, default=0.7,
+                   help="bar for the mean pass^k (default 0.7)")
+    p.add_argument("--max-flakiness", type=_probability, default=0.2,
+                   help="cap on any task's flakiness (default 0.2)")
+    p.add_argument("--on", choices=GATE_ON, default="estimate",
+                   help="gate on each task's pass^k estimate (default) or its exact "
+                   "lower bound")
+    p.add_argument("--min-runs", type=_whole, default=0,
+                   help="a task with fewer counted runs fails the gate (default 0)")
+    p.add_argument("--confidence", type=_open_interval, default=0.95,
+                   help="confidence of intervals and lower bounds (default 0.95)")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``passk`` parser; a new command is one more ``add(...)`` call below."""
     parser = argparse.ArgumentParser(
         prog="passk",
-        description="pass@k, pass^k and flakiness for AI agents: report, gate and plan repeats.",
+        description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -140,37 +286,72 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--p", type=_probability, default=0.9)
     p.add_argument("--k", type=_positive_int, default=8)
 
-    for name, func, help_ in (("report", cmd_report, "score a results file per task"),
-                              ("gate", cmd_gate, "the dual gate on a results file (exit 0/1/2)")):
-        p = add(name, func, help_)
-        p.add_argument("file", help="results: JSON Lines (.jsonl) or CSV (.csv), one run a row")
-        p.add_argument("--k", type=_positive_int, default=5)
-        if name == "report":
-            p.add_argument("--markdown", action="store_true", help="a Markdown table")
-        else:
-            p.add_argument("--min-overall", type=_probability, default=0.7,
-                           help="bar for the mean pass^k (default 0.7)")
-            p.add_argument("--max-flakiness", type=_probability, default=0.2,
-                           help="cap on any task's flakiness (default 0.2)")
+    file_help = ("results: JSON Lines, CSV, tau-bench or tau2-bench JSON, or an Inspect AI "
+                 "log (.eval/.json)")
+    p = add("report", cmd_report, "score a results file per task, with the suite curve over k")
+    p.add_argument("file", help=file_help)
+    add_input_options(p)
+    add_gate_options(p, default_k=None)
+    p.add_argument("--markdown", action="store_true", help="Markdown tables")
+    p.add_argument("--plot", metavar="FILE.png", default=None,
+                   help="also draw the curves and flakiness per task (needs matplotlib)")
 
-    p = add("plan", cmd_plan, "all-pass runs needed to support a claim pass^k >= target")
-    p.add_argument("--target", type=_probability, default=None)
-    p.add_argument("--k", type=_positive_int, default=5)
-    p.add_argument("--confidence", type=_probability, default=0.95)
+    p = add("gate", cmd_gate, "the dual gate on a results file (exit 0 passed, 1 blocked, "
+            "2 bad input)")
+    p.add_argument("file", help=file_help)
+    add_input_options(p)
+    add_gate_options(p, default_k=5)
+    p.add_argument("--markdown", action="store_true", help="Markdown tables")
+
+    p = add("plan", cmd_plan, "runs needed: all-pass runs for a claim pass^k >= target, or, "
+            "with a FILE, which tasks more runs could still change")
+    p.add_argument("file", nargs="?", default=None, help=file_help)
+    add_input_options(p)
+    add_gate_options(p, default_k=None)
+    p.add_argument("--target", type=_probability, default=None,
+                   help="without FILE: the claim pass^k >= target (default: a table)")
+    p.add_argument("--max-n", type=_positive_int, default=None,
+                   help="with FILE: most runs a task may get (default: the repeat policy's "
+                   "runs for its risk, 12 high-risk-write, 5 otherwise)")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table")
+
+    p = add("diff", cmd_diff, "compare two results files task by task (exit 1 when a task "
+            "regressed beyond repeat noise)")
+    p.add_argument("old", help="results of the old version")
+    p.add_argument("new", help="results of the new version")
+    add_input_options(p)
+    p.add_argument("--k", type=_positive_int, default=None,
+                   help="k of pass^k (default: the smallest n over both files)")
+    p.add_argument("--alpha", type=_open_interval, default=0.05,
+                   help="significance level after correction (default 0.05)")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="holm (family-wise error, default) or bh (Benjamini-Hochberg, "
+                   "false discovery rate)")
+    p.add_argument("--max-flakiness", type=_probability, default=0.2,
+                   help="the flakiness cap that defines the classes (default 0.2)")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # a short-lived command building millions of small objects: the cycle collector
+    # would only rescan them (about a fifth of the time on 10**6 runs); nothing here
+    # makes reference cycles, and the process ends when the command does
+    gc_was_on = gc.isenabled()
+    gc.disable()
     try:
         return args.func(args)
-    except (ResultsError, BadInput, ValueError) as exc:
+    except (ResultsError, BadInput, MissingExtra, ValueError, OSError) as exc:
         print(f"passk {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"passk {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if gc_was_on:
+            gc.enable()
 
 
 if __name__ == "__main__":
