@@ -15,11 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from dataclasses import replace
 from pathlib import Path
 
 from .diff import CORRECTIONS, diff_results, format_diff
 from .io import FORMATS, Results, ResultsError, read_results
 from .metrics import pass_at_k, pass_hat_k, runs_needed
+from .protocol import require_same_protocol
 from .plots import MissingExtra, plot_report
 from .reporting import (
     GATE_ON,
@@ -117,7 +119,18 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    fr = _file_report(args)
+    results = _read(args)
+    fr = _file_report(args, results)
+    if args.baseline is not None:
+        baseline = _read(args, args.baseline)
+        _require_same_protocol(baseline, results, args.baseline, args.file)
+        d = diff_results(baseline, results, k=args.k, alpha=0.05, correction="holm",
+                         max_flakiness=args.max_flakiness)
+        if d.regressed:
+            extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
+                          f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
+            gate = replace(fr.report.gate, passed=False, reasons=fr.gate.reasons + extra)
+            fr = replace(fr, report=replace(fr.report, gate=gate))
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
@@ -175,9 +188,22 @@ def _plan_file(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _require_same_protocol(old: Results, new: Results, old_path: str, new_path: str) -> None:
+    """Refuse to compare results measured under different protocols (or unknown against known)."""
+    if old.protocol is None and new.protocol is None:
+        return
+    if old.protocol is None or new.protocol is None:
+        missing, other = (old_path, new_path) if old.protocol is None else (new_path, old_path)
+        raise BadInput(f"{missing} records no protocol but {other} does (fingerprint "
+                       f"{(old.protocol or new.protocol).fingerprint}): cannot tell whether they "
+                       "compare")
+    require_same_protocol(old.protocol, new.protocol)
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     old = _read(args, args.old)
     new = _read(args, args.new)
+    _require_same_protocol(old, new, args.old, args.new)
     d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
                      max_flakiness=args.max_flakiness)
     if args.json:
@@ -185,6 +211,43 @@ def cmd_diff(args: argparse.Namespace) -> int:
     else:
         print(format_diff(d, markdown=args.markdown))
     return EXIT_BLOCKED if d.regressed else EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import load_adapter, load_tasks, run_suite
+    from .stability import RepeatPolicy
+
+    adapter = load_adapter(args.adapter)
+    tasks = load_tasks(args.tasks)
+    policy = RepeatPolicy(runs_by_risk={"high-risk-write": args.runs_high_risk,
+                                        "read-only": args.runs_read_only},
+                          previously_flaky=args.runs_high_risk, default=args.runs_read_only,
+                          stopping=args.policy)
+    try:
+        run = run_suite(adapter, tasks, policy, k=args.k, seed=args.seed,
+                        max_concurrency=args.concurrency, log=args.log, resume=args.resume,
+                        progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
+                        max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
+                        max_flakiness=args.max_flakiness)
+    except KeyboardInterrupt:
+        print(f"passk run: resume with: passk run {args.adapter} {args.tasks} --log {args.log} "
+              f"--seed {args.seed} --resume", file=sys.stderr)
+        return 130
+    if args.json:
+        out = run.report.to_dict()
+        out["runs"] = {"spent": run.runs_spent, "fixed": run.runs_fixed, "saved": run.runs_saved,
+                       "retries": dict(run.retries), "cached": dict(run.cached),
+                       "infrastructure_errors": dict(run.infrastructure_errors),
+                       "effective_n": dict(run.effective_n)}
+        out["protocol"] = run.protocol.to_dict() if run.protocol else None
+        _print_json(out)
+    else:
+        print(format_table(run.report, flaky_first=True))
+        left_out = sum(run.infrastructure_errors.values()) + sum(run.cached.values())
+        print(f"runs: {run.runs_spent} counted of {run.runs_fixed} planned"
+              + (f" ({run.runs_saved} saved by curtailment)" if args.policy == "curtailed" else "")
+              + f"; {sum(run.retries.values())} retries, {left_out} left out; log: {args.log}")
+    return EXIT_OK if run.report.gate.passed else EXIT_BLOCKED
 
 
 def _probability(text: str) -> float:
@@ -301,6 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help=file_help)
     add_input_options(p)
     add_gate_options(p, default_k=5)
+    p.add_argument("--baseline", default=None, metavar="OLD",
+                   help="also block when a task regressed against OLD beyond repeat noise; "
+                   "refused when OLD was measured under a different protocol")
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
 
     p = add("plan", cmd_plan, "runs needed: all-pass runs for a claim pass^k >= target, or, "
@@ -330,6 +396,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-flakiness", type=_probability, default=0.2,
                    help="the flakiness cap that defines the classes (default 0.2)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
+
+    p = add("run", cmd_run, "run a suite against an adapter, logging every run as it ends "
+            "(exit 0 passed, 1 blocked, 2 bad input, 130 interrupted)")
+    p.add_argument("adapter", help="module:attribute naming an adapter object, or a class or "
+                   "function of no arguments returning one, e.g. "
+                   "passk.flaky_adapter:OnCallSimulator")
+    p.add_argument("tasks", help="JSON Lines of tasks: task_id, risk, instruction, and any "
+                   "fields the adapter's tasks take")
+    p.add_argument("--log", required=True, help="the run log (JSON Lines, appended per run)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the log: run only what it lacks, with the same seeds")
+    p.add_argument("--concurrency", type=_positive_int, default=None,
+                   help="runs in flight at once (threads, or tasks for an async adapter)")
+    p.add_argument("--seed", type=_whole, default=0, help="suite seed (default 0)")
+    p.add_argument("--k", type=_positive_int, default=5, help="k of pass^k (default 5)")
+    p.add_argument("--policy", choices=("fixed", "curtailed"), default="fixed",
+                   help="curtailed: stop a task once its gate verdict is settled")
+    p.add_argument("--runs-high-risk", type=_positive_int, default=12,
+                   help="runs for high-risk-write and previously flaky tasks (default 12)")
+    p.add_argument("--runs-read-only", type=_positive_int, default=5,
+                   help="runs for read-only and other tasks (default 5)")
+    p.add_argument("--timeout", type=float, default=None, help="per-run limit in seconds")
+    p.add_argument("--max-retries", type=_whole, default=3,
+                   help="retries of a run that hit an infrastructure error (default 3)")
+    p.add_argument("--min-overall", type=_probability, default=0.7)
+    p.add_argument("--max-flakiness", type=_probability, default=0.2)
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bar (it is also off when stderr is not a terminal)")
     return parser
 
 

@@ -185,13 +185,14 @@ class _World:
         self.call_with_retry("search_runbook", service, [f.fragment_id for f in found])
         return found
 
+    # a write changes the world only once its call went through
     def restart_service(self, service: str) -> None:
-        self.restarts += 1
         self.call_with_retry("restart_service", service, "restarted")
+        self.restarts += 1
 
     def escalate(self, service: str) -> None:
-        self.escalated = True
         self.call_with_retry("escalate", service, "paged the payments on-call")
+        self.escalated = True
 
     def fetch_in_parallel(self, service: str, scratchpad: dict[str, Any]) -> None:
         """Fetch metrics and the deploy log at once; each writes ``scratchpad['latest']``.
@@ -348,6 +349,12 @@ class OnCallSimulator:
         if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, int) \
                 or self.max_restarts < 1:
             raise ValueError(f"max_restarts ({self.max_restarts!r}) must be a whole number >= 1")
+
+    def protocol(self) -> dict[str, Any]:
+        """The switches that define a measurement with this simulator."""
+        return {"temperature": self.temperature, "deterministic_sort": self.deterministic_sort,
+                "concurrency": self.concurrency, "env_fault_rate": self.env_fault_rate,
+                "top_p": self.top_p, "max_restarts": self.max_restarts}
 
     def run(self, task: Task, *, seed: int) -> RunResult:
         """Run ``task`` once; the same seed always gives the same run."""

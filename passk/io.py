@@ -24,11 +24,13 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import repeat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .protocol import Protocol
 
 __all__ = ["ResultsError", "Run", "Results", "read_results", "results_from_runs",
            "read_jsonl_runs", "read_csv_runs", "FORMATS"]
@@ -76,6 +78,8 @@ class Results:
         Each task's risk label (``"read-only"`` when the file gives none).
     source : str
         Which reader produced them (``"jsonl"``, ``"csv"``, ...).
+    protocol : Protocol or None
+        The measurement's protocol, when the file records one (``passk run`` logs do).
     """
 
     task_ids: tuple[str, ...]
@@ -85,6 +89,7 @@ class Results:
     risks: tuple[str, ...]
     source: str = "jsonl"
     notes: tuple[str, ...] = field(default=())
+    protocol: Protocol | None = None
 
     def __len__(self) -> int:
         return len(self.task_ids)
@@ -159,9 +164,10 @@ def _run_from_record(record: Any, path: Any, line: int) -> Run:
 
 
 def _check_duplicates(runs: Iterable[tuple[int, Run]], path: Any) -> Iterator[Run]:
+    """Refuse a counted (task, trial) seen twice; retried infrastructure errors may repeat."""
     seen: dict[tuple[str, int], int] = {}
     for line, run in runs:
-        if run.trial is not None:
+        if run.trial is not None and not run.excluded:
             key = (run.task_id, run.trial)
             if key in seen:
                 raise ResultsError(path, line, f"duplicate run: task {run.task_id!r} trial "
@@ -173,14 +179,21 @@ def _check_duplicates(runs: Iterable[tuple[int, Run]], path: Any) -> Iterator[Ru
 def read_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
     """Yield the runs of a JSON Lines file, one object a line (blank lines skipped)."""
     def numbered() -> Iterator[tuple[int, Run]]:
+        first_line = 1
         with open(path, encoding="utf-8") as f:
             for line_no, text in enumerate(f, start=1):
                 if not text.strip():
+                    first_line += first_line == line_no
                     continue
                 try:
                     record = json.loads(text)
                 except json.JSONDecodeError as exc:
                     raise ResultsError(path, line_no, f"not valid JSON ({exc.msg})") from None
+                if _protocol_header(record, path, line_no) is not None:
+                    if line_no != first_line:
+                        raise ResultsError(path, line_no, "a protocol record must come first")
+                    continue
+                first_line = 0
                 yield line_no, _run_from_record(record, path, line_no)
     return _check_duplicates(numbered(), path)
 
@@ -221,6 +234,16 @@ _READERS = {".jsonl": ("jsonl", read_jsonl_runs), ".ndjson": ("jsonl", read_json
 _NONE = type(None)
 
 
+def _protocol_header(record: Any, path: Any, line: int) -> Protocol | None:
+    """A ``{"protocol": {...}}`` record (written by ``passk run``) as a :class:`Protocol`."""
+    if isinstance(record, dict) and "protocol" in record and "task_id" not in record:
+        try:
+            return Protocol.from_dict(record["protocol"])
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise ResultsError(path, line, f"bad protocol record ({exc})") from None
+    return None
+
+
 def _fast_jsonl(path: Path) -> Results | None:
     """Counts from a JSON Lines file in bulk: one ``json.loads`` and column checks.
 
@@ -245,7 +268,13 @@ def _fast_jsonl(path: Path) -> Results | None:
             gc.enable()
     if len(records) != len(lines) or set(map(type, records)) != {dict}:
         return None
-    def column(name: str) -> list[Any]:  # C-level map: ~10x a comprehension
+    protocol = _protocol_header(records[0], path, 1)
+    if protocol is not None:
+        records = records[1:]
+    if not records:
+        return None
+
+    def column(name: str) -> list[Any]:  # a C-level map: ~10x a comprehension
         return list(map(dict.get, records, repeat(name, len(records))))
 
     task_ids, success, trials = column("task_id"), column("success"), column("trial")
@@ -262,183 +291,25 @@ def _fast_jsonl(path: Path) -> Results | None:
     task_of = {t: i for i, t in enumerate(dict.fromkeys(task_ids))}
     index = np.fromiter(map(task_of.__getitem__, task_ids), dtype=np.int64, count=len(task_ids))
     m = len(task_of)
+    out = np.zeros(len(records), dtype=bool)  # left out: infrastructure errors, cached runs
+    for flags in (infra, cached):
+        if True in flags:
+            out |= np.fromiter((x is True for x in flags), dtype=bool, count=len(flags))
     if any(t is not None for t in trials):
-        if None in trials:
-            has = np.fromiter((t is not None for t in trials), dtype=bool, count=len(trials))
-            trial = np.asarray([t for t in trials if t is not None], dtype=np.int64)
-        else:
-            has = np.ones(len(trials), dtype=bool)
-            trial = np.asarray(trials, dtype=np.int64)
-        if trial.size:
-            span = int(trial.max()) - int(trial.min()) + 1
-            key = np.sort(index[has] * span + (trial - trial.min()))
-            if np.any(key[1:] == key[:-1]):
-                return None  # a duplicate (task, trial): the slow path names both lines
-    ok = np.asarray(success, dtype=bool)
-    out = np.asarray(excluded, dtype=bool)
-    m = len(task_of)
-    return Results(
-        task_ids=tuple(task_of),
-        successes=np.bincount(idx, weights=ok & ~out, minlength=m).astype(np.int64),
-        totals=np.bincount(idx, weights=~out, minlength=m).astype(np.int64),
-        excluded=np.bincount(idx, weights=out, minlength=m).astype(np.int64),
-        risks=tuple(risks),
-        source=source,
-    )
-
-
-def _field(record: Mapping[str, Any], name: str, kinds: tuple[type, ...], path: Any, line: int,
-           *, required: bool = False, what: str = "") -> Any:
-    if name not in record or record[name] is None:
-        if required:
-            raise ResultsError(path, line, f"missing field {name!r}")
-        return None
-    value = record[name]
-    # bool is an int in Python; only accept it where a bool is asked for
-    if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
-        raise ResultsError(path, line, f"field {name!r} must be {what}, got {value!r}")
-    return value
-
-
-def _run_from_record(record: Any, path: Any, line: int) -> Run:
-    if not isinstance(record, dict):
-        raise ResultsError(path, line, f"expected a JSON object, got {type(record).__name__}")
-    task_id = _field(record, "task_id", (str, int), path, line, required=True,
-                     what="a string")
-    success = _field(record, "success", (bool,), path, line, required=True,
-                     what="a boolean (true or false)")
-    trial = _field(record, "trial", (int,), path, line, what="a whole number")
-    risk = _field(record, "risk", (str,), path, line, what="a string")
-    infra = _field(record, "infrastructure_error", (bool,), path, line, what="a boolean")
-    cached = _field(record, "cached", (bool,), path, line, what="a boolean")
-    return Run(str(task_id), success, trial, risk, bool(infra) or bool(cached))
-
-
-def _check_duplicates(runs: Iterable[tuple[int, Run]], path: Any) -> Iterator[Run]:
-    seen: dict[tuple[str, int], int] = {}
-    for line, run in runs:
-        if run.trial is not None:
-            key = (run.task_id, run.trial)
-            if key in seen:
-                raise ResultsError(path, line, f"duplicate run: task {run.task_id!r} trial "
-                                   f"{run.trial} already appears on line {seen[key]}")
-            seen[key] = line
-        yield run
-
-
-def read_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
-    """Yield the runs of a JSON Lines file, one object a line (blank lines skipped)."""
-    def numbered() -> Iterator[tuple[int, Run]]:
-        with open(path, encoding="utf-8") as f:
-            for line_no, text in enumerate(f, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise ResultsError(path, line_no, f"not valid JSON ({exc.msg})") from None
-                yield line_no, _run_from_record(record, path, line_no)
-    return _check_duplicates(numbered(), path)
-
-
-_TRUE = {"true": True, "1": True, "false": False, "0": False}
-
-
-def read_csv_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
-    """Yield the runs of a CSV file with a header row (``success`` as true/false or 1/0)."""
-    def numbered() -> Iterator[tuple[int, Run]]:
-        with open(path, encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            missing = {"task_id", "success"} - set(reader.fieldnames or ())
-            if missing:
-                raise ResultsError(path, 1, f"missing column(s) {sorted(missing)} in the header")
-            for row in reader:
-                line = reader.line_num
-                if not row.get("task_id"):
-                    raise ResultsError(path, line, "missing field 'task_id'")
-                raw = (row.get("success") or "").strip().lower()
-                if raw not in _TRUE:
-                    raise ResultsError(path, line, f"field 'success' must be true/false or "
-                                       f"1/0, got {row.get('success')!r}")
-                trial = (row.get("trial") or "").strip()
-                if trial and not trial.lstrip("-").isdigit():
-                    raise ResultsError(path, line, f"field 'trial' must be a whole number, "
-                                       f"got {trial!r}")
-                flags = [(row.get(name) or "").strip().lower() in ("true", "1")
-                         for name in ("infrastructure_error", "cached")]
-                yield line, Run(row["task_id"], _TRUE[raw], int(trial) if trial else None,
-                                (row.get("risk") or None), any(flags))
-    return _check_duplicates(numbered(), path)
-
-
-_READERS = {".jsonl": ("jsonl", read_jsonl_runs), ".ndjson": ("jsonl", read_jsonl_runs),
-            ".csv": ("csv", read_csv_runs)}
-
-_NONE = type(None)
-
-
-def _fast_jsonl(path: Path) -> Results | None:
-    """Counts from a JSON Lines file in bulk: one ``json.loads`` and column checks.
-
-    Returns None when anything is off (bad JSON, a wrong type, a duplicate);
-    the caller then re-reads line by line, which names the exact line. Valid
-    files never take that slow path, so a million runs parse in about a second.
-    """
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    if not all(lines):
-        lines = [line for line in lines if line.strip()]
-    if not lines:
-        return None
-    gc_was_on = gc.isenabled()
-    gc.disable()  # a million new dicts would trigger many useless collections
-    try:
-        records = json.loads("[" + ",".join(lines) + "]")
-    except json.JSONDecodeError:
-        return None
-    finally:
-        if gc_was_on:
-            gc.enable()
-    if len(records) != len(lines) or set(map(type, records)) != {dict}:
-        return None
-    task_ids = [r.get("task_id") for r in records]
-    success = [r.get("success") for r in records]
-    trials = [r.get("trial") for r in records]
-    risks = [r.get("risk") for r in records]
-    infra = [r.get("infrastructure_error") for r in records]
-    cached = [r.get("cached") for r in records]
-    id_types = set(map(type, task_ids))
-    if (not id_types <= {str, int} or set(map(type, success)) != {bool}
-            or not set(map(type, trials)) <= {int, _NONE}
-            or not set(map(type, risks)) <= {str, _NONE}
-            or not set(map(type, infra)) <= {bool, _NONE}
-            or not set(map(type, cached)) <= {bool, _NONE}):
-        return None
-    if int in id_types:
-        task_ids = [str(t) for t in task_ids]
-    task_of: dict[str, int] = {}
-    index = np.fromiter((task_of.setdefault(t, len(task_of)) for t in task_ids),
-                        dtype=np.int64, count=len(task_ids))
-    m = len(task_of)
-    if any(t is not None for t in trials):
-        has = np.fromiter((t is not None for t in trials), dtype=bool, count=len(trials))
-        trial = np.fromiter((t if t is not None else 0 for t in trials), dtype=np.int64,
+        has = np.fromiter((t is not None for t in trials), dtype=bool, count=len(trials)) & ~out
+        trial = np.fromiter((0 if t is None else t for t in trials), dtype=np.int64,
                             count=len(trials))[has]
         if trial.size:
             span = int(trial.max()) - int(trial.min()) + 1
             key = np.sort(index[has] * span + (trial - trial.min()))
             if np.any(key[1:] == key[:-1]):
                 return None  # a duplicate (task, trial): the slow path names both lines
-    ok = np.asarray(success, dtype=bool)
-    out = np.zeros(len(records), dtype=bool)
-    for flags in (infra, cached):
-        if any(flags):
-            out |= np.asarray([x is True for x in flags], dtype=bool)
     labels = ["read-only"] * m
     if any(risks):
         for i, risk in zip(index.tolist(), risks):
             if risk and labels[i] == "read-only":
                 labels[i] = risk
+    ok = np.asarray(success, dtype=bool)
     return Results(
         task_ids=tuple(task_of),
         successes=np.bincount(index, weights=ok & ~out, minlength=m).astype(np.int64),
@@ -446,7 +317,19 @@ def _fast_jsonl(path: Path) -> Results | None:
         excluded=np.bincount(index, weights=out, minlength=m).astype(np.int64),
         risks=tuple(labels),
         source="jsonl",
+        protocol=protocol,
     )
+
+
+def _first_protocol(path: Path) -> Protocol | None:
+    with open(path, encoding="utf-8") as f:
+        for line_no, text in enumerate(f, start=1):
+            if text.strip():
+                try:
+                    return _protocol_header(json.loads(text), path, line_no)
+                except json.JSONDecodeError:
+                    return None  # the line-by-line reader reports it
+    return None
 
 
 #: Every format ``read_results`` understands, as ``--format`` spells them.
@@ -489,7 +372,9 @@ def read_results(path: str | os.PathLike[str], format: str = "auto",  # noqa: A0
             fast = _fast_jsonl(p)
             if fast is not None:
                 return fast
-            return results_from_runs(read_jsonl_runs(p), path=path, source="jsonl")
+            protocol = _first_protocol(p)
+            results = results_from_runs(read_jsonl_runs(p), path=path, source="jsonl")
+            return replace(results, protocol=protocol)
         if format == "csv":
             return results_from_runs(read_csv_runs(p), path=path, source="csv")
         return read_formatted(p, format, **options)

@@ -63,15 +63,30 @@ class Protocol:
         return protocol
 
 
+def _flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings as ``{"adapter.temperature": 0.7, ...}``, so a difference names its leaf."""
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 class ProtocolMismatch(ValueError):
     """Two results were measured under different protocols."""
 
 
 def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
-    """Each setting that differs, as ``'name: old != new'`` (missing shown as <unset>)."""
+    """Each setting that differs, as ``'name: old != new'`` (missing shown as <unset>).
+
+    Nested settings are named by their path, e.g. ``adapter_settings.temperature``.
+    """
+    fa, fb = _flatten(a.settings), _flatten(b.settings)
     out = []
-    for key in sorted(set(a.settings) | set(b.settings)):
-        va, vb = a.settings.get(key, "<unset>"), b.settings.get(key, "<unset>")
+    for key in sorted(set(fa) | set(fb)):
+        va, vb = fa.get(key, "<unset>"), fb.get(key, "<unset>")
         if _canonical({"v": va}) != _canonical({"v": vb}):
             out.append(f"{key}: {va} != {vb}")
     return out

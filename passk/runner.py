@@ -39,11 +39,12 @@ from tqdm.auto import tqdm
 
 from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 from .metrics import flakiness
+from .protocol import Protocol, require_same_protocol
 from .repeat_run import run_seed
 from .stability import RepeatPolicy, SuiteReport, suite_report
 
-__all__ = ["run_suite", "SuiteRun", "task_settled", "read_log", "LogRecord", "load_tasks",
-           "load_adapter"]
+__all__ = ["run_suite", "SuiteRun", "task_settled", "read_log", "read_log_header", "LogRecord",
+           "load_tasks", "load_adapter", "suite_protocol"]
 
 
 # --------------------------------------------------------------------------
@@ -129,6 +130,9 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
             continue
         try:
             fields = json.loads(raw)
+            if isinstance(fields, dict) and "protocol" in fields and "task_id" not in fields:
+                good_end += len(raw) + 1  # the header written by run_suite
+                continue
             record = LogRecord(**fields)
         except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
             if is_last:  # torn write: the process died before the newline
@@ -149,9 +153,48 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
     return records
 
 
+def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The log's first record when it is a protocol header, else None."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    with open(p, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except json.JSONDecodeError:
+                    return None
+                return first if isinstance(first, dict) and "protocol" in first else None
+    return None
+
+
+def suite_protocol(adapter: Any, tasks: Sequence[Task], policy: RepeatPolicy, *, k: int,
+                   max_retries: int, timeout: float | None, min_overall_pass_hat_k: float,
+                   max_flakiness: float) -> Protocol:
+    """The settings that define a suite's measurement (not how fast it ran).
+
+    The adapter contributes its own settings when it has a ``protocol()`` method.
+    """
+    settings: dict[str, Any] = {
+        "adapter": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
+        "k": k, "runs_by_risk": dict(policy.runs_by_risk),
+        "previously_flaky_runs": policy.previously_flaky, "default_runs": policy.default,
+        "stopping": policy.stopping, "max_retries": max_retries, "timeout": timeout,
+        "min_overall_pass_hat_k": min_overall_pass_hat_k, "max_flakiness": max_flakiness,
+        "tasks": sorted(t.task_id for t in tasks),
+    }
+    if callable(getattr(adapter, "protocol", None)):
+        settings["adapter_settings"] = adapter.protocol()
+    return Protocol(settings)
+
+
 class _Log:
-    def __init__(self, path: str | os.PathLike[str] | None):
+    def __init__(self, path: str | os.PathLike[str] | None, header: dict[str, Any] | None = None):
         self._file: TextIO | None = open(path, "a", encoding="utf-8") if path else None
+        if self._file is not None and header is not None and self._file.tell() == 0:
+            self._file.write(json.dumps(header, separators=(",", ":")) + "\n")
+            self._file.flush()
 
     def write(self, record: LogRecord) -> None:
         if self._file is not None:
@@ -356,6 +399,7 @@ class SuiteRun:
     cached: Mapping[str, int]
     infrastructure_errors: Mapping[str, int]
     effective_n: Mapping[str, int]
+    protocol: Protocol | None = None
 
     @property
     def runs_saved(self) -> int:
@@ -444,6 +488,18 @@ def run_suite(
         raise ValueError(f"max_concurrency ({max_concurrency}) must be at least 1")
     schedule = _Schedule(tasks, policy, max_flakiness=max_flakiness, max_retries=max_retries,
                          curtailed=policy.stopping == "curtailed")
+    protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=max_retries,
+                              timeout=timeout, min_overall_pass_hat_k=min_overall_pass_hat_k,
+                              max_flakiness=max_flakiness)
+    header = {"protocol": protocol.to_dict(), "seed": seed}
+    if resume and log is not None and (found := read_log_header(log)) is not None:
+        require_same_protocol(Protocol.from_dict(found["protocol"]), protocol)
+        if found.get("seed") != seed:
+            raise ValueError(f"the log was written with seed {found.get('seed')}, not {seed}: "
+                             "resuming would mix two sets of runs")
+    elif log is not None and not resume and Path(log).exists() and Path(log).stat().st_size:
+        raise ValueError(f"{log} already holds runs: pass resume=True (--resume) to continue "
+                         "it, or choose a new log")
     finished: dict[tuple[str, int], RunResult] = {}
     if resume and log is not None:
         retry_of: dict[tuple[str, int], int] = {}  # runs whose last logged attempt needs a retry
@@ -468,7 +524,7 @@ def run_suite(
     bar = tqdm(total=total, desc="runs", unit="run", disable=not progress or None,
                initial=len(finished), dynamic_ncols=True)
     failures = sum(1 for r in finished.values() if not r.success and r.counted)
-    out = _Log(log)
+    out = _Log(log, header)
 
     def on_result(s: _TaskState, result: RunResult, attempt: int) -> None:
         nonlocal failures
@@ -506,7 +562,7 @@ def run_suite(
     bar.close()
     out.close()
     return _summarise(schedule, finished, k=k, min_overall_pass_hat_k=min_overall_pass_hat_k,
-                      max_flakiness=max_flakiness)
+                      max_flakiness=max_flakiness, protocol=protocol)
 
 
 def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: Executor | None,
@@ -576,7 +632,8 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
 
 
 def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *, k: int,
-               min_overall_pass_hat_k: float, max_flakiness: float) -> SuiteRun:
+               min_overall_pass_hat_k: float, max_flakiness: float,
+               protocol: Protocol) -> SuiteRun:
     states = list(schedule.states.values())
     report = suite_report(
         [s.task.task_id for s in states], [s.successes for s in states],
@@ -605,6 +662,7 @@ def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult
         cached={s.task.task_id: s.cached for s in states},
         infrastructure_errors={s.task.task_id: s.gave_up for s in states},
         effective_n={s.task.task_id: s.successes + s.failures for s in states},
+        protocol=protocol,
     )
 
 

@@ -59,6 +59,8 @@ __all__ = [
     "LeakyDiagnosisSimulator",
     "GradedAdapter",
     "leak_check",
+    "LeakReport",
+    "leak_report",
     "EVIDENCE_TOOLS",
 ]
 
@@ -346,6 +348,7 @@ class DiagnosisSimulator:
         return {"budget_max_steps": self.budget.max_steps,
                 "budget_max_time_seconds": self.budget.max_time_seconds,
                 "temperature": self.temperature, "top_p": self.top_p,
+                "seconds_per_step": self.seconds_per_step,
                 "scenarios": sorted(self.environments)}
 
     def run(self, task: Task, *, seed: int) -> RunResult:
@@ -361,7 +364,7 @@ class DiagnosisSimulator:
             final_state: dict[str, Any] = {"root_cause": cause}
             error = None
         except _BudgetExhausted as exc:
-            final_state, error = {"root_cause": None}, str(exc)
+            final_state, error = {"root_cause": None, "truncated": True}, str(exc)
         return RunResult(task.task_id, 0, False, final_state=final_state,
                          trajectory=tuple(tools.trajectory), seconds=tools.seconds, error=error)
 
@@ -417,3 +420,36 @@ def leak_check(task: Task, result: RunResult, canaries: Sequence[str]) -> tuple[
              for i, c in enumerate(result.trajectory)]
     return tuple(f"{where}: ground-truth marker {marker}"
                  for where, text in seen for marker in canaries if marker in text)
+
+
+@dataclass(frozen=True)
+class LeakReport:
+    """GT leakage as its own metric: the share of runs that saw a ground-truth marker."""
+
+    runs: int
+    leaked_runs: int
+    findings: tuple[str, ...]
+
+    @property
+    def leak_rate(self) -> float:
+        return self.leaked_runs / self.runs if self.runs else math.nan
+
+
+def leak_report(pairs: Sequence[tuple[Task, RunResult]], canaries: Sequence[str]) -> LeakReport:
+    """Run :func:`leak_check` over (task, run) pairs and count the runs that leaked.
+
+    Examples
+    --------
+    >>> t = Task("x", "find the cause")
+    >>> clean = RunResult("x", 0, True)
+    >>> dirty = RunResult("x", 1, True, trajectory=(ToolCall("notes", "", "[gt-abc]"),))
+    >>> leak_report([(t, clean), (t, dirty)], ["gt-abc"]).leak_rate
+    0.5
+    """
+    findings: list[str] = []
+    leaked = 0
+    for task, result in pairs:
+        found = leak_check(task, result, canaries)
+        leaked += bool(found)
+        findings += [f"{task.task_id} run {result.run_index}: {f}" for f in found]
+    return LeakReport(len(pairs), leaked, tuple(findings))

@@ -32,6 +32,7 @@ __all__ = [
     "grade_trajectory",
     "TrackReport",
     "two_track_report",
+    "suite_tracks",
 ]
 
 
@@ -149,6 +150,8 @@ def degrade_after_failure(fallback: str = "escalate", failure: str = "timeout",
                 return f"step {i + 1}: {call.tool} after {tool} failed {times}; expected {fallback}"
             streak, tool = 0, None
         if streak > retries:
+            if tool == fallback:
+                return f"the run ended with {fallback} itself failing; nobody took over"
             return f"the run ended after {tool} failed, without {fallback}"
         return None
     return Rule("degrade-after-failure", check)
@@ -246,3 +249,25 @@ def two_track_report(task_id: str, results: Sequence[RunResult],
         np.array([all(v.passed for v in vs) for vs in verdicts], dtype=bool),
         verdicts,
     )
+
+
+def suite_tracks(reports: Sequence[TrackReport], k: int) -> dict[str, float]:
+    """Suite-level view of two-track reports: mean pass^k per track, and right-but-lucky runs.
+
+    Examples
+    --------
+    >>> ok = RunResult("a", 0, True, trajectory=(ToolCall("escalate"),))
+    >>> lucky = RunResult("b", 0, True, trajectory=(ToolCall("restart_service"),))
+    >>> reports = [two_track_report(r.task_id, [r], [escalate_before_restart()])
+    ...            for r in (ok, lucky)]
+    >>> suite_tracks(reports, 1)
+    {'outcome': 1.0, 'trajectory': 0.5, 'both': 0.5, 'right_but_lucky': 1.0, 'runs': 2.0}
+    """
+    if not reports:
+        raise ValueError("no task reports: an empty suite is not evidence")
+    per_task = [r.pass_hat_k(k) for r in reports]
+    summary = {track: float(np.mean([t[track] for t in per_task]))
+               for track in ("outcome", "trajectory", "both")}
+    summary["right_but_lucky"] = float(sum(r.right_but_lucky for r in reports))
+    summary["runs"] = float(sum(r.outcome.size for r in reports))
+    return summary
