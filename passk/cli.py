@@ -229,8 +229,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                         progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
                         max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
                         max_flakiness=args.max_flakiness)
-    except KeyboardInterrupt:
-        print(f"passk run: resume with: passk run {args.adapter} {args.tasks} --log {args.log} "
+    except KeyboardInterrupt:  # run_suite has said how many runs the log holds
+        print(f"passk run: to finish: passk run {args.adapter} {args.tasks} --log {args.log} "
               f"--seed {args.seed} --resume", file=sys.stderr)
         return 130
     if args.json:

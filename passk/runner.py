@@ -236,7 +236,9 @@ def _failed(task: Task, run_index: int, seed: int, exc: BaseException, started: 
 
 
 def _run_sync(adapter: HarnessAdapter, task: Task, run_index: int, seed: int,
-              timeout: float | None = None) -> RunResult:
+              timeout: float | None = None, delay: float = 0.0) -> RunResult:
+    if delay:  # a retry's backoff, slept by the worker so that the others keep going
+        time.sleep(delay)
     started = time.perf_counter()
     try:
         result = _stamp(adapter.run(task, seed=seed), task, run_index, seed, started)
@@ -255,13 +257,20 @@ async def _run_async(adapter: Any, task: Task, run_index: int, seed: int,
     started = time.perf_counter()
     try:
         call = adapter.run(task, seed=seed)
-        result = await (call if timeout is None else asyncio.wait_for(call, timeout))
+        if timeout is None:
+            result = await call
+        else:
+            try:
+                async with asyncio.timeout(timeout) as limit:
+                    result = await call
+            except TimeoutError:
+                if not limit.expired():
+                    raise  # the adapter's own TimeoutError: an ordinary agent failure
+                return _failed(task, run_index, seed, TimeoutError(f"run exceeded {timeout} s"),
+                               started, infrastructure=False)
         return _stamp(result, task, run_index, seed, started)
     except InfrastructureError as exc:
         return _failed(task, run_index, seed, exc, started, infrastructure=True)
-    except asyncio.TimeoutError:
-        return _failed(task, run_index, seed, TimeoutError(f"run exceeded {timeout} s"),
-                       started, infrastructure=False)
     except Exception as exc:
         return _failed(task, run_index, seed, exc, started, infrastructure=False)
 
@@ -403,7 +412,9 @@ class SuiteRun:
 
     @property
     def runs_saved(self) -> int:
-        return self.runs_fixed - self.runs_spent
+        """Runs curtailment did not start (cached and given-up runs were started)."""
+        left_out = sum(self.cached.values()) + sum(self.infrastructure_errors.values())
+        return self.runs_fixed - self.runs_spent - left_out
 
 
 def _as_policy(policy: RepeatPolicy | Mapping[str, int] | str | None) -> RepeatPolicy:
@@ -556,8 +567,8 @@ def run_suite(
         out.close()
         where = f" in {log}" if log else ""
         print(f"\ninterrupted: {len(finished)} runs recorded{where}; "
-              + ("run again with --resume to finish the rest" if log else
-                 "pass a log (--log FILE) to be able to resume"), file=sys.stderr)
+              + ("resume=True with the same log and seed runs only the rest" if log else
+                 "without a log there is nothing to resume from"), file=sys.stderr)
         raise
     bar.close()
     out.close()
@@ -580,9 +591,9 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
         while True:
             while len(in_flight) < limit and (item := schedule.next_item(1)) is not None:
                 s, index, attempt = item
-                _sleep_before(attempt, backoff)
                 fut = pool.submit(_run_sync, adapter, s.task, index,
-                                  _attempt_seed(seed, s.task.task_id, index, attempt), timeout)
+                                  _attempt_seed(seed, s.task.task_id, index, attempt), timeout,
+                                  _backoff_delay(attempt, backoff))
                 in_flight[fut] = (s, attempt)
             if not in_flight:
                 return
@@ -595,9 +606,13 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
             fut.cancel()
 
 
+def _backoff_delay(attempt: int, backoff: float) -> float:
+    """Seconds to wait before attempt ``attempt`` (0 for the first), doubling each retry."""
+    return backoff * 2 ** (attempt - 1) if attempt else 0.0
+
+
 def _sleep_before(attempt: int, backoff: float) -> None:
-    if attempt:
-        time.sleep(backoff * 2 ** (attempt - 1))
+    time.sleep(_backoff_delay(attempt, backoff))
 
 
 async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
@@ -616,7 +631,7 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
                 continue
             s, index, attempt = item
             if attempt:
-                await asyncio.sleep(backoff * 2 ** (attempt - 1))
+                await asyncio.sleep(_backoff_delay(attempt, backoff))
             result = await _run_async(adapter, s.task, index,
                                       _attempt_seed(seed, s.task.task_id, index, attempt),
                                       timeout)
@@ -736,7 +751,10 @@ env_fault_rate=0.0, top_p=0.95, max_restarts=3)
     if not hasattr(obj, "run") or isinstance(obj, type):
         if not callable(obj):
             raise ValueError(f"adapter {spec!r} is neither an adapter nor a factory")
-        obj = obj()
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise ValueError(f"adapter {spec!r} must take no arguments ({exc})") from None
     if not callable(getattr(obj, "run", None)):
         raise ValueError(f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
     return obj

@@ -1,0 +1,157 @@
+"""Adapters and suites shared by the runner tests, the kill target and the benchmark.
+
+Importable as ``runner_helpers`` once ``tests/helpers`` is on ``sys.path`` (the
+test modules and ``kill_target.py`` put it there). Everything here is defined at
+module level, so it pickles by reference (process pools, Dask workers).
+
+Not the chapter's simulator: these are stand-ins for a real agent whose
+success is a deterministic function of the run's seed (and the task's ``p``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from passk.adapter import InfrastructureError, RunResult, Task
+from passk.flaky_adapter import OnCallSimulator
+from passk.repeat_run import run_seed
+
+
+def coin(seed: int, p: float) -> bool:
+    """The outcome of a run with this seed of a task that passes with probability p."""
+    return bool(np.random.default_rng(seed).random() < p)
+
+
+def p_tasks(ps, *, prefix: str = "t", risk: str = "read-only") -> list[Task]:
+    """One task per p, with p in its params."""
+    return [Task(f"{prefix}{i:03d}", risk=risk, params={"p": float(p)}) for i, p in enumerate(ps)]
+
+
+@dataclass(frozen=True)
+class SeedCoin:
+    """Succeeds iff ``default_rng(seed).random() < task.params['p']`` (default 0.5).
+
+    ``sleep`` seconds per run (a seed-dependent fraction of it when ``jitter``,
+    so that on a pool runs finish out of order).
+    """
+
+    sleep: float = 0.0
+    jitter: bool = False
+
+    def run(self, task: Task, *, seed: int) -> RunResult:
+        if self.sleep:
+            f = float(np.random.default_rng([seed, 1]).random()) if self.jitter else 1.0
+            time.sleep(self.sleep * (0.5 + f) if self.jitter else self.sleep)
+        return RunResult(task.task_id, 0, coin(seed, task.params.get("p", 0.5)))
+
+
+@dataclass(frozen=True)
+class AsyncSeedCoin:
+    """:class:`SeedCoin` with ``async def run`` (awaits instead of sleeping)."""
+
+    sleep: float = 0.0
+    jitter: bool = False
+
+    async def run(self, task: Task, *, seed: int) -> RunResult:
+        if self.sleep:
+            f = float(np.random.default_rng([seed, 1]).random()) if self.jitter else 1.0
+            await asyncio.sleep(self.sleep * (0.5 + f) if self.jitter else self.sleep)
+        return RunResult(task.task_id, 0, coin(seed, task.params.get("p", 0.5)))
+
+
+@dataclass(frozen=True)
+class AsyncSimulator:
+    """The chapter's simulator behind ``async def run``, with a seed-dependent await."""
+
+    inner: OnCallSimulator = OnCallSimulator()
+    max_sleep: float = 0.002
+
+    async def run(self, task: Task, *, seed: int) -> RunResult:
+        await asyncio.sleep(float(np.random.default_rng([seed, 2]).random()) * self.max_sleep)
+        return self.inner.run(task, seed=seed)
+
+
+class Counting:
+    """Wraps an adapter and counts calls (thread-safe) and records the seeds it saw."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.seeds: list[int] = []
+        self._lock = threading.Lock()
+
+    def run(self, task: Task, *, seed: int) -> RunResult:
+        with self._lock:
+            self.calls += 1
+            self.seeds.append(seed)
+        return self.inner.run(task, seed=seed)
+
+
+class NoOp:
+    def run(self, task: Task, *, seed: int) -> RunResult:
+        return RunResult(task.task_id, 0, True)
+
+
+class AsyncNoOp:
+    async def run(self, task: Task, *, seed: int) -> RunResult:
+        return RunResult(task.task_id, 0, True)
+
+
+@dataclass(frozen=True)
+class CrashTarget:
+    """The adapter the kill-and-resume trials run: a seed coin that takes a few
+    milliseconds, and whose first attempt of some runs (seed % 5 == 0) is an
+    infrastructure error, so that the log also holds retries when it is killed."""
+
+    sleep: float = 0.004
+
+    def run(self, task: Task, *, seed: int) -> RunResult:
+        f = float(np.random.default_rng([seed, 3]).random())
+        time.sleep(self.sleep * (0.5 + f))
+        if seed % 5 == 0 and seed in _first_attempt_seeds(task.task_id):
+            raise InfrastructureError("sandbox died")
+        return RunResult(task.task_id, 0, coin(seed, task.params.get("p", 0.5)))
+
+
+_SUITE_SEED = 7  # the kill-and-resume suite seed
+_FIRST: dict[str, frozenset[int]] = {}
+
+
+def _first_attempt_seeds(task_id: str, n: int = 64) -> frozenset[int]:
+    if task_id not in _FIRST:
+        _FIRST[task_id] = frozenset(run_seed(_SUITE_SEED, task_id, i) for i in range(n))
+    return _FIRST[task_id]
+
+
+def crash_suite(tasks: int = 40) -> list[Task]:
+    rng = np.random.default_rng(12345)
+    return p_tasks(rng.choice([0.0, 0.3, 0.7, 1.0], size=tasks), prefix="crash-")
+
+
+CRASH_SEED = _SUITE_SEED
+CRASH_RUNS = 6  # runs per task in the crash suite
+
+
+# --- what ``load_adapter`` resolves -------------------------------------------------
+
+ADAPTER_OBJECT = SeedCoin()
+
+
+def make_adapter() -> SeedCoin:
+    return SeedCoin(sleep=0.0)
+
+
+def make_nothing() -> object:
+    return object()
+
+
+class Holder:
+    adapter = SeedCoin()
+
+
+NOT_AN_ADAPTER = 42
