@@ -260,14 +260,21 @@ def _probability(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number no smaller than ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text} must be at least {minimum}")
+        return value
+    return parse
+
+
+_positive_int = _int_at_least(1)
+_whole = _int_at_least(0)
 
 
 def _risk_k(text: str) -> tuple[str, int]:
@@ -275,16 +282,6 @@ def _risk_k(text: str) -> tuple[str, int]:
     if not sep or not risk:
         raise argparse.ArgumentTypeError(f"{text!r} must read RISK=K, e.g. high-risk-write=8")
     return risk, _positive_int(value)
-
-
-def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 0")
-    return value
 
 
 def _open_interval(text: str) -> float:

@@ -122,17 +122,23 @@ def results_from_runs(runs: Iterable[Run], *, path: str | os.PathLike[str] = "<r
         excluded.append(run.excluded)
     if not task_of:
         raise ResultsError(path, None, "no runs found (the file is empty)")
-    idx = np.asarray(index, dtype=np.int64)
-    ok = np.asarray(success, dtype=bool)
-    out = np.asarray(excluded, dtype=bool)
-    m = len(task_of)
+    return _tally(tuple(task_of), np.asarray(index, dtype=np.int64),
+                  np.asarray(success, dtype=bool), np.asarray(excluded, dtype=bool),
+                  tuple(risks), source)
+
+
+def _tally(task_ids: tuple[str, ...], index: np.ndarray, ok: np.ndarray, out: np.ndarray,
+           risks: tuple[str, ...], source: str, protocol: Protocol | None = None) -> Results:
+    """Per-task counts from per-run arrays: task index, success, and left out."""
+    m = len(task_ids)
     return Results(
-        task_ids=tuple(task_of),
-        successes=np.bincount(idx, weights=ok & ~out, minlength=m).astype(np.int64),
-        totals=np.bincount(idx, weights=~out, minlength=m).astype(np.int64),
-        excluded=np.bincount(idx, weights=out, minlength=m).astype(np.int64),
-        risks=tuple(risks),
+        task_ids=task_ids,
+        successes=np.bincount(index, weights=ok & ~out, minlength=m).astype(np.int64),
+        totals=np.bincount(index, weights=~out, minlength=m).astype(np.int64),
+        excluded=np.bincount(index, weights=out, minlength=m).astype(np.int64),
+        risks=risks,
         source=source,
+        protocol=protocol,
     )
 
 
@@ -309,16 +315,8 @@ def _fast_jsonl(path: Path) -> Results | None:
         for i, risk in zip(index.tolist(), risks):
             if risk and labels[i] == "read-only":
                 labels[i] = risk
-    ok = np.asarray(success, dtype=bool)
-    return Results(
-        task_ids=tuple(task_of),
-        successes=np.bincount(index, weights=ok & ~out, minlength=m).astype(np.int64),
-        totals=np.bincount(index, weights=~out, minlength=m).astype(np.int64),
-        excluded=np.bincount(index, weights=out, minlength=m).astype(np.int64),
-        risks=tuple(labels),
-        source="jsonl",
-        protocol=protocol,
-    )
+    return _tally(tuple(task_of), index, np.asarray(success, dtype=bool), out, tuple(labels),
+                  "jsonl", protocol)
 
 
 def _first_protocol(path: Path) -> Protocol | None:
