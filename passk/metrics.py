@@ -176,11 +176,20 @@ def _ratio_of_binomials(top: np.ndarray, n: np.ndarray, k: np.ndarray, *,
     live = top >= k
     small = live & (k <= _PRODUCT_FORM_MAX_K)
     if small.any():
-        t, m, kk = top[small].astype(float), n[small].astype(float), k[small]
-        r = np.ones_like(t)
-        for i in range(int(kk.max())):
-            active = kk > i
-            r = np.where(active, r * ((t - i) / np.where(active, m - i, 1.0)), r)
+        every = small.all()  # the common case: one call for a whole task set
+        t = (top if every else top[small]).astype(float)
+        m = (n if every else n[small]).astype(float)
+        kk = k if every else k[small]
+        r, factor = np.ones_like(t), np.empty_like(t)
+        k_min, k_max = int(kk.min()), int(kk.max())
+        for i in range(k_max):  # in place: no temporaries per factor
+            with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 past a task's own k
+                np.divide(t, m, out=factor)
+            if i >= k_min:  # only where some tasks' k is already used up
+                factor[kk <= i] = 1.0
+            r *= factor
+            t -= 1.0
+            m -= 1.0
         ratio[small] = r
     out = np.array(1.0 - ratio if complement else ratio, dtype=float)
     large = np.flatnonzero(live & ~small)
