@@ -190,7 +190,10 @@ def _ratio_of_binomials(top: np.ndarray, n: np.ndarray, k: np.ndarray, *,
             r *= factor
             t -= 1.0
             m -= 1.0
-        ratio[small] = r
+        if every:
+            ratio[...] = r
+        else:
+            ratio[small] = r
     out = np.array(1.0 - ratio if complement else ratio, dtype=float)
     large = np.flatnonzero(live & ~small)
     for i in large:  # few tasks have k in the thousands; each costs O(k)

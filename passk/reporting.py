@@ -33,12 +33,14 @@ from .metrics import (
     flakiness,
     pass_hat_k_lower_bound,
 )
-from .stability import CLASSES, GateResult, RepeatPolicy, SuiteReport, TaskReport, suite_report
+from .stability import (
+    CLASSES, GATE_ON, GateResult, RepeatPolicy, SuiteReport, TaskReport, reliability_gate,
+    suite_report,
+)
 
-__all__ = ["FileReport", "build_report", "dual_gate", "suite_curve", "plan_tasks",
+__all__ = ["FileReport", "build_report", "suite_curve", "plan_tasks",
            "format_report", "format_curve", "format_plan", "GATE_ON"]
 
-GATE_ON = ("estimate", "lower-bound")
 
 #: Above this many task draws the suite interval uses the normal approximation.
 _BOOTSTRAP_LIMIT = 20_000_000
@@ -182,73 +184,6 @@ def suite_curve(at: np.ndarray, hat: np.ndarray, *, confidence: float = 0.95,
 # --------------------------------------------------------------------------
 
 
-def dual_gate(rows: Sequence[TaskReport], ks: Sequence[int], *, excluded: Sequence[int] = (),
-              min_overall_pass_hat_k: float = 0.7, max_flakiness: float = 0.2,
-              gate_on: str = "estimate", min_runs: int = 0,
-              confidence: float = 0.95) -> GateResult:
-    """The dual gate with a per-task k, a minimum of runs, and a choice of what to gate on.
-
-    Mean over tasks of pass^k (``gate_on="estimate"``) or of each task's exact
-    lower bound (``"lower-bound"``) at least the bar, AND no task flakier than
-    the cap. It fails closed: an empty suite, a task with no runs, fewer runs
-    than ``min_runs`` or than its k, each named in the reasons.
-
-    Examples
-    --------
-    >>> rows = suite_report(["a"], [3], [3], k=1).tasks
-    >>> dual_gate(rows, [1], min_overall_pass_hat_k=0.9).passed
-    True
-    >>> gate = dual_gate(rows, [1], min_overall_pass_hat_k=0.9, gate_on="lower-bound")
-    >>> gate.passed, round(gate.overall, 3)
-    (False, 0.368)
-    """
-    if gate_on not in GATE_ON:
-        raise ValueError(f"gate_on ({gate_on!r}) must be one of {', '.join(GATE_ON)}")
-    for name, value in (("min_overall_pass_hat_k", min_overall_pass_hat_k),
-                        ("max_flakiness", max_flakiness)):
-        if not 0 <= value <= 1:
-            raise ValueError(f"{name} ({value!r}) must lie in [0, 1]")
-    if not rows:
-        return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",))
-    excluded = list(excluded) or [0] * len(rows)
-    uniform = len(set(ks)) == 1
-    reasons: list[str] = []
-    for t, k, out in zip(rows, ks, excluded):
-        left = f" ({out} more left out as infrastructure errors)" if out else ""
-        kk = "" if uniform else f" (its k = {k}, risk {t.risk})"
-        if t.runs == 0:
-            reasons.append(f"task {t.task_id}: no runs, so no evidence{left}")
-        elif t.runs < k:
-            reasons.append(f"task {t.task_id}: {t.runs} runs are too few to estimate "
-                           f"pass^{k}{kk}{left}")
-        elif t.runs < min_runs:
-            reasons.append(f"task {t.task_id}: {t.runs} runs, fewer than the minimum "
-                           f"{min_runs}{left}")
-    estimable = not reasons
-    on_bound = gate_on == "lower-bound"
-    values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in rows], dtype=float)
-    overall = float(np.mean(values)) if estimable else math.nan
-    what = "pass^k" if uniform else "pass^k (each task at its k)"  # reliability_gate's words
-    if on_bound:
-        what = f"lower bound on {what} (mean of per-task {confidence:.0%} exact bounds)"
-    if estimable and overall < min_overall_pass_hat_k:
-        reasons.append(f"overall {what} {overall:.3f} is below the bar "
-                       f"{min_overall_pass_hat_k:.3f}: not met")
-        if on_bound:
-            below = [t for t, v in zip(rows, values) if v < min_overall_pass_hat_k]
-            shown = ", ".join(f"{t.task_id} ({t.successes}/{t.runs} passed, bound "
-                              f"{t.lower_bound:.3f})" for t in below[:10])
-            more = f", and {len(below) - 10} more" if len(below) > 10 else ""
-            reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
-    flaky = tuple(t.task_id for t in rows if t.runs and t.flakiness > max_flakiness)
-    flaky_ids = set(flaky)
-    for t in rows:
-        if t.task_id in flaky_ids:
-            reasons.append(f"task {t.task_id}: flakiness {t.flakiness:.3f} exceeds the cap "
-                           f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)")
-    return GateResult(overall, not reasons, flaky, tuple(reasons))
-
-
 # --------------------------------------------------------------------------
 # the report
 # --------------------------------------------------------------------------
@@ -327,9 +262,10 @@ def build_report(
     ks = _task_ks(results, k, k_for)
     c, n = results.successes, results.totals
     final = _rows(results, ks, confidence=confidence, max_flakiness=max_flakiness)
-    gate = dual_gate(final, ks.tolist(), excluded=results.excluded.tolist(),
-                     min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
-                     gate_on=gate_on, min_runs=min_runs, confidence=confidence)
+    gate = reliability_gate(final, ks=ks.tolist(), excluded=results.excluded.tolist(),
+                            min_overall_pass_hat_k=min_overall_pass_hat_k,
+                            max_flakiness=max_flakiness, on=gate_on, min_runs=min_runs,
+                            confidence=confidence)
     headline = int(ks[0]) if len(ks) and len(set(ks.tolist())) == 1 else int(ks.max(initial=1))
     report = SuiteReport(headline, final, gate)
     kmax = int(curve_k or ks.max(initial=1))

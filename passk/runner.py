@@ -41,7 +41,7 @@ from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 from .metrics import flakiness
 from .protocol import Protocol, require_same_protocol
 from .repeat_run import run_seed
-from .stability import RepeatPolicy, SuiteReport, suite_report
+from .stability import RepeatPolicy, SuiteReport, reliability_gate, suite_report
 
 __all__ = ["run_suite", "SuiteRun", "task_settled", "read_log", "read_log_header", "LogRecord",
            "load_tasks", "load_adapter", "suite_protocol"]
@@ -655,18 +655,14 @@ def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult
         [s.successes + s.failures for s in states], risks=[s.task.risk for s in states], k=k,
         min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
     )
-    curtailed = [s for s in states if s.successes + s.failures < s.n and schedule.curtailed]
-    if curtailed:
+    early = {s.task.task_id: s.n for s in states
+             if schedule.curtailed and s.successes + s.failures < s.n}
+    if early:
         # Stopping early happens only once the suite is certainly blocked, so the
-        # decision equals the fixed-n one; the mean over cut-short tasks is not
-        # estimated, and their small n is not a reason of its own.
-        cut_reasons = {f"task {s.task.task_id}: {s.successes + s.failures} runs are too few "
-                       "to estimate pass^k" for s in curtailed}
-        reasons = [r for r in report.gate.reasons if r not in cut_reasons]
-        reasons.append(f"{len(curtailed)} task(s) stopped early once the gate's verdict was "
-                       f"settled: {', '.join(s.task.task_id for s in curtailed)}")
-        report = dataclasses.replace(report, gate=dataclasses.replace(
-            report.gate, overall=float("nan"), passed=False, reasons=tuple(reasons)))
+        # decision equals the fixed-n one; the gate says which tasks were cut short.
+        report = dataclasses.replace(report, gate=reliability_gate(
+            report.tasks, min_overall_pass_hat_k=min_overall_pass_hat_k,
+            max_flakiness=max_flakiness, settled_early=early))
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,

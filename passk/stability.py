@@ -34,6 +34,7 @@ __all__ = [
     "GateResult",
     "SuiteReport",
     "classify",
+    "GATE_ON",
     "reliability_gate",
     "suite_report",
     "evaluate_suite",
@@ -186,23 +187,55 @@ def classify(successes: int, total: int, *, max_flakiness: float = 0.2) -> str:
     return "stable-pass" if 2 * successes >= total else "stable-fail"
 
 
+#: What a gate can compare with the bar: the pass^k estimate or its exact lower bound.
+GATE_ON = ("estimate", "lower-bound")
+
+
+def _runs_phrase(n: int) -> str:
+    return "1 run is" if n == 1 else f"{n} runs are"
+
+
 def reliability_gate(
     per_task: Sequence[TaskReport],
     *,
     min_overall_pass_hat_k: float = 0.7,
     max_flakiness: float = 0.2,
+    ks: Sequence[int] | None = None,
+    on: str = "estimate",
+    min_runs: int = 0,
+    excluded: Sequence[int] | None = None,
+    settled_early: Mapping[str, int] | None = None,
+    confidence: float = 0.95,
 ) -> GateResult:
     """The dual gate: mean pass^k at least a bar AND no task flakier than a cap.
 
-    It fails closed. An empty suite, a task with no runs, or a task whose
-    pass^k cannot be estimated (fewer runs than k) fails the gate, and each
-    reason names the task and the figure beside the bar.
+    It fails closed. An empty suite, a task with no runs, a task with fewer
+    runs than its k (pass^k not estimable) or than ``min_runs`` fails the
+    gate, and each reason names the task and the figure beside the bar.
 
     Parameters
     ----------
     per_task : sequence of TaskReport
     min_overall_pass_hat_k : float, default 0.7
+        The bar for the mean over tasks.
     max_flakiness : float, default 0.2
+        The cap on any single task's flakiness.
+    ks : sequence of int, optional
+        Each task's k, when they differ (e.g. by risk); used in the reasons.
+    on : {'estimate', 'lower-bound'}
+        Compare the mean of the pass^k estimates with the bar, or the mean of
+        each task's exact lower bound (so 3 of 3 does not clear a bar it has
+        not earned).
+    min_runs : int, default 0
+        Fewer counted runs than this fails the task.
+    excluded : sequence of int, optional
+        Runs left out per task (infrastructure errors), mentioned in the reasons.
+    settled_early : Mapping[str, int], optional
+        Tasks that curtailed repetition stopped once their verdict was settled,
+        with the runs they were planned; their few runs are not a reason of
+        their own, and the mean is not estimated (the suite is blocked anyway).
+    confidence : float, default 0.95
+        The lower bounds' confidence, for the reasons.
 
     Returns
     -------
@@ -214,24 +247,58 @@ def reliability_gate(
     >>> gate = reliability_gate(rows)
     >>> round(gate.overall, 3), gate.passed, gate.flaky_tasks
     (0.659, False, ('a',))
+    >>> three = suite_report(["a"], [3], [3], k=1).tasks
+    >>> reliability_gate(three, min_overall_pass_hat_k=0.9).passed
+    True
+    >>> gate = reliability_gate(three, min_overall_pass_hat_k=0.9, on="lower-bound")
+    >>> gate.passed, round(gate.overall, 3)
+    (False, 0.368)
     """
+    if on not in GATE_ON:
+        raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
     for name, value in (("min_overall_pass_hat_k", min_overall_pass_hat_k),
                         ("max_flakiness", max_flakiness)):
         if not 0 <= value <= 1:
             raise ValueError(f"{name} ({value!r}) must lie in [0, 1]")
-    reasons: list[str] = []
     if not per_task:
         return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",))
-    for t in per_task:
+    ks_ = list(ks) if ks is not None else [None] * len(per_task)
+    out_ = list(excluded) if excluded is not None else [0] * len(per_task)
+    early = dict(settled_early or {})
+    uniform = len(set(ks_)) == 1
+    reasons: list[str] = []
+    for t, k, out in zip(per_task, ks_, out_):
+        left = f" ({out} more left out as infrastructure errors)" if out else ""
+        its_k = "" if uniform else f" (its k = {k}, risk {t.risk})"
+        too_few = (t.runs < k) if k is not None else math.isnan(t.pass_hat_k)
         if t.runs == 0:
-            reasons.append(f"task {t.task_id}: no runs, so no evidence")
-        elif math.isnan(t.pass_hat_k):
-            reasons.append(f"task {t.task_id}: {t.runs} runs are too few to estimate pass^k")
+            reasons.append(f"task {t.task_id}: no runs, so no evidence{left}")
+        elif too_few and t.task_id not in early:
+            reasons.append(f"task {t.task_id}: {_runs_phrase(t.runs)} too few to estimate "
+                           f"pass^{k or 'k'}{its_k}{left}")
+        elif t.runs < min_runs and t.task_id not in early:
+            reasons.append(f"task {t.task_id}: {t.runs} runs, fewer than the minimum "
+                           f"{min_runs}{left}")
+    if early:
+        reasons.append(f"{len(early)} task(s) stopped early once the gate's verdict on them "
+                       f"was settled: " + ", ".join(f"{tid} ({n} planned)"
+                                                    for tid, n in early.items()))
     estimable = not reasons
-    overall = float(np.mean([t.pass_hat_k for t in per_task])) if estimable else math.nan
+    on_bound = on == "lower-bound"
+    values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])
+    overall = float(np.mean(values)) if estimable else math.nan
+    what = "pass^k" if uniform else "pass^k (each task at its k)"
+    if on_bound:
+        what = f"lower bound on {what} (mean of per-task {confidence:.0%} exact bounds)"
     if estimable and overall < min_overall_pass_hat_k:
-        reasons.append(f"overall pass^k {overall:.3f} is below the bar "
+        reasons.append(f"overall {what} {overall:.3f} is below the bar "
                        f"{min_overall_pass_hat_k:.3f}: not met")
+        if on_bound:
+            below = [t for t, v in zip(per_task, values) if v < min_overall_pass_hat_k]
+            shown = ", ".join(f"{t.task_id} ({t.successes}/{t.runs} passed, bound "
+                              f"{t.lower_bound:.3f})" for t in below[:10])
+            more = f", and {len(below) - 10} more" if len(below) > 10 else ""
+            reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
     flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
     flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
     for t in per_task:

@@ -648,3 +648,12 @@ def test_runs_needed_bad_k_and_confidence():
     for confidence in (0, 1, 2):
         with pytest.raises(ValueError, match="confidence"):
             runs_needed(0.5, 5, confidence=confidence)
+
+
+def test_estimators_keep_the_shape_of_two_dimensional_input():
+    c = np.array([[10, 12], [3, 4]])
+    n = np.array([[12, 12], [4, 4]])
+    hat = estimate_pass_hat_k(c, n, 2)
+    assert hat.shape == (2, 2)
+    np.testing.assert_allclose(hat, [[45 / 66, 1.0], [0.5, 1.0]])
+    np.testing.assert_allclose(estimate_pass_at_k(c, n, 2), [[1 - 1 / 66, 1.0], [1.0, 1.0]])

@@ -371,3 +371,33 @@ def test_module_json():
     assert data["before"]["tasks"][0]["successes"] == 10
     assert data["after"]["tasks"][0]["successes"] == 12
     assert data["before"]["gate"]["passed"] is False and data["after"]["gate"]["passed"] is True
+
+
+def test_gate_on_the_lower_bound_refuses_a_bar_three_of_three_has_not_earned():
+    rows = suite_report(["a"], [3], [3], k=1).tasks
+    assert reliability_gate(rows, min_overall_pass_hat_k=0.9).passed
+    gate = reliability_gate(rows, min_overall_pass_hat_k=0.9, on="lower-bound")
+    assert not gate.passed and gate.overall == pytest.approx(0.05 ** (1 / 3))
+    assert "lower bound" in gate.reasons[0] and "not met" in gate.reasons[0]
+    with pytest.raises(ValueError, match="'median'"):
+        reliability_gate(rows, on="median")
+
+
+def test_gate_names_tasks_short_of_their_own_k_or_the_minimum_of_runs():
+    rows = suite_report(["w", "r"], [6, 1], [6, 1], k=1).tasks
+    gate = reliability_gate(rows, ks=[8, 1], min_runs=2, excluded=[0, 3])
+    assert not gate.passed
+    assert gate.reasons[0] == "task w: 6 runs are too few to estimate pass^8 (its k = 8, risk " \
+        "read-only)"
+    assert gate.reasons[1] == ("task r: 1 runs, fewer than the minimum 2 (3 more left out as "
+                               "infrastructure errors)")
+    one = reliability_gate(suite_report(["t"], [1], [1], k=5).tasks)
+    assert one.reasons == ("task t: 1 run is too few to estimate pass^k",)
+
+
+def test_gate_accepts_tasks_settled_early_without_calling_them_short():
+    rows = suite_report(["flaky", "ok"], [1, 5], [2, 5], k=5).tasks
+    gate = reliability_gate(rows, settled_early={"flaky": 12})
+    assert not gate.passed and gate.flaky_tasks == ("flaky",)
+    assert not any("too few" in r for r in gate.reasons)
+    assert "stopped early" in gate.reasons[0] and "flaky (12 planned)" in gate.reasons[0]
