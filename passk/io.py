@@ -26,14 +26,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import repeat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .protocol import Protocol
 
+if TYPE_CHECKING:
+    from .repeat_run import RepeatRun
+
 __all__ = ["ResultsError", "Run", "Results", "read_results", "results_from_runs",
-           "read_jsonl_runs", "read_csv_runs", "FORMATS"]
+           "read_jsonl_runs", "read_csv_runs", "write_runs", "FORMATS"]
 
 
 class ResultsError(ValueError):
@@ -328,6 +331,41 @@ def _first_protocol(path: Path) -> Protocol | None:
                 except json.JSONDecodeError:
                     return None  # the line-by-line reader reports it
     return None
+
+
+def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun]) -> int:
+    """Write runs as JSON Lines in the generic format, one run a line; return the count.
+
+    ``repeat_runs`` is what :func:`passk.evaluate_suite` keeps in ``report.runs``
+    (or any :class:`~passk.repeat_run.RepeatRun` objects). Each line holds
+    ``task_id``, ``trial`` (the run index), ``success`` and ``risk``, plus
+    ``infrastructure_error`` and ``cached`` where set, so that ``passk report``
+    and ``passk gate`` read back exactly the counts the runs gave.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from passk import OnCallSimulator, demo_tasks, evaluate_suite
+    >>> report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=3)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.jsonl"
+    >>> write_runs(path, report.runs)
+    22
+    >>> read_results(path).successes.tolist()
+    [10, 5, 5]
+    """
+    count = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for repeat in repeat_runs:
+            for r in repeat.results:
+                line: dict[str, Any] = {"task_id": r.task_id, "trial": r.run_index,
+                                        "success": bool(r.success), "risk": repeat.task.risk}
+                if r.infrastructure_error:
+                    line["infrastructure_error"] = True
+                if r.cached:
+                    line["cached"] = True
+                f.write(json.dumps(line) + "\n")
+                count += 1
+    return count
 
 
 #: Every format ``read_results`` understands, as ``--format`` spells them.

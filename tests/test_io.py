@@ -115,3 +115,24 @@ def test_missing_file_and_binary(tmp_path):
 def test_record_location_format():
     assert str(ResultsError("f.json", "record 17", "bad")) == "f.json: record 17: bad"
     assert str(ResultsError("f.jsonl", 17, "bad")) == "f.jsonl:17: bad"
+
+
+def test_write_runs_round_trips_through_the_reader(tmp_path):
+    from passk import InfrastructureError, OnCallSimulator, demo_tasks, evaluate_suite
+    from passk.io import write_runs
+
+    class Flaky:
+        def run(self, task, *, seed):
+            if seed % 3 == 0:
+                raise InfrastructureError("sandbox died")
+            return OnCallSimulator().run(task, seed=seed)
+
+    report = evaluate_suite(Flaky(), demo_tasks(), seed=3)
+    path = tmp_path / "runs.jsonl"
+    assert write_runs(path, report.runs) == 22
+    back = read_results(path)
+    assert back.task_ids == tuple(t.task_id for t in report.tasks)
+    assert back.successes.tolist() == [t.successes for t in report.tasks]
+    assert back.totals.tolist() == [t.runs for t in report.tasks]
+    assert 0 < back.excluded.sum() == 22 - sum(t.runs for t in report.tasks)
+    assert back.risks == ("high-risk-write", "read-only", "read-only")
