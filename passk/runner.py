@@ -315,7 +315,7 @@ class _Schedule:
         return task_settled(s.successes, s.failures, s.n, max_flakiness=self.max_flakiness,
                             suite_blocked=self.suite_blocked)
 
-    def next_item(self, per_task_limit: int) -> tuple[_TaskState, int, int] | None:
+    def next_item(self) -> tuple[_TaskState, int, int] | None:
         """The next (task, run index, attempt) to start, retries first; None when nothing can."""
         if self.retries:
             s, run_index, attempt = self.retries.popleft()
@@ -332,7 +332,7 @@ class _Schedule:
                     self._cursor += 1
                 i += 1
                 continue
-            if self.curtailed and s.in_flight >= per_task_limit:
+            if self.curtailed and s.in_flight >= self.runs_surely_needed(s):
                 i += 1
                 continue
             run_index = s.next_index
@@ -341,6 +341,22 @@ class _Schedule:
             self.active += 1
             return s, run_index, 0
         return None
+
+    def runs_surely_needed(self, s: _TaskState) -> int:
+        """How many more runs the task needs before any outcome could settle it.
+
+        Curtailment may run that many at once without wasting one: none of them
+        can be skipped. (Long tasks, n > 200, are not searched: one at a time.)
+        """
+        remaining = s.n - s.successes - s.failures
+        if remaining <= 1 or s.n > 200:
+            return 1
+        for m in range(1, remaining + 1):
+            if any(task_settled(s.successes + a, s.failures + m - a, s.n,
+                                max_flakiness=self.max_flakiness,
+                                suite_blocked=self.suite_blocked) for a in range(m + 1)):
+                return m
+        return remaining
 
     def record(self, s: _TaskState, result: RunResult, attempt: int, *, replay: bool = False
                ) -> bool:
@@ -552,7 +568,9 @@ def run_suite(
     limit = max_concurrency or (64 if is_async else 1)
     try:
         if is_async:
-            asyncio.run(_drive_async(adapter, schedule, seed, limit, timeout, backoff, on_result))
+            if asyncio.run(_drive_async(adapter, schedule, seed, limit, timeout, backoff,
+                                        on_result)):
+                raise KeyboardInterrupt
         else:
             own = executor is None and max_concurrency is not None
             pool = ThreadPoolExecutor(max_concurrency) if own else executor
@@ -579,7 +597,7 @@ def run_suite(
 def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: Executor | None,
                 limit: int, timeout: float | None, backoff: float, on_result: Any) -> None:
     if pool is None:  # in this thread, one run after another
-        while (item := schedule.next_item(1)) is not None:
+        while (item := schedule.next_item()) is not None:
             s, index, attempt = item
             _sleep_before(attempt, backoff)
             on_result(s, _run_sync(adapter, s.task, index,
@@ -589,7 +607,7 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
     in_flight: dict[Future[RunResult], tuple[_TaskState, int]] = {}
     try:
         while True:
-            while len(in_flight) < limit and (item := schedule.next_item(1)) is not None:
+            while len(in_flight) < limit and (item := schedule.next_item()) is not None:
                 s, index, attempt = item
                 fut = pool.submit(_run_sync, adapter, s.task, index,
                                   _attempt_seed(seed, s.task.task_id, index, attempt), timeout,
@@ -616,13 +634,20 @@ def _sleep_before(attempt: int, backoff: float) -> None:
 
 
 async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
-                       timeout: float | None, backoff: float, on_result: Any) -> None:
-    """``limit`` workers, each taking the next run from the schedule as soon as it is free."""
+                       timeout: float | None, backoff: float, on_result: Any) -> bool:
+    """``limit`` workers, each taking the next run from the schedule as soon as it is free.
+
+    Returns True when an adapter raised KeyboardInterrupt: the workers stop, and
+    the caller re-raises it outside the event loop (raised inside, asyncio would
+    also report the main task's exception as never retrieved).
+    """
     changed = asyncio.Event()
+    interrupted = False
 
     async def worker() -> None:
-        while True:
-            item = schedule.next_item(1)
+        nonlocal interrupted
+        while not interrupted:
+            item = schedule.next_item()
             if item is None:
                 if schedule.active == 0:
                     return
@@ -632,9 +657,14 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
             s, index, attempt = item
             if attempt:
                 await asyncio.sleep(_backoff_delay(attempt, backoff))
-            result = await _run_async(adapter, s.task, index,
-                                      _attempt_seed(seed, s.task.task_id, index, attempt),
-                                      timeout)
+            try:
+                result = await _run_async(adapter, s.task, index,
+                                          _attempt_seed(seed, s.task.task_id, index, attempt),
+                                          timeout)
+            except KeyboardInterrupt:
+                interrupted = True
+                changed.set()
+                return
             on_result(s, result, attempt)
             changed.set()
 
@@ -644,6 +674,7 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
     finally:
         for w in workers:
             w.cancel()
+    return interrupted
 
 
 def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *, k: int,
