@@ -107,6 +107,8 @@ class FileReport:
                 row["pass_hat_k_by_k"] = [None if math.isnan(x) else x for x in hat[i].tolist()]
         out["gate"]["on"] = self.options.get("gate_on", "estimate")
         out["gate"]["min_runs"] = self.options.get("min_runs", 0)
+        if self.results.protocol is not None:
+            out["protocol"] = self.results.protocol.to_dict()
         out["format"] = self.results.source
         out["notes"] = list(self.results.notes)
         out["curve"] = self.curve.to_dict()

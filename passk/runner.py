@@ -41,7 +41,7 @@ from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 from .metrics import flakiness
 from .protocol import Protocol, require_same_protocol
 from .repeat_run import run_seed
-from .stability import RepeatPolicy, SuiteReport, reliability_gate, suite_report
+from .stability import RepeatPolicy, SuiteReport, reliability_gate, suite_protocol, suite_report
 
 __all__ = ["run_suite", "SuiteRun", "task_settled", "read_log", "read_log_header", "LogRecord",
            "load_tasks", "load_adapter", "suite_protocol"]
@@ -167,26 +167,6 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
                     return None
                 return first if isinstance(first, dict) and "protocol" in first else None
     return None
-
-
-def suite_protocol(adapter: Any, tasks: Sequence[Task], policy: RepeatPolicy, *, k: int,
-                   max_retries: int, timeout: float | None, min_overall_pass_hat_k: float,
-                   max_flakiness: float) -> Protocol:
-    """The settings that define a suite's measurement (not how fast it ran).
-
-    The adapter contributes its own settings when it has a ``protocol()`` method.
-    """
-    settings: dict[str, Any] = {
-        "adapter": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
-        "k": k, "runs_by_risk": dict(policy.runs_by_risk),
-        "previously_flaky_runs": policy.previously_flaky, "default_runs": policy.default,
-        "stopping": policy.stopping, "max_retries": max_retries, "timeout": timeout,
-        "min_overall_pass_hat_k": min_overall_pass_hat_k, "max_flakiness": max_flakiness,
-        "tasks": sorted(t.task_id for t in tasks),
-    }
-    if callable(getattr(adapter, "protocol", None)):
-        settings["adapter_settings"] = adapter.protocol()
-    return Protocol(settings)
 
 
 class _Log:
@@ -694,6 +674,7 @@ def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult
         report = dataclasses.replace(report, gate=reliability_gate(
             report.tasks, min_overall_pass_hat_k=min_overall_pass_hat_k,
             max_flakiness=max_flakiness, settled_early=early))
+    report = dataclasses.replace(report, protocol=protocol)
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,

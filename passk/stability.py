@@ -26,6 +26,7 @@ from .metrics import (
     flakiness,
     pass_hat_k_lower_bound,
 )
+from .protocol import Protocol
 from .repeat_run import RepeatRun, repeat_run
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "reliability_gate",
     "suite_report",
     "evaluate_suite",
+    "suite_protocol",
     "format_table",
     "DEMO_SEED",
     "run_demo",
@@ -139,9 +141,17 @@ class SuiteReport:
     tasks: tuple[TaskReport, ...]
     gate: GateResult
     runs: tuple[RepeatRun, ...] = field(default=(), repr=False)
+    protocol: Protocol | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The report JSON: one schema for every command's ``--json``; NaN becomes null."""
+        """The report JSON: one schema for every command's ``--json``; NaN becomes null.
+
+        Keys: ``k``; ``tasks``, each with ``task_id``, ``risk``, ``runs``,
+        ``successes``, ``pass_rate``, ``pass_at_k``, ``pass_hat_k``,
+        ``flakiness``, ``ci``, ``lower_bound``, ``class``; ``gate`` with
+        ``overall``, ``passed``, ``flaky_tasks``, ``reasons``; and ``protocol``
+        (its settings and fingerprint, or null when the runs did not record one).
+        """
         return {
             "k": self.k,
             "tasks": [
@@ -162,6 +172,7 @@ class SuiteReport:
                 "flaky_tasks": list(self.gate.flaky_tasks),
                 "reasons": list(self.gate.reasons),
             },
+            "protocol": self.protocol.to_dict() if self.protocol is not None else None,
         }
 
 
@@ -355,6 +366,27 @@ def suite_report(
     return SuiteReport(k, rows, gate)
 
 
+def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy, *, k: int,
+                   max_retries: int, timeout: float | None, min_overall_pass_hat_k: float,
+                   max_flakiness: float) -> Protocol:
+    """The settings that define a suite's measurement (not how fast it ran).
+
+    The adapter contributes its own settings when it has a ``protocol()`` method.
+    """
+    settings: dict[str, Any] = {
+        "adapter": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
+        "k": k, "runs_by_risk": dict(policy.runs_by_risk),
+        "previously_flaky_runs": policy.previously_flaky, "default_runs": policy.default,
+        "stopping": policy.stopping, "max_retries": max_retries, "timeout": timeout,
+        "min_overall_pass_hat_k": min_overall_pass_hat_k, "max_flakiness": max_flakiness,
+        "tasks": sorted(t.task_id for t in tasks),
+    }
+    protocol_of = getattr(adapter, "protocol", None)
+    if callable(protocol_of):
+        settings["adapter_settings"] = protocol_of()
+    return Protocol(settings)
+
+
 def evaluate_suite(
     adapter: HarnessAdapter,
     tasks: Sequence[Task],
@@ -410,7 +442,10 @@ def evaluate_suite(
         risks=[r.task.risk for r in runs], k=k,
         min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
     )
-    return replace(report, runs=runs)
+    protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=0, timeout=None,
+                              min_overall_pass_hat_k=min_overall_pass_hat_k,
+                              max_flakiness=max_flakiness)
+    return replace(report, runs=runs, protocol=protocol)
 
 
 # --------------------------------------------------------------------------

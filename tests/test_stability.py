@@ -247,7 +247,7 @@ def test_evaluate_suite_thread_pool_matches_sequential():
 def test_to_dict_schema(demo):
     for report in demo:
         d = report.to_dict()
-        assert set(d) == {"k", "tasks", "gate"}
+        assert set(d) == {"k", "tasks", "gate", "protocol"}
         assert all(set(t) == TASK_KEYS for t in d["tasks"])
         assert set(d["gate"]) == GATE_KEYS
         assert json.loads(json.dumps(d, allow_nan=False)) == d
@@ -367,7 +367,7 @@ def test_module_json():
     assert set(data) == {"seed", "k", "before", "after"}
     assert data["seed"] == DEMO_SEED and data["k"] == 5
     for key in ("before", "after"):
-        assert set(data[key]) == {"k", "tasks", "gate"}
+        assert set(data[key]) == {"k", "tasks", "gate", "protocol"}
     assert data["before"]["tasks"][0]["successes"] == 10
     assert data["after"]["tasks"][0]["successes"] == 12
     assert data["before"]["gate"]["passed"] is False and data["after"]["gate"]["passed"] is True
