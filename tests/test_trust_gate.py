@@ -1,0 +1,105 @@
+"""The trust pieces wired together: leaks and missed bars fail the gate; protocols must match."""
+
+import json
+
+import numpy as np
+import pytest
+
+from passk.cli import main
+from passk.flaky_adapter import OnCallSimulator, demo_tasks
+from passk.protocol import Criteria, Measurement, Protocol, honest_gate
+from passk.repeat_run import repeat_run
+from passk.runner import run_suite
+from passk.scenarios import (
+    Budget,
+    DiagnosisSimulator,
+    GradedAdapter,
+    GroundTruthGrader,
+    LeakyDiagnosisSimulator,
+    catalogue,
+    environments,
+    leak_report,
+    split_tasks,
+)
+
+BARS = Criteria({"discovery_rate": 0.75, "no_leak": 1.0})
+
+
+def measure(adapter, grader, budget_seconds=None, n=4):
+    tasks = split_tasks("dev")
+    runs = [repeat_run(adapter, t, n, seed=11) for t in tasks]
+    pairs = [(rr.task, r) for rr in runs for r in rr.results]
+    leaks = leak_report(pairs, grader.canaries())
+    metrics = {"discovery_rate": float(np.mean([r.success for _, r in pairs])),
+               "no_leak": 1.0 - leaks.leak_rate}
+    protocol = Protocol({"split": "dev", "n": n, "budget": budget_seconds,
+                         "criteria": BARS.fingerprint})
+    return honest_gate(BARS, Measurement(metrics, protocol)), metrics
+
+
+def test_a_leaky_harness_scores_perfectly_and_is_refused():
+    grader = GroundTruthGrader("dev")
+    notes = {s.scenario_id: s.truth for s in catalogue() if s.split == "dev"}
+    leaky = GradedAdapter(LeakyDiagnosisSimulator(DiagnosisSimulator(environments("dev")), notes),
+                          grader)
+    result, metrics = measure(leaky, grader)
+    assert metrics["discovery_rate"] == 1.0 and metrics["no_leak"] == 0.0
+    assert not result.passed
+    assert result.reasons == ("no_leak: measured 0.000, bar 1.000: not met",)
+
+
+def test_the_honest_harness_with_enough_budget_passes():
+    grader = GroundTruthGrader("dev")
+    result, metrics = measure(GradedAdapter(DiagnosisSimulator(environments("dev")), grader),
+                              grader)
+    assert metrics["no_leak"] == 1.0 and result.passed, result.reasons
+
+
+def test_a_budget_below_the_need_is_refused_with_both_figures():
+    grader = GroundTruthGrader("dev")
+    short = GradedAdapter(DiagnosisSimulator(environments("dev"), Budget(max_time_seconds=90)),
+                          grader)
+    result, metrics = measure(short, grader, budget_seconds=90)
+    assert metrics["discovery_rate"] <= 0.2
+    assert not result.passed
+    assert result.reasons == (f"discovery_rate: measured {metrics['discovery_rate']:.3f}, "
+                              "bar 0.750: not met",)
+
+
+@pytest.fixture
+def two_logs(tmp_path):
+    old, new, other = tmp_path / "old.jsonl", tmp_path / "new.jsonl", tmp_path / "other.jsonl"
+    run_suite(OnCallSimulator(), demo_tasks(), seed=3, log=old, progress=False)
+    run_suite(OnCallSimulator(), demo_tasks(), seed=4, log=new, progress=False)
+    run_suite(OnCallSimulator(temperature=0.0), demo_tasks(), seed=4, log=other, progress=False)
+    return old, new, other
+
+
+def test_diff_and_gate_baseline_compare_under_one_protocol(two_logs, capsys):
+    old, new, _ = two_logs
+    assert main(["diff", str(old), str(new)]) in (0, 1)
+    assert main(["gate", str(new), "--baseline", str(old)]) in (0, 1)
+    capsys.readouterr()
+    assert main(["report", str(new), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert len(payload["protocol"]["fingerprint"]) == 16
+
+
+@pytest.mark.parametrize("command", ["diff", "gate"])
+def test_a_different_protocol_is_refused_naming_the_setting(two_logs, capsys, command):
+    old, _, other = two_logs
+    argv = (["diff", str(old), str(other)] if command == "diff"
+            else ["gate", str(other), "--baseline", str(old)])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "different protocols" in err and "adapter_settings.temperature: 0.7 != 0.0" in err
+
+
+def test_a_file_without_protocol_is_not_compared_with_one_that_has_it(two_logs, tmp_path,
+                                                                      capsys):
+    old, _, _ = two_logs
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(line for line in old.read_text().splitlines(keepends=True)
+                            if '"protocol"' not in line))
+    assert main(["diff", str(bare), str(old)]) == 2
+    assert "records no protocol" in capsys.readouterr().err
