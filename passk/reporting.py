@@ -35,7 +35,6 @@ from .metrics import (
 )
 from .stability import (
     CLASSES, GATE_ON, GateResult, RepeatPolicy, SuiteReport, TaskReport, reliability_gate,
-    suite_report,
 )
 
 __all__ = ["FileReport", "build_report", "suite_curve", "plan_tasks",

@@ -26,31 +26,19 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
+from offline_browser import watch
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 PAGE_TIMEOUT_MS = 60_000
 # search.html and genindex.html are ordinary Sphinx pages and pass these checks,
 # so they are tested too. index.html is only a redirect written by
@@ -166,29 +154,6 @@ def site_url(built_site):
         thread.join(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(
-            f"{CHROMIUM} not found: install Debian's Chromium with "
-            "`apt-get update && apt-get install -y chromium` "
-            "(never `playwright install`: it downloads a browser)."
-        )
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail(
-            "the playwright Python package is missing: pip install -e '.[browser]' "
-            "(or `pip install playwright`; do not run `playwright install`)."
-        )
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 # ------------------------------------------------------------------------------ tests
 
 
@@ -241,43 +206,14 @@ async () => {
 """
 
 
-def _is_local(url: str) -> bool:
-    parsed = urlparse(url)
-    if parsed.scheme in ("data", "blob", "about"):
-        return True
-    return parsed.scheme in ("http", "https") and parsed.hostname == "127.0.0.1"
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("page_path", PAGES)
 def test_page_renders_offline(page_path, browser, site_url):
     assert (HTML / page_path).exists(), f"{page_path} was not built"
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    console_errors: list[str] = []
-    page_errors: list[str] = []
-    outside: list[str] = []
+    seen = watch(context, page)
     http_errors: list[str] = []
-
-    def route(r):
-        if _is_local(r.request.url):
-            r.continue_()
-        else:
-            outside.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    page.on(
-        "console",
-        lambda msg: console_errors.append(f"{msg.text} @ {msg.location}")
-        if msg.type == "error"
-        else None,
-    )
-    page.on("pageerror", lambda exc: page_errors.append(str(exc)))
-    page.on(
-        "request",
-        lambda req: outside.append(req.url) if not _is_local(req.url) else None,
-    )
     page.on(
         "response",
         lambda resp: http_errors.append(f"{resp.status} {resp.url}")
@@ -296,14 +232,14 @@ def test_page_renders_offline(page_path, browser, site_url):
         context.close()
 
     problems = []
-    if console_errors:
-        problems.append(f"console errors: {console_errors}")
-    if page_errors:
-        problems.append(f"page errors: {page_errors}")
+    if seen.console_errors:
+        problems.append(f"console errors: {seen.console_errors}")
+    if seen.page_errors:
+        problems.append(f"page errors: {seen.page_errors}")
     if http_errors:
         problems.append(f"HTTP errors: {http_errors}")
-    if outside:
-        problems.append(f"requests that left 127.0.0.1: {sorted(set(outside))}")
+    if seen.outside:
+        problems.append(f"requests that left 127.0.0.1: {sorted(set(seen.outside))}")
     if broken_images:
         problems.append(f"images that did not load: {broken_images}")
     if math["hasMath"]:

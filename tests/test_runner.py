@@ -11,7 +11,6 @@ import asyncio
 import json
 import multiprocessing
 import pickle
-import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -22,11 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-HELPERS = Path(__file__).resolve().parent / "helpers"
-if str(HELPERS) not in sys.path:
-    sys.path.insert(0, str(HELPERS))
-
-from runner_helpers import (  # noqa: E402
+from runner_helpers import (
     AsyncSeedCoin,
     AsyncSimulator,
     SeedCoin,
@@ -34,11 +29,11 @@ from runner_helpers import (  # noqa: E402
     p_tasks,
 )
 
-import passk  # noqa: E402
-from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks  # noqa: E402
-from passk.io import read_results  # noqa: E402
-from passk.repeat_run import run_seed  # noqa: E402
-from passk.runner import (  # noqa: E402
+import passk
+from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
+from passk.io import read_results
+from passk.repeat_run import run_seed
+from passk.runner import (
     LogRecord,
     SuiteRun,
     load_adapter,
@@ -47,7 +42,7 @@ from passk.runner import (  # noqa: E402
     run_suite,
     task_settled,
 )
-from passk.stability import RepeatPolicy, evaluate_suite  # noqa: E402
+from passk.stability import RepeatPolicy, evaluate_suite
 
 BIG = RepeatPolicy(runs_by_risk={"high-risk-write": 40, "read-only": 20})
 

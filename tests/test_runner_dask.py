@@ -3,25 +3,19 @@ thread pool's outcomes for the same seed (the ``distributed`` extra; CI installs
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
+from runner_helpers import SeedCoin, p_tasks
+
+from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
+from passk.repeat_run import run_seed
+from passk.runner import SuiteRun, read_log, run_suite
+from passk.stability import RepeatPolicy
+
 distributed = pytest.importorskip(
     "distributed", reason="dask[distributed] is not installed (pip install passk[distributed])")
-
-HELPERS = Path(__file__).resolve().parent / "helpers"
-if str(HELPERS) not in sys.path:
-    sys.path.insert(0, str(HELPERS))
-
-from runner_helpers import SeedCoin, p_tasks  # noqa: E402
-
-from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks  # noqa: E402
-from passk.repeat_run import run_seed  # noqa: E402
-from passk.runner import SuiteRun, read_log, run_suite  # noqa: E402
-from passk.stability import RepeatPolicy  # noqa: E402
 
 POLICY = RepeatPolicy(runs_by_risk={"high-risk-write": 24, "read-only": 12})
 

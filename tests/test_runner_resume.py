@@ -18,11 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-HELPERS = Path(__file__).resolve().parent / "helpers"
-if str(HELPERS) not in sys.path:
-    sys.path.insert(0, str(HELPERS))
-
-from runner_helpers import (  # noqa: E402
+from runner_helpers import (
     CRASH_RUNS,
     CRASH_SEED,
     Counting,
@@ -33,13 +29,13 @@ from runner_helpers import (  # noqa: E402
     p_tasks,
 )
 
-from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks  # noqa: E402
-from passk.io import read_results  # noqa: E402
-from passk.repeat_run import run_seed  # noqa: E402
-from passk.runner import SuiteRun, _attempt_seed, read_log, run_suite  # noqa: E402
-from passk.stability import RepeatPolicy  # noqa: E402
+from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
+from passk.io import read_results
+from passk.repeat_run import run_seed
+from passk.runner import SuiteRun, _attempt_seed, read_log, run_suite
+from passk.stability import RepeatPolicy
 
-KILL_TARGET = HELPERS / "kill_target.py"
+KILL_TARGET = Path(__file__).resolve().parent / "helpers" / "kill_target.py"
 TASKS = p_tasks([0.5, 0.9, 0.1, 1.0])
 POLICY = {"read-only": 6}
 

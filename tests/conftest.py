@@ -1,0 +1,36 @@
+"""Shared test setup: the helpers folder on the path, and Debian's headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HELPERS = Path(__file__).resolve().parent / "helpers"
+if str(HELPERS) not in sys.path:  # tests import their helpers (adapters, browser) from here
+    sys.path.insert(0, str(HELPERS))
+
+from offline_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by playwright; a clear failure (never a skip) when missing."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} not found: install Debian's Chromium with "
+                    "`apt-get update && apt-get install -y chromium` "
+                    "(never `playwright install`: it downloads a browser).", pytrace=False)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the playwright Python package is missing: pip install -e '.[browser]' "
+                    "(or `pip install playwright`; do not run `playwright install`).",
+                    pytrace=False)
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
