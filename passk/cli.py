@@ -101,7 +101,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"p = {args.p}")
     print(f"{'k':>3}  {'pass@k':>8}  {'pass^k':>8}")
-    for k, a, h in zip(ks, at, hat):
+    for k, a, h in zip(ks, np.atleast_1d(at), np.atleast_1d(hat)):
         print(f"{k:>3}  {a:>8.4f}  {h:>8.4f}")
     return EXIT_OK
 
@@ -194,8 +194,9 @@ def _require_same_protocol(old: Results, new: Results, old_path: str, new_path: 
         return
     if old.protocol is None or new.protocol is None:
         missing, other = (old_path, new_path) if old.protocol is None else (new_path, old_path)
+        known = old.protocol if old.protocol is not None else new.protocol
         raise BadInput(f"{missing} records no protocol but {other} does (fingerprint "
-                       f"{(old.protocol or new.protocol).fingerprint}): cannot tell whether they "
+                       f"{known.fingerprint if known else '?'}): cannot tell whether they "
                        "compare")
     require_same_protocol(old.protocol, new.protocol)
 

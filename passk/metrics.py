@@ -195,11 +195,10 @@ def _ratio_of_binomials(top: np.ndarray, n: np.ndarray, k: np.ndarray, *,
         else:
             ratio[small] = r
     out = np.array(1.0 - ratio if complement else ratio, dtype=float)
-    large = np.flatnonzero(live & ~small)
-    for i in large:  # few tasks have k in the thousands; each costs O(k)
-        t, m, kk = float(top.flat[i]), float(n.flat[i]), int(k.flat[i])
-        # log of prod (t - j)/(m - j) = sum log1p(-(m - t)/(m - j)), accurate term by term
-        log_r = float(np.sum(np.log1p(-(m - t) / (m - np.arange(kk)))))
+    for i in np.flatnonzero(live & ~small).tolist():  # few tasks have k in the thousands; each costs O(k)
+        top_i, n_i, k_i = float(top.flat[i]), float(n.flat[i]), int(k.flat[i])
+        # log of prod (t - j)/(n - j) = sum log1p(-(n - t)/(n - j)), accurate term by term
+        log_r = float(np.sum(np.log1p(-(n_i - top_i) / (n_i - np.arange(k_i)))))
         out.flat[i] = -np.expm1(log_r) if complement else np.exp(log_r)
     return out
 
@@ -407,7 +406,7 @@ def bootstrap_pass_hat_k_ci(
         return ConfidenceInterval(value, value)
 
     def statistic(sample: np.ndarray, axis: int = -1) -> np.ndarray:
-        return estimate_pass_hat_k(sample.sum(axis=axis), sample.shape[axis], k_)
+        return np.asarray(estimate_pass_hat_k(sample.sum(axis=axis), sample.shape[axis], k_))
 
     result = stats.bootstrap(
         (x,),

@@ -202,7 +202,9 @@ class GroundTruthGrader:
         """True when the run submitted the scenario's root cause."""
         if task_id not in self._truth:
             raise KeyError(f"no ground truth for {task_id!r} in split {self.split!r}")
-        return bool(final_state) and final_state.get("root_cause") == self._truth[task_id].root_cause
+        if not final_state:
+            return False
+        return final_state.get("root_cause") == self._truth[task_id].root_cause
 
     def canaries(self) -> tuple[str, ...]:
         """The markers a leak check looks for."""
