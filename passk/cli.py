@@ -304,6 +304,14 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    "default C, True or 1)")
 
 
+def add_bar_and_cap(p: argparse.ArgumentParser) -> None:
+    """The dual gate's two numbers."""
+    p.add_argument("--min-overall", type=_probability, default=0.7,
+                   help="bar for the mean pass^k (default 0.7)")
+    p.add_argument("--max-flakiness", type=_probability, default=0.2,
+                   help="cap on any task's flakiness (default 0.2)")
+
+
 def add_gate_options(p: argparse.ArgumentParser, *, default_k: int | None) -> None:
     """The k, the bar, the cap and what to gate on; shared by report, gate and plan FILE."""
     p.add_argument("--k", type=_positive_int, default=default_k,
@@ -311,10 +319,7 @@ def add_gate_options(p: argparse.ArgumentParser, *, default_k: int | None) -> No
                                          " (default: the smallest n over tasks)"))
     p.add_argument("--k-for", action="append", type=_risk_k, default=None, metavar="RISK=K",
                    help="a k for tasks of one risk label, e.g. high-risk-write=8 (repeatable)")
-    p.add_argument("--min-overall", type=_probability, default=0.7,
-                   help="bar for the mean pass^k (default 0.7)")
-    p.add_argument("--max-flakiness", type=_probability, default=0.2,
-                   help="cap on any task's flakiness (default 0.2)")
+    add_bar_and_cap(p)
     p.add_argument("--on", choices=GATE_ON, default="estimate",
                    help="gate on each task's pass^k estimate (default) or its exact "
                    "lower bound")
@@ -418,8 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None, help="per-run limit in seconds")
     p.add_argument("--max-retries", type=_whole, default=3,
                    help="retries of a run that hit an infrastructure error (default 3)")
-    p.add_argument("--min-overall", type=_probability, default=0.7)
-    p.add_argument("--max-flakiness", type=_probability, default=0.2)
+    add_bar_and_cap(p)
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar (it is also off when stderr is not a terminal)")
     return parser
