@@ -31,8 +31,9 @@ from .reporting import (
     format_report,
     plan_tasks,
     policy_max_runs,
+    with_gate,
 )
-from .stability import DEMO_SEED, SuiteReport, format_table, run_demo
+from .stability import DEMO_SEED, format_table, run_demo
 
 EXIT_OK, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -72,11 +73,6 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         max_flakiness=getattr(args, "max_flakiness", 0.2),
         gate_on=getattr(args, "on", "estimate"), min_runs=getattr(args, "min_runs", 0),
     )
-
-
-def _report_from_file(args: argparse.Namespace) -> SuiteReport:
-    """The :class:`SuiteReport` of a results file (kept for callers of the first version)."""
-    return _file_report(args).report
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -129,8 +125,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         if d.regressed:
             extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
                           f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
-            gate = replace(fr.report.gate, passed=False, reasons=fr.gate.reasons + extra)
-            fr = replace(fr, report=replace(fr.report, gate=gate))
+            fr = with_gate(fr, replace(fr.gate, passed=False, reasons=fr.gate.reasons + extra))
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:

@@ -579,7 +579,7 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
     if pool is None:  # in this thread, one run after another
         while (item := schedule.next_item()) is not None:
             s, index, attempt = item
-            _sleep_before(attempt, backoff)
+            time.sleep(_backoff_delay(attempt, backoff))
             on_result(s, _run_sync(adapter, s.task, index,
                                    _attempt_seed(seed, s.task.task_id, index, attempt), timeout),
                       attempt)
@@ -607,10 +607,6 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
 def _backoff_delay(attempt: int, backoff: float) -> float:
     """Seconds to wait before attempt ``attempt`` (0 for the first), doubling each retry."""
     return backoff * 2 ** (attempt - 1) if attempt else 0.0
-
-
-def _sleep_before(attempt: int, backoff: float) -> None:
-    time.sleep(_backoff_delay(attempt, backoff))
 
 
 async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
