@@ -25,9 +25,10 @@ __version__ = "0.1.0"
 from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
 from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
 from .metrics import (
-    ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k, estimate_pass_hat_k,
-    exact_bootstrap_pass_hat_k_ci, flakiness, pass_at_k, pass_hat_k, pass_hat_k_lower_bound,
-    runs_needed, wilson_ci,
+    CI_METHODS, ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k,
+    estimate_pass_hat_k, estimate_pass_hat_k_variance, exact_bootstrap_pass_hat_k_ci, flakiness,
+    pass_at_k, pass_hat_k, pass_hat_k_ci, pass_hat_k_lower_bound, runs_needed,
+    unbiased_flakiness, wilson_ci,
 )
 # Imported after the submodule of the same name, so ``passk.repeat_run`` is the function.
 from .repeat_run import RepeatRun, repeat_run, run_seed
@@ -48,6 +49,7 @@ __all__ = sorted([
     "OnCallSimulator", "demo_tasks", "ConfidenceInterval", "bootstrap_pass_hat_k_ci",
     "estimate_pass_at_k", "estimate_pass_hat_k", "exact_bootstrap_pass_hat_k_ci", "flakiness",
     "pass_at_k", "pass_hat_k", "pass_hat_k_lower_bound", "runs_needed", "wilson_ci",
+    "CI_METHODS", "pass_hat_k_ci", "estimate_pass_hat_k_variance", "unbiased_flakiness",
     "RepeatRun", "repeat_run", "run_seed", *_MODULE_OF,
 ])
 

@@ -26,9 +26,13 @@ __all__ = [
     "estimate_pass_at_k",
     "estimate_pass_hat_k",
     "flakiness",
+    "unbiased_flakiness",
+    "estimate_pass_hat_k_variance",
     "bootstrap_pass_hat_k_ci",
     "exact_bootstrap_pass_hat_k_ci",
     "wilson_ci",
+    "CI_METHODS",
+    "pass_hat_k_ci",
     "pass_hat_k_lower_bound",
     "runs_needed",
 ]
@@ -318,7 +322,17 @@ def flakiness(successes: ArrayLike, total: ArrayLike) -> FloatOrArray:
 
     Notes
     -----
-    The Bernoulli variance :math:`\hat p (1-\hat p)` scaled by 4 onto [0, 1].
+    The Bernoulli variance :math:`\hat p (1-\hat p)` scaled by 4 onto [0, 1],
+    with :math:`\hat p = c/n`: the chapter's plug-in. It is **biased**
+    downwards: under :math:`c \sim \mathrm{Binomial}(n, p)`,
+
+    .. math:: E\left[4 \hat p (1 - \hat p)\right] = 4 p (1 - p) \frac{n - 1}{n},
+
+    so 4 runs understate a coin's flakiness by a quarter. Unlike every
+    estimator above, it is kept as the chapter defines it (gates and tables
+    compare it with caps written for it); :func:`unbiased_flakiness` is the
+    unbiased :math:`4 c (n - c) / (n (n - 1))`.
+
     The chapter's TypeScript returns 0 for a task with no runs; this returns
     NaN on purpose, because no runs is no evidence, and a gate that reads
     "0" there would pass a task nobody ran.
@@ -334,6 +348,111 @@ def flakiness(successes: ArrayLike, total: ArrayLike) -> FloatOrArray:
     with np.errstate(invalid="ignore", divide="ignore"):
         p_hat = np.where(n > 0, c / np.where(n > 0, n, 1), np.nan)
     return _scalar_or_array(4.0 * p_hat * (1.0 - p_hat))
+
+
+def unbiased_flakiness(successes: ArrayLike, total: ArrayLike) -> FloatOrArray:
+    r"""Unbiased flakiness: :math:`4 c (n - c) / (n (n - 1))`.
+
+    Parameters
+    ----------
+    successes, total : int or array_like of int
+        Successful runs and runs per task; they broadcast.
+
+    Returns
+    -------
+    float or ndarray
+        An unbiased estimate of :math:`4 p (1 - p)`; NaN where ``total < 2``
+        (one run cannot show a spread).
+
+    Notes
+    -----
+    :math:`E[c (n - c)] = n (n - 1) p (1 - p)` for
+    :math:`c \sim \mathrm{Binomial}(n, p)`, so
+    :math:`4 c (n-c) / (n (n-1))` has mean exactly :math:`4 p (1 - p)`; it is
+    :func:`flakiness` times :math:`n / (n - 1)` (Bessel's correction), and may
+    exceed 1 (a 2-run task with one pass scores 2).
+
+    Examples
+    --------
+    >>> round(unbiased_flakiness(10, 12), 4)
+    0.6061
+    >>> unbiased_flakiness([0, 2, 1], [4, 4, 1])
+    array([0.        , 1.33333333,        nan])
+    """
+    c, n = _counts(successes, total)
+    c, n = c.astype(float), n.astype(float)
+    ok = n >= 2
+    n_ = np.where(ok, n, 2.0)
+    value = 4.0 * c * (n_ - c) / (n_ * (n_ - 1.0))
+    return _scalar_or_array(np.where(ok, value, np.nan))
+
+
+def estimate_pass_hat_k_variance(
+    successes: ArrayLike, total: ArrayLike, k: ArrayLike
+) -> FloatOrArray:
+    r"""Unbiased estimate of the variance of :func:`estimate_pass_hat_k`.
+
+    Parameters
+    ----------
+    successes : int or array_like of int
+        Successful runs per task, ``0 <= c <= n``.
+    total : int or array_like of int
+        Runs per task.
+    k : int or array_like of int
+        Runs that must all succeed, at least 1. All three broadcast.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\hat V = \hat\theta^2 - \binom{c}{2k} / \binom{n}{2k}`, with
+        :math:`\hat\theta = \binom{c}{k} / \binom{n}{k}`; NaN where
+        ``n < 2k``. Never negative.
+
+    Notes
+    -----
+    With :math:`c \sim \mathrm{Binomial}(n, p)`,
+    :math:`\operatorname{Var}\hat\theta = E[\hat\theta^2] - p^{2k}`.
+    :math:`\hat\theta^2` is unbiased for the first term and
+    :math:`\binom{c}{2k}/\binom{n}{2k}` (the pass^{2k} estimator) for the
+    second, so :math:`E \hat V = \operatorname{Var}\hat\theta` exactly. No
+    unbiased estimator exists when ``n < 2k``: the expectation of any function
+    of c is a polynomial of degree at most n in p, and :math:`p^{2k}` is not.
+
+    :math:`\hat V = \hat\theta (\hat\theta - R)` with
+    :math:`R = \prod_{i=k}^{2k-1} (c-i)/(n-i) \le \hat\theta`, hence
+    :math:`\hat V \ge 0`; it is 0 exactly when ``c < k`` or ``c = n``. The
+    difference is computed as
+    :math:`\hat\theta - R = -\hat\theta\,\mathrm{expm1}\sum_{i<k}
+    \log(1 - k (n - c) / ((n-k-i)(c-i)))`, so a small variance keeps its
+    digits even at :math:`n = 10^6`.
+
+    Examples
+    --------
+    >>> round(estimate_pass_hat_k_variance(10, 12, 5), 4)
+    0.0861
+    >>> estimate_pass_hat_k_variance([12, 3, 2], [12, 12, 3], 2).round(4)
+    array([0.    , 0.0021,    nan])
+    """
+    c, n = _counts(successes, total)
+    k_ = _whole_numbers(k, "k", minimum=1)
+    c, n, k_ = np.broadcast_arrays(c, n, k_)
+    estimable = 2 * k_ <= n
+    theta = np.asarray(estimate_pass_hat_k(np.where(estimable, c, 0),
+                                           np.where(estimable, n, 1),
+                                           np.where(estimable, k_, 1)), dtype=float)
+    both = estimable & (c >= 2 * k_) & (c < n)  # 0 < R < theta: the general case
+    cc, nn, kk = (np.where(both, x, 0).astype(float) for x in (c, n, k_))
+    kk = np.where(both, kk, 1.0)
+    nn = np.where(both, nn, 4.0)
+    cc = np.where(both, cc, 2.0)  # a harmless (c, n, k) = (2, 4, 1) where not used
+    log_ratio = np.zeros(cc.shape)
+    for i in range(int(kk.max(initial=1))):
+        term = np.log1p(-kk * (nn - cc) / ((nn - kk - i) * (cc - i)))
+        log_ratio += np.where(i < kk, term, 0.0)
+    # theta - R = theta (1 - R/theta); where c < 2k, R = 0 and the variance is theta^2
+    variance = np.where(both, theta * theta * -np.expm1(log_ratio),
+                        np.where(c < 2 * k_, theta * theta, 0.0))
+    return _scalar_or_array(np.where(estimable, variance, np.nan))
 
 
 # --------------------------------------------------------------------------
@@ -501,6 +620,123 @@ def wilson_ci(successes: int, total: int, *, confidence: float = 0.95) -> Confid
         confidence_level=_confidence(confidence), method="wilson"
     )
     return ConfidenceInterval(float(ci.low), float(ci.high))
+
+
+#: Per-task interval methods of :func:`pass_hat_k_ci`, with the label a report prints
+#: ("95% exact Clopper–Pearson").
+CI_METHODS: dict[str, str] = {
+    "exact": "exact Clopper–Pearson",
+    "bootstrap": "percentile bootstrap",
+}
+
+
+def _clopper_pearson(c: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Clopper–Pearson ends for p, elementwise (NaN where ``n == 0``)."""
+    c, n = c.astype(float), n.astype(float)
+    low = stats.beta.ppf(alpha / 2, np.maximum(c, 1.0), np.maximum(n - c + 1.0, 1.0))
+    high = stats.beta.ppf(1 - alpha / 2, np.maximum(c + 1.0, 1.0), np.maximum(n - c, 1.0))
+    low = np.where(c > 0, low, 0.0)
+    high = np.where(c < n, high, 1.0)
+    return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
+
+
+def pass_hat_k_ci(
+    successes: ArrayLike,
+    total: ArrayLike,
+    k: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    method: str = "exact",
+) -> ConfidenceInterval:
+    r"""Two-sided confidence interval for pass^k = p^k, per task, vectorized.
+
+    Parameters
+    ----------
+    successes, total : int or array_like of int
+        Per-task counts, ``0 <= c <= n``.
+    k : int or array_like of int
+        Runs that must all succeed, at least 1. All three broadcast.
+    confidence : float, default 0.95
+        Two-sided confidence level.
+    method : {'exact', 'bootstrap'}, default 'exact'
+        ``'exact'``: the Clopper–Pearson interval for p mapped through
+        :math:`p \mapsto p^k`; its coverage is at least ``confidence`` for
+        every p, n and k. ``'bootstrap'``: the chapter's percentile bootstrap
+        (:func:`exact_bootstrap_pass_hat_k_ci`), which does **not** cover at
+        its stated level near p = 1. :data:`CI_METHODS` holds the label to
+        print for each.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``low`` and ``high`` (floats for scalar input, else arrays). NaN where
+        ``n == 0``. Where ``k > n`` the exact interval is still returned (see
+        Notes); the bootstrap one is NaN there.
+
+    Notes
+    -----
+    With :math:`c \sim \mathrm{Binomial}(n, p)` and :math:`\alpha = 1 -`
+    ``confidence``, Clopper and Pearson (1934) [1]_ invert two one-sided
+    binomial tests:
+
+    .. math::
+
+        L = B^{-1}(\alpha/2;\ c,\ n-c+1), \qquad
+        U = B^{-1}(1-\alpha/2;\ c+1,\ n-c),
+
+    with :math:`B^{-1}` the Beta quantile, :math:`L = 0` when c = 0 and
+    :math:`U = 1` when c = n (the same ends as
+    ``scipy.stats.binomtest(c, n).proportion_ci(method="exact")``). Each end
+    misses p with probability at most :math:`\alpha/2`, for every p. The
+    interval for pass^k is :math:`[L^k, U^k]`: as :math:`x \mapsto x^k` is
+    strictly increasing on [0, 1], :math:`p^k \in [L^k, U^k]` exactly when
+    :math:`p \in [L, U]`, so the coverage for :math:`p^k` *equals* the
+    coverage for p, at least ``confidence`` everywhere (``bench_coverage.py``
+    checks it by enumeration over the binomial). This is an interval for the
+    parameter :math:`p^k` and needs no k-subsets of the runs, so it exists
+    for ``k > n`` too (12 runs do bound :math:`p^{20}`, loosely); the point
+    estimate :func:`estimate_pass_hat_k` is NaN there and may lie anywhere
+    relative to the ends when it exists (it is unbiased, the interval is not
+    centred on it).
+
+    The percentile bootstrap [2]_ resamples the n runs; when c = n every
+    resample passes and it returns [1, 1]. Its exact coverage, summed over
+    the binomial, for n = 12 and k = 5 is 0.69, 0.46, 0.11 and 0.06 at
+    p = 0.9, 0.95, 0.99 and 0.995: it is kept only to show the chapter's
+    number beside an honest one.
+
+    References
+    ----------
+    .. [1] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial
+       limits illustrated in the case of the binomial", Biometrika 26(4),
+       404–413, 1934.
+    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
+       Chapman & Hall, 1993.
+
+    Examples
+    --------
+    The chapter's flaky task, 10 of 12, and a task that never failed:
+
+    >>> lo, hi = pass_hat_k_ci([10, 12], [12, 12], 5)
+    >>> lo.round(4), hi.round(4)
+    (array([0.0365, 0.215 ]), array([0.8999, 1.    ]))
+    >>> CI_METHODS["exact"]
+    'exact Clopper–Pearson'
+    >>> lo, hi = pass_hat_k_ci(12, 12, 5, method="bootstrap")
+    >>> lo, hi
+    (1.0, 1.0)
+    """
+    c, n = _counts(successes, total)
+    k_ = _whole_numbers(k, "k", minimum=1)
+    alpha = 1.0 - _confidence(confidence)
+    if method not in CI_METHODS:
+        raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
+    if method == "bootstrap":
+        low, high = exact_bootstrap_pass_hat_k_ci(c, n, k_, confidence=confidence)
+        return ConfidenceInterval(low, high)
+    c, n, k_ = np.broadcast_arrays(c, n, k_)
+    low_p, high_p = _clopper_pearson(c, n, alpha)
+    return ConfidenceInterval(_scalar_or_array(low_p**k_), _scalar_or_array(high_p**k_))
 
 
 def pass_hat_k_lower_bound(
