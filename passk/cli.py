@@ -20,20 +20,13 @@ from pathlib import Path
 
 from .diff import CORRECTIONS, diff_results, format_diff
 from .io import FORMATS, Results, ResultsError, read_results
-from .metrics import pass_at_k, pass_hat_k, runs_needed
+from .metrics import CI_METHODS, pass_at_k, pass_hat_k, runs_needed
 from .protocol import require_same_protocol
 from .plots import MissingExtra, plot_report
-from .reporting import (
-    GATE_ON,
-    FileReport,
-    build_report,
-    format_plan,
-    format_report,
-    plan_tasks,
-    policy_max_runs,
-    with_gate,
-)
-from .stability import DEMO_SEED, format_table, run_demo
+from .planning import format_plan, plan_tasks, policy_max_runs
+from .protocol import LoosenedCriteria, bind_criteria
+from .reporting import GATE_ON, FileReport, build_report, format_report, with_gate
+from .stability import CLASS_THRESHOLD, DEMO_SEED, format_table, run_demo
 
 EXIT_OK, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -64,27 +57,67 @@ def _read(args: argparse.Namespace, path: str | None = None) -> Results:
     return results
 
 
+#: What the gate applies when neither the protocol nor the command line says.
+GATE_DEFAULTS = {"k": None, "min_overall_pass_hat_k": 0.7, "max_flakiness": 0.2,
+                 "gate_on": "estimate", "confidence": 0.95}
+
+
 def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
+    """Score a file under the criteria in force: the protocol's, tightened by the options.
+
+    An option that would loosen what the results' protocol declared is refused
+    (exit 2, one line naming the declared value). The default k is one rule
+    for every command: the protocol's, else ``--k``, else the smallest n
+    (said on stderr).
+    """
     results = results if results is not None else _read(args)
+    requested = {"k": args.k, "min_overall_pass_hat_k": getattr(args, "min_overall", None),
+                 "max_flakiness": getattr(args, "max_flakiness", None),
+                 "gate_on": getattr(args, "on", None),
+                 "confidence": getattr(args, "confidence", None)}
+    try:
+        bound = bind_criteria(results.protocol, requested, GATE_DEFAULTS)
+    except LoosenedCriteria as exc:
+        raise BadInput(str(exc)) from None
     k_for = dict(getattr(args, "k_for", None) or [])
+    declared_k = bound.declared.get("k")
+    for risk, kk in k_for.items():
+        if declared_k is not None and kk < declared_k:
+            raise BadInput(f"--k-for {risk}={kk} would loosen the declared k {declared_k}: "
+                           "criteria are fixed before the runs")
+    v = bound.values
+    if v["k"] is None and not k_for:
+        positive = results.totals[results.totals > 0]
+        smallest = int(positive.min()) if positive.size else 1
+        print(f"passk {args.command}: k = {smallest}, the smallest number of runs of any task "
+              "(--k to choose)", file=sys.stderr)
+    for line in bound.stricter:
+        print(f"passk {args.command}: {line}", file=sys.stderr)
+    class_threshold = (results.protocol.settings.get("class_threshold")
+                       if results.protocol is not None else None)
     return build_report(
-        results, k=args.k, k_for=k_for, confidence=getattr(args, "confidence", 0.95),
-        min_overall_pass_hat_k=getattr(args, "min_overall", 0.7),
-        max_flakiness=getattr(args, "max_flakiness", 0.2),
-        gate_on=getattr(args, "on", "estimate"), min_runs=getattr(args, "min_runs", 0),
+        results, k=v["k"], k_for=k_for, confidence=v["confidence"],
+        ci_method=getattr(args, "ci_method", "exact"),
+        class_threshold=class_threshold if class_threshold is not None else CLASS_THRESHOLD,
+        min_overall_pass_hat_k=v["min_overall_pass_hat_k"], max_flakiness=v["max_flakiness"],
+        gate_on=v["gate_on"], min_runs=getattr(args, "min_runs", 0),
+        accept_incomplete=getattr(args, "accept_incomplete", False),
+        declared=bound.declared, stricter=bound.stricter,
     )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """``passk demo`` (and ``python -m passk.stability``): the chapter's suite, before and after."""
     before, after = run_demo(args.seed, k=args.k)
     if args.json:
         _print_json({"seed": args.seed, "k": args.k, "before": before.to_dict(),
                      "after": after.to_dict()})
-    else:
-        print(f"seed {args.seed}; before the fix (unstable tie order):")
-        print(format_table(before))
-        print("\nafter the fix (deterministic sort):")
-        print(format_table(after))
+        return EXIT_OK
+    print(f"seed {args.seed}, k = {args.k}; runs per task: high-risk-write 12, read-only 5\n")
+    print("Before: search_runbook returns tied fragments in an unstable order")
+    print(format_table(before))
+    print("\nAfter: deterministic sort (score descending, then fragment id)")
+    print(format_table(after))
     return EXIT_OK
 
 
@@ -120,8 +153,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.baseline is not None:
         baseline = _read(args, args.baseline)
         _require_same_protocol(baseline, results, args.baseline, args.file)
-        d = diff_results(baseline, results, k=args.k, alpha=0.05, correction="holm",
-                         max_flakiness=args.max_flakiness)
+        d = diff_results(baseline, results, k=int(fr.report.k), alpha=0.05,
+                         correction="holm")
         if d.regressed:
             extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
                           f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
@@ -137,6 +170,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.file is not None:
         return _plan_file(args)
     k = args.k if args.k is not None else 5
+    args.confidence = args.confidence if args.confidence is not None else 0.95
     targets = [args.target] if args.target is not None else [0.5, 0.8, 0.9, 0.95, 0.99]
     rows = [{"target": t, "k": k, "confidence": args.confidence,
              "runs_needed": runs_needed(t, k, confidence=args.confidence)} for t in targets]
@@ -158,15 +192,17 @@ def _plan_file(args: argparse.Namespace) -> int:
     results = _read(args)
     fr = _file_report(args, results)
     max_runs = policy_max_runs(results, args.max_n)
-    plans = plan_tasks(results, fr.ks.tolist(), max_runs,
-                       min_overall_pass_hat_k=args.min_overall, max_flakiness=args.max_flakiness,
-                       gate_on=args.on, min_runs=args.min_runs, confidence=args.confidence)
+    o = fr.options  # the criteria in force: the protocol's, tightened by the options
+    bar, cap, on = o["min_overall"], o["max_flakiness"], o["gate_on"]
+    plans = plan_tasks(results, fr.ks.tolist(), max_runs, min_overall_pass_hat_k=bar,
+                       max_flakiness=cap, gate_on=on, min_runs=args.min_runs,
+                       confidence=o["confidence"])
     if args.json:
         _print_json({
             "rule": "a task clears when it has enough runs, its pass^k (or lower bound) is at "
                     "least the bar and its flakiness at most the cap; open when some outcome of "
                     "further runs up to max_runs could flip that",
-            "bar": args.min_overall, "cap": args.max_flakiness, "on": args.on,
+            "bar": bar, "cap": cap, "on": on,
             "tasks": [{"task_id": p.task_id, "risk": p.risk, "runs": p.runs,
                        "successes": p.successes, "k": p.k, "max_runs": p.max_runs,
                        "clears": p.clears, "open": p.open, "extra_runs_at_most": p.extra_at_most}
@@ -175,9 +211,9 @@ def _plan_file(args: argparse.Namespace) -> int:
             "total_extra_runs_at_most": sum(p.extra_at_most for p in plans),
         }, compact=len(plans) > _COMPACT_JSON_TASKS)
         return EXIT_OK
-    what = "pass^k" if args.on == "estimate" else "exact lower bound on pass^k"
-    print(f"each task alone against the gate: {what} >= {args.min_overall:.3f} and flakiness "
-          f"<= {args.max_flakiness:.3f}; max n = "
+    what = "pass^k" if on == "estimate" else "exact lower bound on pass^k"
+    print(f"each task alone against the gate: {what} >= {bar:.3f} and flakiness "
+          f"<= {cap:.3f}; max n = "
           + (str(args.max_n) if args.max_n is not None else "the policy's runs for its risk"))
     print(format_plan(plans, markdown=args.markdown))
     return EXIT_OK
@@ -201,7 +237,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     new = _read(args, args.new)
     _require_same_protocol(old, new, args.old, args.new)
     d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
-                     max_flakiness=args.max_flakiness)
+                     class_threshold=args.class_threshold)
     if args.json:
         _print_json(d.to_dict(), compact=len(d.tasks) > _COMPACT_JSON_TASKS)
     else:
@@ -299,29 +335,50 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    "default C, True or 1)")
 
 
-def add_bar_and_cap(p: argparse.ArgumentParser) -> None:
-    """The dual gate's two numbers."""
-    p.add_argument("--min-overall", type=_probability, default=0.7,
-                   help="bar for the mean pass^k (default 0.7)")
-    p.add_argument("--max-flakiness", type=_probability, default=0.2,
-                   help="cap on any task's flakiness (default 0.2)")
+def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> None:
+    """The dual gate's two numbers.
+
+    For ``passk run`` (``declare=True``) they are declared into the run's
+    protocol, with the defaults 0.7 and 0.2. For commands that read results
+    they default to None, so that a run's protocol binds them.
+    """
+    if declare:
+        p.add_argument("--min-overall", type=_probability,
+                       default=GATE_DEFAULTS["min_overall_pass_hat_k"],
+                       help="bar for the mean pass^k, declared in the run's protocol "
+                       "(default 0.7)")
+        p.add_argument("--max-flakiness", type=_probability,
+                       default=GATE_DEFAULTS["max_flakiness"],
+                       help="cap on any task's flakiness, declared in the run's protocol "
+                       "(default 0.2)")
+        return
+    p.add_argument("--min-overall", type=_probability, default=None,
+                   help="bar for the mean pass^k (default: the run's protocol, else 0.7; "
+                   "a lower bar than the protocol's is refused)")
+    p.add_argument("--max-flakiness", type=_probability, default=None,
+                   help="cap on any task's flakiness (default: the run's protocol, else 0.2; "
+                   "a higher cap than the protocol's is refused)")
 
 
-def add_gate_options(p: argparse.ArgumentParser, *, default_k: int | None) -> None:
+def add_gate_options(p: argparse.ArgumentParser) -> None:
     """The k, the bar, the cap and what to gate on; shared by report, gate and plan FILE."""
-    p.add_argument("--k", type=_positive_int, default=default_k,
-                   help="k of pass^k" + (f" (default {default_k})" if default_k else
-                                         " (default: the smallest n over tasks)"))
+    p.add_argument("--k", type=_positive_int, default=None,
+                   help="k of pass^k (default: the run's protocol, else the smallest n over "
+                   "tasks; a smaller k than the protocol's is refused)")
     p.add_argument("--k-for", action="append", type=_risk_k, default=None, metavar="RISK=K",
                    help="a k for tasks of one risk label, e.g. high-risk-write=8 (repeatable)")
     add_bar_and_cap(p)
-    p.add_argument("--on", choices=GATE_ON, default="estimate",
+    p.add_argument("--on", choices=GATE_ON, default=None,
                    help="gate on each task's pass^k estimate (default) or its exact "
                    "lower bound")
     p.add_argument("--min-runs", type=_whole, default=0,
                    help="a task with fewer counted runs fails the gate (default 0)")
-    p.add_argument("--confidence", type=_open_interval, default=0.95,
+    p.add_argument("--confidence", type=_open_interval, default=None,
                    help="confidence of intervals and lower bounds (default 0.95)")
+    p.add_argument("--ci-method", choices=tuple(CI_METHODS), default="exact",
+                   help="per-task interval: exact (Clopper-Pearson, default: covers at least "
+                   "its confidence) or bootstrap (the chapter's percentile bootstrap, which "
+                   "covers far less near p = 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -352,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report", cmd_report, "score a results file per task, with the suite curve over k")
     p.add_argument("file", help=file_help)
     add_input_options(p)
-    add_gate_options(p, default_k=None)
+    add_gate_options(p)
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
     p.add_argument("--plot", metavar="FILE.png", default=None,
                    help="also draw the curves and flakiness per task (needs matplotlib)")
@@ -361,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
             "2 bad input)")
     p.add_argument("file", help=file_help)
     add_input_options(p)
-    add_gate_options(p, default_k=5)
+    add_gate_options(p)
     p.add_argument("--baseline", default=None, metavar="OLD",
                    help="also block when a task regressed against OLD beyond repeat noise; "
                    "refused when OLD was measured under a different protocol")
@@ -371,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
             "with a FILE, which tasks more runs could still change")
     p.add_argument("file", nargs="?", default=None, help=file_help)
     add_input_options(p)
-    add_gate_options(p, default_k=None)
+    add_gate_options(p)
     p.add_argument("--target", type=_probability, default=None,
                    help="without FILE: the claim pass^k >= target (default: a table)")
     p.add_argument("--max-n", type=_positive_int, default=None,
@@ -391,8 +448,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="holm (family-wise error, default) or bh (Benjamini-Hochberg, "
                    "false discovery rate)")
-    p.add_argument("--max-flakiness", type=_probability, default=0.2,
-                   help="the flakiness cap that defines the classes (default 0.2)")
+    p.add_argument("--class-threshold", type=_probability, default=CLASS_THRESHOLD,
+                   help="flakiness above which a task's runs are called flaky (default 0.2)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
 
     p = add("run", cmd_run, "run a suite against an adapter, logging every run as it ends "
@@ -418,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None, help="per-run limit in seconds")
     p.add_argument("--max-retries", type=_whole, default=3,
                    help="retries of a run that hit an infrastructure error (default 3)")
-    add_bar_and_cap(p)
+    add_bar_and_cap(p, declare=True)
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar (it is also off when stderr is not a terminal)")
     return parser

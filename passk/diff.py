@@ -25,7 +25,8 @@ from scipy import stats
 
 from .io import Results
 from .metrics import estimate_pass_hat_k, flakiness
-from .stability import classify
+from .stability import CLASS_THRESHOLD, classify
+from .tables import cell, format_rows, json_number, signed
 
 __all__ = ["TaskDiff", "SuiteDiff", "fisher_exact_two_sided", "holm", "diff_results",
            "format_diff", "CORRECTIONS"]
@@ -134,8 +135,7 @@ class SuiteDiff:
         return tuple(t for t in self.tasks if t.status == "regressed")
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float) -> float | None:
-            return None if not math.isfinite(x) else round(float(x), 6)
+        num = json_number
         return {
             "k": self.k, "alpha": self.alpha,
             "correction": {"holm": "Holm (family-wise error rate)",
@@ -159,7 +159,7 @@ class SuiteDiff:
 
 
 def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: float = 0.05,
-                 correction: str = "holm", max_flakiness: float = 0.2) -> SuiteDiff:
+                 correction: str = "holm", class_threshold: float = CLASS_THRESHOLD) -> SuiteDiff:
     """Pair two results by task and test each task's change against repeat noise."""
     if correction not in CORRECTIONS:
         raise ValueError(f"correction ({correction!r}) must be one of {', '.join(CORRECTIONS)}")
@@ -190,8 +190,8 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
         r2 = np.where(n2 > 0, c2 / np.maximum(n2, 1), np.nan)
     rows = []
     for i, tid in enumerate(common):
-        cls1 = classify(int(c1[i]), int(n1[i]), max_flakiness=max_flakiness)
-        cls2 = classify(int(c2[i]), int(n2[i]), max_flakiness=max_flakiness)
+        cls1 = classify(int(c1[i]), int(n1[i]), threshold=class_threshold)
+        cls2 = classify(int(c2[i]), int(n2[i]), threshold=class_threshold)
         significant = adj[i] < alpha
         if significant and r2[i] < r1[i]:
             status = "regressed"
@@ -212,14 +212,6 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
                      alpha, correction)
 
 
-def _cell(x: float) -> str:
-    return "-" if not math.isfinite(x) else f"{x:.3f}"
-
-
-def _signed(x: float) -> str:
-    return "-" if not math.isfinite(x) else f"{x:+.3f}"
-
-
 def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
     """The paired table (regressions on top), the flips, and the verdict."""
     k = d.k
@@ -231,18 +223,16 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
     for i in order:
         t = d.tasks[i]
         body.append([t.task_id, f"{t.old[0]}/{t.old[1]}", f"{t.new[0]}/{t.new[1]}",
-                     _cell(t.old_pass_hat_k), _cell(t.new_pass_hat_k),
-                     _signed(t.new_pass_hat_k - t.old_pass_hat_k), _cell(t.old_flakiness),
-                     _cell(t.new_flakiness),
+                     cell(t.old_pass_hat_k), cell(t.new_pass_hat_k),
+                     signed(t.new_pass_hat_k - t.old_pass_hat_k), cell(t.old_flakiness),
+                     cell(t.new_flakiness),
                      t.old_class if not t.flipped else f"{t.old_class} → {t.new_class}",
                      f"{t.p_value:.4f}", f"{t.p_adjusted:.4f}", t.status])
-    from .reporting import _table
-
     numeric = {1, 2, 3, 4, 5, 6, 7, 9, 10}
-    lines = [_table(header, body, numeric, markdown), ""]
+    lines = [format_rows(header, body, numeric=numeric, markdown=markdown), ""]
     name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[d.correction]
-    lines.append(f"mean pass^{k} over {len(d.tasks)} paired tasks: {_cell(d.old_mean)} → "
-                 f"{_cell(d.new_mean)} ({_signed(d.new_mean - d.old_mean)})")
+    lines.append(f"mean pass^{k} over {len(d.tasks)} paired tasks: {cell(d.old_mean)} → "
+                 f"{cell(d.new_mean)} ({signed(d.new_mean - d.old_mean)})")
     flips = [t for t in d.tasks if t.flipped]
     bullet = "- " if markdown else "  - "
     if flips:

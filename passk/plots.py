@@ -48,7 +48,9 @@ def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
     left.set_ylabel("suite mean over tasks")
     left.set_ylim(-0.02, 1.02)
     left.set_xticks(ks if ks.size <= 20 else ks[:: max(1, ks.size // 10)])
-    left.set_title(f"{len(fr.results)} tasks; shaded: 95% interval over tasks")
+    conf = fr.options.get("confidence", 0.95)
+    left.set_title(f"{cv.tasks} tasks; shaded: {conf:.0%} interval over tasks ({cv.method})",
+                   fontsize=9)
     left.legend(loc="center right")
     left.grid(alpha=0.3)
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Protocol", "ProtocolMismatch", "protocol_differences", "require_same_protocol",
-           "Criteria", "Measurement", "HonestGateResult", "honest_gate"]
+           "Criteria", "Measurement", "HonestGateResult", "honest_gate",
+           "LoosenedCriteria", "BoundCriteria", "GATE_CRITERIA", "bind_criteria"]
 
 
 def _canonical(settings: Mapping[str, Any]) -> str:
@@ -100,6 +101,109 @@ def require_same_protocol(a: Protocol, b: Protocol) -> None:
                                "compare (old numbers are void): " + "; ".join(diffs))
 
 
+#: The gate's criteria a protocol may declare, with the direction that is stricter:
+#: ``"higher"`` (a larger number is stricter), ``"lower"``, or an order from
+#: loosest to strictest.
+GATE_CRITERIA: dict[str, str | tuple[str, ...]] = {
+    "k": "higher",                       # all of more runs must pass
+    "min_overall_pass_hat_k": "higher",  # a higher bar
+    "max_flakiness": "lower",            # a lower cap
+    "gate_on": ("estimate", "lower-bound"),
+    "confidence": "higher",              # a lower bound at higher confidence is lower
+}
+
+
+class LoosenedCriteria(ValueError):
+    """A criterion asked for after the runs is looser than the one declared before them."""
+
+
+def _looser(name: str, declared: Any, requested: Any) -> bool:
+    """Whether ``requested`` is looser than ``declared`` for the criterion ``name``."""
+    direction = GATE_CRITERIA.get(name, "higher")
+    if isinstance(direction, tuple):
+        return direction.index(requested) < direction.index(declared)
+    return requested < declared if direction == "higher" else requested > declared
+
+
+@dataclass(frozen=True)
+class BoundCriteria:
+    """The criteria a gate applies: the declared ones, tightened where asked.
+
+    Attributes
+    ----------
+    values : Mapping[str, Any]
+        Each criterion's value in force.
+    declared : Mapping[str, Any]
+        What the protocol declared (empty when the results record no protocol).
+    stricter : tuple of str
+        One sentence per criterion tightened beyond the declared value.
+    """
+
+    values: Mapping[str, Any]
+    declared: Mapping[str, Any]
+    stricter: tuple[str, ...] = ()
+
+
+def bind_criteria(protocol: Protocol | None, requested: Mapping[str, Any],
+                  defaults: Mapping[str, Any]) -> BoundCriteria:
+    """Apply a protocol's declared criteria: a looser request is refused, a stricter one kept.
+
+    Criteria are fixed before measuring. For each name in :data:`GATE_CRITERIA`
+    the value in force is the requested one (a value that is not ``None``)
+    if the protocol declares nothing for it or if it is at least as strict;
+    otherwise the declared value, or the default when neither is given.
+
+    Parameters
+    ----------
+    protocol : Protocol or None
+        The measurement's protocol; its settings may name the criteria.
+    requested : Mapping[str, Any]
+        What the user asked for after the runs; ``None`` for "not asked".
+    defaults : Mapping[str, Any]
+        Values used when neither is given.
+
+    Returns
+    -------
+    BoundCriteria
+
+    Raises
+    ------
+    LoosenedCriteria
+        Naming the criterion, the declared value and the requested one.
+
+    Examples
+    --------
+    >>> declared = Protocol({"k": 5, "min_overall_pass_hat_k": 0.7, "max_flakiness": 0.2})
+    >>> bound = bind_criteria(declared, {"min_overall_pass_hat_k": 0.8}, {"gate_on": "estimate"})
+    >>> bound.values["min_overall_pass_hat_k"], bound.values["k"], bound.stricter
+    (0.8, 5, ('min_overall_pass_hat_k 0.8 is stricter than the declared 0.7',))
+    >>> bind_criteria(declared, {"max_flakiness": 1.0}, {})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    passk.protocol.LoosenedCriteria: max_flakiness 1.0 would loosen the declared 0.2: ...
+    """
+    settings = protocol.settings if protocol is not None else {}
+    declared = {name: settings[name] for name in GATE_CRITERIA if settings.get(name) is not None}
+    values: dict[str, Any] = dict(defaults)
+    stricter: list[str] = []
+    for name in GATE_CRITERIA:
+        asked = requested.get(name)
+        if name not in declared:
+            if asked is not None:
+                values[name] = asked
+            continue
+        values[name] = declared[name]
+        if asked is None or asked == declared[name]:
+            continue
+        if _looser(name, declared[name], asked):
+            raise LoosenedCriteria(
+                f"{name} {asked} would loosen the declared {declared[name]}: criteria are fixed "
+                f"before the runs (protocol {protocol.fingerprint if protocol else '?'})")
+        values[name] = asked
+        stricter.append(f"{name} {asked} is stricter than the declared {declared[name]}")
+    return BoundCriteria(values, declared, tuple(stricter))
+
+
 @dataclass(frozen=True)
 class Criteria:
     """Release bars, fixed before the measurement: each metric must reach its minimum."""
@@ -126,6 +230,8 @@ class Measurement:
 
 @dataclass(frozen=True)
 class HonestGateResult:
+    """:func:`honest_gate`'s verdict: passed, and every reason it did not."""
+
     passed: bool
     reasons: tuple[str, ...]
 
@@ -133,9 +239,12 @@ class HonestGateResult:
 def honest_gate(criteria: Criteria, measurement: Measurement) -> HonestGateResult:
     """Check a measurement against the criteria declared before it was taken.
 
-    Refuses (fails) when the criteria differ from those fingerprinted into
-    the measurement's protocol, when a metric is missing or not a number, or
-    when a metric is below its bar. Every reason gives the figure and the bar.
+    The measurement's protocol declares its criteria either as a fingerprint
+    (then any change is refused) or as the bars themselves, a mapping of
+    minimums (then a bar may be raised, never lowered: the rule of
+    :func:`bind_criteria`, which ``passk gate`` applies to a run's k, bar and
+    cap). It also fails when a metric is missing or not a number, or below its
+    bar. Every reason gives the figure and the bar.
 
     Examples
     --------
@@ -143,10 +252,19 @@ def honest_gate(criteria: Criteria, measurement: Measurement) -> HonestGateResul
     >>> m = Measurement({"discovery_rate": 0.15}, Protocol({"criteria": bars.fingerprint}))
     >>> honest_gate(bars, m).reasons
     ('discovery_rate: measured 0.150, bar 0.750: not met',)
+    >>> declared = Measurement({"rate": 0.5}, Protocol({"criteria": {"rate": 0.4}}))
+    >>> honest_gate(Criteria({"rate": 0.3}), declared).passed
+    False
     """
     reasons: list[str] = []
     declared = measurement.protocol.settings.get("criteria")
-    if declared != criteria.fingerprint:
+    if isinstance(declared, Mapping):
+        for name, bar in declared.items():
+            asked = criteria.minimums.get(name)
+            if asked is None or _looser("min_" + name, bar, asked):
+                reasons.append(f"{name}: bar {asked} would loosen the declared {bar}: a bar "
+                               "cannot change after the numbers are in")
+    elif declared != criteria.fingerprint:
         reasons.append(f"criteria {criteria.fingerprint} are not the ones declared before the "
                        f"measurement ({declared}): a bar cannot change after the numbers are in")
     for name, bar in criteria.minimums.items():

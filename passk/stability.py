@@ -7,8 +7,6 @@ deterministic-sort fix.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,20 +18,25 @@ import numpy as np
 
 from .adapter import HarnessAdapter, Task
 from .metrics import (
+    CI_METHODS,
+    ConfidenceInterval,
     estimate_pass_at_k,
     estimate_pass_hat_k,
-    exact_bootstrap_pass_hat_k_ci,
     flakiness,
+    pass_hat_k_ci,
     pass_hat_k_lower_bound,
 )
 from .protocol import Protocol
 from .repeat_run import RepeatRun, repeat_run
+from .tables import cell, cells, format_columns, json_number
 
 __all__ = [
     "RepeatPolicy",
     "TaskReport",
     "GateResult",
     "SuiteReport",
+    "CLASSES",
+    "CLASS_THRESHOLD",
     "classify",
     "GATE_ON",
     "reliability_gate",
@@ -47,6 +50,10 @@ __all__ = [
 
 #: Task classes, in the order a report lists them (the dangerous ones first).
 CLASSES = ("flaky", "no-evidence", "stable-fail", "stable-pass")
+
+#: Flakiness above which a task's runs are called ``flaky``: the classes' own
+#: threshold, recorded in a run's protocol, and never the gate's cap.
+CLASS_THRESHOLD = 0.2
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,27 @@ class RepeatPolicy:
 
 @dataclass(frozen=True)
 class TaskReport:
-    """One task's row of the report. NaN marks what its runs cannot estimate."""
+    """One task's row of the report. NaN marks what its runs cannot estimate.
+
+    Attributes
+    ----------
+    task_id, risk : str
+    runs, successes : int
+        Counted runs (the n) and the runs among them that passed (the c).
+    pass_rate, pass_at_k, pass_hat_k : float
+        :math:`\\hat p = c/n` and the unbiased estimators at the task's k.
+    flakiness : float
+        The chapter's :math:`4\\hat p(1-\\hat p)`.
+    ci : ConfidenceInterval
+        Two-sided interval for the task's pass^k (the method and confidence
+        are the report's ``ci_method`` and ``confidence``).
+    lower_bound : float
+        One-sided exact lower confidence bound on pass^k.
+    cls : str
+        ``stable-pass``, ``stable-fail``, ``flaky`` or ``no-evidence``: see :func:`classify`.
+    k : int or None
+        The task's k, when tasks have their own.
+    """
 
     task_id: str
     risk: str
@@ -107,9 +134,10 @@ class TaskReport:
     pass_at_k: float
     pass_hat_k: float
     flakiness: float
-    ci: tuple[float, float]
+    ci: ConfidenceInterval
     lower_bound: float
     cls: str
+    k: int | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +147,8 @@ class GateResult:
     Attributes
     ----------
     overall : float
-        Mean pass^k over tasks; NaN when some task's pass^k is not estimable.
+        Mean pass^k over tasks (or of their lower bounds); NaN when the
+        evidence is insufficient, which fails the gate.
     passed : bool
     flaky_tasks : tuple of str
         Tasks whose flakiness exceeds the cap.
@@ -132,42 +161,65 @@ class GateResult:
     flaky_tasks: tuple[str, ...]
     reasons: tuple[str, ...]
 
+    def __str__(self) -> str:
+        lines = [f"gate: {'PASSED' if self.passed else 'BLOCKED'}  overall = {cell(self.overall)}"]
+        return "\n".join(lines + [f"  - {r}" for r in self.reasons])
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_markdown_(self) -> str:
+        head = f"**gate: {'PASSED' if self.passed else 'BLOCKED'}**  overall = {cell(self.overall)}"
+        return "\n".join([head, ""] + [f"- {r}" for r in self.reasons])
+
 
 @dataclass(frozen=True)
 class SuiteReport:
-    """Per-task rows, the gate, and (when the suite was run here) the runs themselves."""
+    """Per-task rows, the gate, and (when the suite was run here) the runs themselves.
+
+    In a notebook a report displays itself as the table :func:`format_table`
+    prints (HTML in Jupyter and the book, aligned text elsewhere).
+    """
 
     k: int
     tasks: tuple[TaskReport, ...]
     gate: GateResult
     runs: tuple[RepeatRun, ...] = field(default=(), repr=False)
     protocol: Protocol | None = None
+    confidence: float = 0.95
+    ci_method: str = "exact"
+    class_threshold: float = CLASS_THRESHOLD
 
     def to_dict(self) -> dict[str, Any]:
         """The report JSON: one schema for every command's ``--json``; NaN becomes null.
 
-        Keys: ``k``; ``tasks``, each with ``task_id``, ``risk``, ``runs``,
-        ``successes``, ``pass_rate``, ``pass_at_k``, ``pass_hat_k``,
+        Floats carry full precision (rounding is for tables). Keys: ``k``;
+        ``confidence``, ``ci_method`` (the per-task interval's method) and
+        ``class_threshold``; ``tasks``, each with ``task_id``, ``risk``,
+        ``runs``, ``successes``, ``pass_rate``, ``pass_at_k``, ``pass_hat_k``,
         ``flakiness``, ``ci``, ``lower_bound``, ``class``; ``gate`` with
         ``overall``, ``passed``, ``flaky_tasks``, ``reasons``; and ``protocol``
         (its settings and fingerprint, or null when the runs did not record one).
         """
         return {
             "k": self.k,
+            "confidence": self.confidence,
+            "ci_method": self.ci_method,
+            "class_threshold": self.class_threshold,
             "tasks": [
                 {
                     "task_id": t.task_id, "risk": t.risk, "runs": t.runs,
-                    "successes": t.successes, "pass_rate": _json_number(t.pass_rate),
-                    "pass_at_k": _json_number(t.pass_at_k),
-                    "pass_hat_k": _json_number(t.pass_hat_k),
-                    "flakiness": _json_number(t.flakiness),
-                    "ci": [_json_number(t.ci[0]), _json_number(t.ci[1])],
-                    "lower_bound": _json_number(t.lower_bound), "class": t.cls,
+                    "successes": t.successes, "pass_rate": json_number(t.pass_rate),
+                    "pass_at_k": json_number(t.pass_at_k),
+                    "pass_hat_k": json_number(t.pass_hat_k),
+                    "flakiness": json_number(t.flakiness),
+                    "ci": [json_number(t.ci.low), json_number(t.ci.high)],
+                    "lower_bound": json_number(t.lower_bound), "class": t.cls,
                 }
                 for t in self.tasks
             ],
             "gate": {
-                "overall": _json_number(self.gate.overall),
+                "overall": json_number(self.gate.overall),
                 "passed": self.gate.passed,
                 "flaky_tasks": list(self.gate.flaky_tasks),
                 "reasons": list(self.gate.reasons),
@@ -175,27 +227,53 @@ class SuiteReport:
             "protocol": self.protocol.to_dict() if self.protocol is not None else None,
         }
 
+    def __str__(self) -> str:
+        return format_table(self, flaky_first=True)
 
-def _json_number(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else round(float(x), 6)
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_markdown_(self) -> str:
+        return format_table(self, flaky_first=True, markdown=True)
 
 
-def classify(successes: int, total: int, *, max_flakiness: float = 0.2) -> str:
-    """Sort a task into ``stable-pass``, ``stable-fail``, ``flaky`` or ``no-evidence``.
+def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) -> Any:
+    """Sort tasks into ``stable-pass``, ``stable-fail``, ``flaky`` or ``no-evidence``.
 
-    A task is flaky when its flakiness exceeds the gate's cap; otherwise it is
-    a stable pass or a stable fail by its majority outcome.
+    The chapter's three classes, from the runs alone: a task whose flakiness
+    :math:`4\\hat p(1-\\hat p)` exceeds ``threshold`` is ``flaky``; otherwise it
+    is a stable pass or a stable fail by its majority outcome; a task with no
+    runs is ``no-evidence``. The threshold is the classes' own (recorded in a
+    run's protocol), never the gate's cap, so loosening the gate cannot make
+    7 passes in 12 runs "stable".
+
+    Parameters
+    ----------
+    successes, total : int or array_like of int
+    threshold : float, default :data:`CLASS_THRESHOLD` (0.2)
+        In [0, 1). With 0.2, 12 runs are stable only at 12/12 or 0/12, and
+        a task needs at least 20 runs before one odd outcome in them still
+        reads as stable.
+
+    Returns
+    -------
+    str or numpy.ndarray of str
 
     Examples
     --------
     >>> classify(12, 12), classify(0, 5), classify(10, 12), classify(0, 0)
     ('stable-pass', 'stable-fail', 'flaky', 'no-evidence')
+    >>> classify([7, 49], [12, 50]).tolist()
+    ['flaky', 'stable-pass']
     """
-    if total == 0:
-        return "no-evidence"
-    if flakiness(successes, total) > max_flakiness:
-        return "flaky"
-    return "stable-pass" if 2 * successes >= total else "stable-fail"
+    if not 0 <= threshold < 1:
+        raise ValueError(f"threshold ({threshold!r}) must lie in [0, 1): at 1 nothing is flaky")
+    flaky = np.asarray(flakiness(successes, total))
+    c, n = np.asarray(successes), np.asarray(total)
+    with np.errstate(invalid="ignore"):
+        out = np.where(n == 0, "no-evidence", np.where(
+            flaky > threshold, "flaky", np.where(2 * c >= n, "stable-pass", "stable-fail")))
+    return str(out) if out.ndim == 0 else out
 
 
 #: What a gate can compare with the bar: the pass^k estimate or its exact lower bound.
@@ -217,6 +295,7 @@ def reliability_gate(
     excluded: Sequence[int] | None = None,
     settled_early: Mapping[str, int] | None = None,
     confidence: float = 0.95,
+    excluded_reason: str = "infrastructure errors",
 ) -> GateResult:
     """The dual gate: mean pass^k at least a bar AND no task flakier than a cap.
 
@@ -240,7 +319,9 @@ def reliability_gate(
     min_runs : int, default 0
         Fewer counted runs than this fails the task.
     excluded : sequence of int, optional
-        Runs left out per task (infrastructure errors), mentioned in the reasons.
+        Runs left out per task, mentioned in the reasons.
+    excluded_reason : str, default "infrastructure errors"
+        What the left-out runs were, for the reasons (e.g. "errored samples").
     settled_early : Mapping[str, int], optional
         Tasks that curtailed repetition stopped once their verdict was settled,
         with the runs they were planned; their few runs are not a reason of
@@ -273,13 +354,13 @@ def reliability_gate(
             raise ValueError(f"{name} ({value!r}) must lie in [0, 1]")
     if not per_task:
         return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",))
-    ks_ = list(ks) if ks is not None else [None] * len(per_task)
+    ks_ = list(ks) if ks is not None else [t.k for t in per_task]
     out_ = list(excluded) if excluded is not None else [0] * len(per_task)
     early = dict(settled_early or {})
     uniform = len(set(ks_)) == 1
     reasons: list[str] = []
     for t, k, out in zip(per_task, ks_, out_):
-        left = f" ({out} more left out as infrastructure errors)" if out else ""
+        left = f" ({out} more left out as {excluded_reason})" if out else ""
         its_k = "" if uniform else f" (its k = {k}, risk {t.risk})"
         too_few = (t.runs < k) if k is not None else math.isnan(t.pass_hat_k)
         if t.runs == 0:
@@ -325,53 +406,91 @@ def suite_report(
     totals: Iterable[int],
     *,
     risks: Sequence[str] | None = None,
-    k: int = 5,
+    k: int | Sequence[int] = 5,
     confidence: float = 0.95,
+    ci_method: str = "exact",
+    class_threshold: float = CLASS_THRESHOLD,
     min_overall_pass_hat_k: float = 0.7,
     max_flakiness: float = 0.2,
+    on: str = "estimate",
+    min_runs: int = 0,
+    excluded: Sequence[int] | None = None,
+    excluded_reason: str = "infrastructure errors",
 ) -> SuiteReport:
-    """Score a suite from per-task counts: every estimator in one vectorized call each.
+    """Score a suite from per-task counts, each estimator one vectorized call, and gate it.
+
+    Parameters
+    ----------
+    task_ids : sequence of str
+    successes, totals : iterable of int
+        Each task's passed runs (c) and counted runs (n).
+    risks : sequence of str, optional
+        Risk labels; ``"read-only"`` when not given.
+    k : int or sequence of int, default 5
+        The k of pass^k, for every task or one per task.
+    confidence : float, default 0.95
+        Of the per-task interval and the one-sided lower bound.
+    ci_method : {'exact', 'bootstrap'}, default 'exact'
+        The per-task interval: see :func:`passk.metrics.pass_hat_k_ci`.
+    class_threshold : float, default 0.2
+        The classes' flakiness threshold (see :func:`classify`).
+    min_overall_pass_hat_k, max_flakiness, on, min_runs, excluded, excluded_reason
+        The gate's settings: see :func:`reliability_gate`.
+
+    Returns
+    -------
+    SuiteReport
 
     Examples
     --------
     >>> report = suite_report(["payment-alert", "read"], [10, 5], [12, 5], k=5)
-    >>> [round(t.pass_hat_k, 4) for t in report.tasks]
-    [0.3182, 1.0]
+    >>> [round(t.pass_hat_k, 4) for t in report.tasks], report.gate.passed
+    ([0.3182, 1.0], False)
     """
     c = np.asarray(list(successes), dtype=np.int64)
     n = np.asarray(list(totals), dtype=np.int64)
     if not (len(task_ids) == c.size == n.size):
         raise ValueError(f"task_ids ({len(task_ids)}), successes ({c.size}) and totals "
                          f"({n.size}) must have the same length")
+    ks = np.broadcast_to(np.asarray(k, dtype=np.int64), c.shape)
+    if ks.ndim != 1 and c.size:
+        raise ValueError(f"k ({k!r}) must be one number or one per task")
     risks = list(risks) if risks is not None else ["read-only"] * len(task_ids)
     with np.errstate(invalid="ignore", divide="ignore"):
         pass_rate = np.where(n > 0, c / np.maximum(n, 1), np.nan)
-    at_k = np.atleast_1d(estimate_pass_at_k(c, n, k))
-    hat_k = np.atleast_1d(estimate_pass_hat_k(c, n, k))
-    flaky = np.atleast_1d(flakiness(c, n))
-    low, high = (np.atleast_1d(x) for x in exact_bootstrap_pass_hat_k_ci(c, n, k,
-                                                                          confidence=confidence))
-    bound = np.atleast_1d(pass_hat_k_lower_bound(c, n, k, confidence=confidence))
-    is_flaky = flaky > max_flakiness
-    cls = np.where(n == 0, "no-evidence",
-                   np.where(is_flaky, "flaky", np.where(2 * c >= n, "stable-pass", "stable-fail")))
-    rows = tuple(
-        TaskReport(str(tid), str(risk), int(ni), int(ci), float(pr), float(a), float(h), float(f),
-                   (float(lo), float(hi)), float(b), str(cl))
-        for tid, risk, ni, ci, pr, a, h, f, lo, hi, b, cl in zip(
-            task_ids, risks, n, c, pass_rate, at_k, hat_k, flaky, low, high, bound, cls)
-    )
+    at_k = np.atleast_1d(estimate_pass_at_k(c, n, ks)).astype(float)
+    hat_k = np.atleast_1d(estimate_pass_hat_k(c, n, ks)).astype(float)
+    flaky = np.atleast_1d(flakiness(c, n)).astype(float)
+    low, high = (np.atleast_1d(x).astype(float) for x in
+                 pass_hat_k_ci(c, n, ks, confidence=confidence, method=ci_method))
+    bound = np.atleast_1d(pass_hat_k_lower_bound(c, n, ks, confidence=confidence)).astype(float)
+    cls = np.atleast_1d(classify(c, n, threshold=class_threshold))
+    # converted in bulk: 10**5 rows take a fraction of a second
+    rows = tuple(map(TaskReport, map(str, task_ids), map(str, risks), n.tolist(), c.tolist(),
+                     pass_rate.tolist(), at_k.tolist(), hat_k.tolist(), flaky.tolist(),
+                     map(ConfidenceInterval, low.tolist(), high.tolist()), bound.tolist(),
+                     cls.tolist(), ks.tolist()))
     gate = reliability_gate(rows, min_overall_pass_hat_k=min_overall_pass_hat_k,
-                            max_flakiness=max_flakiness)
-    return SuiteReport(k, rows, gate)
+                            max_flakiness=max_flakiness, ks=ks.tolist(), on=on,
+                            min_runs=min_runs, excluded=excluded,
+                            excluded_reason=excluded_reason, confidence=confidence)
+    uniform = len(set(ks.tolist())) <= 1
+    headline = int(ks[0]) if ks.size and uniform else int(ks.max(initial=np.int64(1)))
+    return SuiteReport(headline, rows, gate, confidence=confidence, ci_method=ci_method,
+                       class_threshold=class_threshold)
 
 
 def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy, *, k: int,
                    max_retries: int, timeout: float | None, min_overall_pass_hat_k: float,
-                   max_flakiness: float) -> Protocol:
+                   max_flakiness: float, gate_on: str = "estimate", confidence: float = 0.95,
+                   class_threshold: float = CLASS_THRESHOLD) -> Protocol:
     """The settings that define a suite's measurement (not how fast it ran).
 
-    The adapter contributes its own settings when it has a ``protocol()`` method.
+    They include the gate's criteria (k, bar, cap, what it gates on, the
+    lower bounds' confidence) and the classes' threshold, fixed before the
+    runs: ``passk gate`` and ``passk report`` on the results use them and
+    refuse to loosen them (see :func:`passk.protocol.bind_criteria`). The
+    adapter contributes its own settings when it has a ``protocol()`` method.
     """
     settings: dict[str, Any] = {
         "adapter": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
@@ -379,6 +498,7 @@ def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy,
         "previously_flaky_runs": policy.previously_flaky, "default_runs": policy.default,
         "stopping": policy.stopping, "max_retries": max_retries, "timeout": timeout,
         "min_overall_pass_hat_k": min_overall_pass_hat_k, "max_flakiness": max_flakiness,
+        "gate_on": gate_on, "confidence": confidence, "class_threshold": class_threshold,
         "tasks": sorted(t.task_id for t in tasks),
     }
     protocol_of = getattr(adapter, "protocol", None)
@@ -453,52 +573,66 @@ def evaluate_suite(
 # --------------------------------------------------------------------------
 
 
-def _cell(x: float, digits: int = 3) -> str:
-    return "-" if not math.isfinite(x) else f"{x:.{digits}f}"
+def order_rows(rows: Sequence[TaskReport]) -> list[int]:
+    """Row order for a report: flaky tasks first (flakiest on top), then no-evidence,
+    stable-fail, stable-pass; ties keep their order.
+
+    Examples
+    --------
+    >>> order_rows(suite_report(["a", "b", "c"], [5, 6, 0], [5, 12, 5], k=1).tasks)
+    [1, 2, 0]
+    """
+    rank = {c: i for i, c in enumerate(CLASSES)}
+    cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
+    flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
+    return np.lexsort((-flak, cls)).tolist()
 
 
-def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bool = False) -> str:
+def interval_note(confidence: float, ci_method: str) -> str:
+    """The sentence under a table that says what its interval columns are.
+
+    Examples
+    --------
+    >>> interval_note(0.95, "exact")
+    'CI: two-sided 95% exact Clopper–Pearson interval for pass^k; lower: one-sided 95% exact bound'
+    """
+    return (f"CI: two-sided {confidence:.0%} {CI_METHODS[ci_method]} interval for pass^k; "
+            f"lower: one-sided {confidence:.0%} exact bound")
+
+
+def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bool = False,
+                 ) -> str:
     """The report as an aligned text table (or a Markdown table) followed by the gate.
 
     Examples
     --------
     >>> print(format_table(suite_report(["a"], [12], [12], k=5)))  # doctest: +NORMALIZE_WHITESPACE
     task  risk       runs  passed  pass@5  pass^5  95% CI          lower  flakiness  class
-    a     read-only    12      12   1.000   1.000  [1.000, 1.000]  0.287      0.000  stable-pass
+    a     read-only    12      12   1.000   1.000  [0.215, 1.000]  0.287      0.000  stable-pass
+    CI: two-sided 95% exact Clopper–Pearson interval for pass^k; lower: one-sided 95% exact bound
     gate: PASSED  overall pass^5 = 1.000
     """
     k = report.k
-    header = ["task", "risk", "runs", "passed", f"pass@{k}", f"pass^{k}", "95% CI", "lower",
-              "flakiness", "class"]
     rows = report.tasks
     if flaky_first:
-        rows = tuple(sorted(rows, key=lambda t: (CLASSES.index(t.cls), -_nan_low(t.flakiness))))
-    body = [
-        [t.task_id, t.risk, str(t.runs), str(t.successes), _cell(t.pass_at_k), _cell(t.pass_hat_k),
-         f"[{_cell(t.ci[0])}, {_cell(t.ci[1])}]", _cell(t.lower_bound), _cell(t.flakiness), t.cls]
-        for t in rows
-    ]
-    numeric = {2, 3, 4, 5, 7, 8}
+        rows = tuple(rows[i] for i in order_rows(rows))
+    header = ["task", "risk", "runs", "passed", f"pass@{k}", f"pass^{k}",
+              f"{report.confidence:.0%} CI", "lower", "flakiness", "class"]
+    lo, hi = cells([t.ci.low for t in rows]), cells([t.ci.high for t in rows])
+    columns = [[t.task_id for t in rows], [t.risk for t in rows], [str(t.runs) for t in rows],
+               [str(t.successes) for t in rows], cells([t.pass_at_k for t in rows]),
+               cells([t.pass_hat_k for t in rows]), [f"[{a}, {b}]" for a, b in zip(lo, hi)],
+               cells([t.lower_bound for t in rows]), cells([t.flakiness for t in rows]),
+               [t.cls for t in rows]]
+    table = format_columns(header, columns, numeric={2, 3, 4, 5, 7, 8}, markdown=markdown)
     gate = report.gate
     verdict = (f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  "
-               f"overall pass^{k} = {_cell(gate.overall)}")
+               f"overall pass^{k} = {cell(gate.overall)}")
+    note = interval_note(report.confidence, report.ci_method)
     if markdown:
-        lines = ["| " + " | ".join(header) + " |",
-                 "|" + "|".join("---:" if i in numeric else "---" for i in range(len(header))) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in body]
-        lines += ["", f"**{verdict}**"] + [f"- {reason}" for reason in gate.reasons]
-        return "\n".join(lines)
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(c.rjust(w) if i in numeric else c.ljust(w)
-                       for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-             for r in [header, *body]]
-    lines.append(verdict)
-    lines += [f"  - {reason}" for reason in gate.reasons]
-    return "\n".join(lines)
-
-
-def _nan_low(x: float) -> float:
-    return -1.0 if math.isnan(x) else x
+        return "\n".join([table, "", note, "", f"**{verdict}**"]
+                         + [f"- {reason}" for reason in gate.reasons])
+    return "\n".join([table, note, verdict] + [f"  - {reason}" for reason in gate.reasons])
 
 
 # --------------------------------------------------------------------------
@@ -520,24 +654,10 @@ def run_demo(seed: int = DEMO_SEED, *, k: int = 5) -> tuple[SuiteReport, SuiteRe
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m passk.stability [--seed S] [--json]``."""
-    parser = argparse.ArgumentParser(prog="python -m passk.stability",
-                                     description="The chapter's stability demo.")
-    parser.add_argument("--seed", type=int, default=DEMO_SEED, help="suite seed")
-    parser.add_argument("--k", type=int, default=5, help="k of pass^k (default 5)")
-    parser.add_argument("--json", action="store_true", help="print the report JSON")
-    args = parser.parse_args(argv)
-    before, after = run_demo(args.seed, k=args.k)
-    if args.json:
-        print(json.dumps({"seed": args.seed, "k": args.k, "before": before.to_dict(),
-                          "after": after.to_dict()}, indent=2))
-        return 0
-    print(f"seed {args.seed}, k = {args.k}; runs per task: high-risk-write 12, read-only 5\n")
-    print("Before: search_runbook returns tied fragments in an unstable order")
-    print(format_table(before))
-    print("\nAfter: deterministic sort (score descending, then fragment id)")
-    print(format_table(after))
-    return 0
+    """``python -m passk.stability [--seed S] [--k K] [--json]``: the same as ``passk demo``."""
+    from .cli import main as cli_main
+
+    return cli_main(["demo", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

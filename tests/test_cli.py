@@ -11,8 +11,7 @@ import pytest
 
 from passk.cli import main
 from passk.io import read_results
-from passk.reporting import build_report, plan_tasks
-from passk.stability import suite_report
+from passk.planning import plan_tasks
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TAU_BENCH = str(FIXTURES / "tau_bench_small.json")
@@ -73,19 +72,13 @@ def test_report_default_k_is_smallest_n(capsys):
     assert payload["k"] == 3 and payload["curve"]["k"] == [1, 2, 3]
 
 
-def test_report_rows_equal_suite_report_rows():
-    r = read_results(TAU_BENCH)
-    fr = build_report(r, k=2)
-    ref = suite_report(r.task_ids, r.successes, r.totals, risks=r.risks, k=2)
-    assert fr.report.tasks == ref.tasks
-    assert fr.gate == ref.gate
-
-
 @pytest.mark.skipif(not TAU_FILE.is_file(), reason=f"the real tau-bench run is not at {TAU_FILE}")
 def test_report_on_real_tau_bench_run(capsys):
     assert main(["report", str(TAU_FILE), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["curve"]["pass_hat_k"] == pytest.approx([0.42, 0.273333, 0.22, 0.2])
+    # tau-bench's published pass^1..4, as exact fractions of its 50 tasks
+    assert payload["curve"]["pass_hat_k"] == pytest.approx([21 / 50, 41 / 150, 11 / 50, 1 / 5],
+                                                           rel=1e-14)
 
 
 def test_report_plot(tmp_path, capsys):

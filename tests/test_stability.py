@@ -165,7 +165,12 @@ def test_classify():
     assert classify(0, 5) == "stable-fail"
     assert classify(10, 12) == "flaky"
     assert classify(0, 0) == "no-evidence"
-    assert classify(11, 12, max_flakiness=0.5) == "stable-pass"
+    assert classify(11, 12, threshold=0.5) == "stable-pass"
+    # the gate's cap never changes a class: 7 of 12 stays flaky under any cap
+    assert {suite_report(["t"], [7], [12], k=1, max_flakiness=cap).tasks[0].cls
+            for cap in (0.0, 0.5, 1.0)} == {"flaky"}
+    with pytest.raises(ValueError, match="threshold"):
+        classify(7, 12, threshold=1.0)
     # suite_report's vectorized classes agree with classify
     c, n = [0, 1, 6, 11, 12, 0], [12, 12, 12, 12, 12, 0]
     report = suite_report(list("abcdef"), c, n, k=1)
@@ -247,7 +252,9 @@ def test_evaluate_suite_thread_pool_matches_sequential():
 def test_to_dict_schema(demo):
     for report in demo:
         d = report.to_dict()
-        assert set(d) == {"k", "tasks", "gate", "protocol"}
+        assert set(d) == {"k", "confidence", "ci_method", "class_threshold", "tasks", "gate",
+                          "protocol"}
+        assert (d["confidence"], d["ci_method"]) == (0.95, "exact")
         assert all(set(t) == TASK_KEYS for t in d["tasks"])
         assert set(d["gate"]) == GATE_KEYS
         assert json.loads(json.dumps(d, allow_nan=False)) == d
@@ -255,7 +262,10 @@ def test_to_dict_schema(demo):
     pay = d["tasks"][0]
     assert (pay["task_id"], pay["runs"], pay["successes"], pay["class"]) == (
         "payment-alert", 12, 10, "flaky")
-    assert pay["pass_hat_k"] == 0.318182 and pay["flakiness"] == 0.555556
+    # full precision: rounding belongs to tables, not to JSON
+    assert pay["pass_hat_k"] == pytest.approx(math.comb(10, 5) / math.comb(12, 5), rel=1e-14)
+    assert pay["pass_hat_k"] != round(pay["pass_hat_k"], 6)
+    assert pay["flakiness"] == pytest.approx(5 / 9, rel=1e-15)
     assert d["gate"]["flaky_tasks"] == ["payment-alert"] and d["gate"]["passed"] is False
 
 
@@ -269,8 +279,11 @@ def test_to_dict_nan_becomes_null():
     assert ghost["pass_hat_k"] is None and ghost["lower_bound"] is None
     assert ghost["ci"] == [None, None]
     assert short["pass_hat_k"] is None and short["pass_at_k"] is None
-    assert short["ci"] == [None, None] and short["pass_rate"] == 1.0
-    assert ok["pass_hat_k"] == 1.0 and ok["ci"] == [1.0, 1.0]
+    assert short["pass_rate"] == 1.0
+    # the exact interval bounds p^5 from 3 runs too: [L^5, 1] with L = 0.025^(1/3)
+    assert short["ci"] == [pytest.approx(0.025 ** (5 / 3), rel=1e-9), 1.0]
+    # 5 of 5: the Clopper-Pearson lower end is 0.025^(1/5), so p^5 >= 0.025
+    assert ok["pass_hat_k"] == 1.0 and ok["ci"] == [pytest.approx(0.025, rel=1e-9), 1.0]
     assert d["gate"]["overall"] is None and d["gate"]["passed"] is False
     assert isinstance(d["tasks"][0]["runs"], int)  # plain ints, not numpy
 
@@ -299,8 +312,9 @@ def test_format_table_aligned_columns(demo):
             assert len({c[col][1] for c in cells}) == 1, col
         else:
             assert len({c[col][0] for c in cells}) == 1, col
-    assert lines[4].startswith("gate: BLOCKED  overall pass^5 = 0.773")
-    assert "payment-alert" in lines[5] and "exceeds the cap" in lines[5]
+    assert lines[4].startswith("CI: two-sided 95% exact Clopper–Pearson interval")
+    assert lines[5].startswith("gate: BLOCKED  overall pass^5 = 0.773")
+    assert "payment-alert" in lines[6] and "exceeds the cap" in lines[6]
     assert "gate: PASSED  overall pass^5 = 1.000" in format_table(demo[1])
 
 
@@ -318,7 +332,8 @@ def test_format_table_markdown(demo):
 
 def test_format_table_nan_cells():
     text = format_table(suite_report(["short"], [3], [3], k=5))
-    assert "[-, -]" in text and "overall pass^5 = -" in text
+    assert "  -       -" in text and "overall pass^5 = -" in text  # pass@5, pass^5 not estimable
+    assert "[-, -]" in format_table(suite_report(["ghost"], [0], [0], k=5))
 
 
 def test_format_table_flaky_first():
@@ -367,7 +382,7 @@ def test_module_json():
     assert set(data) == {"seed", "k", "before", "after"}
     assert data["seed"] == DEMO_SEED and data["k"] == 5
     for key in ("before", "after"):
-        assert set(data[key]) == {"k", "tasks", "gate", "protocol"}
+        assert {"k", "tasks", "gate", "protocol", "ci_method"} <= set(data[key])
     assert data["before"]["tasks"][0]["successes"] == 10
     assert data["after"]["tasks"][0]["successes"] == 12
     assert data["before"]["gate"]["passed"] is False and data["after"]["gate"]["passed"] is True
@@ -392,7 +407,7 @@ def test_gate_names_tasks_short_of_their_own_k_or_the_minimum_of_runs():
     assert gate.reasons[1] == ("task r: 1 runs, fewer than the minimum 2 (3 more left out as "
                                "infrastructure errors)")
     one = reliability_gate(suite_report(["t"], [1], [1], k=5).tasks)
-    assert one.reasons == ("task t: 1 run is too few to estimate pass^k",)
+    assert one.reasons == ("task t: 1 run is too few to estimate pass^5",)
 
 
 def test_gate_accepts_tasks_settled_early_without_calling_them_short():
