@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Build the book: set up whatever is missing (scripts/setup.sh, idempotent), then run
+# every notebook and build the HTML with any warning an error. Extra arguments go to
+# jupyter-book. The book lands in _build/html/index.html.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activate
+start=$SECONDS
+jupyter-book build . -W -n --keep-going "$@"
+echo "book: built in $((SECONDS - start)) s: $PWD/_build/html/index.html"
