@@ -43,25 +43,26 @@ from typing import Any
 import numpy as np
 
 from .adapter import HarnessAdapter, RunResult, Task, ToolCall
+from .flaky_adapter import sample_action
 
 __all__ = [
-    "ROOT_CAUSES",
-    "Telemetry",
-    "GroundTruth",
-    "GoldenScenario",
-    "catalogue",
-    "split_tasks",
-    "environments",
-    "GroundTruthGrader",
-    "Budget",
-    "EvidenceTools",
-    "DiagnosisSimulator",
-    "LeakyDiagnosisSimulator",
-    "GradedAdapter",
-    "leak_check",
-    "LeakReport",
-    "leak_report",
     "EVIDENCE_TOOLS",
+    "ROOT_CAUSES",
+    "Budget",
+    "DiagnosisSimulator",
+    "EvidenceTools",
+    "GoldenScenario",
+    "GradedAdapter",
+    "GroundTruth",
+    "GroundTruthGrader",
+    "LeakReport",
+    "LeakyDiagnosisSimulator",
+    "Telemetry",
+    "catalogue",
+    "environments",
+    "leak_check",
+    "leak_report",
+    "split_tasks",
 ]
 
 ROOT_CAUSES = ("payment-channel-timeout", "state-machine-stuck",
@@ -114,9 +115,9 @@ def _canary(scenario_id: str) -> str:
 def _inject(fault: str, variant: dict[str, Any]) -> Telemetry:
     """Telemetry of a fault. Each fault moves its own signals; the rest look normal."""
     channel = variant["channel"]
-    base = dict(error_rate=0.004, channel=channel, channel_timeout_rate=0.002,
-                stuck_state=variant["state"], stuck_orders=3,
-                config_releases=(), promo_changes=())
+    base: dict[str, Any] = {"error_rate": 0.004, "channel": channel,
+                            "channel_timeout_rate": 0.002, "stuck_state": variant["state"],
+                            "stuck_orders": 3, "config_releases": (), "promo_changes": ()}
     if fault == "payment-channel-timeout":
         base.update(error_rate=variant["magnitude"], channel_timeout_rate=variant["magnitude"] * 2)
     elif fault == "state-machine-stuck":
@@ -302,11 +303,10 @@ def _diagnose(instruction: str, tools: EvidenceTools, temperature: float,
     It works through the evidence sources in order, thinking a few steps over
     each. Once the evidence points to one cause it may submit early: it
     samples between "keep checking" (score 2.5) and "submit now" (score 1.0)
-    at its temperature, within the top-p nucleus. Early submissions are
-    sometimes right for the wrong reason, sometimes plainly wrong.
+    at its temperature, within the top-p nucleus, with the same decoding as
+    the on-call assistant (:func:`passk.flaky_adapter.sample_action`). Early
+    submissions are sometimes right for the wrong reason, sometimes plainly wrong.
     """
-    from .flaky_adapter import sample_action
-
     evidence: dict[str, Any] = {}
     for source in EVIDENCE_TOOLS:
         for _ in range(1 + int(rng.poisson(2.0))):

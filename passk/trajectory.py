@@ -21,18 +21,18 @@ from .adapter import RunResult, ToolCall
 from .metrics import estimate_pass_hat_k
 
 __all__ = [
-    "Verdict",
     "Rule",
-    "escalate_before_restart",
+    "TrackReport",
+    "Verdict",
     "at_most",
-    "read_before_write",
     "degrade_after_failure",
-    "within_steps",
+    "escalate_before_restart",
     "evidence_before_conclusion",
     "grade_trajectory",
-    "TrackReport",
-    "two_track_report",
+    "read_before_write",
     "suite_tracks",
+    "two_track_report",
+    "within_steps",
 ]
 
 

@@ -139,7 +139,7 @@ def seeds_of(suite_seed: int, pairs) -> set[int]:
 
 
 def test_simulator_pickles():
-    sim = OnCallSimulator(temperature=0.5, env_fault_rate=0.1)
+    sim = OnCallSimulator(temperature=0.5, deadline=0.5)
     clone = pickle.loads(pickle.dumps(sim))
     assert clone == sim
     task = demo_tasks()[0]

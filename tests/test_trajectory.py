@@ -92,3 +92,20 @@ def test_two_track_report_counts_right_but_lucky():
     scores = report.pass_hat_k(1)
     assert scores == pytest.approx({"outcome": 2 / 3, "trajectory": 1 / 3, "both": 1 / 3})
     assert np.isnan(report.pass_hat_k(4)["outcome"])
+
+
+def test_simulated_timeouts_meet_the_degradation_rules():
+    """Runs that gave up after a timeout and its retry break degrade-after-failure; others hold."""
+    sim = OnCallSimulator(deadline=0.5, deterministic_sort=True)
+    rules = [degrade_after_failure(), read_before_write()]
+    gave_up = retried = 0
+    for result in repeat_run(sim, demo_tasks()[0], 300, seed=2).results:
+        degrade, read = grade_trajectory(result.trajectory, rules)
+        assert degrade.passed is (result.error is None)
+        if result.error is not None:
+            gave_up += 1
+            assert "without escalate" in degrade.message or "nobody took over" in degrade.message
+        # a retried read that answered is a read: writes never come before one
+        assert read.passed
+        retried += any(c.observation == "timeout" for c in result.trajectory) and result.success
+    assert gave_up > 5 and retried > 50
