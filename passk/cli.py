@@ -49,7 +49,8 @@ def _read(args: argparse.Namespace, path: str | None = None) -> Results:
     """Read a results file with the command's --format, saying on stderr what auto chose."""
     path = path if path is not None else args.file
     fmt = getattr(args, "format", "auto")
-    results = read_results(path, fmt, scorer=getattr(args, "scorer", None),
+    results = read_results(path, fmt, duplicates=getattr(args, "duplicates", "error"),
+                           scorer=getattr(args, "scorer", None),
                            success_values=getattr(args, "success_value", None))
     if fmt == "auto" and Path(path).suffix.lower() not in _EXTENSION_FORMATS:
         print(f"passk {args.command}: read {path} as {results.source} (detected; "
@@ -324,15 +325,28 @@ def _open_interval(text: str) -> float:
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
-    """--format and the Inspect options, for any command that reads results files."""
+    """--format, the Inspect options, --duplicates and --accept-incomplete, for any
+    command that reads results files."""
+    from .io import DUPLICATES
     p.add_argument("--format", default="auto", choices=FORMATS, metavar="FORMAT",
                    help="input format: " + ", ".join(FORMATS) + " (default auto: by extension, "
-                   "and for .json by content; the choice is printed on stderr)")
+                   "for .json by content, for a directory by tau2-bench's run layout; the "
+                   "choice is printed on stderr)")
     p.add_argument("--scorer", default=None,
                    help="Inspect logs: the scorer whose value decides success")
     p.add_argument("--success-value", action="append", default=None, metavar="VALUE",
                    help="Inspect logs: a score value that counts as a success (repeatable; "
                    "default C, True or 1)")
+    p.add_argument("--duplicates", choices=DUPLICATES, default="error",
+                   help="a (task, trial) recorded twice, as a resumed run can leave: error "
+                   "(default; the message names both records), or keep the first or the last "
+                   "record of each (the report's notes say how many were dropped)")
+    p.add_argument("--accept-incomplete", action="store_true",
+                   help="accept an incomplete run (an Inspect log not finished with status "
+                   "success or short of its samples x epochs, a tau2 run with fewer "
+                   "simulations than num_trials x tasks, a tau-bench run with uneven trials, "
+                   "a passk run log short of its protocol); without it the gate fails closed "
+                   "on one, naming what is missing")
 
 
 def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> None:

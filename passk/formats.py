@@ -1,9 +1,13 @@
 """Readers for benchmark result files: tau-bench, tau2-bench (tau3) and Inspect AI logs.
 
-Each reader validates its input and turns it into :class:`passk.io.Results`
-(per-task counts). A bad record is a :class:`passk.io.ResultsError` naming the
-file and the record (its index in the JSON array, counted from 0), never a
-wrong number. A repeated ``(task, trial)`` pair is an error, not a second run.
+Each reader validates its input, turns every run into a :class:`passk.io.Run`
+and counts them with :func:`passk.io.tally_runs`, so a repeated
+``(task, trial)`` follows one rule in every format (an error naming both
+records, unless ``duplicates`` keeps the first or the last). A bad record is a
+:class:`passk.io.ResultsError` naming the file and the record (its index in
+the JSON array, counted from 0, or its file in a tau2 run directory), never a
+wrong number. This module uses :mod:`passk.io`'s public names only; ``io``
+reaches it solely through :func:`read_formatted`.
 
 Success follows each benchmark's own rule:
 
@@ -13,10 +17,22 @@ Success follows each benchmark's own rule:
   value is ``"C"`` (correct), ``True`` or ``1`` (the convention of Inspect's
   ``accuracy`` metric), or one of the values given with ``success_values``.
 
-tau2-bench leaves simulations that ended in an ``infrastructure_error`` out of
-its metrics; so does this reader, and it counts them per task in
-``Results.excluded``. Inspect samples that ended in an error (``sample.error``)
-are left out the same way.
+What is left out is said, with why (``Results.excluded_reason``): tau2-bench
+leaves simulations that ended in an ``infrastructure_error`` out of its
+metrics, and so does this reader ("infrastructure errors"); Inspect samples
+that ended in an error are left out as "errored samples". A run that stopped
+short of its own plan is named in ``Results.incomplete`` with counts: an
+Inspect log whose status is not ``"success"`` or that holds fewer samples
+than its dataset's selection × epochs; a tau2 run with fewer simulations than
+``num_trials`` × tasks; a tau-bench run whose tasks have uneven trials.
+
+tau2-bench writes a run either as one ``results.json`` holding every
+simulation, or (its default for voice runs, and what ``tau2
+convert-results --to dir`` writes) as a directory: ``results.json`` with the
+metadata and a ``simulation_index``, beside a ``simulations/`` folder with one
+``<id>.json`` file a simulation (``Results.save(..., format="dir")`` in
+``tau2/data_model/simulation.py``). Both are read, from the directory or from
+its ``results.json``.
 """
 
 from __future__ import annotations
@@ -24,17 +40,33 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from .io import (
+    FORMAT_NAMES,
+    INFRASTRUCTURE_ERRORS,
+    Results,
+    ResultsError,
+    Run,
+    reject_options,
+    tally_runs,
+    with_notes,
+)
 
-from .io import Results, ResultsError
-
-__all__ = ["detect_format", "read_formatted", "read_tau_bench", "read_tau2",
-           "read_inspect", "is_successful", "TAU2_EXCLUDED_TERMINATIONS",
-           "INSPECT_SUCCESS_VALUES"]
+__all__ = [
+    "ERRORED_SAMPLES",
+    "FORMAT_OPTIONS",
+    "INSPECT_SUCCESS_VALUES",
+    "TAU2_EXCLUDED_TERMINATIONS",
+    "detect_format",
+    "is_successful",
+    "read_formatted",
+    "read_inspect",
+    "read_tau2",
+    "read_tau_bench",
+]
 
 #: tau-bench's and tau2-bench's success tolerance around a reward of 1.
 REWARD_TOLERANCE = 1e-6
@@ -44,6 +76,15 @@ TAU2_EXCLUDED_TERMINATIONS = frozenset({"infrastructure_error"})
 
 #: Score values that count as a success by default (Inspect's accuracy convention).
 INSPECT_SUCCESS_VALUES = ("C",)
+
+#: Why Inspect samples are left out (``Results.excluded_reason``).
+ERRORED_SAMPLES = "errored samples"
+
+#: The reader options each benchmark format takes; any other is refused.
+FORMAT_OPTIONS = {"tau-bench": (), "tau2": (), "inspect": ("scorer", "success_values")}
+
+#: tau2-bench's directory format: metadata file and simulations folder.
+TAU2_RESULTS, TAU2_SIMULATIONS = "results.json", "simulations"
 
 
 def is_successful(reward: float) -> bool:
@@ -62,12 +103,16 @@ def is_successful(reward: float) -> bool:
 # --------------------------------------------------------------------------
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path, report_as: Any = None, where: str | None = None) -> Any:
+    """Parse a JSON file; errors name ``report_as`` (default ``path``) and ``where``."""
+    report_as = path if report_as is None else report_as
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        raise ResultsError(report_as, where, "is empty")
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ResultsError(path, None, f"not valid JSON at line {exc.lineno} column "
+        raise ResultsError(report_as, where, f"not valid JSON at line {exc.lineno} column "
                            f"{exc.colno} ({exc.msg}); is the file truncated?") from None
 
 
@@ -95,51 +140,23 @@ def _reward(value: Any, name: str, path: Path, where: str) -> float:
     return float(value)
 
 
-class _Counter:
-    """Groups runs into per-task counts, in order of first appearance; rejects duplicates."""
+def _some(items: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", and {len(items) - limit} more" if len(items) > limit else "")
 
-    def __init__(self, path: Path, source: str):
-        self.path, self.source = path, source
-        self.order: dict[str, int] = {}
-        self.c: list[int] = []
-        self.n: list[int] = []
-        self.out: list[int] = []
-        self.seen: dict[tuple[str, Any], str] = {}
-        self.notes: list[str] = []
 
-    def task(self, task_id: str) -> int:
-        i = self.order.get(task_id)
-        if i is None:
-            i = self.order[task_id] = len(self.order)
-            self.c.append(0)
-            self.n.append(0)
-            self.out.append(0)
-        return i
+def _s(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
-    def add(self, task_id: str, trial: Any, success: bool, excluded: bool, where: str) -> None:
-        if trial is not None:
-            key = (task_id, trial)
-            if key in self.seen:
-                raise ResultsError(self.path, where, f"duplicate run: task {task_id!r} trial "
-                                   f"{trial} already appears at {self.seen[key]}")
-            self.seen[key] = where
-        i = self.task(task_id)
-        if excluded:
-            self.out[i] += 1
-        else:
-            self.n[i] += 1
-            self.c[i] += int(success)
 
-    def results(self) -> Results:
-        if not self.order:
-            raise ResultsError(self.path, None, "no runs found")
-        return Results(
-            task_ids=tuple(self.order), successes=np.asarray(self.c, dtype=np.int64),
-            totals=np.asarray(self.n, dtype=np.int64),
-            excluded=np.asarray(self.out, dtype=np.int64),
-            risks=("read-only",) * len(self.order), source=self.source,
-            notes=tuple(self.notes),
-        )
+def _have(n: int) -> str:
+    return "1 task has" if n == 1 else f"{n} tasks have"
+
+
+def _short_tasks(results: Results, planned: int) -> list[str]:
+    """Tasks with fewer records (counted or left out) than ``planned``, as ``'id: n'``."""
+    present = (results.totals + results.excluded).tolist()
+    return [f"{t}: {n}" for t, n in zip(results.task_ids, present) if n < planned]
 
 
 # --------------------------------------------------------------------------
@@ -147,12 +164,18 @@ class _Counter:
 # --------------------------------------------------------------------------
 
 
-def read_tau_bench(path: str | os.PathLike[str], data: Any = None) -> Results:
+def read_tau_bench(path: str | os.PathLike[str], data: Any = None, *,
+                   duplicates: str = "error") -> Results:
     """Read a tau-bench results file: a JSON array of ``EnvRunResult`` records.
 
     Each record is ``{"task_id": int, "reward": float, "info": {...},
     "traj": [...], "trial": int}``; a run succeeds when its reward is within
-    ``1e-6`` of 1.
+    ``1e-6`` of 1. A run that raised counts as a failure, as tau-bench counts
+    it (reward 0, ``info.error``), and a note says how many did.
+
+    tau-bench's number of trials is the number of distinct ``trial`` values
+    (``display_metrics`` in its ``run.py``); a task with fewer runs than that
+    makes the run incomplete (``Results.incomplete``).
 
     Examples
     --------
@@ -162,8 +185,8 @@ def read_tau_bench(path: str | os.PathLike[str], data: Any = None) -> Results:
     ...         for t, r in enumerate([1.0, 0.0, 1.0])]
     >>> _ = (d / "tau.json").write_text(json.dumps(runs))
     >>> r = read_tau_bench(d / "tau.json")
-    >>> r.task_ids, r.successes.tolist(), r.totals.tolist()
-    (('0',), [2], [3])
+    >>> r.task_ids, r.successes.tolist(), r.totals.tolist(), r.incomplete
+    (('0',), [2], [3], ())
     """
     path = Path(path)
     if data is None:
@@ -171,22 +194,44 @@ def read_tau_bench(path: str | os.PathLike[str], data: Any = None) -> Results:
     if not isinstance(data, list):
         raise ResultsError(path, None, f"a tau-bench results file is a JSON array of runs, "
                            f"got a JSON {type(data).__name__}")
-    counter = _Counter(path, "tau-bench")
-    for i, record in enumerate(data):
-        where = f"record {i}"
-        if not isinstance(record, dict):
-            raise ResultsError(path, where, f"expected a JSON object, got {record!r:.60}")
-        task_id = _require(record, "task_id", (int,), "a whole number", path, where)
-        if record.get("reward") is None:
-            raise ResultsError(path, where, "missing field 'reward'")
-        reward = _reward(record["reward"], "reward", path, where)
-        trial = _require(record, "trial", (int,), "a whole number", path, where)
-        for name, kind, what in (("info", dict, "an object"), ("traj", list, "an array")):
-            if record.get(name) is not None and not isinstance(record[name], kind):
-                raise ResultsError(path, where, f"field {name!r} must be {what}, "
-                                   f"got {type(record[name]).__name__}")
-        counter.add(str(task_id), trial, is_successful(reward), False, where)
-    return counter.results()
+    raised = 0
+    trials: set[int] = set()
+
+    def runs() -> Iterator[tuple[str, Run]]:
+        nonlocal raised
+        for i, record in enumerate(data):
+            where = f"record {i}"
+            if not isinstance(record, dict):
+                raise ResultsError(path, where, f"expected a JSON object, got {record!r:.60}")
+            task_id = _require(record, "task_id", (int,), "a whole number", path, where)
+            if record.get("reward") is None:
+                raise ResultsError(path, where, "missing field 'reward'")
+            reward = _reward(record["reward"], "reward", path, where)
+            trial = _require(record, "trial", (int,), "a whole number", path, where)
+            for name, kind, what in (("info", dict, "an object"), ("traj", list, "an array")):
+                if record.get(name) is not None and not isinstance(record[name], kind):
+                    raise ResultsError(path, where, f"field {name!r} must be {what}, "
+                                       f"got {type(record[name]).__name__}")
+            raised += isinstance(record.get("info"), dict) and "error" in record["info"]
+            trials.add(trial)
+            yield where, Run(str(task_id), is_successful(reward), trial)
+
+    results = tally_runs(runs(), path=path, source="tau-bench", duplicates=duplicates)
+    notes = []
+    if raised:
+        notes.append(f"{_s(raised, 'run')} ended in an exception (info.error) and count as "
+                     "failures, as tau-bench counts them")
+    incomplete = []
+    num_trials = len(trials)
+    short = _short_tasks(results, num_trials)
+    if short:
+        m = len(results)
+        present = int((results.totals + results.excluded).sum())
+        incomplete.append(
+            f"tau-bench run has uneven trials: {present} of {m * num_trials} runs "
+            f"({_s(m, 'task')} × {_s(num_trials, 'trial')}, the trials seen); "
+            f"{_have(len(short))} fewer than {num_trials} ({_some(short)})")
+    return with_notes(results, notes, incomplete)
 
 
 # --------------------------------------------------------------------------
@@ -194,74 +239,161 @@ def read_tau_bench(path: str | os.PathLike[str], data: Any = None) -> Results:
 # --------------------------------------------------------------------------
 
 
-def read_tau2(path: str | os.PathLike[str], data: Any = None) -> Results:
-    """Read a tau2-bench (or tau3-bench) ``Results`` file.
+def _tau2_layout(path: Path) -> tuple[Path, Path] | None:
+    """``(results.json, simulations/)`` of a tau2 run directory (or its results.json), else None.
 
-    The file is one object ``{"timestamp", "info": {"num_trials", ...},
-    "tasks": [...], "simulations": [...]}``. A simulation whose
-    ``termination_reason`` is ``infrastructure_error`` is left out and counted
-    in ``Results.excluded``; a simulation with ``reward_info: null`` otherwise
-    counts as a failure (tau2-bench's ``is_successful`` is false on a missing
-    reward). Every task listed in ``tasks`` appears, even one whose every
-    simulation was left out (its n is then 0, and a gate fails closed on it).
+    tau2-bench's own rule (``Results._detect_format``): a directory, or a file
+    with a ``simulations/`` folder beside it, is the directory format.
+    """
+    if path.is_dir():
+        meta = path / TAU2_RESULTS
+        return (meta, path / TAU2_SIMULATIONS) if meta.is_file() else None
+    sims = path.parent / TAU2_SIMULATIONS
+    return (path, sims) if sims.is_dir() else None
+
+
+def _directory_error(path: Path) -> ResultsError:
+    return ResultsError(path, None, "is a directory, not a results file: pass one results file "
+                        "(e.g. one Inspect .eval log), or a tau2-bench run directory "
+                        f"({TAU2_RESULTS} beside a {TAU2_SIMULATIONS}/ folder)")
+
+
+def _tau2_simulation_files(run: Path, sims_dir: Path, meta: dict, notes: list[str],
+                           incomplete: list[str]) -> Iterator[tuple[str, Any]]:
+    """The simulations of a directory-format run, one file each, in file-name order."""
+    files = sorted(f for f in sims_dir.glob("*.json") if f.is_file())
+    temporary = [f for f in files if f.name.startswith(".")]  # tau2 writes .sim_* then renames
+    files = [f for f in files if not f.name.startswith(".")]
+    if temporary:
+        notes.append(f"{_s(len(temporary), 'temporary file')} in {TAU2_SIMULATIONS}/ skipped "
+                     f"({_some([f.name for f in temporary])})")
+    index = meta.get("simulation_index")
+    if isinstance(index, list):
+        listed = [str(e["id"]) for e in index if isinstance(e, dict) and "id" in e]
+        on_disk = {f.stem for f in files}
+        missing = [i for i in listed if i not in on_disk]
+        extra = sorted(on_disk - set(listed))
+        if missing:
+            incomplete.append(f"{TAU2_RESULTS}'s simulation_index lists {len(listed)} "
+                              f"simulations but {len(missing)} of their files are missing from "
+                              f"{TAU2_SIMULATIONS}/ ({_some(missing)})")
+        if extra:
+            notes.append(f"{_s(len(extra), 'simulation file')} in {TAU2_SIMULATIONS}/ not in "
+                         f"{TAU2_RESULTS}'s simulation_index (a run still writing?) are counted "
+                         f"({_some(extra)})")
+    for f in files:
+        where = f"{TAU2_SIMULATIONS}/{f.name}"
+        yield where, _load_json(f, run, where)
+
+
+def read_tau2(path: str | os.PathLike[str], data: Any = None, *,
+              duplicates: str = "error") -> Results:
+    """Read a tau2-bench (or tau3-bench) run: its ``results.json``, or its run directory.
+
+    The monolithic file is one object ``{"timestamp", "info": {"num_trials",
+    ...}, "tasks": [...], "simulations": [...]}``. The directory format keeps
+    the same object without ``simulations`` in ``results.json`` and each
+    simulation in ``simulations/<id>.json``; ``path`` may name the directory or
+    its ``results.json``.
+
+    A simulation whose ``termination_reason`` is ``infrastructure_error`` is
+    left out and counted in ``Results.excluded`` (as "infrastructure errors");
+    a simulation with ``reward_info: null`` otherwise counts as a failure
+    (tau2-bench's ``is_successful`` is false on a missing reward). Every task
+    listed in ``tasks`` appears, even one whose every simulation was left out
+    (its n is then 0, and a gate fails closed on it). Fewer simulations than
+    ``info.num_trials`` × tasks make the run incomplete (``Results.incomplete``).
     """
     path = Path(path)
+    layout = _tau2_layout(path)
+    if path.is_dir() and layout is None:
+        raise _directory_error(path)
+    run = path
     if data is None:
-        data = _load_json(path)
+        data = _load_json(layout[0] if layout else path)
     if not isinstance(data, dict):
         raise ResultsError(path, None, f"a tau2-bench results file is a JSON object, "
                            f"got a JSON {type(data).__name__}")
-    sims = data.get("simulations")
-    if not isinstance(sims, list):
-        raise ResultsError(path, None, "field 'simulations' must be an array of simulations"
-                           + ("" if "simulations" in data else " (it is missing)"))
-    counter = _Counter(path, "tau2")
+    notes: list[str] = []
+    incomplete: list[str] = []
+    if "simulations" in data or layout is None:
+        sims = data.get("simulations")
+        if not isinstance(sims, list):
+            raise ResultsError(path, None, "field 'simulations' must be an array of simulations"
+                               + ("" if "simulations" in data else " (it is missing)"))
+        located: Iterable[tuple[str, Any]] = ((f"simulations[{i}]", s) for i, s in enumerate(sims))
+        if path.is_dir():
+            run = layout[0] if layout else path  # a monolithic results.json inside a run folder
+    else:
+        meta_path, sims_dir = layout
+        if not sims_dir.is_dir():
+            raise ResultsError(meta_path, None, f"has no 'simulations' and there is no "
+                               f"{TAU2_SIMULATIONS}/ folder beside it: not a tau2-bench run")
+        run = path if path.is_dir() else meta_path.parent
+        located = _tau2_simulation_files(run, sims_dir, data, notes, incomplete)
     info = data.get("info")
     num_trials = None
     if info is not None:
         if not isinstance(info, dict):
-            raise ResultsError(path, "info", f"must be an object, got {type(info).__name__}")
-        num_trials = _require(info, "num_trials", (int,), "a whole number", path, "info",
+            raise ResultsError(run, "info", f"must be an object, got {type(info).__name__}")
+        num_trials = _require(info, "num_trials", (int,), "a whole number", run, "info",
                               optional=True)
     tasks = data.get("tasks")
     if tasks is not None and not isinstance(tasks, list):
-        raise ResultsError(path, "tasks", f"must be an array, got {type(tasks).__name__}")
-    for j, task in enumerate(tasks or ()):
-        if isinstance(task, dict) and isinstance(task.get("id"), (str, int)) \
-                and not isinstance(task.get("id"), bool):
-            counter.task(str(task["id"]))
+        raise ResultsError(run, "tasks", f"must be an array, got {type(tasks).__name__}")
+    listed = [str(t["id"]) for t in tasks or ()
+              if isinstance(t, dict) and isinstance(t.get("id"), (str, int))
+              and not isinstance(t.get("id"), bool)]
     null_reward = 0
-    for i, sim in enumerate(sims):
-        where = f"simulations[{i}]"
-        if not isinstance(sim, dict):
-            raise ResultsError(path, where, f"expected a JSON object, got {sim!r:.60}")
-        task_id = _require(sim, "task_id", (str, int), "a string", path, where)
-        trial = _require(sim, "trial", (int,), "a whole number", path, where, optional=True)
-        reason = _require(sim, "termination_reason", (str,), "a string", path, where)
-        reward_info = sim.get("reward_info")
-        reward = None
-        if reward_info is not None:
-            if not isinstance(reward_info, dict):
-                raise ResultsError(path, where, f"field 'reward_info' must be an object or "
-                                   f"null, got {reward_info!r:.60}")
-            if reward_info.get("reward") is None:
-                raise ResultsError(path, where, "missing field 'reward_info.reward'")
-            reward = _reward(reward_info["reward"], "reward_info.reward", path, where)
-        excluded = reason in TAU2_EXCLUDED_TERMINATIONS
-        if reward is None and not excluded:
-            null_reward += 1
-        counter.add(str(task_id), trial, reward is not None and is_successful(reward),
-                    excluded, where)
+
+    def runs() -> Iterator[tuple[str, Run]]:
+        nonlocal null_reward
+        for where, sim in located:
+            if not isinstance(sim, dict):
+                raise ResultsError(run, where, f"expected a JSON object, got {sim!r:.60}")
+            task_id = _require(sim, "task_id", (str, int), "a string", run, where)
+            trial = _require(sim, "trial", (int,), "a whole number", run, where, optional=True)
+            reason = _require(sim, "termination_reason", (str,), "a string", run, where)
+            reward_info = sim.get("reward_info")
+            reward = None
+            if reward_info is not None:
+                if not isinstance(reward_info, dict):
+                    raise ResultsError(run, where, f"field 'reward_info' must be an object or "
+                                       f"null, got {reward_info!r:.60}")
+                if reward_info.get("reward") is None:
+                    raise ResultsError(run, where, "missing field 'reward_info.reward'")
+                reward = _reward(reward_info["reward"], "reward_info.reward", run, where)
+            excluded = reason in TAU2_EXCLUDED_TERMINATIONS
+            null_reward += reward is None and not excluded
+            yield where, Run(str(task_id), reward is not None and is_successful(reward), trial,
+                             excluded=excluded,
+                             excluded_as=INFRASTRUCTURE_ERRORS if excluded else "")
+
+    results = tally_runs(runs(), path=run, source="tau2", duplicates=duplicates,
+                         task_ids=listed)
     if null_reward:
-        counter.notes.append(f"{null_reward} simulation(s) without a reward counted as failures")
-    left_out = sum(counter.out)
+        notes.append(f"{null_reward} simulation(s) without a reward counted as failures")
+    left_out = int(results.excluded.sum())
     if left_out:
-        counter.notes.append(f"{left_out} simulation(s) ended in an infrastructure error "
-                             f"and are left out")
-    if num_trials is not None and counter.n and max(counter.n) > num_trials:
-        counter.notes.append(f"some task has more evaluated simulations than info.num_trials "
-                             f"= {num_trials}")
-    return counter.results()
+        notes.append(f"{left_out} simulation(s) ended in an infrastructure error "
+                     f"and are left out")
+    if num_trials is not None:
+        if results.totals.size and int(results.totals.max()) > num_trials:
+            notes.append(f"some task has more evaluated simulations than info.num_trials "
+                         f"= {num_trials}")
+        short = _short_tasks(results, num_trials)
+        if short:
+            m = len(results)
+            present = int((results.totals + results.excluded).sum())
+            incomplete.append(
+                f"tau2 run holds {present} of {m * num_trials} simulations ({_s(m, 'task')} × "
+                f"info.num_trials {num_trials}); {_have(len(short))} fewer than "
+                f"{num_trials} ({_some(short)})")
+    if layout is not None and "simulations" not in data:
+        notes.insert(0, f"read tau2-bench's directory format: {TAU2_RESULTS} and "
+                     f"{_s(int((results.totals + results.excluded).sum()), 'simulation')} "
+                     f"from {TAU2_SIMULATIONS}/")
+    return with_notes(results, notes, incomplete)
 
 
 # --------------------------------------------------------------------------
@@ -292,11 +424,65 @@ def _inspect_success(value: Any, success_values: Sequence[str] | None) -> bool:
     return False
 
 
+def _inspect_gaps(log: Any, results: Results) -> list[str]:
+    """The sentence naming an Inspect eval that did not run its whole plan, if it did not.
+
+    The plan is the selected samples (``eval.dataset.sample_ids``, else
+    ``eval.dataset.samples``) × ``eval.config.epochs``; the log is complete
+    when its status is ``"success"`` and it holds that many sample epochs.
+    """
+    status = log.status
+    dataset = log.eval.dataset
+    epochs = getattr(log.eval.config, "epochs", None) or 1
+    ids = list(dataset.sample_ids) if dataset.sample_ids else None
+    selected = len(ids) if ids is not None else dataset.samples
+    scored, errored = int(results.totals.sum()), int(results.excluded.sum())
+    present = scored + errored
+    if status == "success" and (selected is None or present >= selected * epochs):
+        return []
+    if selected is None:
+        plan = None
+    else:
+        samples = f"{selected} dataset samples"
+        if ids is not None and dataset.samples and selected < dataset.samples:
+            samples = f"{selected} selected samples (of the dataset's {dataset.samples})"
+        plan = (f"{samples} × 1 epoch" if epochs == 1 else
+                f"{selected * epochs} sample epochs ({samples} × {epochs} epochs)")
+    if status != "success":
+        head = f"Inspect log status is {status!r}: "
+    else:
+        head = "Inspect log holds fewer samples than planned, though its status is 'success': "
+    if plan is None:
+        text = (f"{_s(scored, 'sample epoch')} were scored; the log does not record how many "
+                "samples the dataset holds")
+    else:
+        text = f"{scored} of {plan} were scored"
+    if errored:
+        text += f" ({errored} more ended in an error)"
+    if ids is not None:
+        ran = set(results.task_ids)
+        never = [str(i) for i in ids if str(i) not in ran]
+        if never:
+            text += f"; {_s(len(never), 'sample')} never ran ({_some(never)})"
+    error = getattr(log, "error", None)
+    if error is not None and getattr(error, "message", None):
+        first = str(error.message).strip().splitlines()[0][:160] if str(error.message).strip() \
+            else ""
+        if first:
+            text += f"; the eval's error: {first}"
+    return [head + text]
+
+
 def read_inspect(path: str | os.PathLike[str], *, scorer: str | None = None,
-                 success_values: Sequence[str] | None = None) -> Results:
+                 success_values: Sequence[str] | None = None,
+                 duplicates: str = "error") -> Results:
     """Read an Inspect AI eval log (``.eval`` or ``.json``): one run a sample epoch.
 
     Needs the optional extra ``inspect`` (``pip install 'passk[inspect]'``).
+    A sample that ended in an error is left out (as "errored samples"); a log
+    whose ``status`` is not ``"success"`` (``"started"``, ``"cancelled"``,
+    ``"error"``) or that holds fewer sample epochs than its selected dataset
+    samples × ``epochs`` is named in ``Results.incomplete``.
 
     Parameters
     ----------
@@ -304,6 +490,8 @@ def read_inspect(path: str | os.PathLike[str], *, scorer: str | None = None,
         Which scorer's value decides success; required when the log has several.
     success_values : sequence of str, optional
         Values that count as a success (default: ``"C"``, ``True`` or 1).
+    duplicates : {'error', 'first', 'last'}, default 'error'
+        A repeated (sample id, epoch); see :func:`passk.io.tally_runs`.
     """
     path = Path(path)
     try:
@@ -320,8 +508,9 @@ def read_inspect(path: str | os.PathLike[str], *, scorer: str | None = None,
                            f"({type(exc).__name__}: {first[:200]})") from None
     samples = log.samples
     if not samples:
+        status = "" if log.status == "success" else f"; its status is {log.status!r}"
         raise ResultsError(path, None, "the log has no samples (a header-only log, or an "
-                           "eval that did not run)")
+                           f"eval that did not run{status})")
     names: list[str] = []
     for s in samples:
         for name in (s.scores or {}):
@@ -335,30 +524,36 @@ def read_inspect(path: str | os.PathLike[str], *, scorer: str | None = None,
     elif scorer not in names:
         raise ResultsError(path, None, f"no scorer {scorer!r} in the log; it has "
                            f"{', '.join(names) or 'none'}")
-    counter = _Counter(path, "inspect")
     errored = 0
-    for i, s in enumerate(samples):
-        where = f"samples[{i}]"
-        if s.id is None or s.id == "":
-            raise ResultsError(path, where, "missing sample id")
-        task_id = str(s.id)
-        if s.error is not None:
-            errored += 1
-            counter.add(task_id, s.epoch, False, True, where)
-            continue
-        score = (s.scores or {}).get(scorer) if scorer else None
-        if score is None:
-            raise ResultsError(path, where, f"sample {task_id!r} epoch {s.epoch} has no score "
-                               f"from scorer {scorer!r}")
-        value = score.value
-        if not isinstance(value, (str, int, float, bool)):
-            raise ResultsError(path, where, f"score value {value!r:.60} of scorer {scorer!r} "
-                               f"is not a single value (str, number or bool)")
-        counter.add(task_id, s.epoch, _inspect_success(value, success_values), False, where)
+
+    def runs() -> Iterator[tuple[str, Run]]:
+        nonlocal errored
+        for i, s in enumerate(samples):
+            where = f"samples[{i}]"
+            if s.id is None or s.id == "":
+                raise ResultsError(path, where, "missing sample id")
+            task_id = str(s.id)
+            if s.error is not None:
+                errored += 1
+                yield where, Run(task_id, False, s.epoch, excluded=True,
+                                 excluded_as=ERRORED_SAMPLES)
+                continue
+            score = (s.scores or {}).get(scorer) if scorer else None
+            if score is None:
+                raise ResultsError(path, where, f"sample {task_id!r} epoch {s.epoch} has no "
+                                   f"score from scorer {scorer!r}")
+            value = score.value
+            if not isinstance(value, (str, int, float, bool)):
+                raise ResultsError(path, where, f"score value {value!r:.60} of scorer "
+                                   f"{scorer!r} is not a single value (str, number or bool)")
+            yield where, Run(task_id, _inspect_success(value, success_values), s.epoch)
+
+    results = tally_runs(runs(), path=path, source="inspect", duplicates=duplicates)
+    notes = []
     if errored:
-        counter.notes.append(f"{errored} sample epoch(s) ended in an error and are left out")
-    counter.notes.append(f"scorer: {scorer}")
-    return counter.results()
+        notes.append(f"{errored} sample epoch(s) ended in an error and are left out")
+    notes.append(f"scorer: {scorer}")
+    return with_notes(results, notes, _inspect_gaps(log, results))
 
 
 # --------------------------------------------------------------------------
@@ -366,7 +561,7 @@ def read_inspect(path: str | os.PathLike[str], *, scorer: str | None = None,
 # --------------------------------------------------------------------------
 
 
-def _json_kind(data: Any) -> str | None:
+def _json_kind(data: Any, path: Path) -> str | None:
     if isinstance(data, list):
         return "tau-bench"
     if isinstance(data, dict):
@@ -374,22 +569,30 @@ def _json_kind(data: Any) -> str | None:
             return "tau2"
         if "eval" in data and ("samples" in data or "version" in data or "status" in data):
             return "inspect"
+        if "info" in data and "tasks" in data and _tau2_layout(path) is not None:
+            return "tau2"  # tau2's directory format, named by its results.json
     return None
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """The format of a results file, by extension and, for ``.json``, by its top level.
+    """The format of a results file, by extension, content or (for a directory) layout.
 
     ``.jsonl``/``.ndjson`` → jsonl, ``.csv`` → csv, ``.eval`` → inspect; a
     ``.json`` holding an array is tau-bench, an object with ``simulations``
-    tau2, an object with ``eval`` Inspect.
+    tau2, an object with ``eval`` Inspect, and a ``results.json`` beside a
+    ``simulations/`` folder tau2's directory format; a directory is tau2 when
+    it holds ``results.json``, and an error otherwise.
     """
     p = Path(path)
+    if p.is_dir():
+        if _tau2_layout(p) is None:
+            raise _directory_error(p)
+        return "tau2"
     suffix = p.suffix.lower()
     fixed = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".eval": "inspect"}
     if suffix in fixed:
         return fixed[suffix]
-    kind = _json_kind(_load_json(p))
+    kind = _json_kind(_load_json(p), p)
     if kind is None:
         raise ResultsError(path, None, _unknown())
     return kind
@@ -397,26 +600,42 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 def _unknown() -> str:
     return ("cannot tell the format: expected a JSON array of tau-bench runs, a tau2-bench "
-            "object with 'simulations', or an Inspect AI log; pass --format "
-            "(supported: jsonl, csv, tau-bench, tau2, inspect)")
+            "object with 'simulations' (or a run directory), or an Inspect AI log; pass "
+            "--format (supported: jsonl, csv, tau-bench, tau2, inspect)")
 
 
-def read_formatted(path: Path, format: str, **options: Any) -> Results:  # noqa: A002
-    """Read a benchmark format (or detect it, for ``format="auto"``)."""
-    inspect_options = {k: v for k, v in options.items() if k in ("scorer", "success_values")
-                       and v is not None}
-    if format == "inspect" or (format == "auto" and path.suffix.lower() == ".eval"):
-        return read_inspect(path, **inspect_options)
+def read_formatted(path: str | os.PathLike[str], format: str,
+                   *, duplicates: str = "error", **options: Any) -> Results:
+    """Read a benchmark format (or detect it, for ``format="auto"``).
+
+    Called by :func:`passk.io.read_results`, which checks the path, the
+    format's name and ``duplicates`` first. A reader option that the format
+    does not take (e.g. ``scorer`` on a tau-bench file) is an error naming
+    the option and the format.
+    """
+    path = Path(path)
     data = None
     if format == "auto":
-        data = _load_json(path)
-        format = _json_kind(data) or ""  # noqa: A001
-        if not format:
-            raise ResultsError(path, None, _unknown())
-        if format == "inspect":
-            return read_inspect(path, **inspect_options)
+        if path.is_dir():
+            format = detect_format(path)
+        elif path.suffix.lower() == ".eval":
+            format = "inspect"
+        else:
+            data = _load_json(path)
+            format = _json_kind(data, path) or ""
+            if not format:
+                raise ResultsError(path, None, _unknown())
+    elif path.is_dir() and format != "tau2":
+        raise ResultsError(path, None, f"is a directory, not a {FORMAT_NAMES.get(format, format)}"
+                           " results file")
+    if format not in FORMAT_OPTIONS:
+        raise ResultsError(path, None, f"unknown format {format!r}")
+    if not path.is_dir() and not path.is_file():
+        raise ResultsError(path, None, "is not a regular file")
+    reject_options(path, format, options, FORMAT_OPTIONS[format])
+    given = {k: v for k, v in options.items() if v is not None}
+    if format == "inspect":
+        return read_inspect(path, duplicates=duplicates, **given)
     if format == "tau-bench":
-        return read_tau_bench(path, data)
-    if format == "tau2":
-        return read_tau2(path, data)
-    raise ResultsError(path, None, f"unknown format {format!r}")
+        return read_tau_bench(path, data, duplicates=duplicates)
+    return read_tau2(path, data, duplicates=duplicates)

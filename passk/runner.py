@@ -38,6 +38,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
+from .io import ResultsError, read_log_header, read_run_log
 from .metrics import flakiness
 from .protocol import Protocol, require_same_protocol
 from .repeat_run import run_seed
@@ -114,59 +115,21 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
 
     With ``repair=True`` the torn tail is cut off the file, so that appending
     starts on a fresh line. A bad line anywhere else is an error naming it.
+    The parsing is :func:`passk.io.read_run_log`'s, the one reader of run logs.
     """
-    p = Path(path)
-    if not p.exists():
+    if not Path(path).exists():
         return []
-    data = p.read_bytes()
+    try:
+        parsed = read_run_log(path, torn_tail=True, repair=repair)
+    except ResultsError as exc:
+        raise ValueError(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
     records: list[LogRecord] = []
-    good_end = 0
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        is_last = number == len(lines)
-        if not raw.strip():
-            if not is_last:
-                good_end += len(raw) + 1
-            continue
+    for number, fields in parsed.records:
         try:
-            fields = json.loads(raw)
-            if isinstance(fields, dict) and "protocol" in fields and "task_id" not in fields:
-                good_end += len(raw) + 1  # the header written by run_suite
-                continue
-            record = LogRecord(**fields)
-        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
-            if is_last:  # torn write: the process died before the newline
-                break
+            records.append(LogRecord(**fields))
+        except TypeError as exc:
             raise ValueError(f"{path}:{number}: not a run-log record ({exc})") from None
-        if is_last:  # a complete record without its newline still counts
-            records.append(record)
-            good_end = len(data)
-            break
-        records.append(record)
-        good_end += len(raw) + 1
-    if repair and good_end < len(data):
-        with open(p, "r+b") as f:
-            f.truncate(good_end)
-    elif repair and data and not data.endswith(b"\n"):
-        with open(p, "ab") as f:
-            f.write(b"\n")
     return records
-
-
-def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The log's first record when it is a protocol header, else None."""
-    p = Path(path)
-    if not p.exists():
-        return None
-    with open(p, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    first = json.loads(line)
-                except json.JSONDecodeError:
-                    return None
-                return first if isinstance(first, dict) and "protocol" in first else None
-    return None
 
 
 class _Log:
