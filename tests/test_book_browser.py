@@ -1,4 +1,4 @@
-"""Open every page of the built book in headless Chromium and check it works offline.
+"""Open every page of the built book in headless Chromium and check what a reader sees.
 
 For each HTML page of ``_build/html`` (one parametrized test per page) this asserts:
 
@@ -9,7 +9,31 @@ For each HTML page of ``_build/html`` (one parametrized test per page) this asse
   here even on a machine with internet access;
 * every ``<img>`` has loaded (``complete`` and ``naturalWidth > 0``);
 * MathJax has typeset: once ``MathJax.startup.promise`` resolves, every ``.math``
-  element holds an ``mjx-container`` and no TeX error (``mjx-merror``) is shown.
+  element holds an ``mjx-container``, and no formula holds a TeX error (``merror``)
+  or an undefined macro (MathJax's ``noundefined`` draws ``\\E`` in red as an ``mtext``
+  with ``mathcolor="red"``; both are found by walking MathJax's own internal MathML of
+  every typeset formula, and in the DOM as ``mjx-merror`` or red text). The book's
+  macros are defined in ``_config.yml`` (``mathjax3_config``);
+* exactly one search box is visible, at 1280 px and at 800 px wide (the theme shows a
+  field in the sidebar on wide screens and an icon in the header on narrow ones).
+
+Across pages:
+
+* ``test_glossary_chinese_renders``: every Chinese character of the glossary (in
+  ``book/intro.md``) renders as a real glyph. Each character is drawn on a canvas in the
+  page's own font stack and language, and its pixels are compared with those of code
+  points no font has (what Chromium draws when no installed font has a glyph, the
+  "tofu" box): a missing glyph looks exactly like them, and all missing glyphs look
+  alike. ``test_chinese_check_fails_without_a_cjk_font`` runs the same check in a
+  Chromium that sees only the DejaVu fonts, and asserts that it fails there;
+* ``test_undefined_macro_check_fails`` types an undefined macro into a page and asserts
+  that the math check reports it;
+* ``test_index_lists_the_glossary_terms``: ``genindex.html`` holds every English term of
+  the glossary, and the intro links to it;
+* ``test_no_code_block_scrolls``: at 1280 px, with every folded cell and solution
+  opened, no ``pre`` in a page's article is wider than its box (no horizontal
+  scrolling); the failure lists every page (blocks that scroll out of all blocks) and
+  each block's longest line.
 
 A full-page screenshot of each page is written to ``_build/screenshots/<page>.png``.
 
@@ -17,15 +41,19 @@ If ``_build/html/index.html`` is missing, a module fixture builds the book first
 with ``jupyter-book build . -W -n --keep-going``; a failed build fails every test
 here (it never skips), without stopping the collection of other test modules.
 The pages are listed without building: each toc entry, ``search.html`` and
-``genindex.html``, plus any other page found in an existing build. It needs the ``playwright`` Python package and
-Debian's Chromium at ``/usr/bin/chromium`` (``apt-get install -y chromium``);
-playwright's own browser download is never used.
+``genindex.html``, plus any other page found in an existing build. It needs the
+``playwright`` Python package and Debian's Chromium at ``/usr/bin/chromium``
+(``apt-get install -y chromium``, with ``fonts-noto-cjk`` for the glossary; both are
+installed by ``scripts/setup.sh``); playwright's own browser download is never used.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import http.server
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,13 +61,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from offline_browser import watch
+from offline_browser import CHROMIUM, CHROMIUM_ARGS, watch
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
 PAGE_TIMEOUT_MS = 60_000
+VIEWPORT = {"width": 1280, "height": 900}
+NARROW_VIEWPORT = {"width": 800, "height": 900}
+INTRO = "book/intro.html"
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 # search.html and genindex.html are ordinary Sphinx pages and pass these checks,
 # so they are tested too. index.html is only a redirect written by
 # sphinx-external-toc to book/intro.html (tested under its own name), so skip it.
@@ -195,8 +227,28 @@ async () => {
   const untypeset = Array.from(mathElements)
     .filter(el => !el.querySelector('mjx-container'))
     .map(el => el.textContent.trim().slice(0, 80));
-  const errors = Array.from(document.querySelectorAll('mjx-merror'))
-    .map(el => (el.getAttribute('data-mjx-error') || el.textContent).slice(0, 120));
+  // MathJax's own MathML of every typeset formula: a TeX error is an merror node, an
+  // undefined macro (the noundefined package) an mtext drawn in red.
+  const errors = [];
+  const text = node => node.isToken ? node.getText()
+    : (node.childNodes || []).map(text).join('');
+  for (const item of MathJax.startup.document.math) {
+    item.root.walkTree(node => {
+      if (node.isKind('merror')) {
+        errors.push(`TeX error "${node.attributes.get('data-mjx-error') || text(node)}"` +
+                    ` in ${String(item.math).slice(0, 80)}`);
+      } else if (node.isKind('mtext') && node.attributes.get('mathcolor') === 'red') {
+        errors.push(`undefined macro ${text(node)} in ${String(item.math).slice(0, 80)}`);
+      }
+    });
+  }
+  // The same seen in the page, should MathJax's internals change.
+  const drawn = Array.from(document.querySelectorAll(
+      'mjx-merror, mjx-container [style*="color: red"], mjx-container [mathcolor="red"]'));
+  if (drawn.length && !errors.length) {
+    errors.push(...drawn.map(el => `red or merror in ${el.closest('mjx-container')
+      .querySelector('mjx-assistive-mml')?.textContent.slice(0, 80) ?? el.tagName}`));
+  }
   return {
     hasMath: true, loaded: true,
     containers: document.querySelectorAll('mjx-container').length,
@@ -205,12 +257,96 @@ async () => {
 }
 """
 
+_INJECT_UNDEFINED_MACRO = r"""
+async () => {
+  await MathJax.startup.promise;
+  const host = document.querySelector('article p');
+  const el = document.createElement('span');
+  el.className = 'math notranslate nohighlight';
+  el.textContent = '\\(\\NoSuchMacro x + \\E[T]\\)';
+  host.appendChild(el);
+  await MathJax.typesetPromise([el]);
+}
+"""
 
-@pytest.mark.slow
-@pytest.mark.parametrize("page_path", PAGES)
-def test_page_renders_offline(page_path, browser, site_url):
-    assert (HTML / page_path).exists(), f"{page_path} was not built"
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+# Visible search boxes outside the article (search.html has its own form in the article).
+_SEARCH_BOXES = r"""
+() => Array.from(document.querySelectorAll(
+    '.search-button__button, form.bd-search, input[type=search], #searchbox'))
+  .filter(el => !el.closest('article, .bd-search-container'))
+  .filter(el => {
+    const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden';
+  })
+  .map(el => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`)
+"""
+
+# Every Han character in the article's tables, drawn in the page's own font stack and
+# language, against code points that no font has (drawn as the same "tofu" box).
+_CHINESE_GLYPHS = r"""
+() => {
+  const HAN = /[\u3400-\u9fff\uf900-\ufaff]/u;
+  const cells = Array.from(document.querySelectorAll('article td, article th'))
+    .filter(el => HAN.test(el.textContent));
+  const chars = [...new Set(cells.flatMap(el => Array.from(el.textContent))
+    .filter(c => HAN.test(c)))];
+  if (!chars.length) return {chars: [], missing: [], distinct: 0};
+  const holder = cells.map(el => el.querySelector('[lang]') || el)[0];
+  const canvas = document.createElement('canvas');
+  canvas.width = 48; canvas.height = 48;
+  canvas.lang = holder.closest('[lang]') ? holder.closest('[lang]').lang : '';
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const fontFamily = getComputedStyle(holder).fontFamily;
+  ctx.font = `32px ${fontFamily}`;
+  ctx.textBaseline = 'top';
+  const draw = ch => {   // a hash of the glyph's pixels, 0 when nothing is drawn
+    ctx.clearRect(0, 0, 48, 48);
+    ctx.fillText(ch, 4, 4);
+    const a = ctx.getImageData(0, 0, 48, 48).data;
+    let h = 2166136261, ink = 0;
+    for (let i = 3; i < a.length; i += 4) {
+      h = Math.imul(h ^ a[i], 16777619) >>> 0;
+      ink += a[i] > 0;
+    }
+    return ink ? h : 0;
+  };
+  const tofu = new Set(['\u{10FFFD}', '\u{E0FFF}', '\uFFFE'].map(draw));
+  const drawn = new Map(chars.map(c => [c, draw(c)]));
+  return {
+    chars, fontFamily, lang: canvas.lang,
+    missing: chars.filter(c => drawn.get(c) === 0 || tofu.has(drawn.get(c))),
+    distinct: new Set(drawn.values()).size,
+  };
+}
+"""
+
+# Blocks of code and output wider than their box, with every fold and solution opened.
+_WIDE_BLOCKS = r"""
+() => {
+  document.querySelectorAll('article details').forEach(d => { d.open = true; });
+  document.querySelectorAll('article button.toggle-button-hidden').forEach(b => b.click());
+  const blocks = Array.from(document.querySelectorAll('article pre'))
+    .filter(pre => pre.clientWidth > 0);
+  const wide = blocks.filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => {
+    const kind = pre.closest('.cell_input') ? 'code'
+      : pre.closest('.cell_output, .output') ? 'output' : 'block';
+    const longest = pre.textContent.split('\n')
+      .reduce((a, b) => (b.length > a.length ? b : a), '');
+    const s = getComputedStyle(pre);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = s.font;
+    const inner = pre.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    return {kind, over: pre.scrollWidth - pre.clientWidth, longest: longest.trimEnd(),
+            fits: Math.floor(inner / ctx.measureText('0').width)};
+  });
+  return {blocks: blocks.length, wide};
+}
+"""
+
+
+def _visit(browser, site_url: str, page_path: str) -> dict:
+    """Open one page at 1280 px, save its screenshot, and measure what the tests check."""
+    context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     seen = watch(context, page)
     http_errors: list[str] = []
@@ -223,25 +359,56 @@ def test_page_renders_offline(page_path, browser, site_url):
     try:
         page.goto(f"{site_url}/{page_path}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
         page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
-        broken_images = page.evaluate(_WAIT_FOR_IMAGES)
-        math = page.evaluate(_MATH_STATE)
+        result = {
+            "broken_images": page.evaluate(_WAIT_FOR_IMAGES),
+            "math": page.evaluate(_MATH_STATE),
+            "search": page.evaluate(_SEARCH_BOXES),
+            "chinese": page.evaluate(_CHINESE_GLYPHS),
+        }
         shot = SCREENSHOTS / Path(page_path).with_suffix(".png")
         shot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shot), full_page=True)
+        result["wide"] = page.evaluate(_WIDE_BLOCKS)
+        page.set_viewport_size(NARROW_VIEWPORT)
+        page.wait_for_timeout(200)
+        result["search_narrow"] = page.evaluate(_SEARCH_BOXES)
     finally:
         context.close()
+    result.update(console_errors=seen.console_errors, page_errors=seen.page_errors,
+                  outside=seen.outside, http_errors=http_errors)
+    return result
 
+
+@pytest.fixture(scope="module")
+def visit(browser, site_url):
+    """visit(page) -> its measurements; each page is opened once per module."""
+    cache: dict[str, dict] = {}
+
+    def get(page_path: str) -> dict:
+        if page_path not in cache:
+            assert (HTML / page_path).exists(), f"{page_path} was not built"
+            cache[page_path] = _visit(browser, site_url, page_path)
+        return cache[page_path]
+
+    return get
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_renders_offline(page_path, visit):
+    seen = visit(page_path)
     problems = []
-    if seen.console_errors:
-        problems.append(f"console errors: {seen.console_errors}")
-    if seen.page_errors:
-        problems.append(f"page errors: {seen.page_errors}")
-    if http_errors:
-        problems.append(f"HTTP errors: {http_errors}")
-    if seen.outside:
-        problems.append(f"requests that left 127.0.0.1: {sorted(set(seen.outside))}")
-    if broken_images:
-        problems.append(f"images that did not load: {broken_images}")
+    if seen["console_errors"]:
+        problems.append(f"console errors: {seen['console_errors']}")
+    if seen["page_errors"]:
+        problems.append(f"page errors: {seen['page_errors']}")
+    if seen["http_errors"]:
+        problems.append(f"HTTP errors: {seen['http_errors']}")
+    if seen["outside"]:
+        problems.append(f"requests that left 127.0.0.1: {sorted(set(seen['outside']))}")
+    if seen["broken_images"]:
+        problems.append(f"images that did not load: {seen['broken_images']}")
+    math = seen["math"]
     if math["hasMath"]:
         if not math["loaded"]:
             problems.append("page has math but MathJax never started")
@@ -251,5 +418,113 @@ def test_page_renders_offline(page_path, browser, site_url):
             if math["untypeset"]:
                 problems.append(f"math left untypeset: {math['untypeset']}")
             if math["errors"]:
-                problems.append(f"MathJax errors: {math['errors']}")
+                problems.append(
+                    "MathJax drew errors (define a macro in _config.yml, mathjax3_config): "
+                    f"{math['errors']}"
+                )
+    for width, boxes in ((VIEWPORT["width"], seen["search"]),
+                         (NARROW_VIEWPORT["width"], seen["search_narrow"])):
+        if len(boxes) != 1:
+            problems.append(f"{len(boxes)} search boxes visible at {width} px, not 1: {boxes}")
     assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
+
+
+def test_undefined_macro_check_fails(browser, site_url):
+    """The math check can fail: an undefined macro typed into a page is reported."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        page.goto(f"{site_url}/{INTRO}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
+        page.evaluate(_INJECT_UNDEFINED_MACRO)
+        errors = page.evaluate(_MATH_STATE)["errors"]
+    finally:
+        context.close()
+    assert any("undefined macro \\NoSuchMacro" in e for e in errors), errors
+    assert not any("\\E" in e.split(" in ")[0] for e in errors), f"\\E is undefined: {errors}"
+
+
+def _glossary_terms() -> list[str]:
+    """The English terms of book/intro.md's glossary table (its first column)."""
+    text = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    glossary = text.split("## Glossary", 1)[1]
+    terms = []
+    for line in glossary.splitlines():
+        if line.startswith("|") and not re.match(r"\|\s*(English|-+)\s*\|", line):
+            first = re.sub(r"\{index\}`([^`]*)`", r"\1", line.split("|")[1])
+            terms += [t.strip() for t in first.split(", ") if t.strip()]
+    return terms
+
+
+def test_glossary_chinese_renders(visit):
+    chinese = visit(INTRO)["chinese"]
+    assert chinese["chars"], f"no Chinese text found in the tables of {INTRO}"
+    assert not chinese["missing"], (
+        f"{len(chinese['missing'])} of {len(chinese['chars'])} Chinese characters of the "
+        f"glossary render as the missing-glyph box (font stack {chinese['fontFamily']}, "
+        f"lang {chinese['lang']!r}): install a CJK font (apt-get install fonts-noto-cjk; "
+        f"scripts/setup.sh does): {''.join(chinese['missing'][:40])}"
+    )
+    assert chinese["distinct"] == len(chinese["chars"]), (
+        f"{len(chinese['chars'])} characters drawn as only {chinese['distinct']} glyphs"
+    )
+
+
+def test_chinese_check_fails_without_a_cjk_font(browser, site_url, tmp_path):
+    """The glyph check can fail: in a Chromium that sees only DejaVu, it must."""
+    if not (DEJAVU / "DejaVuSans.ttf").exists():
+        pytest.fail(f"{DEJAVU}/DejaVuSans.ttf not found: apt-get install fonts-dejavu-core",
+                    pytrace=False)
+    fonts_conf = tmp_path / "fonts.conf"
+    fonts_conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n'
+        f"<fontconfig><dir>{DEJAVU}</dir><cachedir>{tmp_path / 'cache'}</cachedir>"
+        "</fontconfig>\n",
+        encoding="utf-8",
+    )
+    latin_only = browser.browser_type.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+        env={**os.environ, "FONTCONFIG_FILE": str(fonts_conf)},
+    )
+    try:
+        page = latin_only.new_page(viewport=VIEWPORT)
+        page.goto(f"{site_url}/{INTRO}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        chinese = page.evaluate(_CHINESE_GLYPHS)
+    finally:
+        latin_only.close()
+    assert chinese["chars"]
+    assert set(chinese["missing"]) == set(chinese["chars"]), chinese["missing"]
+
+
+def test_index_lists_the_glossary_terms(built_site):
+    index = (built_site / "genindex.html").read_text(encoding="utf-8")
+    entries = {html.unescape(e).strip().lower()
+               for e in re.findall(r'<a href="[^"]*#index-\d+">([^<]+)</a>', index)}
+    terms = _glossary_terms()
+    assert len(terms) >= 20, f"the glossary of book/intro.md lost its terms: {terms}"
+    missing = [t for t in terms if t.lower() not in entries]
+    assert not missing, f"glossary terms missing from genindex.html: {missing}"
+    intro = (built_site / INTRO).read_text(encoding="utf-8")
+    assert 'href="../genindex.html"' in intro, "the intro does not link to the index"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=False,
+    reason="issue 11: notebooks 01-06 hold code and output lines too long for 1280 px; "
+    "the content pass shortens them and removes this mark",
+)
+def test_no_code_block_scrolls(visit):
+    report, total = [], 0
+    for page_path in PAGES:
+        wide = visit(page_path)["wide"]
+        if not wide["wide"]:
+            continue
+        total += len(wide["wide"])
+        report.append(f"{page_path}: {len(wide['wide'])} of {wide['blocks']} blocks scroll")
+        for block in wide["wide"]:
+            report.append(
+                f"    {block['kind']:6} {block['over']:4d} px over (fits {block['fits']} "
+                f"characters): {block['longest'][:100]}"
+            )
+    assert not total, f"{total} code/output blocks scroll at 1280 px:\n" + "\n".join(report)
