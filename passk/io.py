@@ -397,11 +397,13 @@ def _plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str]
     if missing:
         shown = ", ".join(missing[:10]) + (f", and {len(missing) - 10} more"
                                            if len(missing) > 10 else "")
-        parts.append(f"{len(missing)} of its {len(planned_tasks)} tasks have no runs ({shown})")
+        verb = "has" if len(missing) == 1 else "have"
+        parts.append(f"{len(missing)} of its {len(planned_tasks)} tasks {verb} no runs ({shown})")
     if short:
         shown = "; ".join(short[:10]) + (f"; and {len(short) - 10} more" if len(short) > 10
                                          else "")
-        parts.append(f"{len(short)} task(s) have fewer runs than planned ({shown})")
+        tasks = "1 task has" if len(short) == 1 else f"{len(short)} tasks have"
+        parts.append(f"{tasks} fewer runs than planned ({shown})")
     if not parts:
         return ()
     return ("the log is short of its protocol's fixed plan (an interrupted passk run? "
