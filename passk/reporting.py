@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover
                                                              high=min(1.0, m + h)),
                                method="t interval over tasks")
 from .stability import (
-    CLASS_THRESHOLD, GATE_ON, GateResult, interval_note, order_rows, suite_report,
+    CLASS_THRESHOLD, GATE_ON, GateResult, SuiteReport, interval_note, order_rows, suite_report,
 )
 from .tables import cell, cells, format_columns, format_rows, json_number
 

@@ -406,7 +406,7 @@ def suite_report(
     totals: Iterable[int],
     *,
     risks: Sequence[str] | None = None,
-    k: int | Sequence[int] = 5,
+    k: int | Sequence[int] | np.ndarray = 5,
     confidence: float = 0.95,
     ci_method: str = "exact",
     class_threshold: float = CLASS_THRESHOLD,
@@ -528,6 +528,8 @@ def evaluate_suite(
     policy : RepeatPolicy or Mapping[str, int], optional
         Runs per risk label; a plain mapping is ``RepeatPolicy(runs_by_risk=...)``.
         Defaults to the chapter's tiers (12 for high-risk writes, 5 for reads).
+        Its ``stopping`` must be ``'fixed'`` (ValueError otherwise): for curtailed
+        repetition use :func:`passk.runner.run_suite`.
     k : int, default 5
     seed : int, default 0
         Suite seed; see :func:`passk.repeat_run.run_seed`.
@@ -552,6 +554,9 @@ def evaluate_suite(
         policy = RepeatPolicy()
     elif not isinstance(policy, RepeatPolicy):
         policy = RepeatPolicy(runs_by_risk=dict(policy))
+    if policy.stopping != "fixed":  # the protocol records what ran: refuse what cannot run here
+        raise ValueError(f"stopping ({policy.stopping!r}): evaluate_suite runs every task its n "
+                         "times; curtailed repetition is passk.runner.run_suite's")
     runs = tuple(
         repeat_run(adapter, task, policy.runs_for(task), seed=seed, executor=executor,
                    progress=progress)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["cell", "cells", "signed", "json_number", "format_columns", "format_rows"]
 
 
-def cell(x: float | None, digits: int = 3) -> str:
+def cell(x: Any, digits: int = 3) -> str:
     """One number for a table: fixed digits, and ``-`` for what was not estimable.
 
     Examples
@@ -24,7 +25,7 @@ def cell(x: float | None, digits: int = 3) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
-def cells(values: Sequence[float], digits: int = 3) -> list[str]:
+def cells(values: Sequence[Any], digits: int = 3) -> list[str]:
     """:func:`cell` over a column, without a function call per value (fast for 10**5 rows).
 
     Examples
@@ -36,7 +37,7 @@ def cells(values: Sequence[float], digits: int = 3) -> list[str]:
     return [format(x, spec) if x == x and abs(x) != math.inf else "-" for x in values]
 
 
-def signed(x: float | None, digits: int = 3) -> str:
+def signed(x: Any, digits: int = 3) -> str:
     """A change, with its sign: ``+0.125``, ``-0.040``; ``-`` when not estimable.
 
     Examples
@@ -47,7 +48,7 @@ def signed(x: float | None, digits: int = 3) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:+.{digits}f}"
 
 
-def json_number(x: float | None) -> float | None:
+def json_number(x: Any) -> float | None:
     """A float for JSON at full precision; NaN and infinities become ``null``.
 
     Examples
