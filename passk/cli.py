@@ -155,11 +155,21 @@ def cmd_gate(args: argparse.Namespace) -> int:
         baseline = _read(args, args.baseline)
         _require_same_protocol(baseline, results, args.baseline, args.file)
         d = diff_results(baseline, results, k=int(fr.report.k), alpha=0.05,
-                         correction="holm")
-        if d.regressed:
-            extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
-                          f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
+                         correction="holm", margin=args.margin)
+        extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
+                      f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
+        s = d.suite
+        if s is not None:
+            shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, 95% interval "
+                     f"[{s.ci.low:+.3f}, {s.ci.high:+.3f}] over {s.paired_tasks} paired tasks")
+            if s.verdict == "worse":  # fails closed: with a margin, non-inferiority must be shown
+                extra += (f"suite: worse: {shown}",)
+            elif s.margin is not None and s.verdict != "non-inferior":
+                extra += (f"suite: non-inferiority within {s.margin:g} not shown: {shown}",)
+        if extra:
             fr = with_gate(fr, replace(fr.gate, passed=False, reasons=fr.gate.reasons + extra))
+    elif args.margin is not None:
+        raise BadInput("--margin needs --baseline OLD to compare against")
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
@@ -168,6 +178,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    if args.compare:
+        return _plan_compare(args)
     if args.file is not None:
         return _plan_file(args)
     k = args.k if args.k is not None else 5
@@ -183,6 +195,59 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(f"{'target':>7}  {'runs':>6}")
     for row in rows:
         print(f"{row['target']:>7.3f}  {row['runs_needed']:>6}")
+    return EXIT_OK
+
+
+def _plan_compare(args: argparse.Namespace) -> int:
+    """``passk plan --compare``: power of the paired comparison over tasks × runs per task."""
+    from .compare import plan_comparison
+    from .tables import format_rows
+
+    k = args.k if args.k is not None else 5
+    confidence = args.confidence if args.confidence is not None else 0.95
+    pilot: dict[str, Any] = {}
+    if args.file is not None:
+        results = _read(args)
+        pilot = {"successes": results.successes, "totals": results.totals}
+    plan = plan_comparison(k, delta=args.delta, correlation=args.correlation,
+                           tasks=tuple(args.tasks), runs=None if args.runs is None else
+                           tuple(args.runs), confidence=confidence, power=args.power, **pilot)
+    if args.json:
+        _print_json(plan.to_dict())
+        return EXIT_OK
+    md = args.markdown
+    print(f"paired comparison of mean pass^{k} (paired t over tasks, two-sided "
+          f"{confidence:.0%}); tasks from the {plan.source}")
+    print(f"variance across tasks of the true change: {plan.between_variance:.4f} (correlation "
+          f"{args.correlation:g} between versions); trial noise per task and version: "
+          + ", ".join(f"{v:.4f} at n={n}" for v, n in zip(plan.within_variance, plan.runs)))
+    corner = "tasks \\ runs"
+    header = [corner] + [str(n) for n in plan.runs]
+    numeric = set(range(len(header)))
+    if plan.power is not None:
+        print(f"\npower to show a drop of {plan.delta:g} (verdict worse), by tasks and runs "
+              "per task:")
+        body = [[str(t)] + [f"{x:.2f}" for x in row] for t, row in zip(plan.tasks, plan.power)]
+        print(format_rows(header, body, numeric=numeric, markdown=md))
+    print(f"\nsmallest drop shown with {plan.target_power:.0%} power:")
+    body = [[str(t)] + [f"{x:.3f}" for x in row] for t, row in zip(plan.tasks, plan.detectable)]
+    print(format_rows(header, body, numeric=numeric, markdown=md))
+    if plan.tasks_needed is not None:
+        print(f"\ntasks needed for {plan.target_power:.0%} power to show a drop of "
+              f"{plan.delta:g}, and the agent runs each version costs:")
+        best = plan.cheapest
+        body = [[str(n), "-" if t is None else str(t), "-" if t is None else str(t * n),
+                 "fewest runs" if i == best else ""]
+                for i, (n, t) in enumerate(zip(plan.runs, plan.tasks_needed))]
+        print(format_rows(["runs per task", "tasks", "runs per version", ""], body,
+                          numeric={0, 1, 2}, markdown=md))
+        t_best = None if best is None else plan.tasks_needed[best]
+        if best is not None and t_best is not None:
+            n_best = plan.runs[best]
+            others = [f"{t} × {n} ({t * n})" for t, n in zip(plan.tasks_needed, plan.runs)
+                      if t is not None and n != n_best]
+            print(f"cheapest: {t_best} tasks × {n_best} runs = {t_best * n_best} runs per "
+                  f"version" + (f", against {', '.join(others)}" if others else ""))
     return EXIT_OK
 
 
@@ -233,17 +298,29 @@ def _require_same_protocol(old: Results, new: Results, old_path: str, new_path: 
     require_same_protocol(old.protocol, new.protocol)
 
 
+#: ``passk diff --margin``: neither non-inferiority nor a regression is shown.
+EXIT_INCONCLUSIVE = 3
+
+_DIFF_EXIT_CODES = ("exit codes: 0 no regression shown (with --margin: non-inferior); 1 a "
+                    "regression is shown: the suite's mean pass^k is worse (its interval lies "
+                    "below 0), or a task regressed beyond repeat noise (Fisher, Holm); 2 bad "
+                    "input; 3 inconclusive (only with --margin): neither non-inferiority nor a "
+                    "regression is shown, so more tasks or runs are needed "
+                    "(passk plan --compare says how many)")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     old = _read(args, args.old)
     new = _read(args, args.new)
     _require_same_protocol(old, new, args.old, args.new)
     d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
-                     class_threshold=args.class_threshold)
+                     class_threshold=args.class_threshold, margin=args.margin,
+                     method=args.method, rng=args.seed)
     if args.json:
         _print_json(d.to_dict(), compact=len(d.tasks) > _COMPACT_JSON_TASKS)
     else:
         print(format_diff(d, markdown=args.markdown))
-    return EXIT_BLOCKED if d.regressed else EXIT_OK
+    return {"worse": EXIT_BLOCKED, "inconclusive": EXIT_INCONCLUSIVE}.get(d.decision, EXIT_OK)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -321,6 +398,19 @@ def _open_interval(text: str) -> float:
     value = _probability(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{text} must lie strictly between 0 and 1")
+    return value
+
+
+def _int_list(text: str) -> list[int]:
+    """An argparse type: comma-separated whole numbers of at least 2."""
+    return [_int_at_least(2)(part.strip()) for part in text.split(",") if part.strip()]
+
+
+def _margin(text: str) -> float:
+    """An argparse type: a non-inferiority margin on mean pass^k, in [0, 1)."""
+    value = _probability(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text} must be less than 1")
     return value
 
 
@@ -434,8 +524,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_input_options(p)
     add_gate_options(p)
     p.add_argument("--baseline", default=None, metavar="OLD",
-                   help="also block when a task regressed against OLD beyond repeat noise; "
-                   "refused when OLD was measured under a different protocol")
+                   help="also block when the suite's mean pass^k is worse than OLD's (paired "
+                   "t over tasks, as passk diff) or a task regressed against OLD beyond repeat "
+                   "noise; refused when OLD was measured under a different protocol")
+    p.add_argument("--margin", type=_margin, default=None, metavar="D",
+                   help="with --baseline: block unless the mean pass^k is shown to be at "
+                   "most D below OLD's (non-inferiority; an inconclusive comparison blocks)")
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
 
     p = add("plan", cmd_plan, "runs needed: all-pass runs for a claim pass^k >= target, or, "
@@ -449,16 +543,48 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with FILE: most runs a task may get (default: the repeat policy's "
                    "runs for its risk, 12 high-risk-write, 5 otherwise)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
+    p.add_argument("--compare", action="store_true",
+                   help="plan a comparison of two versions instead: the power of passk diff "
+                   "over a grid of tasks × runs per task (FILE, if given, is a pilot run of "
+                   "the old version: its tasks' rates and spread; default: a stated "
+                   "population)")
+    p.add_argument("--delta", type=_open_interval, default=None, metavar="D",
+                   help="with --compare: the drop in mean pass^k to detect (default: only the "
+                   "smallest detectable drop)")
+    p.add_argument("--power", type=_open_interval, default=0.8,
+                   help="with --compare: the power wanted (default 0.8)")
+    p.add_argument("--correlation", type=_probability, default=0.7,
+                   help="with --compare: correlation across tasks of the two versions' true "
+                   "pass^k (default 0.7, cautious for two versions of one agent)")
+    p.add_argument("--tasks", type=_int_list, default=[20, 50, 100, 200, 500],
+                   metavar="T1,T2,...", help="with --compare: task counts of the grid")
+    p.add_argument("--runs", type=_int_list, default=None, metavar="N1,N2,...",
+                   help="with --compare: runs per task of the grid (default: 2, 4, 8, 12, 16, "
+                   "24 from k up)")
 
-    p = add("diff", cmd_diff, "compare two results files task by task (exit 1 when a task "
-            "regressed beyond repeat noise)")
+    from .compare import METHODS as COMPARE_METHODS
+
+    p = add("diff", cmd_diff, "compare two results files: the suite's mean pass^k (paired over "
+            "tasks), then task by task")
+    p.epilog = _DIFF_EXIT_CODES
     p.add_argument("old", help="results of the old version")
     p.add_argument("new", help="results of the new version")
     add_input_options(p)
     p.add_argument("--k", type=_positive_int, default=None,
                    help="k of pass^k (default: the smallest n over both files)")
     p.add_argument("--alpha", type=_open_interval, default=0.05,
-                   help="significance level after correction (default 0.05)")
+                   help="significance level: per task after correction, and 1 - the suite "
+                   "interval's confidence (default 0.05)")
+    p.add_argument("--margin", type=_margin, default=None, metavar="D",
+                   help="non-inferiority: pass (exit 0) only when the suite's mean pass^k is "
+                   "shown to be at most D below the old one; exit 3 when that is not shown "
+                   "and no regression is either")
+    p.add_argument("--method", choices=COMPARE_METHODS, default=COMPARE_METHODS[0],
+                   help="the suite interval: t (paired t over tasks, the default: the method "
+                   "that kept its error rates in benchmarks/bench_compare.py) or a bootstrap "
+                   "or sign-flip variant")
+    p.add_argument("--seed", type=_whole, default=0,
+                   help="seed of the resampling methods (default 0; t needs none)")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="holm (family-wise error, default) or bh (Benjamini-Hochberg, "
                    "false discovery rate)")

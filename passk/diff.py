@@ -1,6 +1,8 @@
-"""Compare two versions of an agent task by task: ``passk diff OLD NEW``.
+"""Compare two versions of an agent: ``passk diff OLD NEW``.
 
-Pairs tasks by id and reports, per task, the change in pass^k and flakiness,
+Pairs tasks by id. First the suite: the change in mean pass^k with its
+interval, p-value and verdict, from :func:`passk.compare.compare_pass_hat_k`
+(paired over tasks; with a margin, a non-inferiority test). Then, per task, the change in pass^k and flakiness,
 whether the class flipped (stable-pass → flaky is the regression that an
 average hides), and whether the change in pass rate exceeds what repeat noise
 explains: a two-sided Fisher exact test on the 2×2 table of each task's
@@ -11,6 +13,16 @@ Benjamini–Hochberg's false discovery rate instead).
 The Fisher test is computed for every task at once from the hypergeometric
 probabilities (the same two-sided rule as :func:`scipy.stats.fisher_exact`,
 which the tests check it against), once per distinct table.
+
+References
+----------
+.. [1] R. A. Fisher, "On the interpretation of chi-square from contingency
+   tables, and the calculation of P", J. R. Stat. Soc. 85(1), 87-94, 1922.
+.. [2] S. Holm, "A simple sequentially rejective multiple test procedure",
+   Scand. J. Stat. 6(2), 65-70, 1979.
+.. [3] Y. Benjamini and Y. Hochberg, "Controlling the false discovery rate",
+   J. R. Stat. Soc. B 57(1), 289-300, 1995.
+.. [4] E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640, 2024.
 """
 
 from __future__ import annotations
@@ -23,15 +35,18 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from .compare import PairedComparison, compare_pass_hat_k
 from .io import Results
 from .metrics import estimate_pass_hat_k, flakiness
 from .stability import CLASS_THRESHOLD, classify
 from .tables import cell, format_rows, json_number, signed
 
-__all__ = ["TaskDiff", "SuiteDiff", "fisher_exact_two_sided", "holm", "diff_results",
-           "format_diff", "CORRECTIONS"]
+__all__ = ["CORRECTIONS", "DECISIONS", "SuiteDiff", "TaskDiff", "diff_results",
+           "fisher_exact_two_sided", "format_diff", "format_suite", "holm"]
 
 CORRECTIONS = ("holm", "bh")
+#: What a diff decides: a regression shown, or not; with a margin, non-inferior or not shown.
+DECISIONS = ("worse", "no regression shown", "non-inferior", "inconclusive")
 _REGRESSION_ORDER = {"regressed": 0, "flipped": 1, "improved": 2, "unchanged": 3}
 
 
@@ -129,10 +144,23 @@ class SuiteDiff:
     new_mean: float
     alpha: float
     correction: str
+    suite: PairedComparison | None = None
 
     @property
     def regressed(self) -> tuple[TaskDiff, ...]:
         return tuple(t for t in self.tasks if t.status == "regressed")
+
+    @property
+    def decision(self) -> str:
+        """``"worse"`` when a regression is shown: the suite's verdict is worse, or a task
+        regressed beyond repeat noise. Otherwise, with a margin, the suite's verdict
+        (``"non-inferior"`` or ``"inconclusive"``); without one, ``"no regression shown"``."""
+        verdict = self.suite.verdict if self.suite is not None else "inconclusive"
+        if verdict == "worse" or self.regressed:
+            return "worse"
+        if self.suite is not None and self.suite.margin is not None:
+            return verdict
+        return "no regression shown"
 
     def to_dict(self) -> dict[str, Any]:
         num = json_number
@@ -142,6 +170,8 @@ class SuiteDiff:
                            "bh": "Benjamini-Hochberg (false discovery rate)"}[self.correction],
             "test": "two-sided Fisher exact test on each task's passes and failures",
             "old_mean_pass_hat_k": num(self.old_mean), "new_mean_pass_hat_k": num(self.new_mean),
+            "suite": None if self.suite is None else self.suite.to_dict(),
+            "decision": self.decision,
             "regressed": [t.task_id for t in self.regressed],
             "flipped": [t.task_id for t in self.tasks if t.flipped],
             "only_old": list(self.only_old), "only_new": list(self.only_new),
@@ -159,8 +189,15 @@ class SuiteDiff:
 
 
 def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: float = 0.05,
-                 correction: str = "holm", class_threshold: float = CLASS_THRESHOLD) -> SuiteDiff:
-    """Pair two results by task and test each task's change against repeat noise."""
+                 correction: str = "holm", class_threshold: float = CLASS_THRESHOLD,
+                 margin: float | None = None, method: str = "t",
+                 rng: int | np.random.Generator | None = None) -> SuiteDiff:
+    """Pair two results by task: the suite comparison, and each task against repeat noise.
+
+    The suite comparison is :func:`passk.compare.compare_pass_hat_k` at confidence
+    ``1 - alpha`` (with ``margin``, ``method`` and ``rng``); each task gets a two-sided
+    Fisher exact test with ``correction`` across tasks at level ``alpha``.
+    """
     if correction not in CORRECTIONS:
         raise ValueError(f"correction ({correction!r}) must be one of {', '.join(CORRECTIONS)}")
     if not 0 < alpha < 1:
@@ -207,13 +244,53 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
     with np.errstate(invalid="ignore"):
         old_mean = float(np.nanmean(h1)) if h1.size and not np.isnan(h1).all() else math.nan
         new_mean = float(np.nanmean(h2)) if h2.size and not np.isnan(h2).all() else math.nan
+    suite = compare_pass_hat_k(c1, n1, c2, n2, int(k), margin=margin, confidence=1 - alpha,
+                               method=method, rng=rng)
     return SuiteDiff(int(k), tuple(rows), tuple(t for t in old.task_ids if t not in new_index),
                      tuple(t for t in new.task_ids if t not in old_index), old_mean, new_mean,
-                     alpha, correction)
+                     alpha, correction, suite)
+
+
+_METHOD_NAMES = {"t": "paired t over tasks", "percentile": "percentile bootstrap over tasks",
+                 "bca": "BCa bootstrap over tasks", "studentized": "bootstrap-t over tasks",
+                 "sign-flip": "sign-flip permutation test over tasks"}
+
+
+def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:
+    """The suite comparison as lines: the change, its interval, p-value and verdict."""
+    k = s.k
+    lines = [(f"suite: mean pass^{k} over {s.paired_tasks} paired tasks ({s.left_out} left "
+              f"out: fewer than {k} runs in a version)"),
+             (f"  old {cell(s.old_mean)} → new {cell(s.new_mean)}: change {signed(s.delta)}, "
+              f"{s.confidence:.0%} interval [{signed(s.ci.low)}, {signed(s.ci.high)}], "
+              f"p = {_p(s.p_value)} ({_METHOD_NAMES[s.method]})")]
+    low, high = s.ci.low, s.ci.high
+    if s.paired_tasks < 2:
+        why = "fewer than 2 paired tasks say nothing about a suite"
+    elif s.margin is None:
+        why = {"better": "the interval lies above 0: a gain is shown",
+               "worse": "the interval lies below 0: a drop is shown",
+               "inconclusive": "the interval holds 0: no change is shown"}[s.verdict]
+    else:
+        m = s.margin
+        why = {"non-inferior": f"the interval's low end {signed(low)} is above -{m:.3f}: any "
+                               f"drop is smaller than the margin {m:.3f}",
+               "worse": f"the interval lies below 0 and reaches -{m:.3f}: a drop is shown, and "
+                        f"not shown to be within the margin",
+               "inconclusive": f"the interval [{signed(low)}, {signed(high)}] holds 0 and "
+                               f"-{m:.3f}: neither a drop nor non-inferiority is shown"
+               }[s.verdict]
+    verdict = f"verdict: {s.verdict.upper()} ({why})"
+    lines.append(f"  **{verdict}**" if markdown else f"  {verdict}")
+    return lines
+
+
+def _p(p: float) -> str:
+    return "-" if not math.isfinite(p) else f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
-    """The paired table (regressions on top), the flips, and the verdict."""
+    """The suite comparison, then the paired table (regressions on top), flips and verdict."""
     k = d.k
     header = ["task", "old", "new", f"pass^{k} old", f"pass^{k} new", "change", "flaky old",
               "flaky new", "class old → new", "p", f"p ({d.correction})", "status"]
@@ -229,10 +306,9 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
                      t.old_class if not t.flipped else f"{t.old_class} → {t.new_class}",
                      f"{t.p_value:.4f}", f"{t.p_adjusted:.4f}", t.status])
     numeric = {1, 2, 3, 4, 5, 6, 7, 9, 10}
-    lines = [format_rows(header, body, numeric=numeric, markdown=markdown), ""]
+    lines = format_suite(d.suite, markdown=markdown) + [""] if d.suite is not None else []
+    lines += [format_rows(header, body, numeric=numeric, markdown=markdown), ""]
     name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[d.correction]
-    lines.append(f"mean pass^{k} over {len(d.tasks)} paired tasks: {cell(d.old_mean)} → "
-                 f"{cell(d.new_mean)} ({signed(d.new_mean - d.old_mean)})")
     flips = [t for t in d.tasks if t.flipped]
     bullet = "- " if markdown else "  - "
     if flips:

@@ -77,7 +77,93 @@ def test_diff_cli_exit_codes(tmp_path, capsys):
     assert payload["regressed"] == ["refund"] and payload["flipped"] == ["refund", "lookup"]
     assert payload["correction"].startswith("Benjamini-Hochberg")
     assert main(["diff", old, new, "--markdown"]) == 1
-    assert capsys.readouterr().out.startswith("| task | old | new |")
+    out = capsys.readouterr().out
+    assert out.startswith("suite: mean pass^10 over 2 paired tasks") and "| task | old | new |" in out
+
+
+def many(counts: list[tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    return {f"t{i:02d}": cn for i, cn in enumerate(counts)}
+
+
+def test_diff_suite_comes_first_with_its_verdict(tmp_path, capsys):
+    # 6 of 30 tasks drop from 8/8 to 3/8: pass^4 1 -> 0 each, yet each within repeat noise
+    # after Holm (Fisher p = 0.026, adjusted 0.77); only the suite shows the drop
+    old = write(tmp_path, "old.jsonl", many([(8, 8)] * 30))
+    new = write(tmp_path, "new.jsonl", many([(8, 8)] * 24 + [(3, 8)] * 6))
+    assert main(["diff", old, new, "--k", "4"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "suite: mean pass^4 over 30 paired tasks (0 left out: fewer than 4 runs in a " \
+        "version)"
+    # d = -1 on 6 tasks, 0 on 24: the paired t interval from scipy
+    d = np.array([0.0] * 24 + [-1.0] * 6)
+    ci = stats.ttest_1samp(d, 0.0).confidence_interval()
+    assert f"change {d.mean():+.3f}, 95% interval [{ci.low:+.3f}, {ci.high:+.3f}]" in out[1]
+    assert "(paired t over tasks)" in out[1]
+    assert out[2].startswith("  verdict: WORSE (the interval lies below 0: a drop is shown)")
+    assert "no task regressed beyond repeat noise" in out[-1]  # only the suite shows it
+
+
+@pytest.mark.parametrize(("new_counts", "margin", "code", "decision"), [
+    ([(8, 8)] * 30, "0.05", 0, "non-inferior"),  # identical: the interval is [0, 0]
+    ([(8, 8)] * 24 + [(3, 8)] * 6, "0.05", 1, "worse"),  # a drop of 0.2 is shown
+    ([(8, 8)] * 29 + [(3, 8)], "0.05", 3, "inconclusive"),  # [-0.10, +0.03]: neither
+    ([(8, 8)] * 29 + [(3, 8)], None, 0, "no regression shown"),
+    ([(8, 8)] * 29 + [(3, 8)], "0.15", 0, "non-inferior"),  # the low end -0.10 > -0.15
+])
+def test_diff_exit_codes_with_margin(tmp_path, capsys, new_counts, margin, code, decision):
+    old = write(tmp_path, "old.jsonl", many([(8, 8)] * 30))
+    new = write(tmp_path, "new.jsonl", many(new_counts))
+    argv = ["diff", old, new, "--k", "4", "--json"] + (["--margin", margin] if margin else [])
+    assert main(argv) == code
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["decision"] == decision
+    suite = payload["suite"]
+    assert suite["paired_tasks"] == 30 and suite["left_out"] == 0 and suite["method"] == "t"
+    assert suite["margin"] == (None if margin is None else float(margin))
+    assert suite["ci_low"] <= suite["delta"] <= suite["ci_high"]
+
+
+def test_diff_counts_left_out_tasks_and_other_methods(tmp_path, capsys):
+    old = write(tmp_path, "old.jsonl", many([(8, 8)] * 20 + [(2, 2)]))
+    new = write(tmp_path, "new.jsonl", many([(8, 8)] * 20 + [(2, 2)]))
+    assert main(["diff", old, new, "--k", "4", "--method", "sign-flip", "--margin", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "over 20 paired tasks (1 left out: fewer than 4 runs in a version)" in out
+    assert "sign-flip permutation test over tasks" in out and "NON-INFERIOR" in out
+
+
+@pytest.mark.parametrize("margin", ["-0.1", "1", "x"])
+def test_diff_margin_validated(tmp_path, margin):
+    old = write(tmp_path, "old.jsonl", {"a": (1, 1)})
+    with pytest.raises(SystemExit) as exc:
+        main(["diff", old, old, "--margin", margin])
+    assert exc.value.code == 2
+
+
+def test_diff_help_documents_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        main(["diff", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "exit codes: 0 no regression shown (with --margin: non-inferior); 1 a regression" in out
+    assert "3 inconclusive (only with --margin)" in out
+
+
+def test_gate_baseline_margin(tmp_path, capsys):
+    old = write(tmp_path, "old.jsonl", many([(8, 8)] * 30))
+    one_off = write(tmp_path, "one.jsonl", many([(8, 8)] * 29 + [(3, 8)]))
+    broken = write(tmp_path, "broken.jsonl", many([(8, 8)] * 24 + [(3, 8)] * 6))
+    gate = ["gate", "--k", "4", "--max-flakiness", "1"]
+    assert main([*gate, old, "--baseline", old, "--margin", "0.05"]) == 0
+    capsys.readouterr()
+    # no shown regression: passes without a margin, blocks with one (non-inferiority not shown)
+    assert main([*gate, one_off, "--baseline", old]) == 0
+    capsys.readouterr()
+    assert main([*gate, one_off, "--baseline", old, "--margin", "0.05"]) == 1
+    assert "suite: non-inferiority within 0.05 not shown" in capsys.readouterr().out
+    assert main([*gate, broken, "--baseline", old, "--min-overall", "0.5"]) == 1
+    assert "suite: worse: mean pass^4 -0.200 against the baseline" in capsys.readouterr().out
+    assert main([*gate, old, "--margin", "0.05"]) == 2
+    assert "--margin needs --baseline" in capsys.readouterr().err
 
 
 def test_diff_bad_input(tmp_path, capsys):

@@ -1,0 +1,940 @@
+r"""Is the new version more reliable? A suite-level paired comparison on pass^k.
+
+Each task gives one number per version, its unbiased pass^k
+:math:`\hat h = \binom{c}{k} / \binom{n}{k}`, and the comparison works on
+the paired differences :math:`d_i = \hat h_{\text{new},i} - \hat h_{\text{old},i}`.
+The task is the unit of sampling: the suite is a sample of tasks, and the
+quantity compared is the mean pass^k over the population of tasks it stands
+for. Each :math:`d_i` carries both the task's own change and the trial noise
+of two small samples of runs, so the spread of the :math:`d_i` already holds
+both levels of variance (Miller 2024, eq. for clustered means):
+
+.. math::
+
+    \operatorname{Var}(\bar d) = \frac{1}{T}\Big(\omega^2
+        + \mathrm{E}\,V_n(p_{\text{old}}) + \mathrm{E}\,V_n(p_{\text{new}})\Big),
+
+with :math:`\omega^2` the variance across tasks of the true change
+:math:`p_{\text{new}}^k - p_{\text{old}}^k` and :math:`V_n(p)` the exact
+variance of :math:`\hat h` from n runs (:func:`pass_hat_k_sampling_variance`).
+
+Five ways of turning the :math:`d_i` into an interval and a p-value are
+implemented (:func:`paired_difference_test`); the default, the paired t
+interval, was chosen by the Monte Carlo study in ``benchmarks/bench_compare.py``
+(:func:`simulate_comparison` runs it), and :func:`plan_comparison` predicts
+its power for a grid of tasks × runs per task.
+
+References
+----------
+.. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+   Language Model Evaluations", arXiv:2411.00640, 2024.
+.. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
+   Chapman & Hall, 1993 (percentile, BCa and bootstrap-t intervals).
+.. [3] S. Yao et al., "tau-bench", arXiv:2406.12045, 2024 (pass^k).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+from scipy import optimize, special, stats
+
+from .metrics import (
+    ConfidenceInterval,
+    _confidence,
+    _counts,
+    _whole_numbers,
+    estimate_pass_hat_k,
+    estimate_pass_hat_k_variance,
+)
+
+__all__ = [
+    "METHODS",
+    "VERDICTS",
+    "ComparisonPlan",
+    "PairedComparison",
+    "PairedTest",
+    "TaskPopulation",
+    "compare_pass_hat_k",
+    "paired_difference_test",
+    "pass_hat_k_sampling_variance",
+    "plan_comparison",
+    "simulate_comparison",
+    "simulate_intervals",
+    "task_population",
+]
+
+#: Interval methods, in the order of the study's table; the first is the default.
+METHODS = ("t", "percentile", "bca", "studentized", "sign-flip")
+#: Verdicts without a margin, then with one.
+VERDICTS = ("better", "worse", "inconclusive", "non-inferior")
+#: Correlation across tasks of the true pass^k of two versions assumed by the plan.
+DEFAULT_CORRELATION = 0.7
+
+
+class PairedTest(NamedTuple):
+    """Vectorized result of :func:`paired_difference_test` (arrays over the leading axes)."""
+
+    mean: Any
+    low: Any
+    high: Any
+    p_value: Any
+
+
+# --------------------------------------------------------------------------
+# the five interval methods, vectorized over replicates (leading axes)
+# --------------------------------------------------------------------------
+
+
+def _flat(d: np.ndarray) -> np.ndarray:
+    return d.reshape(-1, d.shape[-1])
+
+
+def _point(mean: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """Where every difference is the same: no spread to infer from."""
+    return spread <= 1e-12 * np.maximum(1.0, np.abs(mean))
+
+
+def _t(d: np.ndarray, alpha: float) -> PairedTest:
+    t_count = d.shape[-1]
+    mean = d.mean(axis=-1)
+    se = d.std(axis=-1, ddof=1) / math.sqrt(t_count)
+    point = _point(mean, se)
+    se = np.where(point, 0.0, se)
+    q = stats.t.ppf(1 - alpha / 2, t_count - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = 2 * stats.t.sf(np.abs(mean) / se, t_count - 1)
+    p = np.where(point, np.where(mean == 0, 1.0, 0.0), p)
+    return PairedTest(mean, mean - q * se, mean + q * se, p)
+
+
+def _interpolate(sorted_: np.ndarray, level: np.ndarray,
+                 valid: np.ndarray | None = None) -> np.ndarray:
+    """Linear-interpolated quantile of each column of ``sorted_`` at its own level.
+
+    ``valid`` counts each column's leading non-NaN values (NaN sorts last).
+    """
+    b = np.full(sorted_.shape[1], sorted_.shape[0]) if valid is None else np.maximum(valid, 1)
+    pos = np.clip(np.nan_to_num(level, nan=0.5), 0, 1) * (b - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, b - 1)
+    cols = np.arange(sorted_.shape[1])
+    frac = pos - lo
+    return sorted_[lo, cols] * (1 - frac) + sorted_[hi, cols] * frac
+
+
+def _bootstrap(d: np.ndarray, alpha: float, kind: str, n_resamples: int,
+               rng: np.random.Generator) -> PairedTest:
+    flat = _flat(d)
+    r, t_count = flat.shape
+    mean = flat.mean(axis=1)
+    sd = flat.std(axis=1, ddof=1)
+    point = _point(mean, sd)
+    # resample tasks: a resample is a multinomial count per task; its mean is counts @ d / T
+    rows = max(1, 4_000_000 // max(t_count, r))
+    m_star = np.empty((n_resamples, r))
+    s_star = np.empty((n_resamples, r) if kind == "studentized" else (0, r))
+    for lo in range(0, n_resamples, rows):
+        w = rng.multinomial(t_count, np.full(t_count, 1 / t_count),
+                            size=min(rows, n_resamples - lo)).astype(float)
+        block = slice(lo, lo + w.shape[0])
+        m_star[block] = w @ flat.T / t_count
+        if kind == "studentized":
+            second = w @ (flat**2).T / t_count
+            s_star[block] = np.sqrt(np.maximum(second - m_star[block] ** 2, 0.0)
+                                    * t_count / (t_count - 1))
+    z = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
+    if kind == "studentized":
+        se = sd / math.sqrt(t_count)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_star = (m_star - mean) / (s_star / math.sqrt(t_count))
+        # a resample with no spread has no t: it is dropped (Efron & Tibshirani, ch. 12)
+        t_star = np.where(s_star > 1e-12, t_star, np.nan)
+        valid = np.isfinite(t_star).sum(axis=0)
+        t_obs = np.where(se > 0, mean / np.where(se > 0, se, 1.0), 0.0)
+        t_sorted = np.sort(t_star, axis=0)
+        q_lo = _interpolate(t_sorted, np.full(r, alpha / 2), valid)
+        q_hi = _interpolate(t_sorted, np.full(r, 1 - alpha / 2), valid)
+        low, high = mean - q_hi * se, mean - q_lo * se
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 2 * np.minimum((t_star >= t_obs).sum(axis=0),
+                               (t_star <= t_obs).sum(axis=0)) / valid
+    else:
+        m_sorted = np.sort(m_star, axis=0)
+        if kind == "percentile":
+            levels = [np.full(r, alpha / 2), np.full(r, 1 - alpha / 2)]
+            p = 2 * np.minimum((m_star <= 0).mean(axis=0), (m_star >= 0).mean(axis=0))
+        else:  # BCa: bias correction z0 and acceleration a (the jackknife of a mean in closed form)
+            # mid-rank of the estimate among the resamples, as scipy.stats.bootstrap
+            z0 = special.ndtri(((m_star < mean).mean(axis=0) + (m_star <= mean).mean(axis=0)) / 2)
+            dev = flat - mean[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a = (dev**3).sum(axis=1) / (6 * ((dev**2).sum(axis=1)) ** 1.5)
+            a = np.nan_to_num(a)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                levels = [special.ndtr(z0 + (z0 + zq) / (1 - a * (z0 + zq))) for zq in z]
+                # the p-value inverts the same map at the bootstrap position of 0
+                q0 = np.clip((m_star < 0).mean(axis=0), 0.5 / n_resamples,
+                             1 - 0.5 / n_resamples)
+                w_ = special.ndtri(q0) - z0
+                zq = w_ / (1 + a * w_) - z0
+                p = 2 * special.ndtr(-np.abs(zq))
+        low = _interpolate(m_sorted, levels[0])
+        high = _interpolate(m_sorted, levels[1])
+    p = np.minimum(np.nan_to_num(p, nan=1.0), 1.0)
+    low = np.where(point, mean, low)
+    high = np.where(point, mean, high)
+    p = np.where(point, np.where(mean == 0, 1.0, 0.0), p)
+    shape = d.shape[:-1]
+    return PairedTest(mean.reshape(shape), low.reshape(shape), high.reshape(shape),
+                      p.reshape(shape))
+
+
+def _sign_flip(d: np.ndarray, alpha: float, n_resamples: int,
+               rng: np.random.Generator) -> PairedTest:
+    flat = _flat(d)
+    r, t_count = flat.shape
+    if 2**t_count <= n_resamples + 1:  # every sign pattern: the exact test
+        codes = np.arange(2**t_count)[:, None] >> np.arange(t_count)[None, :]
+        signs = 1.0 - 2.0 * (codes & 1)
+        extra = 0
+    else:
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, t_count))
+        extra = 1  # the observed labelling counts once (Phipson & Smyth)
+    flipped = signs @ flat.T  # (B, R): sum of sign-flipped differences
+    sums = signs.sum(axis=1)[:, None]
+    b = signs.shape[0] + extra
+    mean = flat.mean(axis=1)
+
+    def p_at(delta0: np.ndarray) -> np.ndarray:
+        observed = np.abs(t_count * (mean - delta0)) * (1 - 1e-9)
+        count = (np.abs(flipped - delta0 * sums) >= observed - 1e-12).sum(axis=0)
+        return (count + extra) / b
+
+    p = p_at(np.zeros(r))
+    # invert the test in closed form: pattern b counts at delta0 when
+    # (A_b - delta0 s_b)^2 >= T^2 (mean - delta0)^2, a concave quadratic in delta0 that holds
+    # at the mean, so each pattern counts on an interval [r1_b, r2_b] around the mean and
+    # p(delta0) rises monotonically towards the mean from either side
+    quad = sums**2 - t_count**2  # <= 0; 0 for the all-equal-sign patterns (always counted)
+    lin = 2 * (t_count**2 * mean[None, :] - flipped * sums)
+    const = flipped**2 - (t_count * mean[None, :]) ** 2
+    root = np.sqrt(np.maximum(lin**2 - 4 * quad * const, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1 = np.where(quad < 0, (-lin + root) / (2 * quad), -np.inf)
+        r2 = np.where(quad < 0, (-lin - root) / (2 * quad), np.inf)
+    # accepted where extra + count > alpha * b: the j-th smallest r1 and j-th largest r2
+    j = min(math.floor(alpha * b - extra) + 1, signs.shape[0])
+    low = np.partition(r1, j - 1, axis=0)[j - 1]
+    high = -np.partition(-r2, j - 1, axis=0)[j - 1]
+    ends = [np.minimum(low, mean), np.maximum(high, mean)]
+    # ties make p jump at 0 (zero differences are unchanged by a flip): the interval holds 0
+    # whenever the test at 0 does not reject, so that the verdict and the p-value agree
+    accepted = p > alpha
+    ends = [np.where(accepted, np.minimum(ends[0], 0.0), ends[0]),
+            np.where(accepted, np.maximum(ends[1], 0.0), ends[1])]
+    shape = d.shape[:-1]
+    return PairedTest(mean.reshape(shape), ends[0].reshape(shape), ends[1].reshape(shape),
+                      np.minimum(p, 1.0).reshape(shape))
+
+
+def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
+                           confidence: float = 0.95, n_resamples: int = 9999,
+                           rng: int | np.random.Generator | None = None) -> PairedTest:
+    r"""Interval and two-sided p-value for the mean of paired differences, vectorized.
+
+    Parameters
+    ----------
+    differences : array_like, shape (..., T)
+        Per-task differences along the last axis (at least 2 tasks); any
+        leading axes are independent replicates (as in a simulation study).
+    method : {'t', 'percentile', 'bca', 'studentized', 'sign-flip'}
+        ``'t'``: the paired t interval :math:`\bar d \pm t_{T-1,1-\alpha/2}\,s/\sqrt T`
+        (Miller 2024). ``'percentile'``, ``'bca'``, ``'studentized'``: the
+        bootstrap over tasks (Efron & Tibshirani 1993, ch. 13, 14 and 12);
+        BCa's acceleration is the closed form of the jackknife of a mean,
+        :math:`a = \sum (d_i-\bar d)^3 / \big(6 (\sum (d_i-\bar d)^2)^{3/2}\big)`.
+        ``'sign-flip'``: the permutation test that flips the sign of each
+        task's difference (exact when :math:`2^T` patterns fit in
+        ``n_resamples``), with the interval from inverting it.
+    confidence : float, default 0.95
+        Two-sided confidence level of the interval.
+    n_resamples : int, default 9999
+        Resamples or sign patterns (ignored by ``'t'``).
+    rng : int, numpy.random.Generator or None
+        Seed or generator for the resampling methods.
+
+    Returns
+    -------
+    PairedTest
+        ``mean``, ``low``, ``high`` and ``p_value`` (two-sided, for a mean of 0),
+        floats for 1-D input, else arrays over the leading axes. Where every
+        difference is the same the interval is that point and the p-value is 1
+        (all zero) or 0.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640, 2024.
+    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, 1993.
+
+    Examples
+    --------
+    >>> d = [-0.2, 0.0, -0.5, 0.0, -0.1, 0.1, -0.3, 0.0]
+    >>> res = paired_difference_test(d)
+    >>> round(res.mean, 4), round(res.low, 4), round(res.high, 4), round(res.p_value, 4)
+    (-0.125, -0.2907, 0.0407, 0.1176)
+    >>> round(paired_difference_test(d, method="sign-flip").p_value, 4)  # exact: 2^8 patterns
+    0.1875
+    """
+    d = np.asarray(differences, dtype=float)
+    if d.ndim == 0 or d.shape[-1] < 2:
+        raise ValueError(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("differences must be finite (a task with n < k has no pass^k: leave "
+                         "it out)")
+    if method not in METHODS:
+        raise ValueError(f"method ({method!r}) must be one of {', '.join(METHODS)}")
+    alpha = 1.0 - _confidence(confidence)
+    if int(n_resamples) != n_resamples or n_resamples < 99:
+        raise ValueError(f"n_resamples ({n_resamples!r}) must be a whole number of at least 99")
+    gen = np.random.default_rng(rng)
+    if method == "t":
+        res = _t(d, alpha)
+    elif method == "sign-flip":
+        res = _sign_flip(d, alpha, int(n_resamples), gen)
+    else:
+        res = _bootstrap(d, alpha, method, int(n_resamples), gen)
+    if d.ndim == 1:
+        return PairedTest(*(float(x) for x in res))
+    return res
+
+
+# --------------------------------------------------------------------------
+# the comparison of two versions
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Suite-level comparison of mean pass^k, new minus old (see :func:`compare_pass_hat_k`)."""
+
+    k: int
+    delta: float
+    ci: ConfidenceInterval
+    p_value: float
+    verdict: str
+    paired_tasks: int
+    left_out: int
+    method: str
+    confidence: float
+    margin: float | None
+    old_mean: float
+    new_mean: float
+
+    def __repr__(self) -> str:
+        margin = "" if self.margin is None else f", margin={self.margin:g}"
+        return (f"PairedComparison(k={self.k}, delta={self.delta:+.4f}, "
+                f"ci=[{self.ci.low:+.4f}, {self.ci.high:+.4f}] ({self.confidence:.0%}), "
+                f"p_value={self.p_value:.4g}, verdict={self.verdict!r}{margin}, "
+                f"paired_tasks={self.paired_tasks}, left_out={self.left_out}, "
+                f"method={self.method!r})")
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x: Any) -> float | None:
+            return None if not math.isfinite(x) else round(float(x), 6)
+        return {"k": self.k, "old_mean_pass_hat_k": num(self.old_mean),
+                "new_mean_pass_hat_k": num(self.new_mean), "delta": num(self.delta),
+                "ci_low": num(self.ci.low), "ci_high": num(self.ci.high),
+                "confidence": self.confidence, "p_value": num(self.p_value),
+                "verdict": self.verdict, "margin": self.margin,
+                "paired_tasks": self.paired_tasks, "left_out": self.left_out,
+                "method": self.method, "unit": "task (paired differences of unbiased pass^k)"}
+
+
+def _verdict(low: float, high: float, margin: float | None) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "inconclusive"
+    if margin is None:
+        return "better" if low > 0 else "worse" if high < 0 else "inconclusive"
+    if low > -margin:
+        return "non-inferior"
+    return "worse" if high < 0 else "inconclusive"
+
+
+def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.ArrayLike,
+                       n_new: npt.ArrayLike, k: int, *, margin: float | None = None,
+                       confidence: float = 0.95, method: str = "t", n_resamples: int = 9999,
+                       rng: int | np.random.Generator | None = None) -> PairedComparison:
+    r"""Is the new version's mean pass^k better, worse, or not worse by more than a margin?
+
+    Parameters
+    ----------
+    c_old, n_old, c_new, n_new : array_like of int, shape (T,)
+        Successes and runs per task in the old and the new version, paired by
+        position (task i is the same task in both).
+    k : int
+        Runs that must all succeed. A task with fewer than k runs in either
+        version has no unbiased pass^k there: it is left out, and counted.
+    margin : float or None
+        None: a two-sided comparison. A number in [0, 1): the non-inferiority
+        margin, how much lower the new mean pass^k may be and still pass.
+    confidence : float, default 0.95
+        Two-sided confidence level of the interval on the change.
+    method : {'t', 'percentile', 'bca', 'studentized', 'sign-flip'}, default 't'
+        See :func:`paired_difference_test`. The default won the study in
+        ``benchmarks/bench_compare.py``.
+    n_resamples : int, default 9999
+        For the resampling methods.
+    rng : int, numpy.random.Generator or None
+        Seed or generator for the resampling methods (the default needs none).
+
+    Returns
+    -------
+    PairedComparison
+        ``delta`` (new minus old mean pass^k over the paired tasks), ``ci``,
+        ``p_value`` (two-sided, for no change), ``verdict``, ``paired_tasks``,
+        ``left_out``, and both means.
+
+    Notes
+    -----
+    With :math:`\hat h = \binom{c}{k}/\binom{n}{k}` per task and version and
+    :math:`d_i = \hat h_{\text{new},i} - \hat h_{\text{old},i}`, the change is
+    :math:`\bar d` and the default interval is
+    :math:`\bar d \pm t_{T-1,\,1-\alpha/2}\; s_d/\sqrt{T}`. Its target is the
+    change in mean pass^k over the population of tasks the suite samples:
+    each :math:`\hat h` is unbiased for its task's :math:`p^k`, and the
+    spread :math:`s_d` holds both the tasks' own changes and the trial noise.
+    Pairing removes the between-task variance the versions share (Miller 2024).
+
+    Verdicts, from the interval :math:`[L, H]`:
+
+    * no margin: ``"better"`` when :math:`L > 0`, ``"worse"`` when
+      :math:`H < 0`, else ``"inconclusive"`` (each claim is wrong with
+      probability at most :math:`\alpha/2` when it is false);
+    * margin :math:`m`: ``"non-inferior"`` when :math:`L > -m` (the drop, if
+      any, is shown to be smaller than m); otherwise ``"worse"`` when
+      :math:`H < 0` (a drop is shown, and it is not shown to be within the
+      margin); otherwise ``"inconclusive"``. So ``"worse"`` always means a
+      regression was shown; an interval like [-0.08, -0.01] with m = 0.05 is
+      ``"worse"``, and [-0.08, +0.01] is ``"inconclusive"``.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+       Language Model Evaluations", arXiv:2411.00640, 2024.
+    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, 1993.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p_old = rng.uniform(0.5, 1.0, 60)
+    >>> c_old = rng.binomial(8, p_old)
+    >>> c_new = rng.binomial(8, p_old * 0.85)
+    >>> compare_pass_hat_k(c_old, 8, c_new, 8, 4)
+    PairedComparison(k=4, delta=-0.1383, ci=[-0.2272, -0.0494] (95%), p_value=0.002854,
+                     verdict='worse', paired_tasks=60, left_out=0, method='t')
+    >>> compare_pass_hat_k(c_old, 8, c_old, 8, 4, margin=0.05).verdict
+    'non-inferior'
+    """
+    c1, n1 = _counts(c_old, n_old)
+    c2, n2 = _counts(c_new, n_new)
+    c1, n1, c2, n2 = np.broadcast_arrays(c1, n1, c2, n2)
+    if c1.ndim != 1:
+        raise ValueError(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    if margin is not None and not (math.isfinite(margin) and 0 <= margin < 1):
+        raise ValueError(f"margin ({margin!r}) must lie in [0, 1)")
+    confidence = _confidence(confidence)
+    if method not in METHODS:
+        raise ValueError(f"method ({method!r}) must be one of {', '.join(METHODS)}")
+    keep = (n1 >= k_) & (n2 >= k_)
+    h1 = np.asarray(estimate_pass_hat_k(c1[keep], n1[keep], k_), dtype=float)
+    h2 = np.asarray(estimate_pass_hat_k(c2[keep], n2[keep], k_), dtype=float)
+    paired, left_out = int(keep.sum()), int((~keep).sum())
+    old_mean = float(h1.mean()) if paired else math.nan
+    new_mean = float(h2.mean()) if paired else math.nan
+    if paired >= 2:
+        res = paired_difference_test(h2 - h1, method=method, confidence=confidence,
+                                     n_resamples=n_resamples, rng=rng)
+        # a change in mean pass^k lies in [-1, 1]; the t interval can overshoot with few tasks
+        low, high, p = max(res.low, -1.0), min(res.high, 1.0), res.p_value
+    else:  # one task (or none) says nothing about a population of tasks
+        low = high = p = math.nan
+    delta = new_mean - old_mean
+    return PairedComparison(k_, delta, ConfidenceInterval(low, high), p,
+                            _verdict(low, high, margin), paired, left_out, method, confidence,
+                            None if margin is None else float(margin), old_mean, new_mean)
+
+
+# --------------------------------------------------------------------------
+# planning: tasks × runs per task
+# --------------------------------------------------------------------------
+
+
+def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> Any:
+    r"""Exact variance of the unbiased pass^k from n runs of a task with success rate p.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Single-run success rates in [0, 1].
+    n : int or array_like of int
+        Runs per task, each at least ``k``; broadcasts against ``p``.
+    k : int
+        Runs that must all succeed.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`V_n(p) = \sum_{c=0}^{n} \binom{n}{c} p^c (1-p)^{n-c}
+        \big(\binom{c}{k}/\binom{n}{k}\big)^2 - p^{2k}`, summed exactly over the
+        binomial distribution of c.
+
+    Notes
+    -----
+    It falls like :math:`k^2 p^{2k-1}(1-p)/n` for large n (the delta method),
+    and is 0 at p = 0 and p = 1. ``estimate_pass_hat_k(c, n, 2k)`` is unbiased
+    for :math:`p^{2k}`, which the tests use as an independent check.
+
+    Examples
+    --------
+    >>> round(pass_hat_k_sampling_variance(0.9, 8, 4), 5)
+    0.10266
+    >>> pass_hat_k_sampling_variance([0.0, 0.5, 1.0], 4, 4).round(5)
+    array([0.     , 0.05859, 0.     ])
+    """
+    p_arr = np.asarray(p, dtype=float)
+    if np.any(~((p_arr >= 0) & (p_arr <= 1))):
+        raise ValueError(f"p ({p!r}) must lie in [0, 1]")
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    n_arr = _whole_numbers(n, "n", minimum=k_)
+    p_b, n_b = np.broadcast_arrays(p_arr, n_arr)
+    out = np.empty(p_b.shape)
+    for n_value in np.unique(n_b):
+        where = n_b == n_value
+        c = np.arange(n_value + 1)
+        h2 = np.asarray(estimate_pass_hat_k(c, n_value, k_)) ** 2
+        pmf = stats.binom.pmf(c[None, :], n_value, p_b[where][:, None])
+        out[where] = np.maximum(pmf @ h2 - p_b[where] ** (2 * k_), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+@dataclass(frozen=True)
+class ComparisonPlan:
+    """Power (or smallest detectable drop) over a grid of tasks × runs; see :func:`plan_comparison`."""
+
+    k: int
+    delta: float | None
+    confidence: float
+    target_power: float
+    tasks: tuple[int, ...]
+    runs: tuple[int, ...]
+    power: np.ndarray | None  # (len(tasks), len(runs)) when delta is given
+    detectable: np.ndarray  # (len(tasks), len(runs)): smallest drop with target power
+    tasks_needed: tuple[int | None, ...] | None  # per runs, for delta at target power
+    between_variance: float
+    within_variance: tuple[float, ...]  # per runs: mean V_n(p) over the tasks' rates
+    source: str
+
+    @property
+    def cheapest(self) -> int | None:
+        """Index into ``runs`` of the fewest agent runs (tasks × runs) reaching the power."""
+        if not self.tasks_needed:
+            return None
+        costs = [t * n if t is not None else math.inf for t, n in
+                 zip(self.tasks_needed, self.runs)]
+        best = int(np.argmin(costs))
+        return best if math.isfinite(costs[best]) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        def grid(a: np.ndarray | None) -> list[list[float]] | None:
+            return None if a is None else np.round(a, 4).tolist()
+        return {"k": self.k, "delta": self.delta, "confidence": self.confidence,
+                "target_power": self.target_power, "tasks": list(self.tasks),
+                "runs": list(self.runs), "power": grid(self.power),
+                "detectable_drop": grid(self.detectable),
+                "tasks_needed": None if self.tasks_needed is None else list(self.tasks_needed),
+                "runs_per_version": None if self.tasks_needed is None else
+                [None if t is None else t * n for t, n in zip(self.tasks_needed, self.runs)],
+                "between_variance": round(self.between_variance, 8),
+                "within_variance": [round(v, 8) for v in self.within_variance],
+                "source": self.source,
+                "test": "paired t on per-task pass^k differences, two-sided; power to show "
+                        "a drop (verdict worse)"}
+
+
+def _power(delta: float, se: np.ndarray, t_count: np.ndarray, alpha: float) -> np.ndarray:
+    """P(verdict "worse") for a true drop ``delta``: the noncentral t of the paired t test."""
+    df = t_count - 1
+    q = stats.t.ppf(1 - alpha / 2, df)
+    return stats.nct.cdf(-q, df, -delta / se)
+
+
+def _between_from_pilot(c: np.ndarray, n: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+    """Task rates c/n and the between-task variance of p^k, trial noise removed."""
+    h = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float)
+    rates = c / n
+    # within-task variance of h: unbiased where n >= 2k, else the exact variance at c/n
+    unbiased = np.asarray(estimate_pass_hat_k_variance(c, n, k), dtype=float)
+    plug_in = np.asarray(pass_hat_k_sampling_variance(rates, n, k), dtype=float)
+    within = np.where(n >= 2 * k, unbiased, plug_in)
+    return rates, max(0.0, float(h.var(ddof=1) - within.mean()))
+
+
+def plan_comparison(k: int, *, delta: float | None = None,
+                    successes: npt.ArrayLike | None = None, totals: npt.ArrayLike | None = None,
+                    correlation: float = DEFAULT_CORRELATION,
+                    between_variance: float | None = None,
+                    tasks: tuple[int, ...] = (20, 50, 100, 200, 500),
+                    runs: tuple[int, ...] | None = None, confidence: float = 0.95,
+                    power: float = 0.8) -> ComparisonPlan:
+    r"""Power of the paired comparison for a grid of tasks × runs per task.
+
+    Parameters
+    ----------
+    k : int
+        The k of pass^k.
+    delta : float or None
+        The drop in mean pass^k to detect, in (0, 1). None: only the smallest
+        detectable drop.
+    successes, totals : array_like of int, optional
+        A pilot run of the old version (per-task counts, each with at least
+        k runs). Without one, the default population of
+        :func:`task_population` (30 % of tasks near 0, 30 % near 1, 40 %
+        in between) stands in, deterministically.
+    correlation : float, default 0.7
+        Correlation across tasks of the two versions' true pass^k, giving the
+        variance of the true change as :math:`\omega^2 = 2(1-\rho)\sigma_b^2`.
+        Miller (2024) reports 0.3–0.7 between different models; two versions
+        of one agent are usually more alike, so 0.7 is on the cautious side.
+    between_variance : float, optional
+        :math:`\omega^2` itself (overrides ``correlation``), e.g. estimated
+        from a previous pair of versions.
+    tasks, runs : tuple of int
+        The grid. ``runs`` defaults to the values among 2, 4, 8, 12, 16, 24
+        (and k itself) that are at least k.
+    confidence : float, default 0.95
+        Two-sided confidence level of the comparison.
+    power : float, default 0.8
+        The power for ``tasks_needed`` and the detectable drop.
+
+    Returns
+    -------
+    ComparisonPlan
+        ``power[i, j]`` for ``tasks[i]`` × ``runs[j]``; ``detectable[i, j]``,
+        the drop found with probability ``power``; ``tasks_needed[j]``, the
+        fewest tasks with ``runs[j]`` runs each that reach ``power`` for
+        ``delta``; and :attr:`ComparisonPlan.cheapest`.
+
+    Notes
+    -----
+    The standard error of the mean paired difference of T tasks with n runs is
+
+    .. math::
+
+        \mathrm{SE} = \sqrt{\big(\omega^2 + 2\,\overline{V_n}\big)/T},\qquad
+        \overline{V_n} = \frac{1}{m}\sum_i V_n(p_i),
+
+    with :math:`V_n` from :func:`pass_hat_k_sampling_variance` averaged over
+    the tasks' rates (the pilot's :math:`c_i/n_i`) and :math:`\sigma_b^2`
+    the pilot's variance of :math:`\hat h` less its mean within-task variance
+    (unbiased, :math:`\hat h^2 - \binom{c}{2k}/\binom{n}{2k}`, where
+    :math:`n \ge 2k`: :func:`passk.metrics.estimate_pass_hat_k_variance`;
+    else the exact variance at :math:`c/n`). The power to show a drop
+    :math:`\delta` is that of the
+    paired t test, :math:`P(t' < -t_{T-1,1-\alpha/2})` with :math:`t'`
+    noncentral t of T − 1 degrees of freedom and noncentrality
+    :math:`-\delta/\mathrm{SE}`: Miller's (2024) sample-size formula
+    :math:`T = (z_{\alpha/2}+z_\beta)^2(\omega^2 + \sigma^2_A/K_A + \sigma^2_B/K_B)/\delta^2`
+    with the exact variance of pass^k in place of :math:`\sigma^2/K`, and
+    the t in place of z. The cost of a design is tasks × runs per version.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640, 2024.
+
+    Examples
+    --------
+    >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
+    >>> plan.power.round(2)
+    array([[0.11, 0.15],
+           [0.19, 0.26]])
+    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 671 × 4 = 2684 runs < 439 × 8 = 3512
+    ((671, 439), 4)
+    """
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    if delta is not None and not (math.isfinite(delta) and 0 < delta < 1):
+        raise ValueError(f"delta ({delta!r}) must lie strictly between 0 and 1")
+    if not 0 < power < 1:
+        raise ValueError(f"power ({power!r}) must lie strictly between 0 and 1")
+    if not 0 <= correlation <= 1:
+        raise ValueError(f"correlation ({correlation!r}) must lie in [0, 1]")
+    if between_variance is not None and not (math.isfinite(between_variance)
+                                             and between_variance >= 0):
+        raise ValueError(f"between_variance ({between_variance!r}) must be at least 0")
+    alpha = 1.0 - _confidence(confidence)
+    task_grid = tuple(int(t) for t in _whole_numbers(tasks, "tasks", minimum=2).ravel())
+    if runs is None:
+        runs = tuple(sorted({r for r in (2, 4, 8, 12, 16, 24) if r >= k_} | {k_}))[:6]
+    run_grid = tuple(int(r) for r in _whole_numbers(runs, "runs", minimum=k_).ravel())
+    if successes is None or totals is None:
+        if successes is not None or totals is not None:
+            raise ValueError("a pilot needs both successes and totals")
+        pop = task_population(_DEFAULT_POPULATION_SIZE, change="none", rng=0)
+        rates = pop.p_old
+        sigma_b2 = float(np.var(rates**k_))
+        source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
+    else:
+        c, n = _counts(successes, totals)
+        c, n = c.ravel(), n.ravel()
+        if c.size < 2:
+            raise ValueError(f"a pilot needs at least 2 tasks, not {c.size}")
+        if np.any(n < k_):
+            raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
+                             f"{int(n.min())}")
+        rates, sigma_b2 = _between_from_pilot(c, n, k_)
+        source = f"pilot of {c.size} tasks"
+    omega2 = (float(between_variance) if between_variance is not None
+              else 2 * (1 - correlation) * sigma_b2)
+    within = tuple(float(np.mean(pass_hat_k_sampling_variance(rates, r, k_)))
+                   for r in run_grid)
+    t_arr = np.array(task_grid, dtype=float)[:, None]
+    var_d = omega2 + 2 * np.array(within)[None, :]
+    se = np.sqrt(var_d / t_arr)
+    grid_power = None if delta is None else _power(delta, se, t_arr, alpha)
+    detectable = np.empty(se.shape)
+    for idx in np.ndindex(se.shape):
+        def short(x: float, i: tuple[int, ...] = idx) -> float:
+            return float(_power(x, se[i], t_arr[i[0], 0], alpha)) - power
+        detectable[idx] = optimize.brentq(short, 1e-12, 50 * se[idx] + 1e-9) if se[idx] > 0 else 0.0
+    needed: tuple[int | None, ...] | None = None
+    if delta is not None:
+        needed = tuple(_tasks_needed(delta, v, alpha, power) for v in var_d[0])
+    return ComparisonPlan(k_, delta, 1 - alpha, power, task_grid, run_grid, grid_power,
+                          detectable, needed, omega2, within, source)
+
+
+def _tasks_needed(delta: float, var_d: float, alpha: float, power: float,
+                  limit: int = 10**7) -> int | None:
+    if var_d <= 0:
+        return 2
+
+    def enough(t: int) -> bool:
+        se = np.asarray(math.sqrt(var_d / t))
+        return float(_power(delta, se, np.asarray(t), alpha)) >= power
+    hi = 2
+    while not enough(hi):
+        hi *= 2
+        if hi > limit:
+            return None
+    lo = hi // 2 if hi > 2 else 1
+    while hi - lo > 1:  # lo fails (or is 1), hi passes
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
+
+
+# --------------------------------------------------------------------------
+# the simulation study
+# --------------------------------------------------------------------------
+
+#: Logit-scale mixture of task difficulty: (weight, centre, spread) per component.
+_MIXTURE = ((0.3, -3.5, 1.0), (0.4, -0.5, 1.2), (0.3, 3.5, 1.0))
+#: Spread of a version's own deviation from a task's difficulty, on the logit scale.
+_VERSION_SD = 1.2
+_DEFAULT_POPULATION_SIZE = 20_000
+
+
+@dataclass(frozen=True)
+class TaskPopulation:
+    """A finite population of tasks: each task's single-run rate in both versions."""
+
+    p_old: np.ndarray
+    p_new: np.ndarray
+    change: str
+
+    def delta(self, k: int) -> float:
+        """The population's true change in mean pass^k, new minus old."""
+        return float(np.mean(self.p_new**k - self.p_old**k))
+
+
+def task_population(size: int = 100_000, *, change: str = "none", k: int = 1,
+                    delta: float = 0.0, rng: int | np.random.Generator | None = None
+                    ) -> TaskPopulation:
+    r"""A population of tasks like real suites, in two correlated versions.
+
+    Parameters
+    ----------
+    size : int, default 100000
+        Tasks in the population (even).
+    change : {'none', 'trade-off', 'drop'}
+        ``'none'``: the versions are exchangeable (each task's two rates are
+        two draws around its difficulty, and the population holds both
+        orders), so the change in mean pass^j is exactly 0 for every j.
+        ``'trade-off'``: the new version fixes 20 % of tasks (logit +2.5) and
+        slips on the rest by the amount that makes the change in mean pass^k
+        exactly ``-delta`` (0 by default: a null hypothesis that is not
+        symmetric). ``'drop'``: every task slips by the same logit amount,
+        chosen so the change in mean pass^k is exactly ``-delta``.
+    k : int
+        The k at which ``delta`` is met.
+    delta : float
+        The drop in mean pass^k to build in (``'trade-off'`` and ``'drop'``).
+    rng : int, numpy.random.Generator or None
+        Seed or generator.
+
+    Returns
+    -------
+    TaskPopulation
+
+    Notes
+    -----
+    Difficulty :math:`\theta` is a mixture on the logit scale, 30 % around
+    −3.5, 40 % around −0.5 and 30 % around +3.5; a version's rate is
+    :math:`\operatorname{expit}(\theta + 1.2\,e)`, e standard normal. With 4
+    runs, about 35 % of tasks pass 0 of 4 and 29 % pass 4 of 4 (tau-bench's
+    GPT-4o airline run: 28 % and 20 %); the two versions' pass^k correlate
+    about 0.85 across tasks.
+
+    Examples
+    --------
+    >>> pop = task_population(2_000, change="drop", k=4, delta=0.05, rng=0)
+    >>> round(pop.delta(4), 6), round(task_population(2_000, rng=0).delta(3), 6)
+    (-0.05, 0.0)
+    """
+    if change not in ("none", "trade-off", "drop"):
+        raise ValueError(f"change ({change!r}) must be one of none, trade-off, drop")
+    size_ = int(_whole_numbers(size, "size", minimum=2))
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    gen = np.random.default_rng(rng)
+    half = size_ // 2
+    weights, centres, spreads = (np.array(x) for x in zip(*_MIXTURE))
+    comp = gen.choice(len(weights), size=half, p=weights)
+    theta = centres[comp] + spreads[comp] * gen.standard_normal(half)
+    a = theta + _VERSION_SD * gen.standard_normal(half)
+    b = theta + _VERSION_SD * gen.standard_normal(half)
+    logit_old, logit_new = np.concatenate([a, b]), np.concatenate([b, a])
+    p_old = special.expit(logit_old)
+    if change == "none":
+        return TaskPopulation(p_old, special.expit(logit_new), change)
+    if not 0 <= delta < float(np.mean(p_old**k_)):
+        raise ValueError(f"delta ({delta!r}) must lie in [0, mean pass^k)")
+    fixed = np.zeros(logit_new.size, dtype=bool)
+    if change == "trade-off":
+        fixed[gen.permutation(logit_new.size)[: logit_new.size // 5]] = True
+    target = float(np.mean(p_old**k_)) - delta
+
+    def gap(shift: float) -> float:
+        moved = np.where(fixed, logit_new + 2.5, logit_new - shift)
+        return float(np.mean(special.expit(moved) ** k_)) - target
+    shift = optimize.brentq(gap, -30.0, 30.0, xtol=1e-14)
+    p_new = special.expit(np.where(fixed, logit_new + 2.5, logit_new - shift))
+    return TaskPopulation(p_old, p_new, change)
+
+
+def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int, *,
+                       methods: tuple[str, ...] = METHODS, replicates: int = 2000,
+                       confidence: float = 0.95, n_resamples: int = 999,
+                       rng: int | np.random.Generator | None = None) -> dict[str, PairedTest]:
+    r"""Simulated suites' intervals and p-values per method (see :func:`simulate_comparison`).
+
+    Returns
+    -------
+    dict
+        Per method, a :class:`PairedTest` of arrays of length ``replicates``.
+
+    Examples
+    --------
+    >>> pop = task_population(10_000, rng=1)
+    >>> out = simulate_intervals(pop, 50, 4, 2, methods=("t", "welch"), replicates=3, rng=2)
+    >>> out["t"].low.shape, bool(np.all(out["welch"].low < out["t"].low))
+    ((3,), True)
+    """
+    gen = np.random.default_rng(rng)
+    unknown = set(methods) - set(METHODS) - {"welch"}
+    if unknown:
+        raise ValueError(f"methods ({sorted(unknown)!r}) must be among {METHODS} or 'welch'")
+    alpha = 1.0 - _confidence(confidence)
+    table = np.asarray(estimate_pass_hat_k(np.arange(runs + 1), runs, k), dtype=float)
+    parts: dict[str, list[PairedTest]] = {m: [] for m in methods}
+    block = 500  # fresh bootstrap weights and sign patterns every block of replicates
+    for lo in range(0, replicates, block):
+        r = min(block, replicates - lo)
+        idx = gen.integers(0, population.p_old.size, size=(r, tasks))
+        h_old = table[gen.binomial(runs, population.p_old[idx])]
+        h_new = table[gen.binomial(runs, population.p_new[idx])]
+        for m in methods:
+            if m == "welch":
+                parts[m].append(_welch(h_old, h_new, alpha))
+            else:
+                parts[m].append(paired_difference_test(h_new - h_old, method=m,
+                                                       confidence=1 - alpha,
+                                                       n_resamples=n_resamples, rng=gen))
+    return {m: PairedTest(*(np.concatenate(x) for x in zip(*v))) for m, v in parts.items()}
+
+
+def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: int, *,
+                        methods: tuple[str, ...] = METHODS, replicates: int = 2000,
+                        confidence: float = 0.95, n_resamples: int = 999,
+                        rng: int | np.random.Generator | None = None
+                        ) -> dict[str, dict[str, float]]:
+    r"""Monte Carlo error rates of the interval methods on one population and design.
+
+    Parameters
+    ----------
+    population : TaskPopulation
+        Tasks are drawn from it with replacement, ``tasks`` per replicate.
+    tasks, runs, k : int
+        Tasks per suite, runs per task and version, and the k of pass^k.
+    methods : tuple of str
+        Among :data:`METHODS`, plus ``'welch'`` (the unpaired Welch t interval,
+        for contrast: it ignores that the tasks are the same).
+    replicates : int, default 2000
+        Simulated suites.
+    confidence : float, default 0.95
+        Two-sided confidence level.
+    n_resamples : int, default 999
+        Resamples or sign patterns per replicate for the resampling methods.
+    rng : int, numpy.random.Generator or None
+        Seed or generator.
+
+    Returns
+    -------
+    dict
+        Per method: ``reject`` (the interval excludes 0: the Type I error when
+        the population's change is 0), ``worse`` (the interval lies below 0:
+        power against a drop, or the gate's false-alarm rate under no change),
+        ``cover`` (the interval holds the population's true change) and
+        ``width`` (mean width).
+
+    Examples
+    --------
+    >>> pop = task_population(10_000, rng=1)
+    >>> out = simulate_comparison(pop, 50, 4, 2, methods=("t",), replicates=400, rng=2)
+    >>> round(out["t"]["reject"], 3), round(out["t"]["cover"], 3)
+    (0.04, 0.96)
+    """
+    truth = population.delta(k)
+    out = simulate_intervals(population, tasks, runs, k, methods=methods, replicates=replicates,
+                             confidence=confidence, n_resamples=n_resamples, rng=rng)
+    return {m: {"reject": float(np.mean((r.low > 0) | (r.high < 0))),
+                "worse": float(np.mean(r.high < 0)),
+                "cover": float(np.mean((r.low <= truth) & (truth <= r.high))),
+                "width": float(np.mean(r.high - r.low))} for m, r in out.items()}
+
+
+def _welch(h_old: np.ndarray, h_new: np.ndarray, alpha: float) -> PairedTest:
+    t_count = h_old.shape[-1]
+    v1, v2 = h_old.var(axis=-1, ddof=1) / t_count, h_new.var(axis=-1, ddof=1) / t_count
+    mean = h_new.mean(axis=-1) - h_old.mean(axis=-1)
+    se = np.sqrt(v1 + v2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(se > 0, (v1 + v2) ** 2 / (v1**2 / (t_count - 1) + v2**2 / (t_count - 1)),
+                      t_count - 1)
+        q = stats.t.ppf(1 - alpha / 2, np.nan_to_num(df, nan=t_count - 1))
+        p = np.where(se > 0, 2 * stats.t.sf(np.abs(mean) / se, df), 1.0)
+    return PairedTest(mean, mean - q * se, mean + q * se, p)

@@ -1,0 +1,290 @@
+"""passk.compare: the suite-level paired comparison, its methods, the plan and the study."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from passk.compare import (
+    METHODS,
+    compare_pass_hat_k,
+    paired_difference_test,
+    pass_hat_k_sampling_variance,
+    plan_comparison,
+    simulate_comparison,
+    task_population,
+)
+from passk.metrics import estimate_pass_hat_k
+
+# ---------------------------------------------------------------- the methods against scipy
+
+
+def differences(seed: int = 3, size: int = 40) -> np.ndarray:
+    return np.round(np.random.default_rng(seed).normal(-0.05, 0.3, size), 2)
+
+
+def test_t_matches_scipy_ttest():
+    d = differences()
+    res = paired_difference_test(d, confidence=0.9)
+    ref = stats.ttest_1samp(d, 0.0)
+    ci = ref.confidence_interval(0.9)
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    assert (res.low, res.high) == pytest.approx((ci.low, ci.high), rel=1e-12)
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [("percentile", "percentile"), ("bca", "BCa")])
+def test_bootstraps_match_scipy(ours, theirs):
+    d = differences()
+    res = paired_difference_test(d, method=ours, n_resamples=20_000, rng=1)
+    ref = stats.bootstrap((d,), np.mean, method=theirs, n_resamples=20_000,
+                          rng=2).confidence_interval
+    # two independent resamplings: Monte Carlo error of a 2.5 % quantile is about 0.003 here
+    assert res.low == pytest.approx(ref.low, abs=0.012)
+    assert res.high == pytest.approx(ref.high, abs=0.012)
+
+
+def test_studentized_bootstrap_is_close_to_t_on_symmetric_data():
+    d = np.random.default_rng(4).normal(0.1, 1.0, 200)
+    res = paired_difference_test(d, method="studentized", n_resamples=4000, rng=0)
+    t = paired_difference_test(d)
+    assert res.low == pytest.approx(t.low, abs=0.03)
+    assert res.high == pytest.approx(t.high, abs=0.03)
+
+
+def test_sign_flip_exact_matches_scipy_and_brute_force_inversion():
+    d = differences(size=12)
+    res = paired_difference_test(d, method="sign-flip")  # 2^12 patterns <= 9999: exact
+    ref = stats.permutation_test((d,), np.mean, permutation_type="samples",
+                                 n_resamples=np.inf)
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    # the interval is every shift the exact test accepts: a fine grid by brute force
+    signs = 1 - 2 * ((np.arange(2**12)[:, None] >> np.arange(12)) & 1)
+    grid = np.linspace(-0.7, 0.6, 1301)[:, None]
+    stat, flips = signs @ d, signs.sum(1)
+    p = np.mean(np.abs(stat - grid * flips) >= np.abs(12 * (d.mean() - grid)) - 1e-9, axis=1)
+    accepted = grid[p > 0.05, 0]
+    assert res.low == pytest.approx(accepted.min(), abs=1.5e-3)
+    assert res.high == pytest.approx(accepted.max(), abs=1.5e-3)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_methods_vectorize_and_handle_no_spread(method):
+    d = np.vstack([differences(size=30), np.zeros(30), np.full(30, -0.25)])
+    res = paired_difference_test(d, method=method, n_resamples=999, rng=0)
+    assert res.low.shape == (3,)
+    assert (res.low[1], res.high[1], res.p_value[1]) == (0.0, 0.0, 1.0)
+    assert res.low[2] == res.high[2] == pytest.approx(-0.25)
+    assert res.low[0] < res.mean[0] < res.high[0]
+    one = paired_difference_test(d[0], method=method, n_resamples=999, rng=0)
+    assert isinstance(one.low, float)
+
+
+def test_paired_difference_test_validates():
+    with pytest.raises(ValueError, match=r"method \('z'\)"):
+        paired_difference_test([0.1, 0.2], method="z")
+    with pytest.raises(ValueError, match="at least 2 tasks"):
+        paired_difference_test([0.1])
+    with pytest.raises(ValueError, match="finite"):
+        paired_difference_test([0.1, math.nan])
+    with pytest.raises(ValueError, match=r"confidence \(1\.0\)"):
+        paired_difference_test([0.1, 0.2], confidence=1.0)
+
+
+# ---------------------------------------------------------------- compare_pass_hat_k
+
+
+def test_compare_against_a_hand_computed_t_interval():
+    c_old, c_new, n, k = [8, 8, 6, 3, 0, 7], [8, 5, 6, 1, 0, 8], 8, 2
+    h_old = np.array([Fraction(comb(c, k), comb(n, k)) for c in c_old])
+    h_new = np.array([Fraction(comb(c, k), comb(n, k)) for c in c_new])
+    d = np.array([float(x) for x in h_new - h_old])
+    res = compare_pass_hat_k(c_old, n, c_new, n, k)
+    ref = stats.ttest_1samp(d, 0.0)
+    assert res.delta == pytest.approx(float(sum(h_new - h_old) / 6), rel=1e-12)
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert (res.ci.low, res.ci.high) == pytest.approx(tuple(ref.confidence_interval()),
+                                                      rel=1e-10)
+    assert res.verdict == "inconclusive" and res.paired_tasks == 6 and res.left_out == 0
+
+
+def test_left_out_tasks_are_counted():
+    # task 2 has 3 runs in the new version and task 4 has 2 in the old: k = 4 leaves both out
+    res = compare_pass_hat_k([4, 4, 4, 0, 2], [4, 4, 4, 4, 2], [4, 3, 1, 0, 4], [4, 4, 3, 4, 4], 4)
+    assert (res.paired_tasks, res.left_out) == (3, 2)
+    assert res.old_mean == pytest.approx(2 / 3) and res.new_mean == pytest.approx(1 / 3)
+    lonely = compare_pass_hat_k([4, 1], [4, 1], [4, 1], [4, 1], 2)
+    assert (lonely.paired_tasks, lonely.left_out, lonely.verdict) == (1, 1, "inconclusive")
+    assert math.isnan(lonely.ci.low) and math.isnan(lonely.p_value)
+
+
+@pytest.mark.parametrize(("low", "high", "margin", "verdict"), [
+    (0.01, 0.2, None, "better"), (-0.2, -0.01, None, "worse"), (-0.2, 0.1, None, "inconclusive"),
+    (-0.04, 0.1, 0.05, "non-inferior"), (-0.04, -0.01, 0.05, "non-inferior"),
+    (-0.08, -0.01, 0.05, "worse"), (-0.3, -0.1, 0.05, "worse"),
+    (-0.08, 0.01, 0.05, "inconclusive"), (-0.05, 0.1, 0.05, "inconclusive"),
+])
+def test_verdicts(low, high, margin, verdict):
+    from passk.compare import _verdict
+
+    assert _verdict(low, high, margin) == verdict
+
+
+def test_verdicts_end_to_end():
+    rng = np.random.default_rng(0)
+    c_old = rng.binomial(8, rng.uniform(0.6, 1.0, 200))
+    same = compare_pass_hat_k(c_old, 8, c_old, 8, 3, margin=0.02)
+    assert (same.delta, same.ci.low, same.ci.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
+    assert same.verdict == "non-inferior"
+    assert compare_pass_hat_k(c_old, 8, c_old, 8, 3).verdict == "inconclusive"
+    broken = np.maximum(c_old - 3, 0)
+    assert compare_pass_hat_k(c_old, 8, broken, 8, 3).verdict == "worse"
+    assert compare_pass_hat_k(c_old, 8, broken, 8, 3, margin=0.05).verdict == "worse"
+    assert compare_pass_hat_k(broken, 8, c_old, 8, 3).verdict == "better"
+
+
+def test_result_repr_and_dict():
+    res = compare_pass_hat_k([8, 6, 7, 2], 8, [8, 4, 7, 1], 8, 2, margin=0.1)
+    text = repr(res)
+    assert text.startswith("PairedComparison(k=2, delta=") and "margin=0.1" in text
+    assert "verdict='inconclusive'" in text and "paired_tasks=4" in text
+    d = res.to_dict()
+    assert d["verdict"] == res.verdict and d["paired_tasks"] == 4 and d["margin"] == 0.1
+    assert d["ci_low"] == pytest.approx(max(res.ci.low, -1.0), abs=1e-6)
+    with pytest.raises(AttributeError):
+        res.delta = 0.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"k": 0}, r"k \(0\) must be at least 1"),
+    ({"margin": -0.1}, r"margin \(-0\.1\)"),
+    ({"margin": 1.0}, r"margin \(1\.0\)"),
+    ({"margin": math.nan}, r"margin \(nan\)"),
+    ({"confidence": 0.0}, r"confidence \(0\.0\)"),
+    ({"method": "anova"}, r"method \('anova'\)"),
+])
+def test_compare_validates(kwargs, match):
+    args = {"k": 2, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        compare_pass_hat_k([3, 4], 4, [2, 4], 4, args.pop("k"), **args)
+
+
+def test_compare_validates_counts():
+    with pytest.raises(ValueError, match=r"successes \(5\) cannot exceed total \(4\)"):
+        compare_pass_hat_k([5, 4], 4, [2, 4], 4, 2)
+    with pytest.raises(ValueError, match="shape"):
+        compare_pass_hat_k([3, 4], 4, [2, 4, 1], 4, 2)
+
+
+# ---------------------------------------------------------------- exact variance and plan
+
+
+def test_sampling_variance_against_fractions():
+    for p in (Fraction(1, 3), Fraction(9, 10)):
+        for n, k in ((4, 2), (8, 3), (6, 6)):
+            h = [Fraction(comb(c, k), comb(n, k)) for c in range(n + 1)]
+            pmf = [comb(n, c) * p**c * (1 - p) ** (n - c) for c in range(n + 1)]
+            mean = sum(w * x for w, x in zip(pmf, h))
+            var = sum(w * (x - mean) ** 2 for w, x in zip(pmf, h))
+            assert mean == p**k  # unbiased, exactly
+            assert pass_hat_k_sampling_variance(float(p), n, k) == pytest.approx(float(var),
+                                                                                   rel=1e-10)
+
+
+def test_sampling_variance_is_the_mean_of_the_unbiased_estimator():
+    # E[h^2 - C(c,2k)/C(n,2k)] = Var h: the pass^{2k} estimator is unbiased for p^{2k}
+    n, k = 12, 3
+    c = np.arange(n + 1)
+    h = np.asarray(estimate_pass_hat_k(c, n, k))
+    est = h**2 - np.asarray(estimate_pass_hat_k(c, n, 2 * k))
+    p = np.array([0.2, 0.55, 0.93])
+    expected = stats.binom.pmf(c[None, :], n, p[:, None]) @ est
+    np.testing.assert_allclose(pass_hat_k_sampling_variance(p, n, k), expected, rtol=1e-9)
+
+
+def test_tasks_needed_against_miller_formula():
+    # Miller (2024): T = (z_{a/2} + z_b)^2 Var(d) / delta^2; the t adds a task or two
+    plan = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(4, 8))
+    for n, t_needed, within in zip(plan.runs, plan.tasks_needed, plan.within_variance):
+        var_d = 0.02 + 2 * within
+        z = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 * var_d / 0.05**2
+        assert math.ceil(z) <= t_needed <= math.ceil(z) + 3
+        df = np.array([t_needed - 1, t_needed - 2])
+        se = np.sqrt(var_d / (df + 1))
+        power = stats.nct.cdf(-stats.t.ppf(0.975, df), df, -0.05 / se)
+        assert power[0] >= 0.8 > power[1]  # the fewest tasks that reach 80 %
+    assert plan.cheapest == 0  # with between-task variance, more tasks beat more runs
+
+
+def test_plan_from_a_pilot():
+    rng = np.random.default_rng(5)
+    pop = task_population(4000, rng=6)
+    c = rng.binomial(12, pop.p_old[:400])
+    plan = plan_comparison(2, delta=0.05, successes=c, totals=12, correlation=1.0,
+                           tasks=(100,), runs=(4,))
+    assert plan.between_variance == 0.0 and plan.source == "pilot of 400 tasks"
+    # with no between-task change left, the variance is the trial noise alone
+    v = np.mean(pass_hat_k_sampling_variance(c / 12, 4, 2))
+    assert plan.within_variance[0] == pytest.approx(v)
+    se = math.sqrt(2 * v / 100)
+    expected = stats.nct.cdf(-stats.t.ppf(0.975, 99), 99, -0.05 / se)
+    assert plan.power[0, 0] == pytest.approx(expected)
+    with pytest.raises(ValueError, match=r"at least k \(2\) runs; the fewest is 1"):
+        plan_comparison(2, successes=[1, 0], totals=[1, 3])
+    with pytest.raises(ValueError, match=r"delta \(0\.0\)"):
+        plan_comparison(2, delta=0.0)
+
+
+def test_plan_agrees_with_simulation():
+    pop = task_population(20_000, rng=11)
+    k, n, t, delta = 2, 4, 60, 0.06
+    omega2 = float(np.var(pop.p_new**k - pop.p_old**k))
+    plan = plan_comparison(k, delta=delta, between_variance=omega2, tasks=(t,), runs=(n,))
+    drop = task_population(20_000, change="drop", k=k, delta=delta, rng=11)
+    sim = simulate_comparison(drop, t, n, k, methods=("t",), replicates=3000, rng=12)
+    # Monte Carlo SE of a power near 0.4 from 3000 suites: 0.009
+    assert plan.power[0, 0] == pytest.approx(sim["t"]["worse"], abs=0.04)
+
+
+# ---------------------------------------------------------------- the study, small and seeded
+
+
+def test_population_changes_are_exact():
+    none = task_population(4000, rng=0)
+    assert all(abs(none.delta(k)) < 1e-15 for k in range(1, 9))
+    trade = task_population(4000, change="trade-off", k=3, rng=0)
+    assert abs(trade.delta(3)) < 1e-12 and float(np.mean(trade.p_new > trade.p_old)) > 0.2
+    assert task_population(4000, change="drop", k=5, delta=0.04, rng=0).delta(5) == \
+        pytest.approx(-0.04, abs=1e-12)
+    with pytest.raises(ValueError, match=r"change \('up'\)"):
+        task_population(10, change="up")
+
+
+def test_study_small_type_i_coverage_and_pairing():
+    """T = 50, n = 4, k = 2: the paired t keeps its level; the unpaired interval is blind."""
+    reps = 3000  # Monte Carlo SE of a 5 % rate: 0.004
+    none = task_population(20_000, rng=21)
+    trade = task_population(20_000, change="trade-off", k=2, rng=21)
+    drop = task_population(20_000, change="drop", k=2, delta=0.08, rng=21)
+    r0 = simulate_comparison(none, 50, 4, 2, methods=("t", "welch"), replicates=reps, rng=1)
+    rt = simulate_comparison(trade, 50, 4, 2, methods=("t",), replicates=reps, rng=2)
+    rd = simulate_comparison(drop, 50, 4, 2, methods=("t", "welch"), replicates=reps, rng=3)
+    assert abs(r0["t"]["reject"] - 0.05) < 0.013 and abs(rt["t"]["reject"] - 0.05) < 0.013
+    assert r0["t"]["worse"] < 0.025 + 0.009  # the gate's false alarms
+    assert rd["t"]["cover"] >= 0.94
+    assert rd["t"]["worse"] > 2 * rd["welch"]["worse"]  # pairing matters
+    assert rd["t"]["width"] < 0.7 * rd["welch"]["width"]
+
+
+@pytest.mark.slow
+def test_study_bootstraps_are_liberal_with_20_tasks():
+    """The percentile and BCa bootstraps reject too often with 20 tasks; the t does not."""
+    none = task_population(20_000, rng=31)
+    out = simulate_comparison(none, 20, 4, 2, methods=("t", "percentile", "bca"),
+                              replicates=2000, rng=4)
+    assert abs(out["t"]["reject"] - 0.05) < 0.015
+    assert out["percentile"]["reject"] > 0.07 and out["bca"]["reject"] > 0.08
