@@ -380,14 +380,9 @@ def format_curve(fr: FileReport, *, markdown: bool = False) -> str:
 def format_gate(fr: FileReport, *, markdown: bool = False) -> str:
     """The gate's verdict line, with the bar and cap in force, and every reason."""
     gate = fr.gate
-    ks = sorted(set(fr.ks.tolist()))
-    kname = f"pass^{ks[0]}" if len(ks) == 1 else "pass^k"
-    on = fr.options.get("gate_on", "estimate")
-    what = kname if on == "estimate" else f"lower bound on {kname}"
-    declared = " as declared by the run's protocol" if fr.options.get("declared") else ""
-    verdict = (f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall {what} = "
-               f"{cell(gate.overall)}  (bar {fr.options.get('min_overall', 0.7):.3f}, "
-               f"flakiness cap {fr.options.get('max_flakiness', 0.2):.3f}{declared})")
+    verdict = gate.verdict()
+    if fr.options.get("declared"):
+        verdict = verdict[:-1] + " as declared by the run's protocol)"
     if markdown:
         return "\n".join([f"**{verdict}**"] + [f"- {r}" for r in gate.reasons])
     return "\n".join([verdict] + [f"  - {r}" for r in gate.reasons])

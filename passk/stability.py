@@ -154,23 +154,39 @@ class GateResult:
         Tasks whose flakiness exceeds the cap.
     reasons : tuple of str
         Why the gate did not pass; empty when it passed.
+    what : str
+        What ``overall`` is, e.g. ``"pass^5"`` or ``"lower bound on pass^5"``.
+    bar, cap : float
+        The bar for ``overall`` and the cap on any task's flakiness.
     """
 
     overall: float
     passed: bool
     flaky_tasks: tuple[str, ...]
     reasons: tuple[str, ...]
+    what: str = "pass^k"
+    bar: float = math.nan
+    cap: float = math.nan
+
+    def verdict(self) -> str:
+        """One line: the verdict, the overall figure, the bar and the cap.
+
+        Examples
+        --------
+        >>> print(reliability_gate(suite_report(["a"], [12], [12], k=5).tasks).verdict())
+        gate: PASSED  overall pass^5 = 1.000  (bar 0.700, flakiness cap 0.200)
+        """
+        return (f"gate: {'PASSED' if self.passed else 'BLOCKED'}  overall {self.what} = "
+                f"{cell(self.overall)}  (bar {cell(self.bar)}, flakiness cap {cell(self.cap)})")
 
     def __str__(self) -> str:
-        lines = [f"gate: {'PASSED' if self.passed else 'BLOCKED'}  overall = {cell(self.overall)}"]
-        return "\n".join(lines + [f"  - {r}" for r in self.reasons])
+        return "\n".join([self.verdict()] + [f"  - {r}" for r in self.reasons])
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def _repr_markdown_(self) -> str:
-        head = f"**gate: {'PASSED' if self.passed else 'BLOCKED'}**  overall = {cell(self.overall)}"
-        return "\n".join([head, ""] + [f"- {r}" for r in self.reasons])
+        return "\n".join([f"**{self.verdict()}**", ""] + [f"- {r}" for r in self.reasons])
 
 
 @dataclass(frozen=True)
@@ -353,7 +369,8 @@ def reliability_gate(
         if not 0 <= value <= 1:
             raise ValueError(f"{name} ({value!r}) must lie in [0, 1]")
     if not per_task:
-        return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",))
+        return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",),
+                          bar=min_overall_pass_hat_k, cap=max_flakiness)
     ks_ = list(ks) if ks is not None else [t.k for t in per_task]
     out_ = list(excluded) if excluded is not None else [0] * len(per_task)
     early = dict(settled_early or {})
@@ -379,7 +396,8 @@ def reliability_gate(
     on_bound = on == "lower-bound"
     values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])
     overall = float(np.mean(values)) if estimable else math.nan
-    what = "pass^k" if uniform else "pass^k (each task at its k)"
+    what = (f"pass^{ks_[0] if ks_[0] is not None else 'k'}" if uniform
+            else "pass^k (each task at its k)")
     if on_bound:
         what = f"lower bound on {what} (mean of per-task {confidence:.0%} exact bounds)"
     if estimable and overall < min_overall_pass_hat_k:
@@ -397,7 +415,10 @@ def reliability_gate(
         if t.task_id in flaky_ids:
             reasons.append(f"task {t.task_id}: flakiness {t.flakiness:.3f} exceeds the cap "
                            f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)")
-    return GateResult(overall, not reasons, flaky, tuple(reasons))
+    headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
+    return GateResult(overall, not reasons, flaky, tuple(reasons),
+                      what=headline if not on_bound else f"lower bound on {headline}",
+                      bar=min_overall_pass_hat_k, cap=max_flakiness)
 
 
 def suite_report(
@@ -615,7 +636,7 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     task  risk       runs  passed  pass@5  pass^5  95% CI          lower  flakiness  class
     a     read-only    12      12   1.000   1.000  [0.215, 1.000]  0.287      0.000  stable-pass
     CI: two-sided 95% exact Clopper–Pearson interval for pass^k; lower: one-sided 95% exact bound
-    gate: PASSED  overall pass^5 = 1.000
+    gate: PASSED  overall pass^5 = 1.000  (bar 0.700, flakiness cap 0.200)
     """
     k = report.k
     rows = report.tasks
@@ -631,8 +652,7 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
                [t.cls for t in rows]]
     table = format_columns(header, columns, numeric={2, 3, 4, 5, 7, 8}, markdown=markdown)
     gate = report.gate
-    verdict = (f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  "
-               f"overall pass^{k} = {cell(gate.overall)}")
+    verdict = gate.verdict()
     note = interval_note(report.confidence, report.ci_method)
     if markdown:
         return "\n".join([table, "", note, "", f"**{verdict}**"]

@@ -107,7 +107,7 @@ def test_gate_on_lower_bound_blocks_three_of_three(tmp_path, capsys):
                  "--json"]) == 1
     gate = json.loads(capsys.readouterr().out)["gate"]
     assert gate["on"] == "lower-bound" and gate["overall"] == pytest.approx(0.368403, abs=1e-6)
-    assert gate["reasons"][0].startswith("overall lower bound on pass^k (mean of per-task 95% "
+    assert gate["reasons"][0].startswith("overall lower bound on pass^1 (mean of per-task 95% "
                                          "exact bounds) 0.368 is below the bar 0.900")
     assert "a (3/3 passed, bound 0.368)" in gate["reasons"][1]
 

@@ -326,7 +326,7 @@ def test_format_table_markdown(demo):
     assert lines[1].count("---:") == 6
     assert all(line.startswith("| ") and line.endswith(" |") for line in lines[2:5])
     assert len({line.count("|") for line in lines[:5]}) == 1
-    assert "**gate: BLOCKED  overall pass^5 = 0.773**" in lines
+    assert "**gate: BLOCKED  overall pass^5 = 0.773  (bar 0.700, flakiness cap 0.200)**" in lines
     assert any(line.startswith("- task payment-alert") for line in lines)
 
 
