@@ -697,18 +697,22 @@ def _fast_jsonl(path: Path) -> Results | None:
             out |= np.fromiter((x is True for x in flags), dtype=bool, count=len(flags))
             kinds.append(kind)
     has = np.zeros(len(records), dtype=bool)
-    trial = np.zeros(0, dtype=np.int64)
+    key = np.zeros(0, dtype=np.int64)  # each distinct (task, trial) as one number
+    span = 1
     if any(t is not None for t in trials):
         has = np.fromiter((t is not None for t in trials), dtype=bool, count=len(trials))
         trial = np.fromiter((0 if t is None else t for t in trials), dtype=np.int64,
-                            count=len(trials))
-        counted = has & ~out
-        if counted.any():
-            lo = int(trial[counted].min())
-            span = int(trial[counted].max()) - lo + 1
-            key = np.sort(index[counted] * span + (trial[counted] - lo))
-            if np.any(key[1:] == key[:-1]):
-                return None  # a duplicate (task, trial): the slow path names both lines
+                            count=len(trials))[has]
+        lo = int(trial.min())
+        span = int(trial.max()) - lo + 1
+        key = index[has] * span + (trial - lo)
+        counted = np.sort(key[~out[has]])
+        if np.any(counted[1:] == counted[:-1]):
+            return None  # a duplicate (task, trial): the slow path names both lines
+        if not out.any():
+            key = counted  # every row counted: already sorted and free of repeats
+        else:
+            key = np.unique(key)  # a retried run left out may repeat its (task, trial)
     labels = ["read-only"] * m
     if any(risks):
         for i, risk in zip(index.tolist(), risks):
@@ -719,9 +723,8 @@ def _fast_jsonl(path: Path) -> Results | None:
     if protocol is None:
         return results
     distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
-    if has.any():
-        pairs = np.unique(np.stack([index[has], trial[has]], axis=1), axis=0)
-        distinct = distinct + np.bincount(pairs[:, 0], minlength=m)
+    if key.size:
+        distinct = distinct + np.bincount(key // span, minlength=m)
     return with_notes(results, incomplete=_plan_gaps(protocol, results.task_ids, results.risks,
                                                      distinct))
 

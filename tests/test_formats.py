@@ -638,3 +638,28 @@ def test_cli_options_on_inspect_and_accept_incomplete_flag(tmp_path, capsys):
     assert any(n.startswith("Inspect log status is 'cancelled': 3 of 100") for n in notes)
     args = build_parser().parse_args(["gate", str(path), "--accept-incomplete"])
     assert args.accept_incomplete is True
+
+
+def test_inspect_duplicates_keep_first_or_last(inspect_logs, tmp_path):
+    payload = json.loads(inspect_logs["json"].read_text())
+    again = json.loads(json.dumps(payload["samples"][0]))  # sample 1, epoch 1, scored C
+    again["scores"]["match"]["value"] = "I"  # ... and a second record of it, scored I
+    payload["samples"][1] = again  # in place of sample 1's epoch 2
+    path = write(tmp_path, "dup.json", payload)
+    with pytest.raises(ResultsError, match=r"samples\[1\]: duplicate run: task '1' trial 1 "
+                                           r"already appears at samples\[0\]"):
+        read_results(path, scorer="match")
+    for keep in ("first", "last"):
+        chosen: dict[tuple[str, int], bool] = {}  # the oracle: one record a (sample, epoch)
+        for s in payload["samples"]:
+            if s.get("error") is None and (keep == "last" or (str(s["id"]), s["epoch"])
+                                           not in chosen):
+                chosen[(str(s["id"]), s["epoch"])] = s["scores"]["match"]["value"] == "C"
+        r = read_results(path, scorer="match", duplicates=keep)
+        assert r.successes.tolist() == [sum(v for (i, _), v in chosen.items() if i == t)
+                                        for t in r.task_ids]
+        assert r.totals.tolist() == [sum(1 for (i, _) in chosen if i == t) for t in r.task_ids]
+        dropped = "samples[1]" if keep == "first" else "samples[0]"
+        assert "1 duplicate record(s)" in r.notes[0] and r.notes[0].endswith(dropped)
+    assert read_results(path, scorer="match", duplicates="first").successes[0] == \
+        read_results(path, scorer="match", duplicates="last").successes[0] + 1
