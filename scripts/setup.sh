@@ -27,7 +27,11 @@ fi
 STAMP=.venv/.passk-setup-stamp
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 have=$(cat "$STAMP" 2>/dev/null || true)
-if [ "$want" != "$have" ] || ! .venv/bin/python -c "import passk" 2>/dev/null; then
+installed() {   # passk installed editable from this checkout (no numpy import: fast)
+  .venv/bin/python -I -c "import importlib.util as u, sys; s = u.find_spec('passk'); \
+sys.exit(not (s and s.origin.startswith('$PWD/')))" 2>/dev/null
+}
+if [ "$want" != "$have" ] || ! installed; then
   if ! [ -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     python3 -m venv .venv
@@ -39,5 +43,5 @@ if [ "$want" != "$have" ] || ! .venv/bin/python -c "import passk" 2>/dev/null; t
 fi
 
 echo "setup: ready: $(.venv/bin/python --version), passk $(.venv/bin/python -c \
-'import passk; print(passk.__version__)'), $(/usr/bin/chromium --version 2>/dev/null), \
-$(fc-list :lang=zh family | grep -c . || true) CJK font families"
+'import importlib.metadata as m; print(m.version("passk"))'), chromium \
+$(dpkg-query -W -f='${Version}' chromium), $(fc-list :lang=zh family | grep -c . || true) CJK fonts"
