@@ -206,3 +206,26 @@ def test_suite_curve_against_brute_force_means():
         assert cv.pass_at_k[j] == pytest.approx(float(sum(at) / len(at)), rel=1e-12)
         assert cv.hat_ci[j][0] <= cv.pass_hat_k[j] <= cv.hat_ci[j][1]
         assert cv.at_ci[j][0] <= cv.pass_at_k[j] <= cv.at_ci[j][1]
+
+
+# --------------------------------------------------------------------------
+# an incomplete run fails the gate closed unless accepted
+# --------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def test_an_incomplete_run_fails_closed_unless_accepted(tmp_path, capsys):
+    # every task passes every run it has, but the run stopped short of its plan
+    fr = build_report(read_results(FIXTURES / "tau2_small.json"), k=1)
+    assert fr.to_dict()["incomplete"] == ["tau2 run holds 7 of 9 simulations (3 tasks × "
+                                          "info.num_trials 3); 1 task has fewer than 3 "
+                                          "(lost_bag: 1)"]
+    assert any(r.startswith("incomplete results: tau2 run holds 7 of 9") for r in fr.gate.reasons)
+    accepted = build_report(read_results(FIXTURES / "tau2_small.json"), k=1,
+                            accept_incomplete=True)
+    assert not any(r.startswith("incomplete") for r in accepted.gate.reasons)
+    path = tmp_path / "complete-looking.jsonl"
+    path.write_text("".join(json.dumps({"task_id": "t", "trial": j, "success": True}) + "\n"
+                            for j in range(5)))
+    assert main(["gate", str(path), "--accept-incomplete"]) == 0  # nothing to accept: no effect
