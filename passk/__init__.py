@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
+from .compare import PairedComparison, compare_pass_hat_k, plan_comparison
 from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
 from .metrics import (
     CI_METHODS, ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k,
@@ -50,7 +51,8 @@ __all__ = sorted([
     "estimate_pass_at_k", "estimate_pass_hat_k", "exact_bootstrap_pass_hat_k_ci", "flakiness",
     "pass_at_k", "pass_hat_k", "pass_hat_k_lower_bound", "runs_needed", "wilson_ci",
     "CI_METHODS", "pass_hat_k_ci", "estimate_pass_hat_k_variance", "unbiased_flakiness",
-    "RepeatRun", "repeat_run", "run_seed", *_MODULE_OF,
+    "RepeatRun", "repeat_run", "run_seed", "PairedComparison", "compare_pass_hat_k",
+    "plan_comparison", *_MODULE_OF,
 ])
 
 
