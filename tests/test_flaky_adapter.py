@@ -92,6 +92,20 @@ def test_temperature_zero_leaves_failure_rate_unchanged(default_runbook_runs):
     assert [r.success for r in greedy] == [r.success for r in default_runbook_runs]
 
 
+@pytest.mark.slow
+def test_sampling_alone_restarts_at_the_softmax_rate():
+    """T = 2.0 on the clean runbook: restart has softmax weight 1 / (1 + e^2) inside the nucleus."""
+    from scipy.special import expit
+
+    n = 3000
+    results = runs(OnCallSimulator(deterministic_sort=True, temperature=2.0), RUNBOOK_TASK,
+                   range(n))
+    failures = sum(not r.success for r in results)
+    p_restart = float(expit(-4.0 / 2.0))  # scores 4 (escalate) and 0 (restart), T = 2
+    assert 1 - p_restart < 0.95  # so the nucleus (top_p 0.95) keeps both actions
+    assert stats.binomtest(failures, n, p_restart).pvalue > 0.001, failures
+
+
 def test_failing_and_passing_trajectories(some_runbook_runs):
     failing = [r for r in some_runbook_runs if not r.success]
     passing = [r for r in some_runbook_runs if r.success]
@@ -355,10 +369,10 @@ def test_every_failure_has_a_recorded_cause():
 
 def test_sources_do_not_share_draws():
     """Switching the environment or concurrency on leaves the tie order and sampling alone."""
-    base = runs(OnCallSimulator(), RUNBOOK_TASK, range(300))
+    base = runs(OnCallSimulator(), RUNBOOK_TASK, range(150))
     for sim in (OnCallSimulator(concurrency=True), OnCallSimulator(deadline=5.0),
                 OnCallSimulator(latency_median=2.0, latency_sigma=1.0)):
-        other = runs(sim, RUNBOOK_TASK, range(300))
+        other = runs(sim, RUNBOOK_TASK, range(150))
         assert [fragments_read(r) for r in other] == [fragments_read(r) for r in base]
         assert [r.success for r in other] == [r.success for r in base]
 
