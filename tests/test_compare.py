@@ -288,3 +288,34 @@ def test_study_bootstraps_are_liberal_with_20_tasks():
                               replicates=2000, rng=4)
     assert abs(out["t"]["reject"] - 0.05) < 0.015
     assert out["percentile"]["reject"] > 0.07 and out["bca"]["reject"] > 0.08
+
+
+# ---------------------------------------------------------------- passk plan --compare
+
+
+def test_plan_compare_cli(tmp_path, capsys):
+    from passk.cli import main
+
+    argv = ["plan", "--compare", "--delta", "0.05", "--k", "4", "--tasks", "50,100",
+            "--runs", "4,8"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    plan = plan_comparison(4, delta=0.05, correlation=0.7, tasks=(50, 100), runs=(4, 8))
+    t4, t8 = plan.tasks_needed
+    assert f"cheapest: {t4} tasks × 4 runs = {4 * t4} runs per version, against {t8} × 8" in out
+    assert "power to show a drop of 0.05" in out and "smallest drop shown with 80% power" in out
+    assert main([*argv, "--json"]) == 0
+    payload = __import__("json").loads(capsys.readouterr().out)
+    assert payload["tasks_needed"] == [t4, t8] and payload["runs_per_version"] == [4 * t4, 8 * t8]
+    assert np.allclose(payload["power"], plan.power.round(4))
+    # a pilot file: 40 tasks with 8 runs each
+    pilot = tmp_path / "pilot.jsonl"
+    rng = np.random.default_rng(0)
+    counts = rng.binomial(8, rng.uniform(0, 1, 40))
+    pilot.write_text("".join(__import__("json").dumps({"task_id": f"t{i}", "trial": j,
+                                                       "success": bool(j < c)}) + "\n"
+                             for i, c in enumerate(counts) for j in range(8)))
+    assert main(["plan", "--compare", "--k", "2", str(pilot), "--tasks", "30"]) == 0
+    assert "tasks from the pilot of 40 tasks" in capsys.readouterr().out
+    assert main(["plan", "--compare", "--k", "4", "--runs", "2"]) == 2
+    assert "runs (2) must be at least 4" in capsys.readouterr().err
