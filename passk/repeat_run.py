@@ -8,18 +8,20 @@ and whether or not the other runs happen at all.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 import zlib
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 
-__all__ = ["RepeatRun", "repeat_run", "run_seed", "run_once"]
+__all__ = ["RepeatRun", "repeat_run", "run_once", "run_once_async", "run_seed"]
 
 
 def run_seed(seed: int, task_id: str, run_index: int) -> int:
@@ -42,30 +44,109 @@ def run_seed(seed: int, task_id: str, run_index: int) -> int:
     return int(child.generate_state(1, dtype=np.uint64)[0])
 
 
-def run_once(adapter: HarnessAdapter, task: Task, run_index: int, seed: int) -> RunResult:
-    """Run ``task`` once and stamp the result with its index and seed.
+def run_once(adapter: HarnessAdapter, task: Task, run_index: int, seed: int, *,
+             timeout: float | None = None) -> RunResult:
+    """Run ``task`` once and stamp the result with its task id, index and seed.
 
     An exception from the adapter becomes a failed run carrying the error;
     :class:`~passk.adapter.InfrastructureError` becomes a run flagged as an
-    infrastructure error, which is not counted as an agent failure.
+    infrastructure error, which is not counted as an agent failure. This is
+    the one run-once path: :func:`repeat_run` and :func:`passk.runner.run_suite`
+    call it (or :func:`run_once_async`, its twin for ``async def run``), and
+    both share the stamping and error rules below.
+
+    Parameters
+    ----------
+    adapter : HarnessAdapter
+    task : Task
+    run_index : int
+        Written into the result (an adapter cannot know it).
+    seed : int
+        Passed to the adapter and written into the result.
+    timeout : float, optional
+        A run that comes back after this many seconds is recorded as a failure
+        (``TimeoutError: run exceeded ... s``); a sync call cannot be cancelled.
+
+    Returns
+    -------
+    RunResult
+        ``seconds`` is the adapter's own figure, or the wall clock when the run raised.
+
+    Raises
+    ------
+    TypeError
+        When the adapter returns something other than a RunResult: a bug in the
+        adapter on every run, not a failure of the agent.
+
+    Examples
+    --------
+    >>> from passk.flaky_adapter import OnCallSimulator, demo_tasks
+    >>> r = run_once(OnCallSimulator(), demo_tasks()[1], 3, run_seed(0, "read-error-rate", 3))
+    >>> r.run_index, r.success, r.error
+    (3, True, None)
     """
-    start = time.perf_counter()
+    started = time.perf_counter()
     try:
         result = adapter.run(task, seed=seed)
-    except InfrastructureError as exc:
-        result = RunResult(task.task_id, run_index, False, error=_describe(exc),
-                           infrastructure_error=True, seconds=time.perf_counter() - start)
-    except Exception as exc:  # an agent that crashes has failed this run
-        result = RunResult(task.task_id, run_index, False, error=_describe(exc),
-                           seconds=time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 - an agent that crashes has failed this run
+        return _failed(task, run_index, seed, exc, started)
+    return _stamped(adapter, result, task, run_index, seed, started, timeout)
+
+
+async def run_once_async(adapter: Any, task: Task, run_index: int, seed: int, *,
+                         timeout: float | None = None) -> RunResult:
+    """:func:`run_once` for an adapter with ``async def run``.
+
+    With ``timeout``, the run is cancelled when the limit expires and recorded
+    as a failure; a ``TimeoutError`` the adapter raises itself keeps its message.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> class Echo:
+    ...     async def run(self, task, *, seed):
+    ...         return RunResult("?", 0, seed % 2 == 0)
+    >>> r = asyncio.run(run_once_async(Echo(), Task("t"), 1, 42))
+    >>> r.task_id, r.run_index, r.seed, r.success
+    ('t', 1, 42, True)
+    """
+    started = time.perf_counter()
+    try:
+        if timeout is None:
+            result = await adapter.run(task, seed=seed)
+        else:
+            try:
+                async with asyncio.timeout(timeout) as limit:
+                    result = await adapter.run(task, seed=seed)
+            except TimeoutError:
+                if not limit.expired():
+                    raise  # the adapter's own TimeoutError: an ordinary agent failure
+                return _failed(task, run_index, seed, TimeoutError(f"run exceeded {timeout} s"),
+                               started)
+    except Exception as exc:  # noqa: BLE001 - as in run_once
+        return _failed(task, run_index, seed, exc, started)
+    return _stamped(adapter, result, task, run_index, seed, started, None)
+
+
+def _stamped(adapter: Any, result: Any, task: Task, run_index: int, seed: int, started: float,
+             timeout: float | None) -> RunResult:
+    """The adapter's result with the run's task id, index and seed; late means failed."""
     if not isinstance(result, RunResult):
         raise TypeError(f"{type(adapter).__name__}.run returned {type(result).__name__}, "
                         "not a RunResult")
-    return dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
+    result = dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
+    if timeout is not None and time.perf_counter() - started > timeout:
+        return dataclasses.replace(result, success=False,
+                                   error=f"TimeoutError: run exceeded {timeout} s")
+    return result
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+def _failed(task: Task, run_index: int, seed: int, exc: BaseException,
+            started: float) -> RunResult:
+    """A run that raised: infrastructure (left out of the counts) or the agent's failure."""
+    return RunResult(task.task_id, run_index, False, error=f"{type(exc).__name__}: {exc}",
+                     infrastructure_error=isinstance(exc, InfrastructureError), seed=seed,
+                     seconds=time.perf_counter() - started)
 
 
 @dataclass(frozen=True)

@@ -44,46 +44,266 @@ from .protocol import Protocol, require_same_protocol
 from .repeat_run import run_seed
 from .stability import RepeatPolicy, SuiteReport, reliability_gate, suite_protocol, suite_report
 
-__all__ = ["run_suite", "SuiteRun", "task_settled", "read_log", "read_log_header", "LogRecord",
-           "load_tasks", "load_adapter", "suite_protocol"]
+import functools
+import math
+from fractions import Fraction
+
+from .metrics import estimate_pass_hat_k
+from .repeat_run import run_once, run_once_async
+from .stability import GateResult, TaskReport
+
+__all__ = ["SUITE_OUTLOOKS", "LogRecord", "SuiteRun", "TaskOutlook", "load_adapter", "load_tasks",
+           "read_log", "read_log_header", "run_suite", "suite_outlook", "suite_protocol",
+           "task_outlook", "task_settled"]
 
 
 # --------------------------------------------------------------------------
-# when is a task's gate outcome settled?
+# when is a task's part in the gate's decision settled?
 # --------------------------------------------------------------------------
 
+#: What the gate on the whole suite can still decide: ``'open'`` (either way), or
+#: ``'blocked'`` / ``'passed'`` whatever the runs not yet made give.
+SUITE_OUTLOOKS = ("open", "blocked", "passed")
 
-def task_settled(successes: int, failures: int, n: int, *, max_flakiness: float = 0.2,
-                 suite_blocked: bool = False) -> bool:
-    """Whether the runs still to come can no longer change the gate's verdict on a task.
+#: The gate compares a floating-point mean with the bar. The mean is called settled
+#: only when every completion keeps it this far from the bar: far more than the
+#: rounding of a mean of at most millions of values in [0, 1], so that exact ties
+#: (a mean equal to the bar) are never curtailed.
+_MEAN_MARGIN = Fraction(1, 10**9)
 
-    After ``successes + failures`` of ``n`` runs, the final count of successes
-    can be anything in ``[successes, n - failures]``. The task's verdict
-    (flaky or not, against the cap) is settled when it is the same for every
-    count in that range. A flaky verdict blocks the whole suite, so it also
-    settles the task's contribution to the mean; a non-flaky task must run to
-    ``n``, because its pass^k feeds the mean, unless another task has already
-    blocked the suite (``suite_blocked``), in which case the mean no longer
-    matters either.
+#: A task planned more runs than this is not tabulated (tables are (n + 1)^2): its
+#: outlook is taken as undecided, which only means it is never curtailed.
+_MAX_PLANNED = 500
+
+
+@dataclass(frozen=True)
+class TaskOutlook:
+    """Every way a task's runs not yet made could still end, as the gate sees them.
+
+    A *completion* gives each of the ``r`` remaining runs one of three ends: a
+    pass, a failure, or an infrastructure error (or cached result) left out of
+    the counts. With ``s`` passes and ``f`` failures so far, a completion adds
+    ``a`` passes and ``b`` failures, ``a + b <= r``: the final counts are
+    ``c = s + a`` passes in ``m = s + f + a + b`` counted runs.
+
+    Attributes
+    ----------
+    flaky : bool or None
+        ``flakiness(c, m) > cap`` under every completion (True), under none
+        (False), or depending on the remaining runs (None).
+    clear : bool or None
+        The gate raises nothing against the task itself (it has runs, at
+        least ``k`` of them so that pass^k is estimable, at least ``min_runs``,
+        and it is not flaky) under every completion (True), under none
+        (False), or depending on them (None).
+    low, high : float
+        Least and greatest pass^k over the completions that leave the task
+        clear; NaN when none does.
+    fixed : bool
+        Every completion gives the same (clear, pass^k): the task's part in
+        the gate's mean is already known.
+    """
+
+    flaky: bool | None
+    clear: bool | None
+    low: float
+    high: float
+    fixed: bool
+
+
+def task_outlook(successes: int, failures: int, remaining: int, *, k: int = 5,
+                 max_flakiness: float = 0.2, min_runs: int = 0) -> TaskOutlook:
+    """Summarise the completions of a task's remaining runs (see :class:`TaskOutlook`).
+
+    Each completion's final counts ``(c, m)`` are scored exactly as the gate
+    scores a task, with :func:`~passk.metrics.flakiness` and
+    :func:`~passk.metrics.estimate_pass_hat_k`. The completions of ``s``
+    passes, ``f`` failures and ``r`` runs left are the counts of ``c`` passes
+    and ``d`` failures with ``c >= s``, ``d >= f`` and ``c + d <= s + f + r``;
+    one table per planned total holds every such summary at once (suffix
+    reductions over the triangle ``c + d <= n``), so each call is a look-up.
 
     Examples
     --------
-    One success and one failure out of 12 already make the task flaky at a
-    0.2 cap, whatever the other ten runs do:
+    Two passes and a failure in 3 of 12 runs: whatever the other nine give
+    (or leave out), the task ends between 2/3 and 11/12, flaky at the 0.2 cap:
 
-    >>> task_settled(1, 1, 12)
+    >>> task_outlook(2, 1, 9).flaky
     True
-    >>> task_settled(5, 0, 12)  # 12/12 is still possible, and so is 5/12
+    >>> o = task_outlook(0, 10, 2, k=5, max_flakiness=0.7)  # never more than 2 passes
+    >>> o.flaky, o.clear, o.fixed, o.high  # pass^5 is 0 whatever happens
+    (False, True, True, 0.0)
+    """
+    for name, value in (("successes", successes), ("failures", failures),
+                        ("remaining", remaining), ("min_runs", min_runs)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} ({value!r}) must be a whole number >= 0")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k ({k!r}) must be a whole number >= 1")
+    if not 0 <= max_flakiness <= 1:
+        raise ValueError(f"max_flakiness ({max_flakiness!r}) must lie in [0, 1]")
+    return _outlook(int(successes), int(failures), int(remaining), int(k),
+                    float(max_flakiness), int(min_runs))
+
+
+#: The outlook of a task too long to tabulate: undecided, so it never settles early.
+_UNDECIDED = TaskOutlook(None, None, 0.0, 1.0, False)
+
+
+def _outlook(s: int, f: int, r: int, k: int, cap: float, min_runs: int) -> TaskOutlook:
+    """:func:`task_outlook` without the checks (the schedule checked its settings once)."""
+    if s + f + r > _MAX_PLANNED:
+        return _UNDECIDED
+    table = _outlook_table(s + f + r, k, cap, min_runs)
+    any_clear, all_clear = bool(table.any_clear[s, f]), bool(table.all_clear[s, f])
+    low, high = ((float(table.low[s, f]), float(table.high[s, f])) if any_clear
+                 else (math.nan, math.nan))
+    return TaskOutlook(
+        flaky=_same(bool(table.any_flaky[s, f]), bool(table.all_flaky[s, f])),
+        clear=_same(any_clear, all_clear),
+        low=low, high=high,
+        fixed=bool(table.fixed[s, f]),
+    )
+
+
+def _same(any_: bool, all_: bool) -> bool | None:
+    return True if all_ else False if not any_ else None
+
+
+@dataclass(frozen=True)
+class _OutlookTable:
+    """For every (s, f) with s + f <= n: reductions over the counts (c, d) with c >= s,
+    d >= f, c + d <= n (indexed [s, f]); ``settles`` is :func:`task_settled` by suite
+    outlook."""
+
+    any_flaky: np.ndarray
+    all_flaky: np.ndarray
+    any_clear: np.ndarray
+    all_clear: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    fixed: np.ndarray
+    settles: Mapping[str, np.ndarray]
+
+
+def _outlook_table(total: int, k: int, cap: float, min_runs: int) -> _OutlookTable:
+    """One table per planned total and gate (many small ones are kept, few large ones)."""
+    if total <= 64:
+        return _small_table(total, k, cap, min_runs)
+    return _large_table(total, k, cap, min_runs)
+
+
+def _build_table(total: int, k: int, cap: float, min_runs: int) -> _OutlookTable:
+    c, d = np.indices((total + 1, total + 1))
+    inside = c + d <= total
+    c, m = np.where(inside, c, 0), np.where(inside, c + d, 0)
+    with np.errstate(invalid="ignore"):
+        flaky = inside & (m > 0) & (np.asarray(flakiness(c, m)) > cap)
+    hat_k = np.full(c.shape, np.nan)
+    hat_k[inside] = estimate_pass_hat_k(c[inside], m[inside], k)
+    clear = inside & (m > 0) & ~np.isnan(hat_k) & (m >= min_runs) & ~flaky
+    # suffix maxima (any flaky, any clear, highest clear pass^k) and minima (all flaky,
+    # all clear, lowest clear pass^k) over c' >= c, d' >= d; cells outside the triangle
+    # hold the identity, so these rectangle suffixes are the triangle's
+    most = np.stack([flaky, clear, np.where(clear, hat_k, -np.inf)]).astype(float)
+    least = np.stack([flaky, clear, np.where(clear, hat_k, np.inf)]).astype(float)
+    most[:, ~inside], least[:, ~inside] = -np.inf, np.inf
+    for values, op in ((most, np.maximum), (least, np.minimum)):
+        values[:] = op.accumulate(values[:, ::-1, :], axis=1)[:, ::-1, :]
+        values[:] = op.accumulate(values[:, :, ::-1], axis=2)[:, :, ::-1]
+    any_flaky, any_clear, high = most[0] > 0, most[1] > 0, most[2]
+    all_flaky, all_clear, low = least[0] > 0, least[1] > 0, least[2]
+    fixed = ~any_clear | (all_clear & (low == high))
+    known = all_flaky | ~any_flaky
+    return _OutlookTable(any_flaky, all_flaky, any_clear, all_clear, low, high, fixed,
+                         {"open": known & fixed, "blocked": known, "passed": known})
+
+
+_small_table = functools.lru_cache(maxsize=4096)(_build_table)
+_large_table = functools.lru_cache(maxsize=8)(_build_table)
+
+
+def suite_outlook(outlooks: Sequence[TaskOutlook], min_overall_pass_hat_k: float) -> str:
+    """What the gate can still decide about a suite, one of :data:`SUITE_OUTLOOKS`.
+
+    ``'blocked'`` when no joint completion passes: some task is clear under
+    none of its completions, or the mean of each task's greatest clear pass^k
+    stays below the bar. ``'passed'`` when every joint completion passes: every
+    task is clear under all of its completions and the mean of the least
+    pass^k reaches the bar. Sums are exact (fractions of the very floats the
+    gate averages); a mean within ``1e-9`` of the bar is left ``'open'``.
+
+    Examples
+    --------
+    >>> flaky, sure = task_outlook(1, 1, 10), task_outlook(12, 0, 0)
+    >>> suite_outlook([flaky, sure], 0.7), suite_outlook([sure], 0.7)
+    ('blocked', 'passed')
+    >>> suite_outlook([task_outlook(5, 0, 7), sure], 0.7)
+    'open'
+    """
+    if not outlooks or any(o.clear is False for o in outlooks):
+        return "blocked"
+    bar, tasks = Fraction(min_overall_pass_hat_k), len(outlooks)
+    high = sum((Fraction(o.high) for o in outlooks), Fraction(0))
+    if high < (bar - _MEAN_MARGIN) * tasks or (high == 0 and bar > 0):
+        return "blocked"
+    if all(o.clear is True for o in outlooks):
+        low = sum((Fraction(o.low) for o in outlooks), Fraction(0))
+        if bar <= 0 or low == tasks or low >= (bar + _MEAN_MARGIN) * tasks:
+            return "passed"
+    return "open"
+
+
+def task_settled(successes: int, failures: int, *, remaining: int, k: int = 5,
+                 max_flakiness: float = 0.2, min_runs: int = 0, suite: str = "open") -> bool:
+    """Whether a task may stop: no completion of its remaining runs can change the gate.
+
+    The settle rule of curtailed repetition. A task may stop when
+
+    1. it is flaky under every completion of its remaining runs, or under
+       none (so the set of flaky tasks is fixed-n's), and
+    2. its part in the rest of the decision is settled: either the suite's
+       verdict is the same under every joint completion of every task
+       (``suite`` is ``'blocked'`` or ``'passed'``, see :func:`suite_outlook`),
+       or the task's own (clear, pass^k) is the same under all of its
+       completions, so that it adds the same term to the mean.
+
+    Completions include runs left out as infrastructure errors, so a task
+    that can still end with fewer counted runs (fewer than ``k`` or
+    ``min_runs``, or a flakier ratio) is not settled by its planned n alone.
+
+    Parameters
+    ----------
+    successes, failures : int
+        Counted runs so far.
+    remaining : int
+        Planned runs not yet finished (in flight or never started).
+    k, max_flakiness, min_runs
+        The gate's k, cap and minimum of counted runs.
+    suite : {'open', 'blocked', 'passed'}
+        :func:`suite_outlook` of the whole suite.
+
+    Examples
+    --------
+    One pass and one failure out of 12 planned make the task flaky whatever
+    happens, at a 0.2 cap:
+
+    >>> task_settled(1, 1, remaining=10)
+    True
+    >>> task_settled(5, 0, remaining=7)  # 12/12 is not flaky, 5/6 is
+    False
+
+    At a 0.96 cap, 1 of 2 is flaky (1.0) and 1 of 3 is not (0.89): a 3-run
+    task must make its third run, even in a suite already blocked:
+
+    >>> task_settled(1, 1, remaining=1, max_flakiness=0.96, suite="blocked")
     False
     """
-    done = successes + failures
-    if done >= n:
-        return True
-    finals = np.arange(successes, n - failures + 1)
-    flaky = np.asarray(flakiness(finals, n)) > max_flakiness
-    if flaky.all():
-        return True
-    return bool(suite_blocked and not flaky.any())
+    if suite not in SUITE_OUTLOOKS:
+        raise ValueError(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
+    outlook = task_outlook(successes, failures, remaining, k=k, max_flakiness=max_flakiness,
+                           min_runs=min_runs)
+    return remaining == 0 or (outlook.flaky is not None and (suite != "open" or outlook.fixed))
 
 
 # --------------------------------------------------------------------------
@@ -163,64 +383,44 @@ def _attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:
     return int(np.random.SeedSequence([base, attempt]).generate_state(1, dtype=np.uint64)[0])
 
 
-def _stamp(result: Any, task: Task, run_index: int, seed: int, started: float) -> RunResult:
-    if not isinstance(result, RunResult):
-        raise TypeError(f"adapter.run returned {type(result).__name__}, not a RunResult")
-    seconds = result.seconds or (time.perf_counter() - started)
-    return dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed,
-                               seconds=seconds)
-
-
-def _failed(task: Task, run_index: int, seed: int, exc: BaseException, started: float,
-            *, infrastructure: bool) -> RunResult:
-    return RunResult(task.task_id, run_index, False, error=f"{type(exc).__name__}: {exc}",
-                     infrastructure_error=infrastructure, seed=seed,
-                     seconds=time.perf_counter() - started)
-
-
 def _run_sync(adapter: HarnessAdapter, task: Task, run_index: int, seed: int,
               timeout: float | None = None, delay: float = 0.0) -> RunResult:
-    if delay:  # a retry's backoff, slept by the worker so that the others keep going
+    """:func:`passk.repeat_run.run_once` after a retry's backoff, slept by the worker so
+    that the others keep going."""
+    if delay:
         time.sleep(delay)
     started = time.perf_counter()
-    try:
-        result = _stamp(adapter.run(task, seed=seed), task, run_index, seed, started)
-        if timeout is not None and time.perf_counter() - started > timeout:
-            return dataclasses.replace(result, success=False,
-                                       error=f"TimeoutError: run exceeded {timeout} s")
-        return result
-    except InfrastructureError as exc:
-        return _failed(task, run_index, seed, exc, started, infrastructure=True)
-    except Exception as exc:
-        return _failed(task, run_index, seed, exc, started, infrastructure=False)
+    return _clocked(run_once(adapter, task, run_index, seed, timeout=timeout), started)
 
 
 async def _run_async(adapter: Any, task: Task, run_index: int, seed: int,
                      timeout: float | None) -> RunResult:
+    """:func:`passk.repeat_run.run_once_async`, clocked like :func:`_run_sync`."""
     started = time.perf_counter()
-    try:
-        call = adapter.run(task, seed=seed)
-        if timeout is None:
-            result = await call
-        else:
-            try:
-                async with asyncio.timeout(timeout) as limit:
-                    result = await call
-            except TimeoutError:
-                if not limit.expired():
-                    raise  # the adapter's own TimeoutError: an ordinary agent failure
-                return _failed(task, run_index, seed, TimeoutError(f"run exceeded {timeout} s"),
-                               started, infrastructure=False)
-        return _stamp(result, task, run_index, seed, started)
-    except InfrastructureError as exc:
-        return _failed(task, run_index, seed, exc, started, infrastructure=True)
-    except Exception as exc:
-        return _failed(task, run_index, seed, exc, started, infrastructure=False)
+    return _clocked(await run_once_async(adapter, task, run_index, seed, timeout=timeout),
+                    started)
+
+
+def _clocked(result: RunResult, started: float) -> RunResult:
+    """The log's ``seconds``: the adapter's own figure, else the wall clock."""
+    if result.seconds:
+        return result
+    return dataclasses.replace(result, seconds=time.perf_counter() - started)
 
 
 # --------------------------------------------------------------------------
 # the schedule: which (task, run, attempt) to start next
 # --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """The decision curtailment must leave as fixed-n makes it."""
+
+    k: int
+    min_overall_pass_hat_k: float
+    max_flakiness: float
+    min_runs: int
 
 
 @dataclass
@@ -238,30 +438,85 @@ class _TaskState:
     done: set[int] = field(default_factory=set)
     started: set[int] = field(default_factory=set)  # done, in flight, or awaiting a retry
 
+    @property
+    def remaining(self) -> int:
+        """Planned runs without a final outcome yet (in flight, awaiting a retry, not started)."""
+        return self.n - len(self.done)
+
 
 class _Schedule:
-    def __init__(self, tasks: Sequence[Task], policy: RepeatPolicy, *, max_flakiness: float,
+    def __init__(self, tasks: Sequence[Task], policy: RepeatPolicy, *, gate: _Gate,
                  max_retries: int, curtailed: bool):
         self.states = {t.task_id: _TaskState(t, policy.runs_for(t)) for t in tasks}
         if len(self.states) != len(tasks):
             raise ValueError("task ids must be unique within a suite")
-        self.max_flakiness, self.max_retries, self.curtailed = max_flakiness, max_retries, curtailed
-        self.suite_blocked = False
+        self.gate, self.max_retries, self.curtailed = gate, max_retries, curtailed
         self.retries: deque[tuple[_TaskState, int, int]] = deque()
         self._order = list(self.states.values())
         self._cursor = 0
         self.active = 0  # runs in flight across the suite
+        # curtailment: each task's outlook, and their sums for the suite's outlook
+        self.outlooks: dict[str, TaskOutlook] = {}
+        self.suite = "open"
+        self._high = self._low = Fraction(0)
+        self._not_clear = self._unsure = 0
+        if curtailed:
+            for s in self._order:
+                self._account(s)
+
+    def outlook(self, s: _TaskState) -> TaskOutlook:
+        g = self.gate
+        return _outlook(s.successes, s.failures, s.remaining, g.k, g.max_flakiness, g.min_runs)
+
+    def _account(self, s: _TaskState) -> None:
+        """Replace the task's outlook in the suite's sums and update the suite's outlook."""
+        new = self.outlook(s)
+        old = self.outlooks.get(s.task.task_id)
+        for o, sign in ((old, -1), (new, 1)):
+            if o is None:
+                continue
+            self._not_clear += sign * (o.clear is False)
+            self._unsure += sign * (o.clear is None)
+            if o.clear is not False:
+                self._high += sign * Fraction(o.high)
+            if o.clear is True:
+                self._low += sign * Fraction(o.low)
+        self.outlooks[s.task.task_id] = new
+        if self.suite == "open" and len(self.outlooks) == len(self.states):
+            self.suite = self._suite_outlook()
+
+    def _suite_outlook(self) -> str:
+        """:func:`suite_outlook` from the running sums (exact fractions, O(1) per run)."""
+        tasks = len(self.outlooks)
+        if not tasks or self._not_clear:
+            return "blocked"
+        bar = Fraction(self.gate.min_overall_pass_hat_k)
+        if self._high < (bar - _MEAN_MARGIN) * tasks or (self._high == 0 and bar > 0):
+            return "blocked"
+        if not self._unsure and (bar <= 0 or self._low == tasks
+                                 or self._low >= (bar + _MEAN_MARGIN) * tasks):
+            return "passed"
+        return "open"
 
     def settled(self, s: _TaskState) -> bool:
+        if s.remaining <= 0:
+            return True
         if not self.curtailed:
-            return len(s.done) >= s.n
-        return task_settled(s.successes, s.failures, s.n, max_flakiness=self.max_flakiness,
-                            suite_blocked=self.suite_blocked)
+            return False
+        o = self.outlooks[s.task.task_id]
+        return o.flaky is not None and (self.suite != "open" or o.fixed)
+
+    def settled_early(self) -> dict[str, int]:
+        """Tasks stopped before all their planned runs ended, with their planned runs."""
+        return {s.task.task_id: s.n for s in self._order if s.remaining > 0}
 
     def next_item(self) -> tuple[_TaskState, int, int] | None:
         """The next (task, run index, attempt) to start, retries first; None when nothing can."""
-        if self.retries:
+        while self.retries:
             s, run_index, attempt = self.retries.popleft()
+            if self.curtailed and self.settled(s):
+                s.retries -= 1  # its verdict no longer needs this run
+                continue
             s.in_flight += 1
             self.active += 1
             return s, run_index, attempt
@@ -275,7 +530,7 @@ class _Schedule:
                     self._cursor += 1
                 i += 1
                 continue
-            if self.curtailed and s.in_flight >= self.runs_surely_needed(s):
+            if self.curtailed and s.in_flight and s.in_flight >= self.runs_surely_needed(s):
                 i += 1
                 continue
             run_index = s.next_index
@@ -286,20 +541,14 @@ class _Schedule:
         return None
 
     def runs_surely_needed(self, s: _TaskState) -> int:
-        """How many more runs the task needs before any outcome could settle it.
+        """How many more runs end before any outcome could settle the task.
 
-        Curtailment may run that many at once without wasting one: none of them
-        can be skipped. (Long tasks, n > 200, are not searched: one at a time.)
+        Curtailment may run that many at once without wasting one (unless
+        another task settles the suite meanwhile).
         """
-        remaining = s.n - s.successes - s.failures
-        if remaining <= 1 or s.n > 200:
-            return 1
-        for m in range(1, remaining + 1):
-            if any(task_settled(s.successes + a, s.failures + m - a, s.n,
-                                max_flakiness=self.max_flakiness,
-                                suite_blocked=self.suite_blocked) for a in range(m + 1)):
-                return m
-        return remaining
+        g = self.gate
+        return _runs_surely_needed(s.successes, s.failures, s.remaining, g.k, g.max_flakiness,
+                                   g.min_runs, self.suite)
 
     def record(self, s: _TaskState, result: RunResult, attempt: int, *, replay: bool = False
                ) -> bool:
@@ -322,16 +571,35 @@ class _Schedule:
         else:
             s.failures += 1
         s.done.add(result.run_index)
-        if self.curtailed and not self.suite_blocked and s.successes + s.failures < s.n:
-            finals = np.arange(s.successes, s.n - s.failures + 1)
-            if (np.asarray(flakiness(finals, s.n)) > self.max_flakiness).all():
-                self.suite_blocked = True
+        if self.curtailed:
+            self._account(s)
         return True
 
-    def finished(self) -> bool:
-        return not self.retries and all(
-            (self.settled(s) or s.next_index >= s.n) and not s.in_flight
-            for s in self.states.values())
+
+@functools.lru_cache(maxsize=1 << 12)
+def _runs_surely_needed(successes: int, failures: int, remaining: int, k: int,
+                        max_flakiness: float, min_runs: int, suite: str) -> int:
+    """The fewest further run outcomes (a passes, b failures, x left out) after which
+    :func:`task_settled` could hold.
+
+    The search goes by m = a + b + x = 1, 2, ... and gives up after a budget of
+    states: the m reached is still a lower bound, so no run started on its
+    account is wasted.
+    """
+    total = successes + failures + remaining
+    budget = 4000
+    for m in range(1, remaining):
+        for x in range(m + 1):
+            if total - x > _MAX_PLANNED:
+                continue
+            settles = _outlook_table(total - x, k, max_flakiness, min_runs).settles[suite]
+            for a in range(m - x + 1):
+                if settles[successes + a, failures + m - x - a]:
+                    return m
+            budget -= m - x + 1
+        if budget <= 0:
+            return m
+    return max(remaining, 1)
 
 
 # --------------------------------------------------------------------------
@@ -356,7 +624,13 @@ class SuiteRun:
     retries, cached, infrastructure_errors : dict[str, int]
         Per task.
     effective_n : dict[str, int]
-        Counted runs per task.
+        Counted runs per task (the ``runs`` of its row in the report).
+    protocol : Protocol or None
+        The settings the suite was run under, ``stopping`` as applied.
+    settled_early : dict[str, int]
+        Tasks curtailment stopped before all their planned runs had ended,
+        with the runs they were planned; their rows show the runs made, and
+        the gate's verdict on them is the one every completion gives.
     """
 
     report: SuiteReport
@@ -368,6 +642,7 @@ class SuiteRun:
     infrastructure_errors: Mapping[str, int]
     effective_n: Mapping[str, int]
     protocol: Protocol | None = None
+    settled_early: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def runs_saved(self) -> int:
@@ -403,6 +678,7 @@ def run_suite(
     backoff: float = 0.5,
     min_overall_pass_hat_k: float = 0.7,
     max_flakiness: float = 0.2,
+    min_runs: int = 0,
 ) -> SuiteRun:
     """Run every task of a suite as its repeat policy says, logging each run as it ends.
 
@@ -435,11 +711,26 @@ def run_suite(
     backoff : float, default 0.5
         Seconds before the first retry, doubling each time.
     min_overall_pass_hat_k, max_flakiness : float
-        The gate's bar and cap (the cap also drives curtailment).
+        The gate's bar and cap.
+    min_runs : int, default 0
+        The gate fails a task with fewer counted runs (recorded in the
+        protocol when not 0).
 
     Returns
     -------
     SuiteRun
+
+    Notes
+    -----
+    Curtailed repetition decides exactly as fixed n. Run i of a task has one
+    outcome whoever runs it (its seed is fixed), so the runs a curtailed
+    suite makes are some of the fixed-n runs. A task stops only when
+    :func:`task_settled` holds: every completion of its remaining runs (each
+    a pass, a failure, or left out as an infrastructure error) leaves its
+    flaky verdict unchanged, and either its term in the gate's mean is fixed
+    or the verdict on the whole suite is the same under every completion of
+    every task (:func:`suite_outlook`). The gate then gives fixed-n's
+    verdict and flaky tasks on the runs made.
 
     Examples
     --------
@@ -456,11 +747,16 @@ def run_suite(
         raise ValueError("resume=True needs the log to resume from")
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError(f"max_concurrency ({max_concurrency}) must be at least 1")
-    schedule = _Schedule(tasks, policy, max_flakiness=max_flakiness, max_retries=max_retries,
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 0:
+        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
+    gate = _Gate(k, min_overall_pass_hat_k, max_flakiness, min_runs)
+    schedule = _Schedule(tasks, policy, gate=gate, max_retries=max_retries,
                          curtailed=policy.stopping == "curtailed")
     protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=max_retries,
                               timeout=timeout, min_overall_pass_hat_k=min_overall_pass_hat_k,
                               max_flakiness=max_flakiness)
+    if min_runs:
+        protocol = Protocol({**protocol.settings, "min_runs": min_runs})
     header = {"protocol": protocol.to_dict(), "seed": seed}
     if resume and log is not None and (found := read_log_header(log)) is not None:
         require_same_protocol(Protocol.from_dict(found["protocol"]), protocol)
@@ -525,16 +821,15 @@ def run_suite(
                     pool.shutdown(wait=False, cancel_futures=True)
     except KeyboardInterrupt:
         bar.close()
-        out.close()
         where = f" in {log}" if log else ""
         print(f"\ninterrupted: {len(finished)} runs recorded{where}; "
               + ("resume=True with the same log and seed runs only the rest" if log else
                  "without a log there is nothing to resume from"), file=sys.stderr)
         raise
-    bar.close()
-    out.close()
-    return _summarise(schedule, finished, k=k, min_overall_pass_hat_k=min_overall_pass_hat_k,
-                      max_flakiness=max_flakiness, protocol=protocol)
+    finally:
+        bar.close()
+        out.close()
+    return _summarise(schedule, finished, protocol=protocol)
 
 
 def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: Executor | None,
@@ -542,9 +837,9 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
     if pool is None:  # in this thread, one run after another
         while (item := schedule.next_item()) is not None:
             s, index, attempt = item
-            time.sleep(_backoff_delay(attempt, backoff))
             on_result(s, _run_sync(adapter, s.task, index,
-                                   _attempt_seed(seed, s.task.task_id, index, attempt), timeout),
+                                   _attempt_seed(seed, s.task.task_id, index, attempt), timeout,
+                                   _backoff_delay(attempt, backoff)),
                       attempt)
         return
     in_flight: dict[Future[RunResult], tuple[_TaskState, int]] = {}
@@ -616,24 +911,16 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
     return interrupted
 
 
-def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *, k: int,
-               min_overall_pass_hat_k: float, max_flakiness: float,
+def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *,
                protocol: Protocol) -> SuiteRun:
     states = list(schedule.states.values())
+    g = schedule.gate
     report = suite_report(
         [s.task.task_id for s in states], [s.successes for s in states],
-        [s.successes + s.failures for s in states], risks=[s.task.risk for s in states], k=k,
-        min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
+        [s.successes + s.failures for s in states], risks=[s.task.risk for s in states], k=g.k,
+        min_overall_pass_hat_k=g.min_overall_pass_hat_k, max_flakiness=g.max_flakiness,
     )
-    early = {s.task.task_id: s.n for s in states
-             if schedule.curtailed and s.successes + s.failures < s.n}
-    if early:
-        # Stopping early happens only once the suite is certainly blocked, so the
-        # decision equals the fixed-n one; the gate says which tasks were cut short.
-        report = dataclasses.replace(report, gate=reliability_gate(
-            report.tasks, min_overall_pass_hat_k=min_overall_pass_hat_k,
-            max_flakiness=max_flakiness, settled_early=early))
-    report = dataclasses.replace(report, protocol=protocol)
+    report = dataclasses.replace(report, gate=_gate(schedule, report.tasks), protocol=protocol)
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,
@@ -645,7 +932,48 @@ def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult
         infrastructure_errors={s.task.task_id: s.gave_up for s in states},
         effective_n={s.task.task_id: s.successes + s.failures for s in states},
         protocol=protocol,
+        settled_early=schedule.settled_early(),
     )
+
+
+def _gate(schedule: _Schedule, rows: Sequence[TaskReport]) -> GateResult:
+    """The gate on the runs made (``rows``: the report's, in the schedule's task order).
+
+    A curtailed suite's runs made are one completion of its runs not made (all
+    left out), and the settle rule stopped a task only when every completion
+    gives the same verdict and flaky tasks, so this gate gives fixed n's. When
+    it blocks, the reasons also name the tasks stopped early and what blocks
+    whatever their runs not made would give; when it passes, nothing is said.
+    """
+    g = schedule.gate
+    gate = functools.partial(reliability_gate, rows,
+                             min_overall_pass_hat_k=g.min_overall_pass_hat_k,
+                             max_flakiness=g.max_flakiness, min_runs=g.min_runs)
+    early = schedule.settled_early()
+    result = gate()
+    if early and not result.passed:
+        result = gate(settled_early=early)
+        result = dataclasses.replace(result, reasons=result.reasons + _why_blocked(schedule))
+    return result
+
+
+def _why_blocked(schedule: _Schedule) -> tuple[str, ...]:
+    """What blocks a curtailed suite under every completion of the runs not made, beyond
+    the reasons the gate gives on the runs made (flaky tasks, tasks run in full)."""
+    g = schedule.gate
+    outlooks = [schedule.outlook(s) for s in schedule.states.values()]
+    reasons = []
+    for s, o in zip(schedule.states.values(), outlooks):
+        if s.remaining and o.clear is False and o.flaky is False:
+            most = s.successes + s.failures + s.remaining
+            short = f"pass^{g.k} needs {g.k}" if most < g.k else f"the minimum is {g.min_runs}"
+            reasons.append(f"task {s.task.task_id}: at most {most} counted runs even if all "
+                           f"{s.n} planned had been made, and {short}")
+    if not any(o.clear is False for o in outlooks):
+        best = float(np.mean([o.high for o in outlooks]))
+        reasons.append(f"overall pass^{g.k} could reach at most {best:.3f} whatever the runs "
+                       f"not made gave, below the bar {g.min_overall_pass_hat_k:.3f}: not met")
+    return tuple(reasons)
 
 
 
@@ -698,9 +1026,8 @@ def load_adapter(spec: str) -> HarnessAdapter:
 
     Examples
     --------
-    >>> load_adapter("passk.flaky_adapter:OnCallSimulator")
-    OnCallSimulator(temperature=0.7, deterministic_sort=False, concurrency=False, \
-env_fault_rate=0.0, top_p=0.95, max_restarts=3)
+    >>> type(load_adapter("passk.flaky_adapter:OnCallSimulator")).__name__
+    'OnCallSimulator'
     """
     import importlib
 

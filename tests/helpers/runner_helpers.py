@@ -65,6 +65,22 @@ class AsyncSeedCoin:
 
 
 @dataclass(frozen=True)
+class AsyncTaskSleep:
+    """:class:`AsyncSeedCoin` whose await is the task's own ``params['sleep']`` seconds,
+    so that some tasks' runs end before others' start (a scheduled order, not a race).
+
+    A run whose seed is the task's ``params['interrupt_seed']`` raises KeyboardInterrupt
+    as it starts (Ctrl-C at a chosen point; the runs in flight still end and are logged).
+    """
+
+    async def run(self, task: Task, *, seed: int) -> RunResult:
+        if seed == task.params.get("interrupt_seed"):
+            raise KeyboardInterrupt
+        await asyncio.sleep(float(task.params.get("sleep", 0.0)))
+        return RunResult(task.task_id, 0, coin(seed, task.params.get("p", 0.5)))
+
+
+@dataclass(frozen=True)
 class AsyncSimulator:
     """The chapter's simulator behind ``async def run``, with a seed-dependent await."""
 
@@ -155,3 +171,63 @@ class Holder:
 
 
 NOT_AN_ADAPTER = 42
+
+
+# --- curtailment's property tests: outcomes scripted per (task, run, attempt) ------------
+
+#: What one attempt can give: a pass, a failure, an infrastructure error, a cached result.
+PASS, FAIL, INFRA, CACHED = "S", "F", "X", "C"
+
+
+def scripted_outcomes(rng: np.random.Generator, n: int, attempts: int, *, p: float, q: float,
+                      cached: float) -> list[list[str]]:
+    """``[run][attempt]`` outcomes of one task: infrastructure error with probability q,
+    else cached with probability ``cached``, else a pass with probability p."""
+    u = rng.random((n, attempts, 3))
+    return [[INFRA if a[0] < q else CACHED if a[1] < cached else PASS if a[2] < p else FAIL
+             for a in run] for run in u]
+
+
+def final_outcome(attempts: list[str], max_retries: int) -> str:
+    """What fixed-n repetition keeps for a run: its first attempt that is not an
+    infrastructure error, within ``max_retries`` retries; else the run is left out."""
+    for outcome in attempts[:max_retries + 1]:
+        if outcome != INFRA:
+            return outcome
+    return INFRA
+
+
+def scripted_result(task: Task, run_index: int, outcome: str) -> RunResult:
+    """The RunResult an adapter gives for a scripted outcome (infrastructure errors are
+    results flagged as such, as :func:`passk.repeat_run.run_once` makes them)."""
+    return RunResult(task.task_id, run_index, outcome == PASS, infrastructure_error=outcome == INFRA,
+                     cached=outcome == CACHED, error="InfrastructureError: down"
+                     if outcome == INFRA else None)
+
+
+class Scripted:
+    """Instant and pure: attempt ``a`` of run ``i`` of a task gives
+    ``script[task_id][i][a]``, found from the attempt's seed (``seeds`` maps it back)."""
+
+    def __init__(self, script: dict[str, list[list[str]]], seeds: dict[int, tuple[str, int, int]]):
+        self.script, self.seeds = script, seeds
+
+    def outcome(self, seed: int) -> tuple[str, int, str]:
+        task_id, run_index, attempt = self.seeds[seed]
+        return task_id, run_index, self.script[task_id][run_index][attempt]
+
+    def run(self, task: Task, *, seed: int) -> RunResult:
+        _, _, outcome = self.outcome(seed)
+        if outcome == INFRA:
+            raise InfrastructureError("down")
+        return RunResult(task.task_id, 0, outcome == PASS, cached=outcome == CACHED)
+
+
+class AsyncScripted(Scripted):
+    """:class:`Scripted` with ``async def run``: yields to the event loop a seed-dependent
+    number of times (0-3), so runs end out of order without any sleeping."""
+
+    async def run(self, task: Task, *, seed: int) -> RunResult:  # type: ignore[override]
+        for _ in range(seed % 4):
+            await asyncio.sleep(0)
+        return Scripted.run(self, task, seed=seed)
