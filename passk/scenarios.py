@@ -36,14 +36,17 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .adapter import HarnessAdapter, RunResult, Task, ToolCall
 from .flaky_adapter import sample_action
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .repeat_run import RepeatRun
 
 __all__ = [
     "EVIDENCE_TOOLS",
@@ -62,6 +65,7 @@ __all__ = [
     "environments",
     "leak_check",
     "leak_report",
+    "measure",
     "split_tasks",
 ]
 
@@ -455,3 +459,58 @@ def leak_report(pairs: Sequence[tuple[Task, RunResult]], canaries: Sequence[str]
         leaked += bool(found)
         findings += [f"{task.task_id} run {result.run_index}: {f}" for f in found]
     return LeakReport(len(pairs), leaked, tuple(findings))
+
+
+def measure(runs: Mapping[str, RepeatRun] | Iterable[RepeatRun],
+            canaries: Sequence[str]) -> dict[str, float]:
+    """The trust gate's two figures for graded runs: discovery rate and ``no_leak``.
+
+    Parameters
+    ----------
+    runs : Mapping[str, RepeatRun] or iterable of RepeatRun
+        Each task's repeats (what :func:`passk.repeat_run.repeat_run` returns),
+        graded from outside, e.g. by :class:`GradedAdapter`; a mapping (task id
+        to repeats) is read by its values.
+    canaries : sequence of str
+        The ground-truth markers to look for, :meth:`GroundTruthGrader.canaries`.
+
+    Returns
+    -------
+    dict
+        ``discovery_rate`` and ``no_leak``, ready for
+        :class:`passk.protocol.Measurement` and :func:`passk.protocol.honest_gate`.
+
+    Raises
+    ------
+    ValueError
+        When ``runs`` hold no counted run (nothing to measure).
+
+    Notes
+    -----
+    With :math:`N` counted runs (not infrastructure errors or cached repeats),
+    :math:`s` of them graded a success, and :math:`L` of all :math:`M` runs
+    leaking a canary (:func:`leak_report`, which scans every run: a leak is a
+    leak, however the run ended),
+
+    .. math:: \\text{discovery\\_rate} = s / N, \\qquad
+              \\text{no\\_leak} = 1 - L / M .
+
+    Leakage is reported as a metric of its own, so a bar of 1 on ``no_leak``
+    refuses a measurement in which a single run saw the answer.
+
+    Examples
+    --------
+    >>> from passk.repeat_run import RepeatRun
+    >>> t = Task("x", "find the cause")
+    >>> clean = RunResult("x", 0, True)
+    >>> dirty = RunResult("x", 1, True, trajectory=(ToolCall("notes", "", "[gt-abc]"),))
+    >>> wrong = RunResult("x", 2, False)
+    >>> measure([RepeatRun(t, (clean, dirty, wrong, clean))], ["gt-abc"])
+    {'discovery_rate': 0.75, 'no_leak': 0.75}
+    """
+    repeats = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
+    counted = [r.success for rr in repeats for r in rr.results if r.counted]
+    if not counted:
+        raise ValueError(f"runs ({len(repeats)} task(s)) hold no counted run: nothing to measure")
+    leaks = leak_report([(rr.task, r) for rr in repeats for r in rr.results], canaries)
+    return {"discovery_rate": sum(counted) / len(counted), "no_leak": 1.0 - leaks.leak_rate}

@@ -1,14 +1,15 @@
 """The trust pieces wired together: leaks and missed bars fail the gate; protocols must match."""
 
 import json
+from fractions import Fraction
 
-import numpy as np
 import pytest
 
+from passk.adapter import RunResult, Task, ToolCall
 from passk.cli import main
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
 from passk.protocol import Criteria, Measurement, Protocol, honest_gate
-from passk.repeat_run import repeat_run
+from passk.repeat_run import RepeatRun, repeat_run
 from passk.runner import run_suite
 from passk.scenarios import (
     Budget,
@@ -18,23 +19,46 @@ from passk.scenarios import (
     LeakyDiagnosisSimulator,
     catalogue,
     environments,
-    leak_report,
+    measure,
     split_tasks,
 )
 
 BARS = Criteria({"discovery_rate": 0.75, "no_leak": 1.0})
 
 
-def measure(adapter, grader, budget_seconds=None, n=4):
-    tasks = split_tasks("dev")
-    runs = [repeat_run(adapter, t, n, seed=11) for t in tasks]
-    pairs = [(rr.task, r) for rr in runs for r in rr.results]
-    leaks = leak_report(pairs, grader.canaries())
-    metrics = {"discovery_rate": float(np.mean([r.success for _, r in pairs])),
-               "no_leak": 1.0 - leaks.leak_rate}
+def gate_dev_split(adapter, grader, budget_seconds=None, n=4):
+    """n repeats of every dev scenario, measured and passed through the honest gate."""
+    runs = {t.task_id: repeat_run(adapter, t, n, seed=11) for t in split_tasks("dev")}
+    metrics = measure(runs, grader.canaries())
     protocol = Protocol({"split": "dev", "n": n, "budget": budget_seconds,
                          "criteria": BARS.fingerprint})
     return honest_gate(BARS, Measurement(metrics, protocol)), metrics
+
+
+def test_measure_counts_successes_and_leaks_against_a_hand_count():
+    """Two tasks, seven runs: 4 of the 6 counted runs pass; 2 of the 7 runs saw a canary
+    (one of them an infrastructure error, which is not counted but still leaked)."""
+    a, b = Task("a", "find the cause"), Task("b", "find the cause")
+    seen = (ToolCall("notes", "", "cause [gt-a]"),)
+    runs = [
+        RepeatRun(a, (RunResult("a", 0, True), RunResult("a", 1, True, trajectory=seen),
+                      RunResult("a", 2, False),
+                      RunResult("a", 3, False, infrastructure_error=True, trajectory=seen))),
+        RepeatRun(b, (RunResult("b", 0, True), RunResult("b", 1, True),
+                      RunResult("b", 2, False, trajectory=(ToolCall("notes", "", "gt-zzz"),)))),
+    ]
+    expected = {"discovery_rate": Fraction(4, 6), "no_leak": 1 - Fraction(2, 7)}
+    got = measure(runs, ["gt-a", "gt-b"])
+    assert got == {name: float(value) for name, value in expected.items()}
+    assert measure({rr.task.task_id: rr for rr in runs}, ["gt-a", "gt-b"]) == got
+
+
+def test_measure_refuses_runs_with_nothing_counted():
+    only_errors = RepeatRun(Task("a", "x"), (RunResult("a", 0, False, infrastructure_error=True),))
+    with pytest.raises(ValueError, match="no counted run"):
+        measure([only_errors], ["gt-a"])
+    with pytest.raises(ValueError, match=r"runs \(0 task\(s\)\)"):
+        measure({}, ["gt-a"])
 
 
 def test_a_leaky_harness_scores_perfectly_and_is_refused():
@@ -42,7 +66,7 @@ def test_a_leaky_harness_scores_perfectly_and_is_refused():
     notes = {s.scenario_id: s.truth for s in catalogue() if s.split == "dev"}
     leaky = GradedAdapter(LeakyDiagnosisSimulator(DiagnosisSimulator(environments("dev")), notes),
                           grader)
-    result, metrics = measure(leaky, grader)
+    result, metrics = gate_dev_split(leaky, grader)
     assert metrics["discovery_rate"] == 1.0 and metrics["no_leak"] == 0.0
     assert not result.passed
     assert result.reasons == ("no_leak: measured 0.000, bar 1.000: not met",)
@@ -50,7 +74,7 @@ def test_a_leaky_harness_scores_perfectly_and_is_refused():
 
 def test_the_honest_harness_with_enough_budget_passes():
     grader = GroundTruthGrader("dev")
-    result, metrics = measure(GradedAdapter(DiagnosisSimulator(environments("dev")), grader),
+    result, metrics = gate_dev_split(GradedAdapter(DiagnosisSimulator(environments("dev")), grader),
                               grader)
     assert metrics["no_leak"] == 1.0 and result.passed, result.reasons
 
@@ -59,11 +83,11 @@ def test_a_budget_below_the_need_is_refused_with_both_figures():
     grader = GroundTruthGrader("dev")
     short = GradedAdapter(DiagnosisSimulator(environments("dev"), Budget(max_time_seconds=90)),
                           grader)
-    result, metrics = measure(short, grader, budget_seconds=90)
+    result, metrics = gate_dev_split(short, grader, budget_seconds=90)
     assert metrics["discovery_rate"] <= 0.2
     assert not result.passed
-    assert result.reasons == (f"discovery_rate: measured {metrics['discovery_rate']:.3f}, "
-                              "bar 0.750: not met",)
+    assert result.reasons == ((f"discovery_rate: measured {metrics['discovery_rate']:.3f}, "
+                               "bar 0.750: not met"),)
 
 
 @pytest.fixture
