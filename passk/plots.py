@@ -6,18 +6,28 @@ non-interactive Agg backend, so the command works on a headless CI runner.
 
 from __future__ import annotations
 
+import numbers
 import os
-from typing import TYPE_CHECKING
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from .reporting import FileReport
     from .stability import SuiteReport
 
-__all__ = ["MissingExtra", "plot_report", "plot_task_classes"]
+__all__ = [
+    "MissingExtra",
+    "plot_curves",
+    "plot_gate",
+    "plot_report",
+    "plot_run_strip",
+    "plot_task_classes",
+]
 
 
 _BLUE, _VERMILLION, _GREY = "#0072B2", "#D55E00", "#999999"
@@ -188,4 +198,270 @@ def plot_task_classes(report: FileReport | SuiteReport, *,
     right.set_xlabel("pass rate p̂")
     right.set_ylabel("flakiness 4p̂(1−p̂)")
     right.set_title("flakiness at each observed pass rate", fontsize=10)
+    return fig
+
+
+def _pyplot(what: str) -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingExtra(f"{what} needs matplotlib, in the optional extra 'plot': "
+                           "pip install 'passk[plot]'") from None
+    return plt
+
+
+def plot_curves(p: float, k_max: int = 8, *, ax: Axes | None = None) -> Figure:
+    """pass@k and pass^k of one task over k = 1..k_max, and where pass^k drops below 1/2.
+
+    Draws the closed forms :func:`passk.pass_at_k` and :func:`passk.pass_hat_k`
+    for a single-run success rate ``p``, a dotted line at one half, and a
+    dashed vertical line at the first :math:`k` with :math:`p^k < 1/2` when
+    that :math:`k` is at most ``k_max``. Colours are Okabe-Ito (blue for
+    pass@k, vermillion for pass^k) and the markers differ too.
+
+    Parameters
+    ----------
+    p : float
+        Single-run success rate, in [0, 1].
+    k_max : int, default 8
+        The largest k drawn, at least 1.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new 7 x 4 inch figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on; the caller shows or saves it.
+
+    Raises
+    ------
+    ValueError
+        When ``p`` is not in [0, 1] or ``k_max`` is not a whole number >= 1.
+    MissingExtra
+        When matplotlib is not installed.
+
+    Notes
+    -----
+    With independent runs, :math:`\\mathrm{pass}@k = 1 - (1-p)^k` and
+    :math:`\\mathrm{pass}^k = p^k`; the first :math:`k` with :math:`p^k < 1/2`
+    is :math:`\\lfloor \\ln 2 / (-\\ln p) \\rfloor + 1` for :math:`0 < p < 1`.
+
+    References
+    ----------
+    .. [1] M. Chen et al., "Evaluating large language models trained on code",
+       arXiv:2107.03374, 2021 (pass@k).
+    .. [2] S. Yao et al., "tau-bench: a benchmark for tool-agent-user interaction
+       in real-world domains", arXiv:2406.12045, 2024 (pass^k).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = plot_curves(0.9, 8)
+    >>> at, hat = fig.axes[0].get_lines()[:2]
+    >>> [round(float(y), 4) for y in hat.get_ydata()[:3]]
+    [0.9, 0.81, 0.729]
+    >>> [float(x) for x in fig.axes[0].get_lines()[-1].get_xdata()]  # 0.9**7 < 1/2
+    [7.0, 7.0]
+    >>> plt.close(fig)
+    """
+    plt = _pyplot("plot_curves")
+    from .metrics import pass_at_k, pass_hat_k
+
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"p ({p!r}) must be a success rate in [0, 1]")
+    if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
+        raise ValueError(f"k_max ({k_max!r}) must be a whole number of runs, at least 1")
+    k = np.arange(1, int(k_max) + 1)
+    at, hat = pass_at_k(float(p), k), pass_hat_k(float(p), k)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 4))
+    else:
+        fig = ax.figure
+    ax.plot(k, at, marker="o", ms=4, color=_BLUE, label=r"pass@$k$ (at least one)")
+    ax.plot(k, hat, marker="s", ms=4, color=_VERMILLION, label=r"pass$^k$ (all $k$)")
+    ax.axhline(0.5, color="0.5", lw=1, ls=":")
+    below = np.flatnonzero(hat < 0.5)
+    if below.size:
+        first = int(k[below[0]])
+        ax.axvline(first, color=_VERMILLION, lw=1, ls="--",
+                   label=rf"pass$^k$ < 0.5 from $k$ = {first}")
+    ax.set_xlabel(r"$k$ (independent runs of the same task)")
+    ax.set_ylabel("probability")
+    ax.set_title(rf"pass@$k$ and pass$^k$ at $p$ = {float(p):.2f}")
+    ax.set_xlim(0.5, k_max + 0.5)
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_run_strip(outcomes: Any, *, p: float | Fraction | None = None,
+                   label: str | None = None,
+                   names: tuple[str, str] = ("pass", "fail")) -> Figure:
+    """Runs of one task in order: each as a coloured bar, and the running pass rate.
+
+    Top: one bar per run, blue when it passed and vermillion when it failed.
+    Bottom: the pass rate over the runs so far, :math:`\\sum_{j \\le i} x_j / i`,
+    with the task's true success rate ``p`` as a dashed line when given.
+
+    Parameters
+    ----------
+    outcomes : array_like of bool
+        The runs' outcomes in run order (``RepeatRun.outcomes``); 0 and 1 are
+        read as failure and pass.
+    p : float or fractions.Fraction, optional
+        A reference success rate in [0, 1], drawn dashed; a Fraction is
+        labelled as a fraction (``5/6``), a float to three decimals.
+    label : str, optional
+        What was run, for the title (``"the payment-alert task"``).
+    names : (str, str), default ('pass', 'fail')
+        What a pass and a failure were, for the title (``("escalated",
+        "restarted")``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes, strip above rate; the caller shows or saves it.
+
+    Raises
+    ------
+    ValueError
+        When ``outcomes`` is empty, not one-dimensional or holds values other
+        than pass and fail, or ``p`` is outside [0, 1].
+    MissingExtra
+        When matplotlib is not installed.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = plot_run_strip([True, True, False, True], p=Fraction(5, 6))
+    >>> [float(y) for y in fig.axes[1].get_lines()[0].get_ydata()]
+    [1.0, 1.0, 0.6666666666666666, 0.75]
+    >>> fig.axes[1].get_legend().get_texts()[1].get_text()
+    'p = 5/6'
+    >>> plt.close(fig)
+    """
+    plt = _pyplot("plot_run_strip")
+    raw = np.asarray(outcomes)
+    if raw.ndim != 1 or raw.size == 0:
+        raise ValueError(f"outcomes (shape {raw.shape}) must be a non-empty sequence of runs")
+    numeric = raw.dtype.kind in "iuf"
+    if raw.dtype != bool and not (numeric and np.isin(raw, (0, 1)).all()):
+        bad = (raw[~np.isin(raw, (0, 1))][0] if numeric else raw[0]).item()
+        raise ValueError(f"outcomes must be pass/fail (bool or 0/1), not {bad!r}")
+    ok = raw.astype(bool)
+    if p is not None and not 0 <= p <= 1:
+        raise ValueError(f"p ({p!r}) must be a success rate in [0, 1]")
+    runs = np.arange(1, ok.size + 1)
+    fig, (strip, rate) = plt.subplots(2, 1, figsize=(7, 4), sharex=True,
+                                      gridspec_kw={"height_ratios": [1, 3]})
+    strip.bar(runs, np.ones(ok.size), width=1.0, color=np.where(ok, _BLUE, _VERMILLION))
+    strip.set_yticks([])
+    strip.set_ylabel("outcome")
+    what = f"{ok.size} runs" + (f" of {label}" if label else "")
+    strip.set_title(f"{what} (blue: {names[0]}, vermillion: {names[1]})", fontsize=10)
+    rate.plot(runs, np.cumsum(ok) / runs, color=_BLUE, label="running pass rate")
+    if p is not None:
+        shown = str(p) if isinstance(p, Fraction) else f"{float(p):.3f}"
+        rate.axhline(float(p), color="black", ls="--", lw=1, label=f"p = {shown}")
+    rate.set_ylim(0, 1.05)
+    rate.set_xlim(0.5, ok.size + 0.5)
+    rate.set_xlabel("run number")
+    rate.set_ylabel("pass rate (fraction of runs)")
+    rate.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
+              title: str | None = None) -> Figure:
+    """The dual gate on one suite: each task's pass^k against its flakiness.
+
+    One dot per task at :math:`(4\\hat p(1-\\hat p),\\ \\widehat{\\mathrm{pass}^k})`.
+    The gate's two conditions are drawn where they apply: the flakiness cap
+    as a dashed vertical line with the region beyond it shaded (any single
+    task there blocks the suite), and the bar as a dotted horizontal line
+    beside the suite mean (solid), because the bar applies to the mean over
+    tasks, not to each task. Tasks that land on the same point share one
+    label. The title ends with the gate's verdict.
+
+    Parameters
+    ----------
+    report : FileReport or SuiteReport
+        What :func:`passk.evaluate_suite`, :func:`passk.stability.suite_report`
+        or :func:`passk.reporting.build_report` returns; the bar and the cap
+        drawn are its gate's own (``report.gate.bar``, ``report.gate.cap``).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new 4.5 x 4 inch figure.
+    title : str, optional
+        Put before the verdict, e.g. ``"before the fix"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding ``ax``; the caller shows or saves it.
+
+    Raises
+    ------
+    MissingExtra
+        When matplotlib is not installed.
+
+    Notes
+    -----
+    A task whose :math:`\\mathrm{pass}^k` is not estimable (fewer runs than
+    :math:`k`, or none) has no dot; its reason is in ``report.gate.reasons``.
+    The mean line is drawn only when the gate has an overall figure.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from passk.stability import suite_report
+    >>> fig = plot_gate(suite_report(["a", "b"], [10, 5], [12, 5], k=5), title="demo")
+    >>> fig.axes[0].get_title()
+    'demo: BLOCKED'
+    >>> fig.axes[0].collections[0].get_offsets().round(3).tolist()
+    [[0.556, 0.318], [0.0, 1.0]]
+    >>> plt.close(fig)
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingExtra("plot_gate needs matplotlib, in the optional extra 'plot': "
+                           "pip install 'passk[plot]'") from None
+    from .stability import SuiteReport
+
+    suite = report if isinstance(report, SuiteReport) else report.report
+    gate = suite.gate
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4.5, 4), constrained_layout=True)
+    else:
+        fig = ax.get_figure()
+    flak = np.array([t.flakiness for t in suite.tasks], dtype=float)
+    hat = np.array([t.pass_hat_k for t in suite.tasks], dtype=float)
+    shown = np.flatnonzero(~(np.isnan(flak) | np.isnan(hat)))
+    ax.axvspan(gate.cap, 1.05, color="0.88", zorder=0)
+    ax.axvline(gate.cap, color="0.3", linestyle="--", linewidth=1)
+    ax.axhline(gate.bar, color="0.3", linestyle=":", linewidth=1)
+    ax.text(gate.cap + 0.02, 0.0, f"flakiness cap {gate.cap:g}", fontsize=8, color="0.2")
+    ax.text(0.98, gate.bar - 0.03, f"bar {gate.bar:g} (on the mean)", fontsize=8,
+            color="0.2", ha="right", va="top")
+    if not np.isnan(gate.overall):
+        ax.axhline(gate.overall, color=_VERMILLION, linewidth=1.5)
+        ax.text(0.98, gate.overall + 0.02, f"suite mean {gate.overall:.3f}", fontsize=8,
+                color=_VERMILLION, ha="right", va="bottom")
+    ax.scatter(flak[shown], hat[shown], s=70, color=_BLUE, edgecolor="black", zorder=3,
+               clip_on=False)
+    at: dict[tuple[float, float], list[str]] = {}
+    for i in shown:
+        at.setdefault((round(flak[i], 3), round(hat[i], 3)), []).append(suite.tasks[i].task_id)
+    for (x, y), names in at.items():
+        ax.annotate("\n".join(names), (x, y), xytext=(8, -6 - 8 * len(names)),
+                    textcoords="offset points", fontsize=8)
+    verdict = "PASSED" if gate.passed else "BLOCKED"
+    ax.set_title(f"{title}: {verdict}" if title else verdict, fontsize=10)
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.1)
+    ax.set_xlabel("flakiness 4p̂(1−p̂) (0 = repeatable, 1 = coin flip)")
+    ax.set_ylabel(f"estimated pass$^{{{suite.k}}}$ per task")
     return fig

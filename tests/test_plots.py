@@ -107,3 +107,104 @@ def test_tau_bench_run_counts_from_the_records():
     assert [h for _, h, _ in bars(fig)] == [expected[c] for c in range(5)]
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [
         f"{c}/4" for c in range(5)]
+
+
+# ------------------------------------------------------- plot_curves, plot_run_strip
+#
+# Oracles: the closed forms in exact arithmetic (fractions.Fraction), the first k with
+# p^k < 1/2 found by counting up, and the running pass rate summed run by run in Python.
+
+from passk.plots import plot_curves, plot_run_strip  # noqa: E402
+
+
+def first_k_below_half(p: Fraction, k_max: int) -> int | None:
+    for k in range(1, k_max + 1):
+        if p ** k < Fraction(1, 2):
+            return k
+    return None
+
+
+@pytest.mark.parametrize(("p", "k_max"), [
+    (Fraction(9, 10), 8), (Fraction(7, 10), 3), (Fraction(99, 100), 20), (Fraction(1), 5),
+    (Fraction(0), 4), (Fraction(1, 2), 1), (Fraction(5, 6), 12),
+])
+def test_plot_curves_draws_the_closed_forms_and_the_first_k_below_half(p, k_max):
+    fig = plot_curves(float(p), k_max)
+    ax = fig.axes[0]
+    at, hat, half, *vertical = ax.get_lines()
+    ks = range(1, k_max + 1)
+    assert at.get_xdata().tolist() == list(ks) == hat.get_xdata().tolist()
+    assert np.allclose(at.get_ydata(), [float(1 - (1 - p) ** k) for k in ks], rtol=0, atol=1e-12)
+    assert np.allclose(hat.get_ydata(), [float(p ** k) for k in ks], rtol=0, atol=1e-12)
+    assert set(half.get_ydata()) == {0.5}
+    first = first_k_below_half(p, k_max)
+    if first is None:
+        assert vertical == []
+    else:
+        assert len(vertical) == 1 and set(vertical[0].get_xdata()) == {first}
+        assert f"$k$ = {first}" in ax.get_legend().get_texts()[-1].get_text()
+    assert ax.get_xlabel() and ax.get_ylabel()
+    assert f"{float(p):.2f}" in ax.get_title()
+
+
+def test_plot_curves_draws_into_the_axes_it_is_given():
+    fig, axes = plt.subplots(1, 2)
+    assert plot_curves(0.8, 6, ax=axes[1]) is fig
+    assert axes[0].get_lines() == [] and len(axes[1].get_lines()) == 4
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"p": 1.5}, r"p \(1.5\)"), ({"p": -0.1}, r"p \(-0.1\)"), ({"p": float("nan")}, r"p \(nan\)"),
+    ({"p": "0.9"}, r"p \('0.9'\)"), ({"p": 0.9, "k_max": 0}, r"k_max \(0\)"),
+    ({"p": 0.9, "k_max": 2.5}, r"k_max \(2.5\)"), ({"p": 0.9, "k_max": True}, r"k_max \(True\)"),
+])
+def test_plot_curves_names_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        plot_curves(**kwargs)
+
+
+@pytest.mark.parametrize("outcomes", [
+    [True, True, False, True, True, True, False],
+    [1, 0, 0, 1],
+    np.array([False]),
+    np.random.default_rng(7).random(50) < 0.8,
+])
+def test_plot_run_strip_draws_each_run_and_the_running_rate(outcomes):
+    fig = plot_run_strip(outcomes, p=Fraction(5, 6), label="a task",
+                         names=("escalated", "restarted"))
+    strip, rate = fig.axes
+    runs = [bool(x) for x in outcomes]
+    colours = [to_hex(bar.get_facecolor()) for bar in strip.patches]
+    assert colours == ["#0072b2" if ok else "#d55e00" for ok in runs]
+    assert [bar.get_x() + bar.get_width() / 2 for bar in strip.patches] == list(
+        range(1, len(runs) + 1))
+    running, passed = [], 0
+    for i, ok in enumerate(runs, start=1):
+        passed += ok
+        running.append(passed / i)
+    line, reference = rate.get_lines()
+    assert np.allclose(line.get_ydata(), running, rtol=0, atol=1e-15)
+    assert set(reference.get_ydata()) == {5 / 6}
+    assert [t.get_text() for t in rate.get_legend().get_texts()] == [
+        "running pass rate", "p = 5/6"]
+    title = strip.get_title()
+    assert title.startswith(f"{len(runs)} runs of a task") and "escalated" in title
+    assert rate.get_xlabel() and rate.get_ylabel() and strip.get_ylabel()
+
+
+def test_plot_run_strip_without_a_reference_and_with_a_float_one():
+    assert len(plot_run_strip([True, False]).axes[1].get_lines()) == 1
+    fig = plot_run_strip([True, False], p=0.8)
+    assert fig.axes[1].get_legend().get_texts()[1].get_text() == "p = 0.800"
+
+
+@pytest.mark.parametrize(("outcomes", "p", "message"), [
+    ([], None, r"shape \(0,\)"),
+    ([[True, False]], None, r"shape \(1, 2\)"),
+    ([1, 2, 0], None, "not 2"),
+    (["pass", "fail"], None, "not 'pass'"),
+    ([True], 1.2, r"p \(1.2\)"),
+])
+def test_plot_run_strip_names_bad_input(outcomes, p, message):
+    with pytest.raises(ValueError, match=message):
+        plot_run_strip(outcomes, p=p)
