@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import json
+import math
 import os
 import sys
 import time
@@ -31,26 +33,27 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
+from .adapter import HarnessAdapter, RunResult, Task
 from .io import ResultsError, read_log_header, read_run_log
-from .metrics import flakiness
+from .metrics import estimate_pass_hat_k, flakiness
 from .protocol import Protocol, require_same_protocol
-from .repeat_run import run_seed
-from .stability import RepeatPolicy, SuiteReport, reliability_gate, suite_protocol, suite_report
-
-import functools
-import math
-from fractions import Fraction
-
-from .metrics import estimate_pass_hat_k
-from .repeat_run import run_once, run_once_async
-from .stability import GateResult, TaskReport
+from .repeat_run import run_once, run_once_async, run_seed
+from .stability import (
+    GateResult,
+    RepeatPolicy,
+    SuiteReport,
+    TaskReport,
+    reliability_gate,
+    suite_protocol,
+    suite_report,
+)
 
 __all__ = ["SUITE_OUTLOOKS", "LogRecord", "SuiteRun", "TaskOutlook", "load_adapter", "load_tasks",
            "read_log", "read_log_header", "run_suite", "suite_outlook", "suite_protocol",
@@ -354,7 +357,9 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
 
 class _Log:
     def __init__(self, path: str | os.PathLike[str] | None, header: dict[str, Any] | None = None):
-        self._file: TextIO | None = open(path, "a", encoding="utf-8") if path else None
+        # open for the whole run (closed by close()): a context manager cannot span it
+        self._file: TextIO | None = (open(path, "a", encoding="utf-8")  # noqa: SIM115
+                                     if path else None)
         if self._file is not None and header is not None and self._file.tell() == 0:
             self._file.write(json.dumps(header, separators=(",", ":")) + "\n")
             self._file.flush()
@@ -1001,7 +1006,8 @@ def load_tasks(path: str | os.PathLike[str]) -> list[Task]:
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
             if not isinstance(record, dict) or not isinstance(record.get("task_id"), (str, int)):
-                raise ValueError(f"{path}:{number}: a task needs a 'task_id' (a string)")
+                raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+                    f"{path}:{number}: a task needs a 'task_id' (a string)")
             task_id = str(record["task_id"])
             if task_id in seen:
                 raise ValueError(f"{path}:{number}: task {task_id!r} already defined on line "
@@ -1009,7 +1015,8 @@ def load_tasks(path: str | os.PathLike[str]) -> list[Task]:
             seen[task_id] = number
             risk = record.get("risk", "read-only")
             if not isinstance(risk, str):
-                raise ValueError(f"{path}:{number}: 'risk' must be a string, got {risk!r}")
+                raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+                    f"{path}:{number}: 'risk' must be a string, got {risk!r}")
             tasks.append(Task(task_id, str(record.get("instruction", "")), risk,
                               bool(record.get("previously_flaky", False)),
                               {k: v for k, v in record.items() if k not in _TASK_FIELDS}))
@@ -1050,5 +1057,6 @@ def load_adapter(spec: str) -> HarnessAdapter:
         except TypeError as exc:
             raise ValueError(f"adapter {spec!r} must take no arguments ({exc})") from None
     if not callable(getattr(obj, "run", None)):
-        raise ValueError(f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
+        raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+            f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
     return obj

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import itertools
 import json
 import multiprocessing
@@ -673,10 +672,14 @@ class GateOnCounts:
         rows = suite_report([f"{c}/{m}" for c, m in pairs], [c for c, _ in pairs],
                             [m for _, m in pairs], k=k).tasks
         self.rows = dict(zip(pairs, rows))
+        self.named: dict = {}
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - a test's short-lived objects
     def row(self, task: int, c: int, m: int):
-        return dataclasses.replace(self.rows[(c, m)], task_id=f"t{task}")
+        """The row of (c, m), as task ``t{task}`` (made once)."""
+        key = (task, c, m)
+        if key not in self.named:
+            self.named[key] = dataclasses.replace(self.rows[(c, m)], task_id=f"t{task}")
+        return self.named[key]
 
     def gate(self, counts, bar: float):
         rows = [self.row(t, c, m) for t, (c, m) in enumerate(counts)]
@@ -1178,9 +1181,9 @@ def write(tmp_path: Path, text: str, name: str = "tasks.jsonl") -> Path:
 
 
 def test_load_tasks_good(tmp_path):
-    path = write(tmp_path, "\n".join([
-        '{"task_id": "payment-alert", "risk": "high-risk-write", "instruction": "handle it",'
-        ' "service": "payment-service", "intent": "handle-alert"}',
+    path = write(tmp_path, "\n".join([  # noqa: FLY002 - one task per line, as in the file
+        ('{"task_id": "payment-alert", "risk": "high-risk-write", "instruction": "handle it",'
+         ' "service": "payment-service", "intent": "handle-alert"}'),
         "",
         '{"task_id": 7, "previously_flaky": true}',
         '{"task_id": "read", "p": 0.5, "nested": {"a": [1, 2]}}',
@@ -1270,7 +1273,7 @@ def test_progress_quiet_when_not_a_terminal(capsys):
 
 
 def test_progress_bar_counts_runs_and_failures(monkeypatch):
-    import passk.runner as runner
+    from passk import runner
 
     bars = []
     real = runner.tqdm

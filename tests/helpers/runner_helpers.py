@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -84,7 +84,7 @@ class AsyncTaskSleep:
 class AsyncSimulator:
     """The chapter's simulator behind ``async def run``, with a seed-dependent await."""
 
-    inner: OnCallSimulator = OnCallSimulator()
+    inner: OnCallSimulator = field(default_factory=OnCallSimulator)
     max_sleep: float = 0.002
 
     async def run(self, task: Task, *, seed: int) -> RunResult:
