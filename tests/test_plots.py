@@ -208,3 +208,75 @@ def test_plot_run_strip_without_a_reference_and_with_a_float_one():
 def test_plot_run_strip_names_bad_input(outcomes, p, message):
     with pytest.raises(ValueError, match=message):
         plot_run_strip(outcomes, p=p)
+
+
+# ------------------------------------------------------------------------ plot_gate
+#
+# Oracles: pass^k = C(c,k)/C(n,k) and flakiness 4p(1-p) in exact arithmetic (math.comb,
+# fractions.Fraction), the mean over tasks and the verdict (mean >= bar and no task above
+# the cap, failing closed when a task cannot be estimated) decided here by hand.
+
+from math import comb
+
+from passk.plots import plot_gate
+
+
+def hand_gate(c, n, k, bar, cap):
+    """(points, mean or None, passed) for the dual gate, exactly."""
+    points = [(4 * Fraction(ci, ni) * (1 - Fraction(ci, ni)), Fraction(comb(ci, k), comb(ni, k)))
+              for ci, ni in zip(c, n) if ni >= k]
+    if len(points) < len(c):
+        return points, None, False
+    mean = sum(hat for _, hat in points) / len(points)
+    return points, mean, mean >= bar and all(f <= cap for f, _ in points)
+
+
+def horizontal(ax, style):
+    return [ln.get_ydata()[0] for ln in ax.get_lines()
+            if ln.get_linestyle() == style and len(set(ln.get_xdata())) > 1]
+
+
+@pytest.mark.parametrize(("c", "n", "k", "bar", "cap"), [
+    ([10, 5, 5], [12, 5, 5], 5, Fraction(7, 10), Fraction(1, 5)),    # the book's "before"
+    ([12, 5, 5], [12, 5, 5], 5, Fraction(7, 10), Fraction(1, 5)),    # ... and "after"
+    ([7, 12, 0, 11], [12, 12, 12, 12], 3, Fraction(1, 2), Fraction(3, 10)),
+    ([4, 4], [4, 4], 2, Fraction(9, 10), Fraction(0)),
+])
+def test_plot_gate_draws_each_task_the_cap_the_bar_and_the_mean(c, n, k, bar, cap):
+    report = suite_report([f"t{i}" for i in range(len(c))], c, n, k=k,
+                          min_overall_pass_hat_k=float(bar), max_flakiness=float(cap))
+    fig = plot_gate(report, title="suite")
+    ax = fig.axes[0]
+    points, mean, passed = hand_gate(c, n, k, bar, cap)
+    drawn = ax.collections[0].get_offsets().tolist()
+    assert np.allclose(drawn, [(float(f), float(h)) for f, h in points], rtol=0, atol=1e-12)
+    assert horizontal(ax, ":") == [float(bar)]
+    assert np.allclose(horizontal(ax, "-"), [float(mean)], rtol=0, atol=1e-12)
+    cap_lines = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+    assert len(cap_lines) == 1 and set(cap_lines[0].get_xdata()) == {float(cap)}
+    shaded = ax.patches[0]                  # axvspan: the region beyond the cap
+    assert shaded.get_x() == float(cap) and shaded.get_x() + shaded.get_width() >= 1
+    assert ax.get_title() == f"suite: {'PASSED' if passed else 'BLOCKED'}"
+    assert ax.get_xlabel() and ax.get_ylabel() == f"estimated pass$^{{{k}}}$ per task"
+
+
+def test_plot_gate_leaves_out_what_it_cannot_estimate_and_labels_shared_points():
+    report = suite_report(["a", "b", "c", "d"], [5, 5, 3, 0], [5, 5, 3, 0], k=5)
+    points, mean, passed = hand_gate([5, 5, 3, 0], [5, 5, 3, 0], 5, Fraction(7, 10),
+                                     Fraction(1, 5))
+    fig = plot_gate(report)
+    ax = fig.axes[0]
+    assert ax.collections[0].get_offsets().tolist() == [[0.0, 1.0], [0.0, 1.0]] == [
+        [float(f), float(h)] for f, h in points]
+    assert mean is None and not passed and ax.get_title() == "BLOCKED"
+    assert horizontal(ax, "-") == []          # no overall figure, no mean line
+    assert [t.get_text() for t in ax.texts if "\n" in t.get_text()] == ["a\nb"]
+
+
+def test_plot_gate_takes_a_file_report_and_draws_on_a_given_axes():
+    results = read_results(TAU_COPY)
+    fr = build_report(results, max_flakiness=0.35)
+    fig, (left, right) = plt.subplots(1, 2)
+    assert plot_gate(fr, ax=right) is fig
+    assert not left.lines and set(right.get_lines()[0].get_xdata()) == {0.35}
+    assert right.get_title() == ("PASSED" if fr.gate.passed else "BLOCKED")
