@@ -348,7 +348,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         out["runs"] = {"spent": run.runs_spent, "fixed": run.runs_fixed, "saved": run.runs_saved,
                        "retries": dict(run.retries), "cached": dict(run.cached),
                        "infrastructure_errors": dict(run.infrastructure_errors),
-                       "effective_n": dict(run.effective_n)}
+                       "effective_n": dict(run.effective_n),
+                       "settled_early": dict(run.settled_early)}
         out["protocol"] = run.protocol.to_dict() if run.protocol else None
         _print_json(out)
     else:
@@ -357,6 +358,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"runs: {run.runs_spent} counted of {run.runs_fixed} planned"
               + (f" ({run.runs_saved} saved by curtailment)" if args.policy == "curtailed" else "")
               + f"; {sum(run.retries.values())} retries, {left_out} left out; log: {args.log}")
+        if run.settled_early:
+            print("settled early, the gate's verdict the same whatever the runs not made: "
+                  + ", ".join(f"{tid} ({run.effective_n[tid]} counted of {n} planned)"
+                              for tid, n in run.settled_early.items()))
     return EXIT_OK if run.report.gate.passed else EXIT_BLOCKED
 
 

@@ -22,17 +22,15 @@ import numpy as np
 import pytest
 from runner_helpers import (
     CRASH_SEED,
-    FAIL,
-    PASS,
     AsyncScripted,
     AsyncSeedCoin,
     AsyncSimulator,
     Scripted,
     SeedCoin,
     coin,
-    final_outcome,
+    fixed_n_counts,
     p_tasks,
-    scripted_outcomes,
+    random_case,
     scripted_result,
 )
 
@@ -40,7 +38,6 @@ import passk
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.cli import main as cli_main
 from passk.io import read_results
-from passk.metrics import flakiness
 from passk.repeat_run import run_seed
 from passk.runner import (
     LogRecord,
@@ -780,45 +777,6 @@ def test_settle_rule_against_every_joint_completion():
 # --------------------------------------------------------------------------
 
 
-#: Caps for the random suites: near 0 and 1, and equal to flakiness values themselves
-#: (8/9 is 1 of 3 or 2 of 3; 0.96 is 2 of 5 or 3 of 5), where "exceeds" must stay strict.
-CAPS = [0.0, 0.1, 0.2, 0.2, 0.3, 0.5, 0.64, 0.75, float(flakiness(1, 3)), 0.89, 0.96, 0.99,
-        1.0]
-
-
-def random_case(rng: np.random.Generator) -> dict:
-    """A random suite: tiers, k, cap, bar, min_runs, retries, and each task's scripted
-    attempts (passes, failures, infrastructure errors, cached results)."""
-    tiers = {"high-risk-write": int(rng.choice([1, 2, 3, 4, 5, 8, 12])),
-             "read-only": int(rng.choice([1, 2, 3, 5, 12]))}
-    max_retries = int(rng.integers(0, 3))
-    tasks, script = [], {}
-    for i in range(int(rng.integers(1, 6))):
-        task = Task(f"t{i}", risk=str(rng.choice(list(tiers))))
-        p = float(rng.choice([0.0, 1.0, 1.0, 0.5, 0.1, 0.9, 0.97, rng.random()]))
-        q = float(rng.choice([0.0, 0.0, 0.1, 0.3, 0.6]))
-        cached = float(rng.choice([0.0, 0.0, 0.0, 0.1]))
-        script[task.task_id] = scripted_outcomes(rng, tiers[task.risk], max_retries + 1, p=p, q=q,
-                                                 cached=cached)
-        tasks.append(task)
-    return {
-        "tasks": tasks, "tiers": tiers, "script": script, "max_retries": max_retries,
-        "k": int(rng.integers(1, 7)),
-        "cap": float(rng.choice(CAPS)),
-        "bar": float(rng.choice([0.0, 0.3, 0.5, 0.7, 0.7, 0.9, 1.0, rng.random()])),
-        "min_runs": int(rng.choice([0, 0, 0, 0, 2, 6])),
-    }
-
-
-def fixed_n_counts(case: dict) -> list[tuple[int, int]]:
-    """(passes, counted runs) per task under fixed n, from the script alone."""
-    out = []
-    for task in case["tasks"]:
-        finals = [final_outcome(run, case["max_retries"]) for run in case["script"][task.task_id]]
-        out.append((finals.count(PASS), finals.count(PASS) + finals.count(FAIL)))
-    return out
-
-
 def scored(cases: list[dict], counts: list[list[tuple[int, int]]]) -> list[list]:
     """Each suite's rows, as ``suite_report`` scores its (passes, runs), in one call per k."""
     rows_of: list[list] = [[] for _ in cases]
@@ -957,6 +915,24 @@ def test_cli_left_out_run_does_not_block_a_curtailed_suite(tmp_path, capsys):
     assert fixed["gate"]["passed"] is cut["gate"]["passed"] is True
     assert cut["gate"]["reasons"] == []
     assert cut["runs"]["effective_n"] == fixed["runs"]["effective_n"]
+    assert cut["runs"]["settled_early"] == {}  # runs left out are not runs not made
+
+
+def test_cli_says_which_tasks_were_settled_early(tmp_path, capsys):
+    """A passing curtailed suite: exit 0, no reason, and a line naming the tasks stopped
+    early with the runs they made (cap 1, bar 0, k = 2: see the run_suite test above)."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(f'{{"task_id": "t{i}", "p": {p}}}\n'
+                             for i, p in enumerate([1.0, 0.5, 0.0])))
+    code = cli_main(["run", "runner_helpers:SeedCoin", str(tasks), "--log",
+                     str(tmp_path / "c.jsonl"), "--policy", "curtailed", "--k", "2",
+                     "--max-flakiness", "1", "--min-overall", "0", "--runs-read-only", "12",
+                     "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "gate: PASSED" in out
+    assert out.splitlines()[-1] == ("settled early, the gate's verdict the same whatever the "
+                                    "runs not made: t2 (2 counted of 12 planned)")
 
 
 def test_cli_short_tier_near_one_cap_flags_only_fixed_n_flaky_tasks(tmp_path, capsys):

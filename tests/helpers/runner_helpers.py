@@ -19,6 +19,7 @@ import numpy as np
 
 from passk.adapter import InfrastructureError, RunResult, Task
 from passk.flaky_adapter import OnCallSimulator
+from passk.metrics import flakiness
 from passk.repeat_run import run_seed
 
 
@@ -231,3 +232,42 @@ class AsyncScripted(Scripted):
         for _ in range(seed % 4):
             await asyncio.sleep(0)
         return Scripted.run(self, task, seed=seed)
+
+
+#: Caps for the random suites: near 0 and 1, and equal to flakiness values themselves
+#: (1 of 3, as computed; 0.96 is 2 of 5), where "exceeds" must stay strict.
+CAPS = [0.0, 0.1, 0.2, 0.2, 0.3, 0.5, 0.64, 0.75, float(flakiness(1, 3)), 0.89, 0.96, 0.99,
+        1.0]
+
+
+def random_case(rng: np.random.Generator) -> dict:
+    """A random suite: tiers, k, cap, bar, min_runs, retries, and each task's scripted
+    attempts (passes, failures, infrastructure errors, cached results)."""
+    tiers = {"high-risk-write": int(rng.choice([1, 2, 3, 4, 5, 8, 12])),
+             "read-only": int(rng.choice([1, 2, 3, 5, 12]))}
+    max_retries = int(rng.integers(0, 3))
+    tasks, script = [], {}
+    for i in range(int(rng.integers(1, 6))):
+        task = Task(f"t{i}", risk=str(rng.choice(list(tiers))))
+        p = float(rng.choice([0.0, 1.0, 1.0, 0.5, 0.1, 0.9, 0.97, rng.random()]))
+        q = float(rng.choice([0.0, 0.0, 0.1, 0.3, 0.6]))
+        cached = float(rng.choice([0.0, 0.0, 0.0, 0.1]))
+        script[task.task_id] = scripted_outcomes(rng, tiers[task.risk], max_retries + 1, p=p, q=q,
+                                                 cached=cached)
+        tasks.append(task)
+    return {
+        "tasks": tasks, "tiers": tiers, "script": script, "max_retries": max_retries,
+        "k": int(rng.integers(1, 7)),
+        "cap": float(rng.choice(CAPS)),
+        "bar": float(rng.choice([0.0, 0.3, 0.5, 0.7, 0.7, 0.9, 1.0, rng.random()])),
+        "min_runs": int(rng.choice([0, 0, 0, 0, 2, 6])),
+    }
+
+
+def fixed_n_counts(case: dict) -> list[tuple[int, int]]:
+    """(passes, counted runs) per task under fixed n, from the script alone."""
+    out = []
+    for task in case["tasks"]:
+        finals = [final_outcome(run, case["max_retries"]) for run in case["script"][task.task_id]]
+        out.append((finals.count(PASS), finals.count(PASS) + finals.count(FAIL)))
+    return out
