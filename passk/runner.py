@@ -972,8 +972,9 @@ def _why_blocked(schedule: _Schedule) -> tuple[str, ...]:
         if s.remaining and o.clear is False and o.flaky is False:
             most = s.successes + s.failures + s.remaining
             short = f"pass^{g.k} needs {g.k}" if most < g.k else f"the minimum is {g.min_runs}"
-            reasons.append(f"task {s.task.task_id}: at most {most} counted runs even if all "
-                           f"{s.n} planned had been made, and {short}")
+            runs = "1 counted run" if most == 1 else f"{most} counted runs"
+            reasons.append(f"task {s.task.task_id}: at most {runs} even if all {s.n} planned "
+                           f"had been made, and {short}")
     if not any(o.clear is False for o in outlooks):
         best = float(np.mean([o.high for o in outlooks]))
         reasons.append(f"overall pass^{g.k} could reach at most {best:.3f} whatever the runs "

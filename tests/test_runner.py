@@ -1047,6 +1047,18 @@ def test_curtailed_blocked_by_the_mean_says_why():
     assert "stopped early" in text and "could reach at most" in text and "below the bar" in text
 
 
+def test_curtailed_task_out_of_k_reach_never_runs_and_the_reasons_say_why():
+    """A 1-run tier with k = 5 fails the gate whatever its run gives, and one run is never
+    flaky: once the suite is blocked anyway, the task is settled before it starts."""
+    tasks = [Task("write", risk="high-risk-write", params={"p": 0.5}), Task("read")]
+    policy = {"high-risk-write": 12, "read-only": 1}
+    fixed, cut = check_curtailed_equals_fixed(SeedCoin(), tasks, policy, 1)
+    assert fixed.effective_n["read"] == 1 and cut.effective_n["read"] == 0
+    assert cut.settled_early["read"] == 1
+    assert ("task read: at most 1 counted run even if all 1 planned had been made, and "
+            "pass^5 needs 5") in cut.report.gate.reasons
+
+
 def test_curtailed_with_infrastructure_errors_same_decisions():
     rng = np.random.default_rng(3)
     tasks = random_suite(rng, 12)
