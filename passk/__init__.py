@@ -36,7 +36,8 @@ _OWNER = {
     "pass_hat_k": "metrics", "estimate_pass_at_k": "metrics",
     "estimate_pass_hat_k": "metrics", "estimate_pass_hat_k_variance": "metrics",
     "flakiness": "metrics", "unbiased_flakiness": "metrics", "pass_hat_k_ci": "metrics",
-    "mean_pass_hat_k_ci": "metrics", "bootstrap_pass_hat_k_ci": "metrics",
+    "mean_pass_hat_k_ci": "metrics", "SuiteInterval": "metrics", "SUITE_CI_METHODS": "metrics",
+    "bootstrap_pass_hat_k_ci": "metrics",
     "exact_bootstrap_pass_hat_k_ci": "metrics", "wilson_ci": "metrics",
     "pass_hat_k_lower_bound": "metrics", "runs_needed": "metrics",
     "HarnessAdapter": "adapter", "InfrastructureError": "adapter", "RunResult": "adapter",
@@ -64,7 +65,8 @@ __all__ = [
     # metrics
     "ConfidenceInterval", "CI_METHODS", "pass_at_k", "pass_hat_k", "estimate_pass_at_k",
     "estimate_pass_hat_k", "estimate_pass_hat_k_variance", "flakiness", "unbiased_flakiness",
-    "pass_hat_k_ci", "mean_pass_hat_k_ci", "bootstrap_pass_hat_k_ci",
+    "pass_hat_k_ci", "mean_pass_hat_k_ci", "SuiteInterval", "SUITE_CI_METHODS",
+    "bootstrap_pass_hat_k_ci",
     "exact_bootstrap_pass_hat_k_ci", "wilson_ci", "pass_hat_k_lower_bound", "runs_needed",
     # adapter
     "HarnessAdapter", "InfrastructureError", "RunResult", "Task", "ToolCall",
@@ -102,7 +104,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
         CI_METHODS, ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k,
         estimate_pass_hat_k, estimate_pass_hat_k_variance, exact_bootstrap_pass_hat_k_ci,
         flakiness, mean_pass_hat_k_ci, pass_at_k, pass_hat_k, pass_hat_k_ci,
-        pass_hat_k_lower_bound, runs_needed, unbiased_flakiness, wilson_ci,
+        pass_hat_k_lower_bound, runs_needed, unbiased_flakiness, wilson_ci, SUITE_CI_METHODS,
+        SuiteInterval,
     )
     from .repeats import RepeatRun, repeat_run, run_seed
     from .runner import SuiteRun, run_suite

@@ -13,28 +13,33 @@ References
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import optimize, stats
+from scipy.special import gammaln
 
 __all__ = [
+    "CI_METHODS",
+    "SUITE_CI_METHODS",
     "ConfidenceInterval",
-    "pass_at_k",
-    "pass_hat_k",
+    "SuiteInterval",
+    "bootstrap_pass_hat_k_ci",
     "estimate_pass_at_k",
     "estimate_pass_hat_k",
-    "flakiness",
-    "unbiased_flakiness",
     "estimate_pass_hat_k_variance",
-    "bootstrap_pass_hat_k_ci",
     "exact_bootstrap_pass_hat_k_ci",
-    "wilson_ci",
-    "CI_METHODS",
+    "flakiness",
+    "mean_pass_hat_k_ci",
+    "pass_at_k",
+    "pass_hat_k",
     "pass_hat_k_ci",
     "pass_hat_k_lower_bound",
     "runs_needed",
+    "unbiased_flakiness",
+    "wilson_ci",
 ]
 
 ArrayLike = npt.ArrayLike
@@ -65,9 +70,10 @@ def _whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
     array = np.asarray(values)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
         raise ValueError(f"{name} ({values!r}) must be whole numbers")
-    if np.issubdtype(array.dtype, np.floating):
-        if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
-            raise ValueError(f"{name} ({values!r}) must be whole numbers")
+    if np.issubdtype(array.dtype, np.floating) and (
+        not np.all(np.isfinite(array)) or np.any(array != np.round(array))
+    ):
+        raise ValueError(f"{name} ({values!r}) must be whole numbers")
     if np.any(array < minimum):
         bad = array[array < minimum].flat[0].item()
         raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
@@ -447,8 +453,9 @@ def estimate_pass_hat_k_variance(
     cc = np.where(both, cc, 2.0)  # a harmless (c, n, k) = (2, 4, 1) where not used
     log_ratio = np.zeros(cc.shape)
     for i in range(int(kk.max(initial=1))):
-        term = np.log1p(-kk * (nn - cc) / ((nn - kk - i) * (cc - i)))
-        log_ratio += np.where(i < kk, term, 0.0)
+        live = i < kk  # past a task's own k its factor is 1: divide by 1 there, not by 0
+        step = kk * (nn - cc) / np.where(live, (nn - kk - i) * (cc - i), np.inf)
+        log_ratio += np.log1p(-step)
     # theta - R = theta (1 - R/theta); where c < 2k, R = 0 and the variance is theta^2
     variance = np.where(both, theta * theta * -np.expm1(log_ratio),
                         np.where(c < 2 * k_, theta * theta, 0.0))
@@ -464,9 +471,10 @@ def _binary_outcomes(outcomes: ArrayLike) -> np.ndarray:
     array = np.asarray(outcomes)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"outcomes ({outcomes!r}) must be a non-empty 1-D sequence of 0/1")
-    if array.dtype != bool:
-        if not np.issubdtype(array.dtype, np.number) or not np.all(np.isin(array, (0, 1))):
-            raise ValueError(f"outcomes ({outcomes!r}) must contain only 0/1 or booleans")
+    if array.dtype != bool and (
+        not np.issubdtype(array.dtype, np.number) or not np.all(np.isin(array, (0, 1)))
+    ):
+        raise ValueError(f"outcomes ({outcomes!r}) must contain only 0/1 or booleans")
     return array.astype(np.int8)
 
 
@@ -501,11 +509,27 @@ def bootstrap_pass_hat_k_ci(
 
     Notes
     -----
-    Wilson's interval is for a proportion; pass^k is a non-linear function
-    of the runs, hence the bootstrap. When every run passed (or every run
-    failed) each resample is identical and the interval collapses to a
-    point, ``[1, 1]``: the bootstrap cannot see variation that did not
-    occur. :func:`pass_hat_k_lower_bound` stays honest there.
+    The chapter's interval, kept to show its number beside an honest one.
+    **It does not reach its nominal coverage near p = 1**, exactly where
+    reliability is claimed. When every run passed (or every run failed) each
+    resample is identical and the interval collapses to a point, ``[1, 1]``:
+    the bootstrap cannot see variation that did not occur, and a task with
+    p = 0.99 passes all 12 of 12 runs 89 % of the time. Its exact coverage at
+    95 % (the infinite-resample limit, :func:`exact_bootstrap_pass_hat_k_ci`,
+    summed over the binomial by ``benchmarks/bench_coverage.py``):
+
+    ==========  =======  ========  ========  =========
+    n, k        p = 0.9  p = 0.95  p = 0.99  p = 0.995
+    ==========  =======  ========  ========  =========
+    12, 5       0.69     0.46      0.11      0.06
+    5, 5        0.40     0.23      0.05      0.02
+    30, 5       0.93     0.78      0.26      0.14
+    ==========  =======  ========  ========  =========
+
+    Over n = 3..50, k = 1..8, p in [0.5, 0.999] it is below 95 % at 93 % of
+    the grid, and as low as 0.003. Use :func:`pass_hat_k_ci` (exact
+    Clopper–Pearson, coverage at least the stated level everywhere) or
+    :func:`pass_hat_k_lower_bound`.
 
     Examples
     --------
@@ -566,7 +590,10 @@ def exact_bootstrap_pass_hat_k_ci(
     :math:`C(c^*,k)/C(n,k)` is non-decreasing in :math:`c^*`, the bootstrap
     quantiles are the estimator evaluated at the binomial quantiles:
     no resampling, no seed, and a whole task set in one call. It matches
-    :func:`bootstrap_pass_hat_k_ci` up to Monte Carlo error.
+    :func:`bootstrap_pass_hat_k_ci` up to Monte Carlo error, and shares its
+    failure: it does not cover at its stated level near p = 1 (exact coverage
+    0.11 at n = 12, k = 5, p = 0.99; see :func:`bootstrap_pass_hat_k_ci`).
+    It is ``pass_hat_k_ci(..., method="bootstrap")``.
 
     Examples
     --------
@@ -828,3 +855,308 @@ def runs_needed(target: float, k: int, *, confidence: float = 0.95) -> int:
     while pass_hat_k_lower_bound(n, n, k_, confidence=confidence) < target_:
         n += 1
     return n
+
+
+# --------------------------------------------------------------------------
+# the suite: an interval for the mean over tasks of pass^k
+# --------------------------------------------------------------------------
+
+#: Above this many task draws (tasks times resamples) the suite bootstrap draws
+#: per-value counts instead of task indices (see ``_bootstrap_means``).
+_DIRECT_RESAMPLING_MAX = 4_000_000
+
+#: Methods of :func:`mean_pass_hat_k_ci`, with the label a report prints.
+SUITE_CI_METHODS: dict[str, str] = {
+    "studentized": "studentized normal (within-task binomial variance)",
+    "t": "t over tasks",
+    "percentile": "percentile bootstrap over tasks",
+}
+
+
+@dataclass(frozen=True)
+class SuiteInterval:
+    r"""The mean over tasks of the unbiased per-task pass^k, with its interval.
+
+    Attributes
+    ----------
+    estimate : float
+        :math:`\bar\theta = \frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over
+        the tasks with at least k runs (NaN if there are none).
+    ci : ConfidenceInterval
+        Two-sided interval for the mean over these tasks of :math:`p_i^k`.
+    method : str
+        The key of :data:`SUITE_CI_METHODS` actually used (a method that cannot
+        be computed falls back to ``'studentized'``, and ``note`` says why).
+    n_tasks : int
+        Tasks averaged (those with ``n >= k``).
+    n_excluded : int
+        Tasks left out because they have fewer than k runs.
+    confidence : float
+        The two-sided confidence level.
+    note : str
+        Empty, or why the method differs from the one requested.
+    """
+
+    estimate: float
+    ci: ConfidenceInterval
+    method: str
+    n_tasks: int
+    n_excluded: int
+    confidence: float
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        """The method's printable name, e.g. ``'t over tasks'``."""
+        return SUITE_CI_METHODS[self.method]
+
+
+def _posterior_variance(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
+    r"""``E[Var(theta_hat | p)]`` for ``p ~ Beta(c + 1/2, n - c + 1/2)`` (Jeffreys), elementwise.
+
+    ``Var(theta_hat | p) = sum_j h_j (p^(2k-j) - p^(2k))`` with ``h_j`` the
+    hypergeometric probability that two random k-subsets of n runs share j
+    runs. The posterior moments are running products, and each difference
+    ``M_(2k-j) - M_(2k)`` is taken as ``M_(2k-j) * -expm1(...)`` so that it
+    keeps its digits when both are near 1. Requires ``k <= n``.
+    """
+    c, n = c.astype(float), n.astype(float)
+    a, b = c + 0.5, n - c + 0.5
+    # log_m[m] = log E[p^m] = sum_{i<m} log((a+i)/(a+b+i)); tail[m] = log(E[p^2k] / E[p^m])
+    log_m = np.zeros((2 * k + 1, *c.shape))
+    step = np.zeros((2 * k, *c.shape))
+    for i in range(2 * k):
+        step[i] = np.log1p(-b / (a + b + i))
+        log_m[i + 1] = log_m[i] + step[i]
+    tail = np.cumsum(step[::-1], axis=0)[::-1]  # tail[m] = sum_{i>=m} step[i]
+    variance = np.zeros(c.shape)
+    log_pairs = _log_comb(n, k)
+    for j in range(max(1, 2 * k - int(n.max())), k + 1):  # j = 0 adds p^2k - p^2k = 0
+        # h_j = C(k, j) C(n-k, k-j) / C(n, k); 0 where n - k < k - j
+        possible = n - k >= k - j
+        log_h = _log_comb(float(k), j) + _log_comb(np.where(possible, n - k, k - j), k - j)
+        h_j = np.where(possible, np.exp(log_h - log_pairs), 0.0)
+        m = 2 * k - j
+        variance += h_j * np.exp(log_m[m]) * -np.expm1(tail[m])
+    return variance
+
+
+def _log_comb(n: FloatOrArray, k: int) -> FloatOrArray:
+    """``log C(n, k)`` through log-gamma, for ``0 <= k <= n``."""
+    return gammaln(np.add(n, 1.0)) - gammaln(k + 1.0) - gammaln(np.subtract(n, k) + 1.0)
+
+
+def _all_pass_lower(tasks: int, n_min: int, k: int, alpha: float) -> float:
+    """Exact lower end for the mean of p_i^k when every one of T tasks passed all its runs.
+
+    P(all pass) = prod p_i^(n_i) <= (prod p_i^k)^(n_min/k) <= theta^(T n_min / k) by AM-GM,
+    so a theta below ``(alpha/2)^(k / (T n_min))`` would make what was seen rarer than alpha/2.
+    """
+    return float((alpha / 2) ** (k / (tasks * n_min)))
+
+
+def _all_fail_upper(tasks: int, n_min: int, k: int, alpha: float) -> float:
+    """Exact upper end for the mean of p_i^k when every one of T tasks failed all its runs.
+
+    The largest mean of p_i^k among suites that fail everything with probability at least
+    alpha/2: with u_i = -log(1 - p_i) the constraint is sum u_i <= U = -log(alpha/2) / n_min
+    and the objective sum g(u_i), g(u) = (1 - e^-u)^k, is convex then concave, so its
+    supremum is T times the concave envelope of g at U/T:
+    ``(U/T) max_{U/T <= u <= U} g(u)/u``, with g(u)/u unimodal.
+    """
+    budget = -np.log(alpha / 2) / n_min
+    lo, hi = budget / tasks, budget
+
+    def slope(u: float) -> float:
+        return float((-np.expm1(-u)) ** k / u)
+
+    best = optimize.minimize_scalar(lambda u: -slope(u), bounds=(lo, hi), method="bounded",
+                                    options={"xatol": 1e-12})
+    peak = max(slope(lo), slope(hi), -float(best.fun))
+    return float(min(1.0, lo * peak))
+
+
+def _bootstrap_means(values: np.ndarray, counts: np.ndarray, n_resamples: int,
+                     generator: np.random.Generator) -> np.ndarray:
+    """Means of ``n_resamples`` bootstrap resamples of tasks, drawn exactly.
+
+    Small suites draw T task indices per resample. In a large suite,
+    resampling T tasks with replacement only changes how many copies of each
+    distinct value a resample holds, and those copies are
+    ``Multinomial(T, counts / T)``: drawn one value at a time as conditional
+    binomials, vectorized over resamples, so the cost grows with the number
+    of distinct values, not with T. Both are exact.
+    """
+    distinct, where = np.unique(values, return_inverse=True)
+    weight = np.bincount(where.ravel(), weights=counts).astype(np.int64)
+    total = int(weight.sum())
+    if total * n_resamples <= _DIRECT_RESAMPLING_MAX:  # small suites: draw the tasks themselves
+        tasks = np.repeat(distinct, weight)
+        return tasks[generator.integers(0, total, size=(n_resamples, total))].mean(axis=1)
+    left = np.full(n_resamples, total, dtype=np.int64)  # tasks still to draw, per resample
+    unseen = total  # tasks of the values not yet visited
+    sums = np.zeros(n_resamples)
+    for value, w in zip(distinct[:-1].tolist(), weight[:-1].tolist()):
+        drawn = generator.binomial(left, w / unseen)
+        sums += value * drawn
+        left -= drawn
+        unseen -= w
+    sums += distinct[-1] * left
+    return sums / total
+
+
+def mean_pass_hat_k_ci(
+    successes: ArrayLike,
+    totals: ArrayLike,
+    k: int,
+    *,
+    confidence: float = 0.95,
+    method: str = "studentized",
+    rng: int | np.random.Generator | None = None,
+    n_resamples: int = 9999,
+) -> SuiteInterval:
+    r"""Interval for a suite's pass^k: the mean over its tasks of :math:`p_i^k`.
+
+    Parameters
+    ----------
+    successes, totals : array_like of int
+        Per-task successes and runs (any shape; flattened after broadcasting).
+    k : int
+        Runs that must all succeed. Tasks with fewer than k runs are left
+        out, and counted in ``n_excluded``.
+    confidence : float, default 0.95
+        Two-sided confidence level.
+    method : {'studentized', 't', 'percentile'}, default 'studentized'
+        See Notes. :data:`SUITE_CI_METHODS` holds the printable labels.
+    rng : int, numpy.random.Generator or None
+        Seed or generator for ``'percentile'`` (passed to
+        :func:`numpy.random.default_rng`); the other methods draw nothing.
+    n_resamples : int, default 9999
+        Bootstrap resamples for ``'percentile'``.
+
+    Returns
+    -------
+    SuiteInterval
+        The estimate, the interval (clipped to [0, 1]), the method used, the
+        numbers of tasks kept and left out.
+
+    Notes
+    -----
+    **Estimand.** The T tasks are the suite, fixed; the runs are the random
+    part. The target is :math:`\theta = \frac1T \sum_i p_i^k`, estimated
+    without bias by the mean :math:`\bar\theta` of the per-task
+    :func:`estimate_pass_hat_k`, whose variance is
+    :math:`\frac{1}{T^2}\sum_i \operatorname{Var}\hat\theta_i`.
+
+    ``'studentized'`` (default):
+    :math:`\bar\theta \pm z_{1-\alpha/2} \sqrt{\sum_i V_i} / T` with
+
+    .. math:: V_i = \max\bigl(\hat V_i,\ E_{p \sim \mathrm{Beta}(c_i+\frac12,
+              n_i-c_i+\frac12)} \operatorname{Var}(\hat\theta_i \mid p)\bigr),
+
+    the larger of the unbiased :func:`estimate_pass_hat_k_variance` (where
+    :math:`n_i \ge 2k`) and the Jeffreys posterior mean of the exact
+    binomial variance. Each guards the other's failure: the unbiased
+    estimate is 0 for a task that passed every run (or fewer than k), though
+    its p may be 0.98, and it is noisy; the posterior mean is never 0 (a
+    suite that passed every run still gets an interval of positive width
+    below 1), but runs low for p in the middle at small n. Where
+    :math:`n_i < 2k` no unbiased estimate exists (see
+    :func:`estimate_pass_hat_k_variance`) and only the posterior mean is
+    used: the Monte Carlo study in ``benchmarks/bench_coverage.py`` shows
+    coverage of at least 0.97 on tau-bench-like suites (n = 4, k = 4), but
+    0.84 on a suite of 50 tasks that all have p = 0.8 (n = 4, k = 4); with
+    n >= 2k the lowest coverage seen there is 0.94.
+
+    ``'t'``: :math:`\bar\theta \pm t_{T-1,\,1-\alpha/2}\, s / \sqrt T`
+    with s the standard deviation of the :math:`\hat\theta_i` over tasks
+    (the paired-t idea of Miller, 2024 [3]_). ``'percentile'``: the
+    percentile bootstrap over tasks [2]_ (tasks resampled with replacement,
+    done exactly as a multinomial over the distinct per-task values, so
+    :math:`10^5` tasks cost no more than 100). Both treat the tasks as a
+    sample from a larger population: they include the spread *between*
+    tasks, so for the fixed suite they are wide (coverage near 1), and they
+    answer a different question, "tasks like these". When all tasks have the
+    same estimate (a suite that passed everything) their spread is 0 and
+    their width would be 0, which is not honest: they fall back to
+    ``'studentized'`` and say so in ``note``.
+
+    **A suite with no spread.** If every task passed every run, no lower end
+    above :math:`(\alpha/2)^{k/(T n_{\min})}` is justified: for any suite with
+    mean :math:`p_i^k = \theta`, all runs pass with probability
+    :math:`\prod p_i^{n_i} \le \theta^{T n_{\min}/k}` (AM–GM), so the lower
+    end is lowered to that bound if needed. If every task failed every run,
+    the upper end is raised if needed to the largest mean :math:`p_i^k` of a
+    suite that fails everything with probability :math:`\alpha/2` (a
+    concave-envelope bound, :math:`1-(\alpha/2)^{1/(T n_{\min})}` for k = 1).
+
+    References
+    ----------
+    .. [1] S. Yao et al., "tau-bench", arXiv:2406.12045, 2024.
+    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
+       Chapman & Hall, 1993.
+    .. [3] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+       Language Model Evaluations", arXiv:2411.00640, 2024.
+    .. [4] H. Jeffreys, *Theory of Probability*, 1939 (the Beta(1/2, 1/2) prior).
+
+    Examples
+    --------
+    >>> result = mean_pass_hat_k_ci([12, 12, 0, 7, 10], [12, 12, 12, 12, 12], 2)
+    >>> round(result.estimate, 4), [round(x, 4) for x in result.ci], result.n_tasks
+    (0.6, [0.4823, 0.7177], 5)
+    >>> result.label
+    'studentized normal (within-task binomial variance)'
+    >>> mean_pass_hat_k_ci([3, 1], [3, 4], 4).n_excluded
+    1
+    """
+    alpha = 1.0 - _confidence(confidence)
+    if method not in SUITE_CI_METHODS:
+        raise ValueError(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
+    k_ = _whole_numbers(k, "k", minimum=1)
+    if k_.ndim:
+        raise ValueError(f"k ({k!r}) must be one number")
+    k_int = int(k_)
+    n_resamples = int(_whole_numbers(n_resamples, "n_resamples", minimum=1))
+    c, n = _counts(successes, total=totals)
+    c, n = c.ravel(), n.ravel()
+    kept = n >= k_int
+    n_excluded = int(np.count_nonzero(~kept))
+    c, n = c[kept], n[kept]
+    t = c.size
+    if t == 0:
+        nan = float("nan")
+        return SuiteInterval(nan, ConfidenceInterval(nan, nan), method, 0, n_excluded,
+                             float(confidence), "no task has at least k runs")
+    # everything depends on (c, n) only: compute once per distinct pair
+    keys, counts = np.unique(c * (int(n.max()) + 1) + n, return_counts=True)
+    pc, pn = np.divmod(keys, int(n.max()) + 1)
+    values = np.asarray(estimate_pass_hat_k(pc, pn, k_int), dtype=float)
+    estimate = float(np.dot(counts, values) / t)
+
+    note = ""
+    if method != "studentized":
+        spread = values.max() - values.min()
+        if t < 2 or spread == 0:
+            note = (f"{SUITE_CI_METHODS[method]} needs two tasks with different estimates; "
+                    f"{SUITE_CI_METHODS['studentized']} used instead")
+            method = "studentized"
+    if method == "studentized":
+        posterior = _posterior_variance(pc, pn, k_int)
+        unbiased = np.asarray(estimate_pass_hat_k_variance(pc, pn, k_int), dtype=float)
+        per_pair = np.fmax(posterior, unbiased)  # fmax: NaN (n < 2k) leaves the posterior
+        half = stats.norm.ppf(1 - alpha / 2) * np.sqrt(np.dot(counts, per_pair)) / t
+        low, high = estimate - half, estimate + half
+        if np.all(pc == pn):  # every run of every task passed
+            low = min(low, _all_pass_lower(t, int(pn.min()), k_int, alpha))
+        if np.all(pc == 0):  # every run of every task failed
+            high = max(high, _all_fail_upper(t, int(pn.min()), k_int, alpha))
+    elif method == "t":
+        deviation = values - estimate
+        s = np.sqrt(np.dot(counts, deviation * deviation) / (t - 1))
+        half = stats.t.ppf(1 - alpha / 2, t - 1) * s / np.sqrt(t)
+        low, high = estimate - half, estimate + half
+    else:
+        means = _bootstrap_means(values, counts, n_resamples, np.random.default_rng(rng))
+        low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    ci = ConfidenceInterval(float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0)))
+    return SuiteInterval(estimate, ci, method, t, n_excluded, float(confidence), note)

@@ -2,12 +2,15 @@
 
 Oracles used here are independent of the code under test: exact rational
 arithmetic (``fractions`` / ``math.comb``), ``scipy.special.gammaln``,
-``scipy.stats`` (binomial pmf, ``binomtest``), a closed-form Wilson interval,
-and HumanEval's reference ``estimate_pass_at_k`` copied below.
+``scipy.stats`` (binomial pmf, ``binomtest``'s root-found exact intervals,
+``ttest_1samp``, ``bootstrap``), numerical quadrature (``scipy.integrate``), a
+closed-form Wilson interval, and HumanEval's reference ``estimate_pass_at_k``
+copied below.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -16,21 +19,28 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import integrate, stats
 from scipy.special import gammaln
 
-import passk.metrics as metrics
+from passk import metrics
 from passk.metrics import (
+    CI_METHODS,
+    SUITE_CI_METHODS,
     ConfidenceInterval,
+    SuiteInterval,
     bootstrap_pass_hat_k_ci,
     estimate_pass_at_k,
     estimate_pass_hat_k,
+    estimate_pass_hat_k_variance,
     exact_bootstrap_pass_hat_k_ci,
     flakiness,
+    mean_pass_hat_k_ci,
     pass_at_k,
     pass_hat_k,
+    pass_hat_k_ci,
     pass_hat_k_lower_bound,
     runs_needed,
+    unbiased_flakiness,
     wilson_ci,
 )
 
@@ -93,7 +103,6 @@ def c_n_k(draw, max_n: int = 300):
 
 def test_closed_forms_scalar():
     assert pass_hat_k(0.9, 5) == pytest.approx(0.59049, rel=1e-15, abs=0)
-    assert pass_hat_k(0.9, 5) == 0.9**5
     assert pass_at_k(0.1, 5) == pytest.approx(1 - 0.59049, rel=1e-15, abs=0)
     assert pass_at_k(0.9, 3) == pytest.approx(0.999, rel=1e-15)
     assert isinstance(pass_hat_k(0.9, 5), float)
@@ -112,8 +121,8 @@ def test_closed_forms_broadcast():
     hat = pass_hat_k(p, k)
     at = pass_at_k(p, k)
     assert hat.shape == at.shape == (2, 3)
-    np.testing.assert_allclose(hat, p**k, rtol=1e-15)
-    np.testing.assert_allclose(at, 1 - (1 - p) ** k, rtol=1e-15)
+    np.testing.assert_allclose(hat, [[0.5, 0.25, 0.125], [0.9, 0.81, 0.729]], rtol=1e-15)
+    np.testing.assert_allclose(at, [[0.5, 0.75, 0.875], [0.9, 0.99, 0.999]], rtol=1e-15)
     # lists broadcast too
     np.testing.assert_allclose(pass_hat_k([0.5, 0.9], 2), [0.25, 0.81], rtol=1e-15)
     np.testing.assert_allclose(pass_at_k(0.5, [1, 2, 3]), [0.5, 0.75, 0.875], rtol=1e-15)
@@ -155,8 +164,8 @@ def test_estimators_exact_edges():
 
 def test_estimators_nan_where_k_exceeds_n():
     for fn in ESTIMATORS:
-        for n in range(0, 10):
-            for c in range(0, n + 1):
+        for n in range(10):
+            for c in range(n + 1):
                 assert math.isnan(fn(c, n, n + 1))
                 assert math.isnan(fn(c, n, n + 7))
     out = estimate_pass_hat_k([12, 4, 3], [12, 12, 4], 5)
@@ -238,41 +247,70 @@ def test_c_exceeding_n_message_names_both():
 # exact unbiasedness (and the bias of the plug-in estimator)
 # --------------------------------------------------------------------------
 
+@functools.cache
+def binomial_pmf(n: int, p: Fraction) -> tuple[Fraction, ...]:
+    """P(c) for c = 0..n under Binomial(n, p), exactly."""
+    return tuple(math.comb(n, c) * p**c * (1 - p) ** (n - c) for c in range(n + 1))
+
+
+def exact_expectation(values, n: int, p: Fraction) -> Fraction:
+    """E[values[c]] under Binomial(n, p), exactly (each float value read as the rational it is)."""
+    return sum((w * Fraction(v) for w, v in zip(binomial_pmf(n, p), values)), Fraction(0))
+
+
+RATIONAL_P = [Fraction(0), Fraction(1, 20), Fraction(3, 10), Fraction(1, 3), Fraction(1, 2),
+              Fraction(83, 100), Fraction(99, 100), Fraction(1)]
 UNBIASED_CASES = [
     (n, k, p)
     for n, ks in [(1, [1]), (5, [1, 2, 5]), (12, [1, 3, 5, 12]), (50, [2, 10, 25]),
                   (200, [5, 100, 200])]
     for k in ks
-    for p in [0.0, 0.05, 0.3, 0.5, 0.83, 0.99, 1.0]
+    for p in RATIONAL_P
 ]
 
 
-@pytest.mark.parametrize("n,k,p", UNBIASED_CASES)
+@pytest.mark.parametrize("n,k,p", UNBIASED_CASES, ids=str)
 def test_pass_hat_k_estimator_is_exactly_unbiased(n, k, p):
-    c = np.arange(n + 1)
-    weights = stats.binom.pmf(c, n, p)
-    expectation = float(np.sum(weights * estimate_pass_hat_k(c, n, k)))
-    assert expectation == pytest.approx(p**k, abs=1e-12)
+    """sum_c P(c) C(c,k)/C(n,k) = p^k in exact rationals; the floats agree to 1e-12 relative."""
+    exact = [Fraction(math.comb(c, k), math.comb(n, k)) for c in range(n + 1)]
+    assert sum(w * v for w, v in zip(binomial_pmf(n, p), exact)) == p**k  # the identity itself
+    floats = estimate_pass_hat_k(np.arange(n + 1), n, k)
+    for value, reference in zip(floats.tolist(), exact):  # elementwise, relative: tiny values count
+        assert value == pytest.approx(float(reference), rel=1e-12, abs=0)
+    # the float estimator's own expectation, computed exactly from its float values
+    assert float(exact_expectation(floats.tolist(), n, p)) == pytest.approx(float(p**k),
+                                                                            rel=1e-12, abs=0)
 
 
-@pytest.mark.parametrize("n,k,p", UNBIASED_CASES)
+@pytest.mark.parametrize("n,k,p", UNBIASED_CASES, ids=str)
 def test_pass_at_k_estimator_is_exactly_unbiased(n, k, p):
-    c = np.arange(n + 1)
-    weights = stats.binom.pmf(c, n, p)
-    expectation = float(np.sum(weights * estimate_pass_at_k(c, n, k)))
-    assert expectation == pytest.approx(1 - (1 - p) ** k, abs=1e-12)
+    """sum_c P(c) (1 - C(n-c,k)/C(n,k)) = 1 - (1-p)^k exactly; floats to 1e-12 relative."""
+    exact = [1 - Fraction(math.comb(n - c, k), math.comb(n, k)) for c in range(n + 1)]
+    truth = 1 - (1 - p) ** k
+    assert sum(w * v for w, v in zip(binomial_pmf(n, p), exact)) == truth
+    floats = estimate_pass_at_k(np.arange(n + 1), n, k)
+    for value, reference in zip(floats.tolist(), exact):
+        assert value == pytest.approx(float(reference), rel=1e-12, abs=0)
+    assert float(exact_expectation(floats.tolist(), n, p)) == pytest.approx(float(truth),
+                                                                            rel=1e-12, abs=0)
+
+
+def test_unbiasedness_tests_can_fail():
+    """The relative comparison above catches an error far below 1e-12 in absolute terms."""
+    n, k, p = 200, 100, Fraction(1, 20)  # p^k is about 8e-131
+    floats = estimate_pass_hat_k(np.arange(n + 1), n, k) * (1 + 1e-9)
+    assert float(exact_expectation(floats.tolist(), n, p)) != pytest.approx(
+        float(p**k), rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("n,k", [(5, 2), (12, 5), (20, 2), (50, 10), (200, 5)])
-@pytest.mark.parametrize("p", [0.1, 0.5, 0.83, 0.95])
+@pytest.mark.parametrize("p", [Fraction(1, 10), Fraction(1, 2), Fraction(83, 100),
+                               Fraction(19, 20)], ids=str)
 def test_plug_in_p_hat_to_the_k_is_biased_upwards(n, k, p):
-    c = np.arange(n + 1)
-    weights = stats.binom.pmf(c, n, p)
-    plug_in = float(np.sum(weights * (c / n) ** k))
-    unbiased = float(np.sum(weights * estimate_pass_hat_k(c, n, k)))
+    plug_in = sum((w * Fraction(c, n) ** k for c, w in enumerate(binomial_pmf(n, p))),
+                  Fraction(0))
     # Jensen: E[p_hat^k] > (E p_hat)^k = p^k, strictly, for p in (0, 1) and k >= 2
-    assert plug_in > p**k + 1e-9
-    assert unbiased == pytest.approx(p**k, abs=1e-12)
+    assert plug_in > p**k
 
 
 # --------------------------------------------------------------------------
@@ -539,10 +577,9 @@ def test_wilson_known_value():
 
 @pytest.mark.parametrize("c,n", [(0, 1), (1, 1), (0, 10), (5, 10), (28, 30), (30, 30), (7, 200)])
 @pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
-def test_wilson_equals_scipy_and_formula(c, n, confidence):
+def test_wilson_equals_closed_form(c, n, confidence):
+    # wilson_ci calls scipy's binomtest, so scipy is no oracle here: the formula is
     low, high = wilson_ci(c, n, confidence=confidence)
-    ref = stats.binomtest(c, n).proportion_ci(confidence_level=confidence, method="wilson")
-    assert (low, high) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
     f_low, f_high = wilson_closed_form(c, n, confidence)
     assert low == pytest.approx(max(f_low, 0.0), abs=1e-12)
     assert high == pytest.approx(min(f_high, 1.0), abs=1e-12)
@@ -585,9 +622,22 @@ def test_lower_bound_values():
     assert math.isnan(pass_hat_k_lower_bound(0, 0, 5))
     out = pass_hat_k_lower_bound([0, 10, 0], [12, 12, 0], 1)
     assert out.shape == (3,) and out[0] == 0.0 and math.isnan(out[2])
-    assert out[1] == pytest.approx(stats.beta.ppf(0.05, 10, 3), rel=1e-12)
     # k may exceed n: the bound is on p^k, not an estimate from k-subsets
     assert 0.0 < pass_hat_k_lower_bound(3, 3, 10) < pass_hat_k_lower_bound(3, 3, 2)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 12, 30, 100])
+@pytest.mark.parametrize("k", [1, 3, 5, 20])
+@pytest.mark.parametrize("confidence", [0.8, 0.95, 0.99])
+def test_lower_bound_equals_scipy_one_sided_exact(n, k, confidence):
+    """L^k with L from scipy.stats.binomtest(c, n, alternative="greater") (root-finding)."""
+    bounds = pass_hat_k_lower_bound(np.arange(n + 1), n, k, confidence=confidence)
+    for c in range(n + 1):
+        low = stats.binomtest(c, n, alternative="greater").proportion_ci(
+            confidence_level=confidence, method="exact").low
+        # scipy finds L by brentq (absolute tolerance ~2e-12), hence abs on L itself
+        assert bounds[c] ** (1 / k) == pytest.approx(low, rel=1e-9, abs=1e-11)
+        assert bounds[c] == pytest.approx(low**k, rel=1e-6)
 
 
 @pytest.mark.parametrize("n", [1, 5, 12, 50])
@@ -657,3 +707,322 @@ def test_estimators_keep_the_shape_of_two_dimensional_input():
     assert hat.shape == (2, 2)
     np.testing.assert_allclose(hat, [[45 / 66, 1.0], [0.5, 1.0]])
     np.testing.assert_allclose(estimate_pass_at_k(c, n, 2), [[1 - 1 / 66, 1.0], [1.0, 1.0]])
+
+
+# --------------------------------------------------------------------------
+# flakiness: the chapter's plug-in is biased, the unbiased one is not
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 12, 30])
+@pytest.mark.parametrize("p", [Fraction(0), Fraction(1, 3), Fraction(1, 2), Fraction(7, 10),
+                               Fraction(1)], ids=str)
+def test_flakiness_expectations_exactly(n, p):
+    """E[4 p_hat (1 - p_hat)] = 4 p (1-p) (n-1)/n; E[4c(n-c)/(n(n-1))] = 4 p (1-p), exactly."""
+    c = np.arange(n + 1)
+    plug_in = flakiness(c, n).tolist()
+    for ci, value in zip(range(n + 1), plug_in):
+        assert value == pytest.approx(float(4 * Fraction(ci, n) * (1 - Fraction(ci, n))),
+                                      rel=1e-15)
+    assert float(exact_expectation(plug_in, n, p)) == pytest.approx(
+        float(4 * p * (1 - p) * Fraction(n - 1, n)), rel=1e-12, abs=1e-15)
+    if n < 2:
+        assert math.isnan(unbiased_flakiness(0, n)) and math.isnan(unbiased_flakiness(n, n))
+        return
+    unbiased = unbiased_flakiness(c, n).tolist()
+    for ci, value in zip(range(n + 1), unbiased):
+        assert value == pytest.approx(float(Fraction(4 * ci * (n - ci), n * (n - 1))), rel=1e-15)
+    assert float(exact_expectation(unbiased, n, p)) == pytest.approx(float(4 * p * (1 - p)),
+                                                                     rel=1e-12, abs=1e-15)
+
+
+def test_unbiased_flakiness_values_and_input():
+    assert unbiased_flakiness(10, 12) == pytest.approx(40 / 66, rel=1e-15)
+    assert unbiased_flakiness(1, 2) == 2.0  # may exceed 1: unbiased, not bounded
+    out = unbiased_flakiness([[0, 2], [1, 3]], [[4, 4], [1, 3]])
+    assert out.shape == (2, 2) and math.isnan(out[1, 0]) and out[1, 1] == 0.0
+    assert isinstance(unbiased_flakiness(3, 4), float)
+    for c, n, text in [(-1, 5, "-1"), (6, 5, "6"), (1.5, 5, "1.5"), (True, 5, "True")]:
+        with pytest.raises(ValueError, match=re.escape(text)):
+            unbiased_flakiness(c, n)
+
+
+# --------------------------------------------------------------------------
+# the unbiased variance of the pass^k estimator
+# --------------------------------------------------------------------------
+
+
+def exact_variance_estimate(c: int, n: int, k: int) -> Fraction:
+    theta = Fraction(math.comb(c, k), math.comb(n, k))
+    return theta * theta - Fraction(math.comb(c, 2 * k), math.comb(n, 2 * k))
+
+
+@pytest.mark.parametrize("n,k", [(2, 1), (4, 2), (5, 2), (12, 1), (12, 3), (12, 6), (30, 5),
+                                 (40, 20)])
+@pytest.mark.parametrize("p", [Fraction(1, 3), Fraction(7, 10), Fraction(1, 20),
+                               Fraction(99, 100)], ids=str)
+def test_variance_estimator_is_exactly_unbiased(n, k, p):
+    """E[V_hat] = Var[C(c,k)/C(n,k)] exactly; the floats match the rationals to 1e-12 relative."""
+    pmf = binomial_pmf(n, p)
+    theta = [Fraction(math.comb(c, k), math.comb(n, k)) for c in range(n + 1)]
+    true_variance = sum(w * t * t for w, t in zip(pmf, theta)) - p ** (2 * k)
+    exact = [exact_variance_estimate(c, n, k) for c in range(n + 1)]
+    assert sum(w * v for w, v in zip(pmf, exact)) == true_variance
+    floats = estimate_pass_hat_k_variance(np.arange(n + 1), n, k).tolist()
+    for value, reference in zip(floats, exact):
+        assert value == pytest.approx(float(reference), rel=1e-12, abs=0)
+        assert value >= 0.0
+    assert float(exact_expectation(floats, n, p)) == pytest.approx(float(true_variance),
+                                                                   rel=1e-11, abs=0)
+
+
+def test_variance_estimator_edges_and_shapes():
+    # NaN where n < 2k: no unbiased estimator exists
+    assert math.isnan(estimate_pass_hat_k_variance(3, 5, 3))
+    out = estimate_pass_hat_k_variance([12, 3, 2, 0], [12, 12, 3, 12], 2)
+    assert out[0] == 0.0 and out[3] == 0.0 and math.isnan(out[2])
+    assert out[1] == pytest.approx(float(exact_variance_estimate(3, 12, 2)), rel=1e-12)
+    assert estimate_pass_hat_k_variance(np.arange(13)[:, None], 12, [1, 2, 7]).shape == (13, 3)
+    assert isinstance(estimate_pass_hat_k_variance(10, 12, 5), float)
+    with pytest.raises(ValueError, match=re.escape("k (0)")):
+        estimate_pass_hat_k_variance(3, 5, 0)
+
+
+@pytest.mark.parametrize("c", [10**6 - 1, 10**6 - 10, 999_000, 500_000, 10])
+def test_variance_estimator_keeps_its_digits_at_large_n(c):
+    n, k = 10**6, 5
+    value = estimate_pass_hat_k_variance(c, n, k)
+    assert value == pytest.approx(float(exact_variance_estimate(c, n, k)), rel=1e-9, abs=0)
+
+
+# --------------------------------------------------------------------------
+# the per-task interval pass_hat_k_ci
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 12, 30, 60])
+@pytest.mark.parametrize("confidence", [0.8, 0.95, 0.99])
+def test_exact_ci_equals_scipy_clopper_pearson(n, confidence):
+    """[L^k, U^k] with [L, U] from scipy.stats.binomtest(c, n).proportion_ci(method="exact")."""
+    c = np.arange(n + 1)
+    intervals = {k: pass_hat_k_ci(c, n, k, confidence=confidence) for k in (1, 3, 5)}
+    for ci in range(n + 1):
+        ref = stats.binomtest(ci, n).proportion_ci(confidence_level=confidence, method="exact")
+        for k, (low, high) in intervals.items():
+            # scipy root-finds each end (absolute tolerance ~2e-12), hence abs on L and U
+            assert low[ci] ** (1 / k) == pytest.approx(ref.low, rel=1e-9, abs=1e-11)
+            assert high[ci] ** (1 / k) == pytest.approx(ref.high, rel=1e-9, abs=1e-11)
+
+
+def test_exact_ci_shapes_and_edges():
+    lo, hi = pass_hat_k_ci([10, 12, 0], [12, 12, 12], 5)
+    assert lo.shape == hi.shape == (3,)
+    assert hi[1] == 1.0 and lo[2] == 0.0
+    assert np.all((0 <= lo) & (lo < hi) & (hi <= 1))
+    assert pass_hat_k_ci(np.arange(13)[:, None], 12, [1, 2, 5]).low.shape == (13, 3)
+    assert all(isinstance(x, float) for x in pass_hat_k_ci(3, 4, 2))
+    assert all(math.isnan(x) for x in pass_hat_k_ci(0, 0, 3))  # no runs, no interval
+    # k > n: the interval on p^k still exists (12 runs bound p^20), the estimate does not
+    lo, hi = pass_hat_k_ci(3, 3, 10)
+    ref = stats.binomtest(3, 3).proportion_ci(method="exact")
+    assert lo == pytest.approx(ref.low**10, rel=1e-6) and hi == 1.0
+    assert math.isnan(estimate_pass_hat_k(3, 3, 10))
+    assert all(math.isnan(x) for x in pass_hat_k_ci(3, 3, 10, method="bootstrap"))
+
+
+def test_bootstrap_method_is_the_chapter_interval_and_labels():
+    c, n = np.arange(13), 12
+    got = pass_hat_k_ci(c, n, 5, confidence=0.9, method="bootstrap")
+    ref = exact_bootstrap_pass_hat_k_ci(c, n, 5, confidence=0.9)
+    np.testing.assert_array_equal(got.low, ref.low)
+    np.testing.assert_array_equal(got.high, ref.high)
+    assert pass_hat_k_ci(12, 12, 5, method="bootstrap") == (1.0, 1.0)  # what the chapter prints
+    assert CI_METHODS == {"exact": "exact Clopper–Pearson", "bootstrap": "percentile bootstrap"}
+
+
+@pytest.mark.parametrize("kwargs,text", [
+    ({"method": "wald"}, "method ('wald')"),
+    ({"confidence": 1.0}, "confidence (1.0)"),
+    ({"confidence": 0}, "confidence (0)"),
+])
+def test_ci_bad_options(kwargs, text):
+    with pytest.raises(ValueError, match=re.escape(text)):
+        pass_hat_k_ci(3, 5, 2, **kwargs)
+
+
+@pytest.mark.parametrize("c,n,k,text", [(-1, 5, 1, "-1"), (6, 5, 1, "6"), (2, 5, 0, "0"),
+                                        (2.5, 5, 1, "2.5")])
+def test_ci_bad_counts(c, n, k, text):
+    with pytest.raises(ValueError, match=re.escape(text)):
+        pass_hat_k_ci(c, n, k)
+
+
+def exact_coverage(method: str, n: int, k: int, p: np.ndarray, confidence: float) -> np.ndarray:
+    """P(low(c) <= p^k <= high(c)) summed over c ~ Binomial(n, p): computed, not simulated."""
+    c = np.arange(n + 1)
+    low, high = pass_hat_k_ci(c, n, k, confidence=confidence, method=method)
+    truth = (p**k)[:, None]
+    inside = (low[None, :] <= truth) & (truth <= high[None, :])
+    return (stats.binom.pmf(c[None, :], n, p[:, None]) * inside).sum(axis=1)
+
+
+COVERAGE_P = np.union1d(np.linspace(0.005, 0.995, 199), [0.9, 0.95, 0.99, 0.995, 0.999])
+
+
+@pytest.mark.parametrize("confidence", [0.8, 0.95])
+def test_exact_ci_covers_everywhere_by_enumeration(confidence):
+    """min over n = 1..50, k in {1,2,3,5,8}, 204 values of p of the exact coverage >= confidence."""
+    worst = min(
+        exact_coverage("exact", n, k, COVERAGE_P, confidence).min()
+        for n in range(1, 51) for k in (1, 2, 3, 5, 8)
+    )
+    assert worst >= confidence
+    assert worst < confidence + 0.01  # and the check is sharp: CP comes close somewhere
+
+
+def test_bootstrap_ci_falls_short_near_one():
+    """The chapter's bootstrap: exact coverage for n = 12, k = 5 (the issue's figures)."""
+    cov = exact_coverage("bootstrap", 12, 5, np.array([0.9, 0.95, 0.99, 0.995]), 0.95)
+    np.testing.assert_allclose(cov, [0.69, 0.46, 0.11, 0.06], atol=0.005)
+    cov5 = exact_coverage("bootstrap", 5, 5, np.array([0.9, 0.95, 0.99, 0.995]), 0.95)
+    np.testing.assert_allclose(cov5, [0.40, 0.23, 0.05, 0.03], atol=0.006)
+    # where every run passes (probability p^n) the bootstrap says [1, 1] and misses p^k < 1
+    p = np.array([0.99])
+    assert exact_coverage("bootstrap", 12, 5, p, 0.95)[0] <= 1 - 0.99**12
+
+
+# --------------------------------------------------------------------------
+# the suite: mean over tasks of pass^k
+# --------------------------------------------------------------------------
+
+
+def jeffreys_posterior_variance(c: int, n: int, k: int) -> float:
+    """E[Var(C(X,k)/C(n,k) | p)] for p ~ Beta(c+1/2, n-c+1/2), by quadrature over p."""
+    theta = np.array([math.comb(x, k) / math.comb(n, k) for x in range(n + 1)])
+
+    def variance(p: float) -> float:
+        pmf = stats.binom.pmf(np.arange(n + 1), n, p)
+        return float(np.sum(pmf * theta**2) - p ** (2 * k))
+
+    return integrate.quad(lambda p: variance(p) * stats.beta.pdf(p, c + 0.5, n - c + 0.5),
+                          0, 1, limit=200, epsabs=1e-14)[0]
+
+
+def test_suite_studentized_against_quadrature_and_fractions():
+    c, n, k = [12, 12, 0, 7, 10, 3], [12, 12, 12, 12, 12, 4], 2
+    result = mean_pass_hat_k_ci(c, n, k, confidence=0.9)
+    exact = [Fraction(math.comb(ci, k), math.comb(ni, k)) for ci, ni in zip(c, n)]
+    assert result.estimate == pytest.approx(float(sum(exact) / len(exact)), rel=1e-14)
+    per_task = []
+    for ci, ni in zip(c, n):
+        posterior = jeffreys_posterior_variance(ci, ni, k)
+        unbiased = float(exact_variance_estimate(ci, ni, k)) if ni >= 2 * k else 0.0
+        per_task.append(max(posterior, unbiased))
+    half = stats.norm.ppf(0.95) * math.sqrt(sum(per_task)) / len(c)
+    assert result.ci.low == pytest.approx(result.estimate - half, rel=1e-9)
+    assert result.ci.high == pytest.approx(result.estimate + half, rel=1e-9)
+    assert isinstance(result, SuiteInterval)
+    assert (result.method, result.n_tasks, result.n_excluded, result.confidence) == (
+        "studentized", 6, 0, 0.9)
+    assert result.label == SUITE_CI_METHODS["studentized"]
+
+
+def test_suite_t_equals_scipy_t_interval():
+    c = np.array([12, 12, 0, 7, 10, 3, 0, 11, 12])
+    n, k = 12, 3
+    result = mean_pass_hat_k_ci(c, n, k, method="t")
+    values = [math.comb(int(ci), k) / math.comb(n, k) for ci in c]
+    ref = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
+    assert result.ci.low == pytest.approx(max(ref.low, 0.0), rel=1e-12)
+    assert result.ci.high == pytest.approx(min(ref.high, 1.0), rel=1e-12)
+    assert result.label == "t over tasks"
+
+
+@pytest.mark.parametrize("tasks,resamples", [(15, 20_000), (3000, 4000)])
+def test_suite_percentile_matches_scipy_bootstrap(tasks, resamples):
+    """Against scipy.stats.bootstrap on the per-task values; small suites draw task indices,
+    large ones (tasks x resamples > 4e6) per-value counts. Tolerance: 4 % of the width, about
+    3 Monte Carlo standard errors of the difference of two 2.5 % quantiles at 4000 resamples."""
+    rng = np.random.default_rng(2024)
+    n, k = 8, 2
+    c = rng.binomial(n, rng.random(tasks))
+    ours = mean_pass_hat_k_ci(c, n, k, method="percentile", rng=1, n_resamples=resamples)
+    values = estimate_pass_hat_k(c, n, k)
+    ref = stats.bootstrap((values,), np.mean, method="percentile", n_resamples=resamples,
+                          rng=2).confidence_interval
+    width = ref.high - ref.low
+    assert ours.ci.low == pytest.approx(ref.low, abs=0.04 * width)
+    assert ours.ci.high == pytest.approx(ref.high, abs=0.04 * width)
+    again = mean_pass_hat_k_ci(c, n, k, method="percentile", rng=1, n_resamples=resamples)
+    assert again == ours  # seeded
+
+
+def test_suite_excludes_tasks_with_fewer_than_k_runs():
+    result = mean_pass_hat_k_ci([4, 2, 3, 1], [4, 4, 3, 2], 3)
+    assert (result.n_tasks, result.n_excluded) == (3, 1)
+    assert result.estimate == pytest.approx((1 + 0 + 1) / 3, rel=1e-15)
+    empty = mean_pass_hat_k_ci([1, 2], [2, 2], 3)
+    assert empty.n_tasks == 0 and empty.n_excluded == 2
+    assert math.isnan(empty.estimate) and all(math.isnan(x) for x in empty.ci)
+    assert empty.note
+
+
+def all_fail_probability(p: np.ndarray, n: int) -> float:
+    return float(np.prod((1 - p) ** n))
+
+
+@pytest.mark.parametrize("tasks,n,k", [(50, 12, 4), (20, 4, 4), (200, 12, 1), (1, 5, 2),
+                                       (3, 2, 2)])
+def test_suite_that_passed_or_failed_everything_is_not_certain(tasks, n, k):
+    """Zero spread is not zero uncertainty. All passed: if the mean of p_i^k is theta, the
+    chance that every run passes is at most theta^(T n / k) (AM-GM), so no lower end above
+    (alpha/2)^(k / (T n)) is justified. All failed: brute force over suites that would fail
+    everything with probability >= alpha/2 finds a mean p^k that the upper end must reach."""
+    exact_lower = 0.025 ** (k / (tasks * n))
+    for method in SUITE_CI_METHODS:
+        result = mean_pass_hat_k_ci([n] * tasks, [n] * tasks, k, method=method)
+        assert result.estimate == 1.0 and result.ci.high == 1.0
+        assert result.ci.low <= exact_lower * (1 + 1e-12) and exact_lower < 1.0
+        assert result.method == "studentized"
+        if method != "studentized":
+            assert "used instead" in result.note
+        failed = mean_pass_hat_k_ci([0] * tasks, [n] * tasks, k, method=method)
+        assert failed.estimate == 0.0 and failed.ci.low == 0.0
+        # suites with m tasks at a common p (others at 0) that fail everything w.p. >= 2.5 %
+        for m in range(1, tasks + 1):
+            p = 1 - 0.025 ** (1 / (m * n))  # the largest such common p
+            assert all_fail_probability(np.array([p] * m), n) >= 0.025 * (1 - 1e-12)
+            assert failed.ci.high >= m * p**k / tasks * (1 - 1e-12)
+
+
+def test_suite_default_covers_on_tau_bench_like_suites():
+    """Seeded Monte Carlo: 20 tasks (1/3 near 1, 1/3 near 0, 1/3 in between), 12 runs, k = 2;
+    400 replicates, so 0.92 is about 2.5 standard errors below 0.95."""
+    rng = np.random.default_rng(9)
+    bands = np.array([[0.97, 1.0], [0.0, 0.03], [0.2, 0.95]])
+    hits = 0
+    for _ in range(400):
+        low, high = bands[rng.integers(0, 3, 20)].T
+        p = low + (high - low) * rng.random(20)
+        c = rng.binomial(12, p)
+        ci = mean_pass_hat_k_ci(c, 12, 2).ci
+        hits += ci.low <= np.mean(p**2) <= ci.high
+    assert hits / 400 >= 0.92
+
+
+@pytest.mark.parametrize("kwargs,text", [
+    ({"method": "wald"}, "method ('wald')"),
+    ({"k": [1, 2]}, "must be one number"),
+    ({"k": 0}, "k (0)"),
+    ({"confidence": 1.5}, "confidence (1.5)"),
+    ({"n_resamples": 0}, "n_resamples (0)"),
+])
+def test_suite_bad_options(kwargs, text):
+    args = {"successes": [3, 4], "totals": [5, 5], "k": 2, **kwargs}
+    with pytest.raises(ValueError, match=re.escape(text)):
+        mean_pass_hat_k_ci(**args)
+
+
+def test_suite_bad_counts():
+    with pytest.raises(ValueError, match=re.escape("successes (6) cannot exceed total (5)")):
+        mean_pass_hat_k_ci([6], [5], 1)
