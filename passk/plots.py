@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MissingExtra",
+    "plot_coverage",
     "plot_curves",
     "plot_gate",
     "plot_report",
@@ -464,4 +467,97 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     ax.set_ylim(-0.05, 1.1)
     ax.set_xlabel("flakiness 4p̂(1−p̂) (0 = repeatable, 1 = coin flip)")
     ax.set_ylabel(f"estimated pass$^{{{suite.k}}}$ per task")
+    return fig
+
+
+def plot_coverage(n: int, k: int, p: Any = None, *,
+                  methods: Sequence[str] = ("exact", "bootstrap"),
+                  confidence: float = 0.95, ax: Axes | None = None) -> Figure:
+    """How often each per-task interval for pass^k covers the truth, across p.
+
+    One curve per method of :func:`passk.pass_hat_k_ci`: its exact coverage
+    of :math:`p^k` from :func:`passk.coverage.exact_coverage`, summed over the
+    binomial (no simulation), against the true single-run success rate p.
+    A dotted line marks the level the interval claims. A method that keeps its
+    promise stays on or above it at every p. Curves differ by colour
+    (Okabe-Ito), line style and a marker every few points.
+
+    Parameters
+    ----------
+    n : int
+        Runs per evaluation, at least 1.
+    k : int
+        Runs that must all succeed, at least 1.
+    p : array_like of float, optional
+        Success rates to draw, in [0, 1]; default 500 points from 0.5 to 0.999.
+    methods : sequence of str, default ('exact', 'bootstrap')
+        Keys of :data:`passk.metrics.CI_METHODS`; the legend prints their labels.
+    confidence : float, default 0.95
+        The level the intervals are computed at, drawn as the claim.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new 7 x 4 inch figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on; the caller shows or saves it.
+
+    Raises
+    ------
+    ValueError
+        When a method is unknown, ``n`` or ``k`` is not a whole number of at
+        least 1, a p is outside [0, 1] or ``confidence`` outside (0, 1).
+    MissingExtra
+        When matplotlib is not installed.
+
+    Notes
+    -----
+    The coverage at p is
+    :math:`\\sum_{c=0}^{n} \\binom{n}{c} p^c (1-p)^{n-c}\\,
+    \\mathbf{1}[L(c) \\le p^k \\le U(c)]`; it jumps wherever :math:`p^k`
+    crosses an interval's end, hence the saw teeth.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = plot_coverage(12, 5, [0.9, 0.95, 0.99, 0.995])
+    >>> exact, bootstrap, claim = fig.axes[0].get_lines()
+    >>> [round(float(y), 2) for y in bootstrap.get_ydata()]
+    [0.69, 0.46, 0.11, 0.06]
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2]
+    ['exact Clopper–Pearson', 'percentile bootstrap']
+    >>> plt.close(fig)
+    """
+    plt = _pyplot("plot_coverage")
+    from .coverage import exact_coverage
+    from .metrics import CI_METHODS
+
+    for method in methods:
+        if method not in CI_METHODS:
+            raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
+    grid = np.linspace(0.5, 0.999, 500) if p is None else np.atleast_1d(np.asarray(p, float))
+    curves = [np.atleast_1d(exact_coverage(n, k, grid, method=method, confidence=confidence))
+              for method in methods]  # validates n, k, p and confidence
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 4))
+    else:
+        fig = ax.figure
+    styles = [(_BLUE, "-", "o"), (_VERMILLION, "--", "s"), ("#009E73", ":", "^"),
+              ("#CC79A7", "-.", "D")]
+    every = max(1, grid.size // 12)
+    for i, (method, curve) in enumerate(zip(methods, curves)):
+        colour, line, marker = styles[i % len(styles)]
+        ax.plot(grid, curve, color=colour, ls=line, lw=1.6, marker=marker, ms=4,
+                markevery=every, label=CI_METHODS[method])
+    ax.axhline(confidence, color="black", lw=1, ls=":",
+               label=f"claimed: {confidence:.0%}")
+    ax.set_xlabel("true single-run success rate $p$")
+    ax.set_ylabel(f"coverage of the true pass$^{{{k}}}$")
+    ax.set_title(f"Coverage of {confidence:.0%} intervals for pass$^{{{k}}}$ "
+                 f"from $n$ = {n} runs")
+    ax.set_xlim(float(grid.min()), float(grid.max()))
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", frameon=False)
+    fig.tight_layout()
     return fig

@@ -280,3 +280,68 @@ def test_plot_gate_takes_a_file_report_and_draws_on_a_given_axes():
     assert plot_gate(fr, ax=right) is fig
     assert not left.lines and set(right.get_lines()[0].get_xdata()) == {0.35}
     assert right.get_title() == ("PASSED" if fr.gate.passed else "BLOCKED")
+
+
+# --------------------------------------------------------------------- plot_coverage
+#
+# Oracles: issue 9's coverage of the chapter's bootstrap at n = 12, k = 5 (0.69, 0.46,
+# 0.11, 0.06), and the exact interval's coverage summed by hand over the binomial with
+# scipy's binomtest Clopper-Pearson interval raised to the k-th power.
+
+from scipy import stats
+
+from passk.plots import plot_coverage
+
+
+def hand_coverage_exact(n, k, p, confidence):
+    total = 0.0
+    for c in range(n + 1):
+        ci = stats.binomtest(c, n).proportion_ci(confidence_level=confidence, method="exact")
+        total += stats.binom.pmf(c, n, p) * (ci.low**k <= p**k <= ci.high**k)
+    return total
+
+
+def test_plot_coverage_draws_each_methods_exact_coverage_and_the_claim():
+    p = [0.9, 0.95, 0.99, 0.995]
+    fig = plot_coverage(12, 5, p)
+    ax = fig.axes[0]
+    exact, bootstrap, claim = ax.get_lines()
+    assert exact.get_xdata().tolist() == p == bootstrap.get_xdata().tolist()
+    assert [round(float(y), 2) for y in bootstrap.get_ydata()] == [0.69, 0.46, 0.11, 0.06]
+    assert np.allclose(exact.get_ydata(), [hand_coverage_exact(12, 5, q, 0.95) for q in p],
+                       rtol=0, atol=1e-12)
+    assert set(claim.get_ydata()) == {0.95}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "exact Clopper–Pearson", "percentile bootstrap", "claimed: 95%"]
+    assert exact.get_linestyle() != bootstrap.get_linestyle()
+    assert exact.get_color() != bootstrap.get_color()
+    assert "$n$ = 12" in ax.get_title() and "pass$^{5}$" in ax.get_ylabel()
+    assert ax.get_xlabel()
+
+
+def test_plot_coverage_default_grid_other_confidence_one_method_and_given_axes():
+    fig = plot_coverage(5, 2)
+    (exact, bootstrap, claim) = fig.axes[0].get_lines()
+    x = exact.get_xdata()
+    assert len(x) == 500 and x[0] == 0.5 and x[-1] == 0.999
+    assert min(exact.get_ydata()) >= 0.95 > min(bootstrap.get_ydata())
+    fig, axes = plt.subplots(1, 2)
+    assert plot_coverage(8, 3, [0.7, 0.8], methods=("exact",), confidence=0.9,
+                         ax=axes[1]) is fig
+    line, claim = axes[1].get_lines()
+    assert axes[0].get_lines() == []
+    assert set(claim.get_ydata()) == {0.9} and "90%" in axes[1].get_title()
+    assert np.allclose(line.get_ydata(), [hand_coverage_exact(8, 3, q, 0.9) for q in (0.7, 0.8)],
+                       rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "message"), [
+    ((12, 5), {"methods": ("exact", "wilson")}, r"method \('wilson'\)"),
+    ((0, 5), {}, r"n \(0\)"),
+    ((12, 0), {}, r"k \(0\)"),
+    ((12, 5, [0.9, 1.2]), {}, r"p \("),
+    ((12, 5), {"confidence": 95}, r"confidence \(95\)"),
+])
+def test_plot_coverage_names_bad_input(args, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        plot_coverage(*args, **kwargs)
