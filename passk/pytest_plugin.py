@@ -41,11 +41,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 if TYPE_CHECKING:
     from .stability import GateResult, SuiteReport
@@ -164,14 +165,10 @@ def passk_seed(request: pytest.FixtureRequest, passk_run: int) -> int:
         from .repeat_run import run_seed
 
         return run_seed(_option(request.config, "passk_seed"), node.nodeid, 0)
-    attempt = node.stash.get(_ATTEMPT, 0)
-    return meta["seed"] if attempt == 0 else _retry_seed(meta, attempt)
+    from .runner import _attempt_seed  # attempt 0: run_seed(suite seed, task id, run index)
 
-
-def _retry_seed(meta: Mapping[str, Any], attempt: int) -> int:
-    from .runner import _attempt_seed
-
-    return _attempt_seed(meta["suite_seed"], meta["task"], meta["run"], attempt)
+    return _attempt_seed(meta["suite_seed"], meta["task"], meta["run"],
+                         node.stash.get(_ATTEMPT, 0))
 
 
 def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tuple[int, int, str]:
@@ -255,7 +252,6 @@ class _Run:
     index: int
     nodeid: str
     node_key: Any
-    seed: int
     failed: bool = False
     passed_call: bool = False
     skipped: bool = False
@@ -301,6 +297,7 @@ class PasskSession:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
+        self.opt = {name: _option(config, name) for name in _DEFAULTS}
         self.tests: dict[str, _Test] = {}
         self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
         self.plan: dict[str, tuple[int, int]] = {}  # runs and k of each task collected here
@@ -316,9 +313,7 @@ class PasskSession:
                                       items: list[pytest.Item]) -> None:
         if not config.stash.get(_SEEN_MARKED, False):
             return
-        from .repeat_run import run_seed
-
-        suite_seed = _option(config, "passk_seed")
+        suite_seed = self.opt["passk_seed"]
         for item in items:
             callspec = getattr(item, "callspec", None)
             if callspec is None or "passk_run" not in callspec.params:
@@ -331,8 +326,7 @@ class PasskSession:
             task = task_id_of(item.nodeid, _run_id(index, runs))
             self.plan[task] = (runs, k)
             item.stash[_META] = {"task": task, "run": index, "runs": runs, "k": k,
-                                 "risk": risk, "suite_seed": suite_seed,
-                                 "seed": run_seed(suite_seed, task, index)}
+                                 "risk": risk, "suite_seed": suite_seed}
 
     # -- running a repetition: infrastructure retries, curtailment ---------
 
@@ -342,13 +336,12 @@ class PasskSession:
         meta = item.stash.get(_META, None)
         if meta is None:
             return None  # not a passk repetition: pytest's own protocol
-        from _pytest.runner import runtestprotocol
-
         settled = self._curtail(meta)
         if settled:
             item.add_marker(pytest.mark.skip(reason=settled))
-        max_retries = _option(self.config, "passk_max_retries")
-        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        max_retries = self.opt["passk_max_retries"]
+        ihook = item.ihook
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         attempt = 0
         while True:
             item.stash[_ATTEMPT] = attempt
@@ -359,19 +352,19 @@ class PasskSession:
             if not infra or attempt >= max_retries or session.shouldstop or session.shouldfail:
                 break
             attempt += 1
+        info = {"task": meta["task"], "run": meta["run"], "runs": meta["runs"], "k": meta["k"],
+                "risk": meta["risk"], "retries": attempt, "settled": bool(settled),
+                "infrastructure_error": infra}
         for report in reports:
-            extra = {"retries": attempt, "settled": bool(settled)}
-            if infra:
-                extra["infrastructure_error"] = True
-                if report.failed:
-                    message = _crash_message(report)
-                    report.outcome = "skipped"
-                    reason = (f"passk: infrastructure error after {attempt} retries, left out "
-                              f"of the counts: {message}")
-                    report.longrepr = (str(item.path), item.location[1] or 0, reason)
-            report.passk.update(extra)  # type: ignore[attr-defined]
-            item.ihook.pytest_runtest_logreport(report=report)
-        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+            # what the controller tallies; pytest-xdist ships it with the report
+            report.passk = dict(info)  # type: ignore[attr-defined]
+            if infra and report.failed:  # left out, as passk run leaves it: not a failure
+                reason = (f"passk: infrastructure error after {attempt} retries, left out of "
+                          f"the counts: {_crash_message(report)}")
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), item.location[1] or 0, reason)
+            ihook.pytest_runtest_logreport(report=report)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         if not settled:
             failed = any(r.failed or hasattr(r, "wasxfail") for r in reports)
             passed = any(r.when == "call" and r.passed for r in reports)
@@ -379,25 +372,18 @@ class PasskSession:
                               "passed" if passed else "left out")
         return True
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item,
-                                  call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-        report = yield
-        meta = item.stash.get(_META, None)
-        if meta is not None:
+    def pytest_exception_interact(self, node: pytest.Item | pytest.Collector,
+                                  call: pytest.CallInfo[Any], report: Any) -> None:
+        """Note an InfrastructureError (pytest calls this for every failed phase)."""
+        if isinstance(node, pytest.Item) and _META in node.stash and call.excinfo is not None:
             from .adapter import InfrastructureError
 
-            if call.excinfo is not None and call.excinfo.errisinstance(InfrastructureError):
-                item.stash[_INFRA] = True
-            attempt = item.stash.get(_ATTEMPT, 0)
-            report.passk = {k: meta[k] for k in ("task", "run", "runs", "k", "risk", "seed")}
-            if attempt:
-                report.passk["attempt_seed"] = _retry_seed(meta, attempt)
-        return report
+            if call.excinfo.errisinstance(InfrastructureError):
+                node.stash[_INFRA] = True
 
     def _tally_local(self, meta: Mapping[str, Any], outcome: str) -> None:
         """Count a finished repetition in this process's view, for curtailment."""
-        if _option(self.config, "passk_policy") != "curtailed":
+        if self.opt["passk_policy"] != "curtailed":
             return
         tally = self.local.setdefault(meta["task"], [0, 0, 0])  # passed, failed, finished
         tally[0] += outcome == "passed"
@@ -413,26 +399,26 @@ class PasskSession:
         worker has not seen the other workers' runs, which are then open too, so
         a verdict settled on its view is settled on all the runs.
         """
-        if _option(self.config, "passk_policy") != "curtailed":
+        if self.opt["passk_policy"] != "curtailed":
             return ""
         from .runner import suite_outlook, task_outlook, task_settled
 
-        config = self.config
-        cap = _option(config, "passk_max_flakiness")
+        cap = self.opt["passk_max_flakiness"]
         if self.local_suite is None:
             outlooks = []
             for task, (runs, k) in self.plan.items():
                 s, f, done = self.local.get(task, (0, 0, 0))
                 outlooks.append(task_outlook(s, f, runs - done, k=k, max_flakiness=cap))
-            self.local_suite = suite_outlook(outlooks, _option(config, "passk_min_overall"))
+            self.local_suite = suite_outlook(outlooks, self.opt["passk_min_overall"])
         suite = self.local_suite
-        if _option(config, "passk_on") == "lower-bound" and suite == "passed":
+        lower_bound = self.opt["passk_on"] == "lower-bound"
+        if lower_bound and suite == "passed":
             suite = "open"  # the outlook's mean is of estimates; a lower bound may fall short
         s, f, done = self.local.get(meta["task"], (0, 0, 0))
         remaining = meta["runs"] - done
         settled = task_settled(s, f, remaining=remaining, k=meta["k"], max_flakiness=cap,
                                suite=suite)
-        if not settled or (suite == "open" and _option(config, "passk_on") == "lower-bound"):
+        if not settled or (suite == "open" and lower_bound):
             return ""  # (an open suite settles a task whose pass^k is fixed, not its bound)
         return (f"passk: curtailed, the gate's verdict on {meta['task']} is settled after "
                 f"{done} of {meta['runs']} runs ({s} passed, {f} failed)")
@@ -451,8 +437,7 @@ class PasskSession:
         rep = test.reps.get(info["run"])
         if rep is None:
             rep = test.reps[info["run"]] = _Run(int(info["run"]), report.nodeid,
-                                                getattr(report, "id", report.nodeid),
-                                                int(info["seed"]))
+                                                getattr(report, "id", report.nodeid))
         rep.retries = int(info.get("retries", 0))
         rep.settled = rep.settled or bool(info.get("settled"))
         rep.infrastructure_error = rep.infrastructure_error or bool(
@@ -507,10 +492,9 @@ class PasskSession:
     def _verdict(self) -> _Verdict:
         from .stability import GateResult, reliability_gate, suite_report
 
-        config = self.config
-        bar = _option(config, "passk_min_overall")
-        cap = _option(config, "passk_max_flakiness")
-        on = _option(config, "passk_on")
+        bar = self.opt["passk_min_overall"]
+        cap = self.opt["passk_max_flakiness"]
+        on = self.opt["passk_on"]
         tests = tuple(self.tests[t] for t in sorted(self.tests))
         counted = [[r for r in t.reps.values() if r.outcome in ("passed", "failed")]
                    for t in tests]
@@ -522,7 +506,7 @@ class PasskSession:
                               [len(c) for c in counted], risks=[t.risk for t in tests],
                               k=ks if tests else 5, min_overall_pass_hat_k=bar,
                               max_flakiness=cap, on=on, excluded=excluded)
-        curtailed = _option(config, "passk_policy") == "curtailed"
+        curtailed = self.opt["passk_policy"] == "curtailed"
         early = {t.task_id: t.runs for t, c in zip(tests, counted)
                  if curtailed and len(c) < t.runs and any(r.settled for r in t.reps.values())}
         gate = report.gate
@@ -541,7 +525,7 @@ class PasskSession:
         if short:  # fail closed, as reliability_gate does for too few runs
             gate = GateResult(float("nan"), False, gate.flaky_tasks, gate.reasons + tuple(short))
         report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
-                                     0 if ks else _option(config, "passk_k"))
+                                     0 if ks else self.opt["passk_k"])
         notes = []
         if sum(excluded):
             notes.append(f"{sum(excluded)} attempt(s) hit an infrastructure error and were "
@@ -584,7 +568,7 @@ class PasskSession:
         before the run's last attempt, as ``passk run`` logs them.
         """
         from .adapter import RunResult, Task
-        from .repeat_run import RepeatRun
+        from .repeat_run import RepeatRun, run_seed
 
         out = []
         for task_id in sorted(self.tests):
@@ -597,7 +581,8 @@ class PasskSession:
                             for _ in range(r.retries)]
                 if r.outcome in ("passed", "failed", "infrastructure"):
                     results.append(RunResult(task_id, i, r.outcome == "passed",
-                                             error=r.message or None, seed=r.seed,
+                                             error=r.message or None,
+                                             seed=run_seed(self.opt["passk_seed"], task_id, i),
                                              infrastructure_error=r.outcome == "infrastructure"))
             out.append(RepeatRun(Task(task_id, risk=test.risk), tuple(results)))
         return out
@@ -606,18 +591,17 @@ class PasskSession:
         """The measurement's protocol: the tests, their runs, k and risk, and the gate."""
         from .protocol import Protocol
 
-        config = self.config
         ks = {t.k for t in self.tests.values()}
         return Protocol({
             "runner": "pytest (passk.pytest_plugin)",
             "k": ks.pop() if len(ks) == 1 else None,  # the k passk report and gate then use
             "tests": {t.task_id: {"runs": t.runs, "k": t.k, "risk": t.risk}
                       for t in self.tests.values()},
-            "stopping": _option(config, "passk_policy"),
-            "max_retries": _option(config, "passk_max_retries"),
-            "min_overall_pass_hat_k": _option(config, "passk_min_overall"),
-            "max_flakiness": _option(config, "passk_max_flakiness"),
-            "gate_on": _option(config, "passk_on"),
+            "stopping": self.opt["passk_policy"],
+            "max_retries": self.opt["passk_max_retries"],
+            "min_overall_pass_hat_k": self.opt["passk_min_overall"],
+            "max_flakiness": self.opt["passk_max_flakiness"],
+            "gate_on": self.opt["passk_on"],
             "confidence": 0.95,
         })
 
@@ -626,7 +610,7 @@ class PasskSession:
         from .io import write_runs
 
         return write_runs(path, self.runs(), protocol=self.protocol(),
-                          seed=_option(self.config, "passk_seed"))
+                          seed=self.opt["passk_seed"])
 
     # -- the terminal -----------------------------------------------------
 
@@ -641,16 +625,16 @@ class PasskSession:
     def summary_lines(self) -> list[str]:
         """The passk section of the terminal summary, line by line."""
         assert self.verdict is not None
+        from .repeat_run import run_seed
         from .stability import format_table
 
-        config = self.config
         report, tests = self.verdict.report, self.verdict.tests
         gate = report.gate
         total = sum(len(t.reps) for t in tests)
-        bar, cap = _option(config, "passk_min_overall"), _option(config, "passk_max_flakiness")
+        bar, cap = self.opt["passk_min_overall"], self.opt["passk_max_flakiness"]
         lines = [(f"{len(tests)} marked test(s), {total} repetition(s); suite seed "
-                  f"{_option(config, 'passk_seed')}; bar {bar:.3f} on the "
-                  f"{_option(config, 'passk_on')}, flakiness cap {cap:.3f}")]
+                  f"{self.opt['passk_seed']}; bar {bar:.3f} on the "
+                  f"{self.opt['passk_on']}, flakiness cap {cap:.3f}")]
         if report.k:
             lines += format_table(report, flaky_first=True).splitlines()
         else:  # tests with different k: a table per k, then the verdict
@@ -672,9 +656,10 @@ class PasskSession:
             failed = sorted(r.index + 1 for r in t.reps.values() if r.outcome == "failed")
             first = t.first_failure
             assert first is not None
+            seed = run_seed(self.opt["passk_seed"], t.task_id, first.index)
             lines.append(f"  {t.task_id}: {len(failed)} of {t.runs} runs failed (runs "
                          f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
-                         f"passk_seed={first.seed}: {first.message}")
+                         f"passk_seed={seed}: {first.message}")
         lines += [f"note: {n}" for n in self.verdict.notes]
         if self.exit_note:
             lines.append(self.exit_note)
