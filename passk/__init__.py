@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# TEMPORARY until passk/repeat_run.py is renamed passk/repeats.py (lead): keep the function
+# TEMPORARY until passk/repeats.py is renamed passk/repeats.py (lead): keep the function
 # bound over the submodule of the same name.
-from .repeat_run import RepeatRun, repeat_run, run_seed  # noqa: E402
+from .repeats import RepeatRun, repeat_run, run_seed  # noqa: E402
 
 #: Each public name, and the module that owns it.
 _OWNER = {
@@ -42,7 +42,7 @@ _OWNER = {
     "pass_hat_k_lower_bound": "metrics", "runs_needed": "metrics",
     "HarnessAdapter": "adapter", "InfrastructureError": "adapter", "RunResult": "adapter",
     "Task": "adapter", "ToolCall": "adapter",
-    "RepeatRun": "repeat_run", "repeat_run": "repeat_run", "run_seed": "repeat_run",
+    "RepeatRun": "repeats", "repeat_run": "repeats", "run_seed": "repeats",
     "Grader": "flaky_adapter", "OnCallSimulator": "flaky_adapter",
     "demo_tasks": "flaky_adapter",
     "GateResult": "stability", "RepeatPolicy": "stability", "SuiteReport": "stability",

@@ -41,7 +41,7 @@ import numpy as np
 from .protocol import Protocol
 
 if TYPE_CHECKING:
-    from .repeat_run import RepeatRun
+    from .repeats import RepeatRun
 
 __all__ = [
     "CACHED_RESULTS",
@@ -734,7 +734,7 @@ def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *
     """Write runs as JSON Lines in the generic format, one run a line; return the run count.
 
     ``repeat_runs`` is what :func:`passk.evaluate_suite` keeps in ``report.runs``
-    (or any :class:`~passk.repeat_run.RepeatRun` objects). Each line holds
+    (or any :class:`~passk.repeats.RepeatRun` objects). Each line holds
     ``task_id``, ``trial`` (the run index), ``success`` and ``risk``, plus
     ``infrastructure_error`` and ``cached`` where set, so that ``passk report``
     and ``passk gate`` read back exactly the counts the runs gave.

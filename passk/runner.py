@@ -44,7 +44,7 @@ from .adapter import HarnessAdapter, RunResult, Task
 from .io import ResultsError, read_log_header, read_run_log
 from .metrics import estimate_pass_hat_k, flakiness
 from .protocol import Protocol, require_same_protocol
-from .repeat_run import run_once, run_once_async, run_seed
+from .repeats import run_once, run_once_async, run_seed
 from .stability import (
     GateResult,
     RepeatPolicy,
@@ -390,7 +390,7 @@ def _attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:
 
 def _run_sync(adapter: HarnessAdapter, task: Task, run_index: int, seed: int,
               timeout: float | None = None, delay: float = 0.0) -> RunResult:
-    """:func:`passk.repeat_run.run_once` after a retry's backoff, slept by the worker so
+    """:func:`passk.repeats.run_once` after a retry's backoff, slept by the worker so
     that the others keep going."""
     if delay:
         time.sleep(delay)
@@ -400,7 +400,7 @@ def _run_sync(adapter: HarnessAdapter, task: Task, run_index: int, seed: int,
 
 async def _run_async(adapter: Any, task: Task, run_index: int, seed: int,
                      timeout: float | None) -> RunResult:
-    """:func:`passk.repeat_run.run_once_async`, clocked like :func:`_run_sync`."""
+    """:func:`passk.repeats.run_once_async`, clocked like :func:`_run_sync`."""
     started = time.perf_counter()
     return _clocked(await run_once_async(adapter, task, run_index, seed, timeout=timeout),
                     started)

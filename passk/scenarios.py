@@ -46,7 +46,7 @@ from .adapter import HarnessAdapter, RunResult, Task, ToolCall
 from .flaky_adapter import sample_action
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .repeat_run import RepeatRun
+    from .repeats import RepeatRun
 
 __all__ = [
     "EVIDENCE_TOOLS",
@@ -468,7 +468,7 @@ def measure(runs: Mapping[str, RepeatRun] | Iterable[RepeatRun],
     Parameters
     ----------
     runs : Mapping[str, RepeatRun] or iterable of RepeatRun
-        Each task's repeats (what :func:`passk.repeat_run.repeat_run` returns),
+        Each task's repeats (what :func:`passk.repeats.repeat_run` returns),
         graded from outside, e.g. by :class:`GradedAdapter`; a mapping (task id
         to repeats) is read by its values.
     canaries : sequence of str
@@ -500,7 +500,7 @@ def measure(runs: Mapping[str, RepeatRun] | Iterable[RepeatRun],
 
     Examples
     --------
-    >>> from passk.repeat_run import RepeatRun
+    >>> from passk.repeats import RepeatRun
     >>> t = Task("x", "find the cause")
     >>> clean = RunResult("x", 0, True)
     >>> dirty = RunResult("x", 1, True, trajectory=(ToolCall("notes", "", "[gt-abc]"),))

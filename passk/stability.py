@@ -27,7 +27,7 @@ from .metrics import (
     pass_hat_k_lower_bound,
 )
 from .protocol import Protocol
-from .repeat_run import RepeatRun, repeat_run
+from .repeats import RepeatRun, repeat_run
 from .tables import cell, cells, format_columns, json_number
 
 __all__ = [
@@ -553,7 +553,7 @@ def evaluate_suite(
         repetition use :func:`passk.runner.run_suite`.
     k : int, default 5
     seed : int, default 0
-        Suite seed; see :func:`passk.repeat_run.run_seed`.
+        Suite seed; see :func:`passk.repeats.run_seed`.
     executor : concurrent.futures.Executor, optional
     progress : bool, default False
     min_overall_pass_hat_k, max_flakiness : float
@@ -562,7 +562,7 @@ def evaluate_suite(
     Returns
     -------
     SuiteReport
-        With ``runs`` holding every task's :class:`~passk.repeat_run.RepeatRun`.
+        With ``runs`` holding every task's :class:`~passk.repeats.RepeatRun`.
 
     Examples
     --------

@@ -38,7 +38,7 @@ import passk
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.cli import main as cli_main
 from passk.io import read_results
-from passk.repeat_run import run_seed
+from passk.repeats import run_seed
 from passk.runner import (
     LogRecord,
     SuiteRun,

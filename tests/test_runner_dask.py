@@ -10,7 +10,7 @@ import pytest
 from runner_helpers import SeedCoin, p_tasks
 
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
-from passk.repeat_run import run_seed
+from passk.repeats import run_seed
 from passk.runner import SuiteRun, read_log, run_suite
 from passk.stability import RepeatPolicy
 

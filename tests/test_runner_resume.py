@@ -31,7 +31,7 @@ from runner_helpers import (
 
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.io import read_results
-from passk.repeat_run import run_seed
+from passk.repeats import run_seed
 from passk.runner import SuiteRun, _attempt_seed, read_log, run_suite
 from passk.stability import RepeatPolicy
 

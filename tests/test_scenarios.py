@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 import pytest
 
-from passk.repeat_run import repeat_run
+from passk.repeats import repeat_run
 from passk.scenarios import (
     EVIDENCE_TOOLS,
     ROOT_CAUSES,

@@ -13,7 +13,7 @@ import pytest
 
 from passk.adapter import Task
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
-from passk.repeat_run import repeat_run
+from passk.repeats import repeat_run
 from passk.stability import (
     DEMO_SEED,
     GateResult,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from passk import OnCallSimulator, RunResult, ToolCall, demo_tasks
-from passk.repeat_run import repeat_run
+from passk.repeats import repeat_run
 from passk.trajectory import (
     at_most,
     degrade_after_failure,

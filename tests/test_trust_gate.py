@@ -9,7 +9,7 @@ from passk.adapter import RunResult, Task, ToolCall
 from passk.cli import main
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
 from passk.protocol import Criteria, Measurement, Protocol, honest_gate
-from passk.repeat_run import RepeatRun, repeat_run
+from passk.repeats import RepeatRun, repeat_run
 from passk.runner import run_suite
 from passk.scenarios import (
     Budget,

@@ -20,7 +20,7 @@ import numpy as np
 from passk.adapter import InfrastructureError, RunResult, Task
 from passk.flaky_adapter import OnCallSimulator
 from passk.metrics import flakiness
-from passk.repeat_run import run_seed
+from passk.repeats import run_seed
 
 
 def coin(seed: int, p: float) -> bool:
@@ -200,7 +200,7 @@ def final_outcome(attempts: list[str], max_retries: int) -> str:
 
 def scripted_result(task: Task, run_index: int, outcome: str) -> RunResult:
     """The RunResult an adapter gives for a scripted outcome (infrastructure errors are
-    results flagged as such, as :func:`passk.repeat_run.run_once` makes them)."""
+    results flagged as such, as :func:`passk.repeats.run_once` makes them)."""
     return RunResult(task.task_id, run_index, outcome == PASS, infrastructure_error=outcome == INFRA,
                      cached=outcome == CACHED, error="InfrastructureError: down"
                      if outcome == INFRA else None)

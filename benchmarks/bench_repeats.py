@@ -5,7 +5,7 @@ Ideal wall time on ThreadPoolExecutor(32) is 256 x 20 ms / 32 = 0.16 s; the
 ratio measured / ideal shows the runner's overhead (seed derivation, result
 stamping, futures, the disabled progress bar). Goal: ratio <= 1.5.
 
-Run: ``.venv/bin/python benchmarks/bench_repeat_run.py``
+Run: ``.venv/bin/python benchmarks/bench_repeats.py``
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import passk
 from passk.adapter import RunResult, Task
 
-repeat_run = passk.repeat_run  # the package-level export (the function, not the submodule)
+repeat_run = passk.repeat_run
 assert callable(repeat_run)
 
 RUNS = 256

@@ -1,4 +1,4 @@
-"""Tests for :mod:`passk.adapter` and :mod:`passk.repeat_run`."""
+"""Tests for :mod:`passk.adapter` and :mod:`passk.repeats`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
-from passk.repeat_run import RepeatRun, repeat_run, run_once, run_seed
+from passk.repeats import RepeatRun, repeat_run, run_once, run_seed
 
 TASK = Task("t-1", "do the thing", risk="high-risk-write", params={"x": 1})
 
@@ -280,23 +280,22 @@ def test_progress_bar_does_not_change_results(capsys):
 # --------------------------------------------------------------------------
 
 
-def test_package_exports_the_repeat_run_function():
-    """``passk.repeat_run`` is the function even though a submodule has the same name
-    (regression: it used to resolve to the submodule once that was imported)."""
+def test_the_module_and_the_function_have_different_names():
+    """``passk.repeats`` is the module, ``passk.repeat_run`` the function, whatever is
+    imported first (the module used to share the function's name and shadow it)."""
     import passk
-    import passk.stability  # noqa: F401  (imports the passk.repeat_run submodule)
+    import passk.repeats as module
+    import passk.stability  # noqa: F401  (imports passk.repeats)
 
-    assert callable(passk.repeat_run)
-    from passk import repeat_run as exported
-
-    assert exported is repeat_run
+    assert module.run_seed is run_seed and module.repeat_run is repeat_run
+    assert passk.repeat_run is repeat_run and passk.repeats is module
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("first_import", [
     "import passk",
-    "import passk.repeat_run",
-    "from passk.repeat_run import run_seed",
+    "import passk.repeats as m; assert m.run_seed",
+    "from passk.repeats import run_seed",
     "import passk.stability",
     "from passk import RepeatRun",
 ])
@@ -309,8 +308,9 @@ def test_package_export_in_a_fresh_interpreter(first_import):
             "from passk import repeat_run\n"
             "import passk\n"
             "assert callable(repeat_run) and passk.repeat_run is repeat_run, repeat_run\n"
-            "from passk.repeat_run import RepeatRun, run_once, run_seed\n"
-            "assert repeat_run.__module__ == 'passk.repeat_run'\n")
+            "import passk.repeats as m\n"
+            "assert m.repeat_run is repeat_run and m.__name__ == 'passk.repeats'\n"
+            "assert repeat_run.__module__ == 'passk.repeats'\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
