@@ -1,7 +1,9 @@
-"""The ``passk`` command.
+"""The ``passk`` command: the only module that parses arguments or prints.
 
-Exit codes: 0 success (the gate passed), 1 the gate blocked, 2 bad input.
-Bad input is one line on stderr naming the file and the line; never a traceback.
+Exit codes: 0 success (the gate passed; no regression shown), 1 the gate blocked (a
+regression shown), 2 bad input, 3 inconclusive (``passk diff --margin`` only), 130
+interrupted. Bad input is one line on stderr naming the file and the line; never a
+traceback.
 """
 
 from __future__ import annotations
@@ -13,20 +15,21 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .diff import CORRECTIONS, diff_results, format_diff
+# Only what the parser needs is imported here; each command imports the rest when it
+# runs, so `passk --help` and a small report start in a fraction of a second.
+from .diff import CORRECTIONS
 from .io import FORMATS, Results, ResultsError, read_results
-from .metrics import CI_METHODS, pass_at_k, pass_hat_k, runs_needed
-from .protocol import require_same_protocol
-from .plots import MissingExtra, plot_report
-from .planning import format_plan, plan_tasks, policy_max_runs
-from .protocol import LoosenedCriteria, bind_criteria
-from .reporting import GATE_ON, FileReport, build_report, format_report, with_gate
-from .stability import CLASS_THRESHOLD, DEMO_SEED, format_table, run_demo
+from .metrics import CI_METHODS
+from .plots import MissingExtra
+from .protocol import LoosenedCriteria, bind_criteria, require_same_protocol
+from .stability import CLASS_THRESHOLD, DEMO_SEED, GATE_ON
+
+if TYPE_CHECKING:
+    from .reporting import FileReport
 
 EXIT_OK, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -96,6 +99,8 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         print(f"passk {args.command}: {line}", file=sys.stderr)
     class_threshold = (results.protocol.settings.get("class_threshold")
                        if results.protocol is not None else None)
+    from .reporting import build_report
+
     return build_report(
         results, k=v["k"], k_for=k_for, confidence=v["confidence"],
         ci_method=getattr(args, "ci_method", "exact"),
@@ -109,6 +114,8 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """``passk demo`` (and ``python -m passk.stability``): the chapter's suite, before and after."""
+    from .stability import format_table, run_demo
+
     before, after = run_demo(args.seed, k=args.k)
     if args.json:
         _print_json({"seed": args.seed, "k": args.k, "before": before.to_dict(),
@@ -123,22 +130,33 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_curves(args: argparse.Namespace) -> int:
+    """``passk curves``: pass@k and pass^k for k = 1..K at a single-run success rate p."""
+    import numpy as np
+
+    from .metrics import pass_at_k, pass_hat_k
+    from .tables import json_number
+
     ks = np.arange(1, args.k + 1)
-    at, hat = pass_at_k(args.p, ks), pass_hat_k(args.p, ks)
+    at, hat = np.atleast_1d(pass_at_k(args.p, ks)), np.atleast_1d(pass_hat_k(args.p, ks))
     if args.json:
-        _print_json({"p": args.p, "k": ks.tolist(), "pass_at_k": np.round(at, 6).tolist(),
-                     "pass_hat_k": np.round(hat, 6).tolist()})
+        _print_json({"p": args.p, "k": ks.tolist(), "pass_at_k": list(map(json_number, at)),
+                     "pass_hat_k": list(map(json_number, hat))})
         return EXIT_OK
     print(f"p = {args.p}")
     print(f"{'k':>3}  {'pass@k':>8}  {'pass^k':>8}")
-    for k, a, h in zip(ks, np.atleast_1d(at), np.atleast_1d(hat)):
+    for k, a, h in zip(ks, at, hat):
         print(f"{k:>3}  {a:>8.4f}  {h:>8.4f}")
     return EXIT_OK
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """``passk report FILE``: per-task table, the suite curve and the gate."""
+    from .reporting import format_report
+
     fr = _file_report(args)
     if args.plot:
+        from .plots import plot_report
+
         plot_report(fr, args.plot)
         print(f"passk report: wrote {args.plot}", file=sys.stderr)
     if args.json:
@@ -149,6 +167,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
+    """``passk gate FILE``: the dual gate under the run's protocol; with ``--baseline OLD``
+    also the paired comparison (and ``--margin``: non-inferiority must be shown)."""
+    from .diff import diff_results
+    from .reporting import format_report, with_gate
+
     results = _read(args)
     fr = _file_report(args, results)
     if args.baseline is not None:
@@ -160,7 +183,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
                       f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
         s = d.suite
         if s is not None:
-            shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, 95% interval "
+            shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, "
+                     f"{s.confidence:.0%} interval "
                      f"[{s.ci.low:+.3f}, {s.ci.high:+.3f}] over {s.paired_tasks} paired tasks")
             if s.verdict == "worse":  # fails closed: with a margin, non-inferiority must be shown
                 extra += (f"suite: worse: {shown}",)
@@ -178,10 +202,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    """``passk plan``: all-pass runs for a claim; with a FILE, which tasks more runs can
+    change; with ``--compare``, the power of a paired comparison over tasks × runs."""
     if args.compare:
         return _plan_compare(args)
     if args.file is not None:
         return _plan_file(args)
+    from .metrics import runs_needed
+
     k = args.k if args.k is not None else 5
     args.confidence = args.confidence if args.confidence is not None else 0.95
     targets = [args.target] if args.target is not None else [0.5, 0.8, 0.9, 0.95, 0.99]
@@ -252,6 +280,9 @@ def _plan_compare(args: argparse.Namespace) -> int:
 
 
 def _plan_file(args: argparse.Namespace) -> int:
+    """``passk plan FILE``: each task alone against the gate, and whether more runs can flip it."""
+    from .planning import format_plan, plan_tasks, policy_max_runs
+
     if args.target is not None:
         raise BadInput("--target is for the table without a file; with a file the bar is "
                        "--min-overall")
@@ -310,6 +341,9 @@ _DIFF_EXIT_CODES = ("exit codes: 0 no regression shown (with --margin: non-infer
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    """``passk diff OLD NEW``: the suite's paired comparison, then each task's change."""
+    from .diff import diff_results, format_diff
+
     old = _read(args, args.old)
     new = _read(args, args.new)
     _require_same_protocol(old, new, args.old, args.new)
@@ -324,8 +358,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``passk run ADAPTER TASKS --log F``: run a suite, logging every run as it ends."""
     from .runner import load_adapter, load_tasks, run_suite
-    from .stability import RepeatPolicy
+    from .stability import RepeatPolicy, format_table
 
     adapter = load_adapter(args.adapter)
     tasks = load_tasks(args.tasks)

@@ -41,7 +41,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
 
 from .metrics import (
     ConfidenceInterval,
@@ -100,6 +99,7 @@ def _point(mean: np.ndarray, spread: np.ndarray) -> np.ndarray:
 
 
 def _t(d: np.ndarray, alpha: float) -> PairedTest:
+    from scipy import stats
     t_count = d.shape[-1]
     mean = d.mean(axis=-1)
     se = d.std(axis=-1, ddof=1) / math.sqrt(t_count)
@@ -129,6 +129,7 @@ def _interpolate(sorted_: np.ndarray, level: np.ndarray,
 
 def _bootstrap(d: np.ndarray, alpha: float, kind: str, n_resamples: int,
                rng: np.random.Generator) -> PairedTest:
+    from scipy import special
     flat = _flat(d)
     r, t_count = flat.shape
     mean = flat.mean(axis=1)
@@ -507,6 +508,7 @@ def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> 
     >>> pass_hat_k_sampling_variance([0.0, 0.5, 1.0], 4, 4).round(5)
     array([0.     , 0.05859, 0.     ])
     """
+    from scipy import stats
     p_arr = np.asarray(p, dtype=float)
     if np.any(~((p_arr >= 0) & (p_arr <= 1))):
         raise ValueError(f"p ({p!r}) must lie in [0, 1]")
@@ -569,6 +571,7 @@ class ComparisonPlan:
 
 def _power(delta: float, se: np.ndarray, t_count: np.ndarray, alpha: float) -> np.ndarray:
     """P(verdict "worse") for a true drop ``delta``: the noncentral t of the paired t test."""
+    from scipy import stats
     df = t_count - 1
     q = stats.t.ppf(1 - alpha / 2, df)
     return stats.nct.cdf(-q, df, -delta / se)
@@ -666,6 +669,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
     >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 671 × 4 = 2684 runs < 439 × 8 = 3512
     ((671, 439), 4)
     """
+    from scipy import optimize
     k_ = int(_whole_numbers(k, "k", minimum=1))
     if delta is not None and not (math.isfinite(delta) and 0 < delta < 1):
         raise ValueError(f"delta ({delta!r}) must lie strictly between 0 and 1")
@@ -806,6 +810,7 @@ def task_population(size: int = 100_000, *, change: str = "none", k: int = 1,
     >>> round(pop.delta(4), 6), round(task_population(2_000, rng=0).delta(3), 6)
     (-0.05, 0.0)
     """
+    from scipy import optimize, special
     if change not in ("none", "trade-off", "drop"):
         raise ValueError(f"change ({change!r}) must be one of none, trade-off, drop")
     size_ = int(_whole_numbers(size, "size", minimum=2))
@@ -928,6 +933,7 @@ def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: in
 
 
 def _welch(h_old: np.ndarray, h_new: np.ndarray, alpha: float) -> PairedTest:
+    from scipy import stats
     t_count = h_old.shape[-1]
     v1, v2 = h_old.var(axis=-1, ddof=1) / t_count, h_new.var(axis=-1, ddof=1) / t_count
     mean = h_new.mean(axis=-1) - h_old.mean(axis=-1)

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .compare import PairedComparison, compare_pass_hat_k
 from .io import Results
@@ -62,6 +61,7 @@ def fisher_exact_two_sided(c1: Any, n1: Any, c2: Any, n2: Any) -> np.ndarray:
     >>> fisher_exact_two_sided([12, 5], [12, 10], [6, 5], [12, 10]).round(4)
     array([0.0137, 1.    ])
     """
+    from scipy import stats
     c1, n1, c2, n2 = (np.asarray(x, dtype=np.int64) for x in (c1, n1, c2, n2))
     c1, n1, c2, n2 = np.broadcast_arrays(c1, n1, c2, n2)
     shape = c1.shape
@@ -198,6 +198,7 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
     ``1 - alpha`` (with ``margin``, ``method`` and ``rng``); each task gets a two-sided
     Fisher exact test with ``correction`` across tasks at level ``alpha``.
     """
+    from scipy import stats
     if correction not in CORRECTIONS:
         raise ValueError(f"correction ({correction!r}) must be one of {', '.join(CORRECTIONS)}")
     if not 0 < alpha < 1:
