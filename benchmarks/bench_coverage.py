@@ -79,7 +79,7 @@ def per_task_study(quick: bool) -> None:
         for n, k in ISSUE_ROWS:
             cov = exact_coverage(n, k, ISSUE_P, method=method, confidence=CONFIDENCE)
             print(f"    {CI_METHODS[method]:<24} {n:>3}  " + "  ".join(f"{x:<8.3f}" for x in cov))
-    print("    (the exact interval's coverage does not depend on k: p^k is in [L^k, U^k] "
+    print("    (an exact interval's coverage does not depend on k: p^k is in [L^k, U^k] "
           "exactly when p is in [L, U])")
     print()
 

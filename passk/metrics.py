@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 from scipy import optimize, stats
-from scipy.special import gammaln
+from scipy.special import bdtr, bdtrc, gammaln
 
 __all__ = [
     "CI_METHODS",
@@ -44,6 +44,9 @@ __all__ = [
 
 ArrayLike = npt.ArrayLike
 FloatOrArray = float | np.ndarray
+
+#: Halvings in each bisection of Blaker's interval (an interval of width 1 ends below 1e-16).
+_BISECTIONS = 56
 
 #: Largest k computed with the exact running product; larger k use log-gamma
 #: (see ``_ratio_of_binomials``).
@@ -653,6 +656,7 @@ def wilson_ci(successes: int, total: int, *, confidence: float = 0.95) -> Confid
 #: ("95% exact Clopper–Pearson").
 CI_METHODS: dict[str, str] = {
     "exact": "exact Clopper–Pearson",
+    "blaker": "exact Blaker",
     "bootstrap": "percentile bootstrap",
 }
 
@@ -664,6 +668,83 @@ def _clopper_pearson(c: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.nda
     high = stats.beta.ppf(1 - alpha / 2, np.maximum(c + 1.0, 1.0), np.maximum(n - c, 1.0))
     low = np.where(c > 0, low, 0.0)
     high = np.where(c < n, high, 1.0)
+    return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
+
+
+def _blaker_lower(x: np.ndarray, n: np.ndarray, alpha: float, start: np.ndarray) -> np.ndarray:
+    """Lower end of the hull of Blaker's confidence set for p, for ``0 < x <= n``.
+
+    For p below x/n the acceptability of x is ``a(p) = P(X >= x) + P(X <= j(p))``
+    with ``j(p)`` the largest ``y < x`` such that ``P(X <= y) <= P(X >= x)``. ``j``
+    steps up with p at the roots of ``P(X <= j+1) = P(X >= x)`` (unique: one side
+    falls, the other rises), and between two steps ``a`` is one minus the chance
+    of a fixed range of counts, which rises then falls in p, so ``a`` falls then
+    rises there. Scanning these pieces upwards from the Clopper–Pearson end
+    (``a <= alpha`` below it), the first piece where ``a`` exceeds alpha holds the
+    infimum of ``{p : a(p) > alpha}``: at its start, or at its only upward
+    crossing, found by bisection and returned from below (never too high).
+    """
+    x, n = x.astype(np.int64), n.astype(np.int64)
+    out = np.full(x.shape, np.nan)
+    if x.size == 0:
+        return out
+
+    def cdf(y: np.ndarray, m: np.ndarray, p: np.ndarray) -> np.ndarray:  # P(X <= y), 0 if y < 0
+        return np.where(y >= 0, bdtr(np.maximum(y, 0), m, p), 0.0)
+
+    counts = np.arange(int(n.max()) + 1)
+    below = cdf(counts, n[:, None], start[:, None])
+    fits = (below <= bdtrc(x - 1, n, start)[:, None]) & (counts < x[:, None])
+    j = np.where(fits.any(axis=1), counts.size - 1 - np.argmax(fits[:, ::-1], axis=1), -1)
+    piece_start = start.copy()
+    for _ in range(int(n.max()) + 2):  # at most x + 1 pieces
+        i = np.flatnonzero(np.isnan(out))
+        if i.size == 0:
+            break
+        s, xi, ni, ji = piece_start[i], x[i], n[i], j[i]
+        top = xi / ni
+
+        def accept(p: np.ndarray, xi: np.ndarray = xi, ni: np.ndarray = ni,
+                   ji: np.ndarray = ji) -> np.ndarray:
+            return bdtrc(xi - 1, ni, p) + cdf(ji, ni, p)
+
+        # where the piece ends: the root of P(X <= j+1) - P(X >= x), or x/n if none
+        lo, hi = s.copy(), top.copy()
+        for _ in range(_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            left = cdf(ji + 1, ni, mid) > bdtrc(xi - 1, ni, mid)
+            lo, hi = np.where(left, mid, lo), np.where(left, hi, mid)
+        end = np.where(cdf(ji + 1, ni, top) > bdtrc(xi - 1, ni, top), top, hi)
+        at_start = accept(s) > alpha
+        crossing = ~at_start & (accept(end) > alpha)
+        lo, hi = s.copy(), end.copy()
+        for _ in range(_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            over = accept(mid) > alpha
+            lo, hi = np.where(over, lo, mid), np.where(over, mid, hi)
+        out[i] = np.where(at_start, s, np.where(crossing, lo, np.nan))
+        j[i] += 1
+        piece_start[i] = end
+    return np.where(np.isnan(out), start, out)  # never reached; the Clopper–Pearson end is safe
+
+
+def _blaker(c: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Blaker's interval for p, elementwise (NaN where ``n == 0``), once per distinct (c, n)."""
+    c, n = np.broadcast_arrays(c, n)
+    low, high = np.zeros(c.shape), np.ones(c.shape)
+    if c.size:
+        width = int(n.max()) + 1
+        keys, where = np.unique(c * width + n, return_inverse=True)
+        pc, pn = np.divmod(keys, width)
+        cp_low, _ = _clopper_pearson(pc, pn, alpha)
+        cp_low_failures, _ = _clopper_pearson(pn - pc, pn, alpha)
+        p_low, p_high = np.zeros(pc.shape), np.ones(pc.shape)
+        up = pc > 0
+        p_low[up] = _blaker_lower(pc[up], pn[up], alpha, cp_low[up])
+        down = pc < pn
+        p_high[down] = 1.0 - _blaker_lower(pn[down] - pc[down], pn[down], alpha,
+                                           cp_low_failures[down])
+        low, high = p_low[where.reshape(c.shape)], p_high[where.reshape(c.shape)]
     return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
 
 
@@ -685,10 +766,12 @@ def pass_hat_k_ci(
         Runs that must all succeed, at least 1. All three broadcast.
     confidence : float, default 0.95
         Two-sided confidence level.
-    method : {'exact', 'bootstrap'}, default 'exact'
+    method : {'exact', 'blaker', 'bootstrap'}, default 'exact'
         ``'exact'``: the Clopper–Pearson interval for p mapped through
         :math:`p \mapsto p^k`; its coverage is at least ``confidence`` for
-        every p, n and k. ``'bootstrap'``: the chapter's percentile bootstrap
+        every p, n and k. ``'blaker'``: Blaker's exact interval mapped the
+        same way; the same guarantee, and never wider (about 5 % shorter on
+        average). ``'bootstrap'``: the chapter's percentile bootstrap
         (:func:`exact_bootstrap_pass_hat_k_ci`), which does **not** cover at
         its stated level near p = 1. :data:`CI_METHODS` holds the label to
         print for each.
@@ -726,6 +809,19 @@ def pass_hat_k_ci(
     relative to the ends when it exists (it is unbiased, the interval is not
     centred on it).
 
+    Clopper–Pearson spends :math:`\alpha/2` on each tail whatever the
+    binomial's skew. Blaker (2000) [3]_ inverts instead the test whose
+    p-value is the *acceptability*
+    :math:`a(p) = P_p\bigl(\gamma_p(X) \le \gamma_p(c)\bigr)`,
+    :math:`\gamma_p(y) = \min\{P_p(X \le y), P_p(X \ge y)\}`: the set
+    :math:`\{p : a(p) > \alpha\}` has coverage at least
+    :math:`1 - \alpha` (a(p) is a valid p-value) and lies inside the
+    Clopper–Pearson interval. It may have gaps; ``'blaker'`` returns its
+    hull, computed exactly piece by piece (no grid), each end rounded
+    outwards. On n = 3..50, p in [0.5, 0.999] its exact coverage stays at or
+    above 95 % (``bench_coverage.py``); 12 passes in 12 runs give
+    :math:`p^5 \ge 0.261` where Clopper–Pearson gives 0.215.
+
     The percentile bootstrap [2]_ resamples the n runs; when c = n every
     resample passes and it returns [1, 1]. Its exact coverage, summed over
     the binomial, for n = 12 and k = 5 is 0.69, 0.46, 0.11 and 0.06 at
@@ -739,6 +835,9 @@ def pass_hat_k_ci(
        404–413, 1934.
     .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
        Chapman & Hall, 1993.
+    .. [3] H. Blaker, "Confidence curves and improved exact confidence
+       intervals for discrete distributions", Canadian Journal of Statistics
+       28(4), 783–798, 2000.
 
     Examples
     --------
@@ -749,6 +848,9 @@ def pass_hat_k_ci(
     (array([0.0365, 0.215 ]), array([0.8999, 1.    ]))
     >>> CI_METHODS["exact"]
     'exact Clopper–Pearson'
+    >>> lo, hi = pass_hat_k_ci([10, 12], [12, 12], 5, method="blaker")
+    >>> lo.round(4), hi.round(4)
+    (array([0.0478, 0.2611]), array([0.8567, 1.    ]))
     >>> lo, hi = pass_hat_k_ci(12, 12, 5, method="bootstrap")
     >>> lo, hi
     (1.0, 1.0)
@@ -762,7 +864,7 @@ def pass_hat_k_ci(
         low, high = exact_bootstrap_pass_hat_k_ci(c, n, k_, confidence=confidence)
         return ConfidenceInterval(low, high)
     c, n, k_ = np.broadcast_arrays(c, n, k_)
-    low_p, high_p = _clopper_pearson(c, n, alpha)
+    low_p, high_p = (_blaker if method == "blaker" else _clopper_pearson)(c, n, alpha)
     return ConfidenceInterval(_scalar_or_array(low_p**k_), _scalar_or_array(high_p**k_))
 
 

@@ -830,6 +830,33 @@ def test_exact_ci_shapes_and_edges():
     assert all(math.isnan(x) for x in pass_hat_k_ci(3, 3, 10, method="bootstrap"))
 
 
+def blaker_by_grid(n: int, alpha: float, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Blaker's interval for every c by brute force: the acceptability at every p of a grid,
+    P_p(gamma(X) <= gamma(c)) with gamma(y) = min(P_p(X <= y), P_p(X >= y))."""
+    y = np.arange(n + 1)[:, None]
+    pmf = stats.binom.pmf(y, n, grid[None, :])  # (y, p)
+    gamma = np.minimum(stats.binom.cdf(y, n, grid), stats.binom.sf(y - 1, n, grid))
+    as_rare = gamma[None, :, :] <= gamma[:, None, :] * (1 + 1e-12)  # (c, y, p)
+    acceptability = np.sum(pmf[None, :, :] * as_rare, axis=1)  # (c, p)
+    accepted = np.where(acceptability > alpha, grid[None, :], np.nan)
+    return np.nanmin(accepted, axis=1), np.nanmax(accepted, axis=1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 12, 25])
+def test_blaker_matches_brute_force_and_nests_in_clopper_pearson(n):
+    grid = np.linspace(0.0, 1.0, 5_001)
+    c = np.arange(n + 1)
+    low, high = pass_hat_k_ci(c, n, 1, method="blaker")
+    cp_low, cp_high = pass_hat_k_ci(c, n, 1)
+    ref_low, ref_high = blaker_by_grid(n, 0.05, grid)
+    assert np.all((ref_low - 2e-4 <= low) & (low <= ref_low + 1e-12))  # ends rounded outwards,
+    assert np.all((ref_high - 1e-12 <= high) & (high <= ref_high + 2e-4))  # by < a grid step
+    assert np.all((cp_low <= low + 1e-12) & (high <= cp_high + 1e-12))
+    np.testing.assert_allclose(high, 1 - low[::-1], atol=1e-12)  # c and n - c mirror
+    k5 = pass_hat_k_ci(c, n, 5, method="blaker")
+    np.testing.assert_allclose(k5.low, low**5, rtol=1e-14)
+
+
 def test_bootstrap_method_is_the_chapter_interval_and_labels():
     c, n = np.arange(13), 12
     got = pass_hat_k_ci(c, n, 5, confidence=0.9, method="bootstrap")
@@ -837,7 +864,8 @@ def test_bootstrap_method_is_the_chapter_interval_and_labels():
     np.testing.assert_array_equal(got.low, ref.low)
     np.testing.assert_array_equal(got.high, ref.high)
     assert pass_hat_k_ci(12, 12, 5, method="bootstrap") == (1.0, 1.0)  # what the chapter prints
-    assert CI_METHODS == {"exact": "exact Clopper–Pearson", "bootstrap": "percentile bootstrap"}
+    assert CI_METHODS == {"exact": "exact Clopper–Pearson", "blaker": "exact Blaker",
+                          "bootstrap": "percentile bootstrap"}
 
 
 @pytest.mark.parametrize("kwargs,text", [
@@ -857,27 +885,32 @@ def test_ci_bad_counts(c, n, k, text):
         pass_hat_k_ci(c, n, k)
 
 
-def exact_coverage(method: str, n: int, k: int, p: np.ndarray, confidence: float) -> np.ndarray:
-    """P(low(c) <= p^k <= high(c)) summed over c ~ Binomial(n, p): computed, not simulated."""
+def exact_coverage(method: str, n: int, k, p: np.ndarray, confidence: float) -> np.ndarray:
+    """P(low(c) <= p^k <= high(c)) summed over c ~ Binomial(n, p): computed, not simulated.
+
+    ``k`` may be a sequence: the result then has one row per k (one call computes the
+    intervals for every k), and one column per p.
+    """
     c = np.arange(n + 1)
-    low, high = pass_hat_k_ci(c, n, k, confidence=confidence, method=method)
-    truth = (p**k)[:, None]
-    inside = (low[None, :] <= truth) & (truth <= high[None, :])
-    return (stats.binom.pmf(c[None, :], n, p[:, None]) * inside).sum(axis=1)
+    ks = np.atleast_1d(k)
+    low, high = pass_hat_k_ci(c[None, :], n, ks[:, None], confidence=confidence, method=method)
+    truth = p[None, :, None] ** ks[:, None, None]  # (k, p, 1)
+    inside = (low[:, None, :] <= truth) & (truth <= high[:, None, :])  # (k, p, c)
+    coverage = (stats.binom.pmf(c[None, None, :], n, p[None, :, None]) * inside).sum(axis=2)
+    return coverage if np.ndim(k) else coverage[0]
 
 
 COVERAGE_P = np.union1d(np.linspace(0.005, 0.995, 199), [0.9, 0.95, 0.99, 0.995, 0.999])
 
 
+@pytest.mark.parametrize("method", ["exact", "blaker"])
 @pytest.mark.parametrize("confidence", [0.8, 0.95])
-def test_exact_ci_covers_everywhere_by_enumeration(confidence):
-    """min over n = 1..50, k in {1,2,3,5,8}, 204 values of p of the exact coverage >= confidence."""
-    worst = min(
-        exact_coverage("exact", n, k, COVERAGE_P, confidence).min()
-        for n in range(1, 51) for k in (1, 2, 3, 5, 8)
-    )
+def test_exact_ci_covers_everywhere_by_enumeration(method, confidence):
+    """min over n = 1..40, k in {1, 2, 5, 8}, 204 values of p of the exact coverage >= confidence."""
+    worst = min(exact_coverage(method, n, [1, 2, 5, 8], COVERAGE_P, confidence).min()
+                for n in range(1, 41))
     assert worst >= confidence
-    assert worst < confidence + 0.01  # and the check is sharp: CP comes close somewhere
+    assert worst < confidence + 0.01  # and the check is sharp: it comes close somewhere
 
 
 def test_bootstrap_ci_falls_short_near_one():
