@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from .compare import ComparisonPlan
     from .reporting import FileReport
     from .stability import SuiteReport
 
@@ -27,6 +28,7 @@ __all__ = [
     "plot_coverage",
     "plot_curves",
     "plot_gate",
+    "plot_power_grid",
     "plot_report",
     "plot_run_strip",
     "plot_task_classes",
@@ -560,4 +562,123 @@ def plot_coverage(n: int, k: int, p: Any = None, *,
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", frameon=False)
     fig.tight_layout()
+    return fig
+
+
+#: Okabe-Ito colours, line styles and markers for one series each (plot_power_grid).
+_SERIES = ((_BLUE, "-", "o"), (_VERMILLION, "--", "s"), ("#009E73", ":", "^"),
+           ("#CC79A7", "-.", "D"), ("#E69F00", (0, (5, 1)), "v"), ("#000000", (0, (1, 1)), "P"))
+
+
+def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (),
+                    axes: Sequence[Axes] | None = None) -> Figure:
+    """A comparison's power over tasks × runs per task: more tasks, or more runs?
+
+    Draws the grid of :func:`passk.compare.plan_comparison`, one line per
+    number of runs per task. Left: the power to show the plan's drop
+    (``plan.power``) against the number of tasks. Right: the same power
+    against what a design costs, the agent runs each version needs (tasks ×
+    runs per task), so that designs of equal cost stand one above the other.
+    A dotted line marks the target power. A plan made without a drop
+    (``delta=None``) has no power grid: both panels then draw the smallest
+    drop found with the target power (``plan.detectable``), and the dotted
+    line is left out. Lines differ by colour (Okabe-Ito), style and marker.
+
+    Parameters
+    ----------
+    plan : ComparisonPlan
+        What :func:`passk.compare.plan_comparison` returns.
+    mark : sequence of (int, int), optional
+        Designs to point out, as (tasks, runs per task), each on the plan's
+        grid: circled in both panels and labelled "T × n".
+    axes : pair of matplotlib.axes.Axes, optional
+        Where to draw the two panels; default a new 9 x 3.8 inch figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on; the caller shows or saves it.
+
+    Raises
+    ------
+    ValueError
+        When a marked design is not on the plan's grid, or ``axes`` is not two axes.
+    MissingExtra
+        When matplotlib is not installed.
+
+    Notes
+    -----
+    The plan's standard error of the mean paired difference is
+    :math:`\\sqrt{(\\omega^2 + 2\\overline{V_n})/T}`: more runs per task
+    shrink only the trial noise :math:`\\overline{V_n}`, more tasks shrink
+    both it and the spread :math:`\\omega^2` of the true change across tasks.
+    So the lines level off as runs grow, and on the right, at equal cost, the
+    design with more tasks and fewer runs usually lies higher.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640, 2024.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from passk.compare import plan_comparison
+    >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
+    >>> fig = plot_power_grid(plan, mark=[(50, 8), (100, 4)])
+    >>> left, right = fig.axes
+    >>> [round(float(y), 2) for y in left.get_lines()[0].get_ydata()]  # 4 runs per task
+    [0.11, 0.19]
+    >>> [float(x) for x in right.get_lines()[1].get_xdata()]  # 8 runs: tasks × 8
+    [400.0, 800.0]
+    >>> [t.get_text() for t in right.texts]
+    ['50 × 8', '100 × 4']
+    >>> plt.close(fig)
+    """
+    plt = _pyplot("plot_power_grid")
+    tasks = np.asarray(plan.tasks, dtype=float)
+    runs = tuple(int(r) for r in plan.runs)
+    values = plan.power if plan.power is not None else plan.detectable
+    where = []
+    for design in mark:
+        t, n = design
+        if t not in plan.tasks or n not in runs:
+            raise ValueError(f"mark {design!r} is not on the plan's grid: tasks {plan.tasks}, "
+                             f"runs {plan.runs}")
+        where.append((plan.tasks.index(t), runs.index(n)))
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True, layout="constrained")
+    elif len(axes) != 2:
+        raise ValueError(f"axes ({len(axes)} given) must be two axes, left and right")
+    else:
+        fig = axes[0].get_figure()
+    left, right = axes
+    for j, n in enumerate(runs):
+        colour, style, marker = _SERIES[j % len(_SERIES)]
+        for ax, x in ((left, tasks), (right, tasks * n)):
+            ax.plot(x, values[:, j], color=colour, ls=style, marker=marker, ms=4, lw=1.6,
+                    label=f"{n} runs per task")
+    for ax, cost in ((left, False), (right, True)):
+        for i, j in where:
+            x = tasks[i] * runs[j] if cost else tasks[i]
+            ax.plot([x], [values[i, j]], marker="o", ms=13, mfc="none", mec="black",
+                    ls="none", label="_design")
+            ax.annotate(f"{plan.tasks[i]} × {runs[j]}", (x, values[i, j]), xytext=(9, -12),
+                        textcoords="offset points", fontsize=8)
+        if plan.power is not None:
+            ax.axhline(plan.target_power, color="0.3", lw=1, ls=":",
+                       label=f"target power {plan.target_power:g}")
+        ax.set_xscale("log")
+        ax.grid(alpha=0.3, which="both")
+    left.set_xlabel("tasks")
+    right.set_xlabel("agent runs per version (tasks × runs per task)")
+    k = plan.k
+    if plan.power is not None:
+        left.set_ylabel(f"power to show a drop of {plan.delta:g} in pass$^{{{k}}}$")
+        left.set_ylim(0, 1.02)
+        right.set_ylim(0, 1.02)
+    else:
+        left.set_ylabel(f"drop in pass$^{{{k}}}$ found with power {plan.target_power:g}")
+    left.set_title("against the number of tasks", fontsize=10)
+    right.set_title("against the cost", fontsize=10)
+    left.legend(loc="upper left", frameon=False, fontsize=8)
     return fig
