@@ -208,7 +208,8 @@ def _ratio_of_binomials(top: np.ndarray, n: np.ndarray, k: np.ndarray, *,
         else:
             ratio[small] = r
     out = np.array(1.0 - ratio if complement else ratio, dtype=float)
-    for i in np.flatnonzero(live & ~small).tolist():  # few tasks have k in the thousands; each costs O(k)
+    # few tasks have k in the thousands; each costs O(k)
+    for i in np.flatnonzero(live & ~small).tolist():
         top_i, n_i, k_i = float(top.flat[i]), float(n.flat[i]), int(k.flat[i])
         # log of prod (t - j)/(n - j) = sum log1p(-(n - t)/(n - j)), accurate term by term
         log_r = float(np.sum(np.log1p(-(n_i - top_i) / (n_i - np.arange(k_i)))))

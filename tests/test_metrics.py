@@ -906,7 +906,7 @@ COVERAGE_P = np.union1d(np.linspace(0.005, 0.995, 199), [0.9, 0.95, 0.99, 0.995,
 @pytest.mark.parametrize("method", ["exact", "blaker"])
 @pytest.mark.parametrize("confidence", [0.8, 0.95])
 def test_exact_ci_covers_everywhere_by_enumeration(method, confidence):
-    """min over n = 1..40, k in {1, 2, 5, 8}, 204 values of p of the exact coverage >= confidence."""
+    """Min over n = 1..40, k in {1, 2, 5, 8} and 204 values of p of the exact coverage."""
     worst = min(exact_coverage(method, n, [1, 2, 5, 8], COVERAGE_P, confidence).min()
                 for n in range(1, 41))
     assert worst >= confidence
