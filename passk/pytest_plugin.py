@@ -14,7 +14,7 @@ Like pytest-repeat, each repetition is an item of its own, made by
 function-scoped fixtures, one JUnit testcase per repetition, spread over
 pytest-xdist workers like any other items, selectable with ``-k``/``-m``.
 Repetition *i* of a test gets the fixture ``passk_seed`` =
-:func:`passk.repeat_run.run_seed` ``(--passk-seed, task_id, i)``, where the
+:func:`passk.repeats.run_seed` ``(--passk-seed, task_id, i)``, where the
 task id is the test's node id without the repetition, so the same suite seed
 gives the same seeds on any machine, in any order, on any worker.
 
@@ -60,7 +60,7 @@ EXIT_GATE_BLOCKED = 10
 #: The marker's name: ``@pytest.mark.passk(runs=N, k=K, risk=LABEL)``.
 MARKER = "passk"
 
-_META = pytest.StashKey[dict[str, Any]]()      # a repetition's task, index, runs, k, risk, seed
+_META = pytest.StashKey[dict[str, Any]]()      # a repetition's task, index, runs, k, risk
 _ATTEMPT = pytest.StashKey[int]()               # 0, then 1, 2, ... for infrastructure retries
 _INFRA = pytest.StashKey[bool]()                # this attempt raised InfrastructureError
 _SEEN_MARKED = pytest.StashKey[bool]()          # the session generated marked repetitions
@@ -162,7 +162,7 @@ def passk_seed(request: pytest.FixtureRequest, passk_run: int) -> int:
     node = request.node
     meta = node.stash.get(_META, None)
     if meta is None:
-        from .repeat_run import run_seed
+        from .repeats import run_seed
 
         return run_seed(_option(request.config, "passk_seed"), node.nodeid, 0)
     from .runner import _attempt_seed  # attempt 0: run_seed(suite seed, task id, run index)
@@ -562,13 +562,13 @@ class PasskSession:
             xml.add_global_property("passk_reason", reason)
 
     def runs(self) -> list[Any]:
-        """The session's runs as :class:`passk.repeat_run.RepeatRun`, by test and run index.
+        """The session's runs as :class:`passk.repeats.RepeatRun`, by test and run index.
 
         Each retried infrastructure error is a run flagged ``infrastructure_error``
         before the run's last attempt, as ``passk run`` logs them.
         """
         from .adapter import RunResult, Task
-        from .repeat_run import RepeatRun, run_seed
+        from .repeats import RepeatRun, run_seed
 
         out = []
         for task_id in sorted(self.tests):
@@ -625,7 +625,7 @@ class PasskSession:
     def summary_lines(self) -> list[str]:
         """The passk section of the terminal summary, line by line."""
         assert self.verdict is not None
-        from .repeat_run import run_seed
+        from .repeats import run_seed
         from .stability import format_table
 
         report, tests = self.verdict.report, self.verdict.tests

@@ -58,6 +58,15 @@ def flakiness(c: int, n: int) -> Fraction:
     return 4 * p * (1 - p)
 
 
+#: Inner sessions skip hypothesis' pytest plugin (about 2 s a session, unrelated to passk).
+QUIET = ("-p", "no:hypothesispytest")
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """An in-process pytest session in ``pytester``'s folder; plugins load as installed."""
+    return pytester.runpytest(*QUIET, *args)
+
+
 def passk_cli(*argv: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -82,7 +91,7 @@ def test_coin_flip_fails_the_session_and_the_log_feeds_passk_report(pytester):
     pytester.makepyfile(test_suite=COIN)
     log = pytester.path / "runs.jsonl"
     xml = pytester.path / "junit.xml"
-    result = pytester.runpytest("--passk-log", str(log), "--junitxml", str(xml))
+    result = run(pytester, "--passk-log", str(log), "--junitxml", str(xml))
 
     coin = coin_outcomes()
     c = sum(coin)
@@ -161,7 +170,7 @@ def test_a_stable_suite_passes_and_each_run_has_fresh_fixtures_and_its_seed(pyte
                 import json
                 json.dump(seen, f)
     """)
-    result = pytester.runpytest("--passk-seed", "7")
+    result = run(pytester, "--passk-seed", "7")
     assert result.ret == 0
     result.assert_outcomes(passed=7)
     seeds = json.loads((pytester.path / "seeds.json").read_text())
@@ -180,7 +189,7 @@ def test_failed_runs_within_the_gate_do_not_fail_the_session(pytester):
         def test_mostly(passk_run):
             assert passk_run != 0
     """)
-    result = pytester.runpytest()
+    result = run(pytester)
     result.assert_outcomes(passed=19, failed=1)
     assert result.ret == 0
     assert f"gate: PASSED  overall pass^5 = {pass_hat_k(19, 20, 5):.3f}" in section(result)
@@ -188,29 +197,29 @@ def test_failed_runs_within_the_gate_do_not_fail_the_session(pytester):
 
 def test_an_unmarked_failure_keeps_pytest_exit_status(pytester):
     pytester.makepyfile(test_suite=COIN + "\ndef test_broken():\n    assert False\n")
-    result = pytester.runpytest()
+    result = run(pytester)
     assert result.ret == 1
     assert "gate: BLOCKED" in section(result)
 
 
 def test_no_marked_tests_change_nothing_unless_the_gate_is_asked_for(pytester):
     pytester.makepyfile(test_suite="def test_plain():\n    pass\n")
-    result = pytester.runpytest()
+    result = run(pytester)
     assert result.ret == 0
     assert "pass^k" not in result.stdout.str()
     # asked to gate with nothing marked: an empty suite is not evidence (fails closed)
-    result = pytester.runpytest("--passk-min-overall", "0.9")
+    result = run(pytester, "--passk-min-overall", "0.9")
     assert result.ret == EXIT_GATE_BLOCKED
     assert "no tasks: an empty suite is not evidence" in section(result)
 
 
 def test_selection_by_k_and_m(pytester):
     pytester.makepyfile(test_suite=COIN)
-    result = pytester.runpytest("-k", "stable")
+    result = run(pytester, "-k", "stable")
     result.assert_outcomes(passed=12)
     assert result.ret == 0
     assert "test_coin" not in section(result)
-    result = pytester.runpytest("-m", "passk", "--passk-runs", "3")  # markers give runs=12
+    result = run(pytester, "-m", "passk", "--passk-runs", "3")  # markers give runs=12
     result.assert_outcomes(passed=12 + sum(coin_outcomes()), failed=12 - sum(coin_outcomes()))
 
 
@@ -226,16 +235,16 @@ def test_passk_runs_is_the_default_for_markers_without_runs(pytester):
         def test_write():
             pass
     """)
-    result = pytester.runpytest()
+    result = run(pytester)
     result.assert_outcomes(passed=5 + 12)  # the repeat policy's tiers
-    result = pytester.runpytest("--passk-runs", "7")
+    result = run(pytester, "--passk-runs", "7")
     result.assert_outcomes(passed=14)
 
 
 def test_last_failed_reruns_every_repetition_of_a_failing_test(pytester):
     pytester.makepyfile(test_suite=COIN)
-    pytester.runpytest()
-    result = pytester.runpytest("--lf")
+    run(pytester)
+    result = run(pytester, "--lf")
     c = sum(coin_outcomes())
     result.assert_outcomes(passed=c, failed=12 - c)
     text = section(result)
@@ -265,7 +274,7 @@ def test_infrastructure_errors_are_retried_never_counted(pytester):
             raise InfrastructureError("rate limited")
     """)
     log = pytester.path / "runs.jsonl"
-    result = pytester.runpytest("--passk-max-retries", "2", "--passk-log", str(log))
+    result = run(pytester, "--passk-max-retries", "2", "--passk-log", str(log))
     # every run of test_recovers passes (3 after a retry); test_never_up's runs are left out
     result.assert_outcomes(passed=6, skipped=3)
     assert result.ret == EXIT_GATE_BLOCKED
@@ -284,7 +293,7 @@ def test_infrastructure_errors_are_retried_never_counted(pytester):
 
 def test_curtailed_stops_a_test_once_its_verdict_is_settled(pytester):
     pytester.makepyfile(test_suite=COIN)
-    result = pytester.runpytest("--passk-policy", "curtailed")
+    result = run(pytester, "--passk-policy", "curtailed")
     coin = coin_outcomes()
 
     def always_flaky(s: int, f: int) -> bool:  # every completion: c >= s passes, d >= f fails
@@ -312,7 +321,7 @@ def test_tests_with_different_k_get_a_table_each(pytester):
         def test_b():
             pass
     """)
-    result = pytester.runpytest()
+    result = run(pytester)
     assert result.ret == 0
     text = section(result)
     assert "pass^2" in text and "pass^4" in text
@@ -332,7 +341,7 @@ def test_a_bad_marker_is_a_collection_error_naming_the_value(pytester, mark, mes
         def test_x():
             pass
     """)
-    result = pytester.runpytest()
+    result = run(pytester)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert message in result.stdout.str()
 
@@ -344,11 +353,11 @@ def test_plugin_stays_lazy_without_marked_tests(pytester):
 
         def pytest_unconfigure(config):
             with open("loaded.txt", "w") as f:
-                f.write(" ".join(m for m in ("passk.stability", "passk.runner", "passk.io")
+                f.write(" ".join(m for m in ("passk.stability", "passk.runner", "passk.io", "scipy")
                                  if m in sys.modules))
     """)
     pytester.makepyfile(test_suite="def test_plain():\n    pass\n")
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest_subprocess(*QUIET)
     assert result.ret == 0
     assert (pytester.path / "loaded.txt").read_text() == ""
 
@@ -357,8 +366,8 @@ def test_plugin_stays_lazy_without_marked_tests(pytester):
 def test_xdist_spreads_repetitions_and_changes_nothing(pytester):
     pytest.importorskip("xdist")
     pytester.makepyfile(test_suite=COIN)
-    serial = pytester.runpytest_subprocess("--passk-log", "serial.jsonl")
-    spread = pytester.runpytest_subprocess("--passk-log", "spread.jsonl", "-n", "2", "-v")
+    serial = pytester.runpytest_subprocess(*QUIET, "--passk-log", "serial.jsonl")
+    spread = pytester.runpytest_subprocess(*QUIET, "--passk-log", "spread.jsonl", "-n", "2", "-v")
     assert serial.ret == spread.ret == EXIT_GATE_BLOCKED
     workers = set(re.findall(r"\[(gw\d)\]", spread.stdout.str()))
     assert workers == {"gw0", "gw1"}  # the repetitions ran on both workers
