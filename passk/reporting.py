@@ -26,22 +26,7 @@ from typing import Any
 import numpy as np
 
 from .io import Results
-from .metrics import estimate_pass_at_k, estimate_pass_hat_k
-
-try:  # TEMPORARY until metrics.mean_pass_hat_k_ci lands (lead removes this)
-    from .metrics import mean_pass_hat_k_ci
-except ImportError:  # pragma: no cover
-    from types import SimpleNamespace
-
-    def mean_pass_hat_k_ci(c, n, k, *, confidence=0.95):  # type: ignore[no-untyped-def]
-        from scipy import stats as _st
-        v = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float)
-        m = float(v.mean())
-        h = float(_st.t.ppf(0.5 + confidence / 2, max(v.size - 1, 1)) * v.std(ddof=1)
-                  / np.sqrt(v.size)) if v.size > 1 else np.nan
-        return SimpleNamespace(estimate=m, ci=SimpleNamespace(low=max(0.0, m - h),
-                                                             high=min(1.0, m + h)),
-                               method="t interval over tasks")
+from .metrics import estimate_pass_at_k, estimate_pass_hat_k, mean_pass_hat_k_ci
 from .stability import (
     CLASS_THRESHOLD, GATE_ON, GateResult, SuiteReport, interval_note, order_rows, suite_report,
 )
@@ -206,7 +191,9 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
             f = mean_pass_hat_k_ci(n - c, n, k, confidence=confidence)  # failures' pass^k
             hat[j], hat_ci[j] = h.estimate, (h.ci.low, h.ci.high)
             at[j], at_ci[j] = 1 - f.estimate, (1 - f.ci.high, 1 - f.ci.low)
-            method = h.method
+            # the interval is for the mean over these tasks (their runs are the noise),
+            # not for tasks like them: the paired comparison (passk.compare) is for that
+            method = f"{h.label}, for these tasks"
     return Curve(ks, at, hat, at_ci, hat_ci, int(c.size), int((~keep).sum()), method)
 
 
