@@ -87,6 +87,16 @@ def test_installing_passk_registers_the_plugin():
         ("passk", "passk.pytest_plugin")]
 
 
+def test_p_passk_loads_it_with_autoloading_on_or_off(pytester, monkeypatch):
+    pytester.makepyfile(test_suite="import pytest\n\n@pytest.mark.passk(runs=2, k=1)\n"
+                                   "def test_x():\n    pass\n")
+    assert run(pytester, "-p", "passk").ret == 0  # no second registration
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest("-p", "passk")
+    result.assert_outcomes(passed=2)
+    assert "gate: PASSED" in section(result)
+
+
 def test_coin_flip_fails_the_session_and_the_log_feeds_passk_report(pytester):
     pytester.makepyfile(test_suite=COIN)
     log = pytester.path / "runs.jsonl"
