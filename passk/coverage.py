@@ -14,7 +14,6 @@ promise can be checked exactly, by summing over them, with no simulation:
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from .metrics import (
     CI_METHODS,
@@ -41,6 +40,7 @@ def _enumerate(
     is ``p**k`` with a length-1 last axis; ``undefined`` marks the (n, k) for
     which the method gives no interval for some c <= n. They broadcast together.
     """
+    from scipy import stats
     if method not in CI_METHODS:
         raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
     _confidence(confidence)

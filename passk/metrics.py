@@ -18,8 +18,6 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, stats
-from scipy.special import bdtr, bdtrc, gammaln
 
 __all__ = [
     "CI_METHODS",
@@ -543,6 +541,7 @@ def bootstrap_pass_hat_k_ci(
     >>> bootstrap_pass_hat_k_ci([1] * 12, 5, rng=0)
     ConfidenceInterval(low=1.0, high=1.0)
     """
+    from scipy import stats
     x = _binary_outcomes(outcomes)
     k_ = int(_whole_numbers(k, "k", minimum=1))
     if k_ > x.size:
@@ -605,6 +604,7 @@ def exact_bootstrap_pass_hat_k_ci(
     >>> lo.round(4), hi.round(4)
     (array([0.0265, 1.    ]), array([1., 1.]))
     """
+    from scipy import stats
     c, n = _counts(successes, total)
     alpha = 1.0 - _confidence(confidence)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -642,6 +642,7 @@ def wilson_ci(successes: int, total: int, *, confidence: float = 0.95) -> Confid
     >>> round(lo, 3), round(hi, 3)
     (0.787, 0.982)
     """
+    from scipy import stats
     c, n = _counts(successes, total)
     if c.ndim or n.ndim:
         raise ValueError(f"wilson_ci takes scalar counts, not {successes!r} and {total!r}")
@@ -664,9 +665,11 @@ CI_METHODS: dict[str, str] = {
 
 def _clopper_pearson(c: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided Clopper–Pearson ends for p, elementwise (NaN where ``n == 0``)."""
+    from scipy.special import betaincinv  # the Beta quantile, as scipy.stats.beta.ppf computes it
+
     c, n = c.astype(float), n.astype(float)
-    low = stats.beta.ppf(alpha / 2, np.maximum(c, 1.0), np.maximum(n - c + 1.0, 1.0))
-    high = stats.beta.ppf(1 - alpha / 2, np.maximum(c + 1.0, 1.0), np.maximum(n - c, 1.0))
+    low = betaincinv(np.maximum(c, 1.0), np.maximum(n - c + 1.0, 1.0), alpha / 2)
+    high = betaincinv(np.maximum(c + 1.0, 1.0), np.maximum(n - c, 1.0), 1 - alpha / 2)
     low = np.where(c > 0, low, 0.0)
     high = np.where(c < n, high, 1.0)
     return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
@@ -685,6 +688,8 @@ def _blaker_lower(x: np.ndarray, n: np.ndarray, alpha: float, start: np.ndarray)
     infimum of ``{p : a(p) > alpha}``: at its start, or at its only upward
     crossing, found by bisection and returned from below (never too high).
     """
+    from scipy.special import bdtr, bdtrc  # binomial cdf and survival function
+
     x, n = x.astype(np.int64), n.astype(np.int64)
     out = np.full(x.shape, np.nan)
     if x.size == 0:
@@ -904,11 +909,13 @@ def pass_hat_k_lower_bound(
     >>> pass_hat_k_lower_bound([0, 10], [12, 12], 1).round(4)
     array([0.    , 0.5619])
     """
+    from scipy.special import betaincinv  # the Beta quantile, as scipy.stats.beta.ppf computes it
+
     c, n = _counts(successes, total)
     k_ = _whole_numbers(k, "k", minimum=1)
     alpha = 1.0 - _confidence(confidence)
     with np.errstate(invalid="ignore"):
-        lower_p = stats.beta.ppf(alpha, np.where(c > 0, c, 1), n - c + 1)
+        lower_p = betaincinv(np.where(c > 0, c, 1), n - c + 1, alpha)
     lower_p = np.where(c > 0, lower_p, 0.0)
     bound = np.where(n > 0, lower_p, np.nan) ** k_
     return _scalar_or_array(bound)
@@ -1046,6 +1053,8 @@ def _posterior_variance(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
 
 def _log_comb(n: FloatOrArray, k: int) -> FloatOrArray:
     """``log C(n, k)`` through log-gamma, for ``0 <= k <= n``."""
+    from scipy.special import gammaln
+
     return gammaln(np.add(n, 1.0)) - gammaln(k + 1.0) - gammaln(np.subtract(n, k) + 1.0)
 
 
@@ -1067,6 +1076,7 @@ def _all_fail_upper(tasks: int, n_min: int, k: int, alpha: float) -> float:
     supremum is T times the concave envelope of g at U/T:
     ``(U/T) max_{U/T <= u <= U} g(u)/u``, with g(u)/u unimodal.
     """
+    from scipy import optimize
     budget = -np.log(alpha / 2) / n_min
     lo, hi = budget / tasks, budget
 
@@ -1212,6 +1222,8 @@ def mean_pass_hat_k_ci(
     >>> mean_pass_hat_k_ci([3, 1], [3, 4], 4).n_excluded
     1
     """
+    from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
+
     alpha = 1.0 - _confidence(confidence)
     if method not in SUITE_CI_METHODS:
         raise ValueError(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
@@ -1247,7 +1259,7 @@ def mean_pass_hat_k_ci(
         posterior = _posterior_variance(pc, pn, k_int)
         unbiased = np.asarray(estimate_pass_hat_k_variance(pc, pn, k_int), dtype=float)
         per_pair = np.fmax(posterior, unbiased)  # fmax: NaN (n < 2k) leaves the posterior
-        half = stats.norm.ppf(1 - alpha / 2) * np.sqrt(np.dot(counts, per_pair)) / t
+        half = ndtri(1 - alpha / 2) * np.sqrt(np.dot(counts, per_pair)) / t
         low, high = estimate - half, estimate + half
         if np.all(pc == pn):  # every run of every task passed
             low = min(low, _all_pass_lower(t, int(pn.min()), k_int, alpha))
@@ -1256,6 +1268,8 @@ def mean_pass_hat_k_ci(
     elif method == "t":
         deviation = values - estimate
         s = np.sqrt(np.dot(counts, deviation * deviation) / (t - 1))
+        from scipy import stats  # noqa: PLC0415 (scipy.stats is heavy: imported where used)
+
         half = stats.t.ppf(1 - alpha / 2, t - 1) * s / np.sqrt(t)
         low, high = estimate - half, estimate + half
     else:

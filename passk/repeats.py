@@ -8,7 +8,6 @@ and whether or not the other runs happen at all.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 import zlib
@@ -17,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 
@@ -115,6 +113,8 @@ async def run_once_async(adapter: Any, task: Task, run_index: int, seed: int, *,
         if timeout is None:
             result = await adapter.run(task, seed=seed)
         else:
+            import asyncio  # only async adapters with a timeout need it
+
             try:
                 async with asyncio.timeout(timeout) as limit:
                     result = await adapter.run(task, seed=seed)
@@ -220,6 +220,8 @@ def repeat_run(
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n ({n!r}) must be a whole number of runs, at least 1")
     seeds = [run_seed(seed, task.task_id, i) for i in range(n)]
+    from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
+
     bar = tqdm(total=n, desc=task.task_id, disable=not progress, leave=False)
     try:
         if executor is None:

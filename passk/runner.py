@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .adapter import HarnessAdapter, RunResult, Task
 from .io import ResultsError, read_log_header, read_run_log
@@ -792,6 +791,8 @@ def run_suite(
             schedule.retries.append((schedule.states[task_id], trial, attempt))
     is_async = inspect.iscoroutinefunction(getattr(adapter, "run", None))
     total = sum(s.n for s in schedule.states.values())
+    from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
+
     bar = tqdm(total=total, desc="runs", unit="run", disable=not progress or None,
                initial=len(finished), dynamic_ncols=True)
     failures = sum(1 for r in finished.values() if not r.success and r.counted)

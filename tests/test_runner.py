@@ -1261,10 +1261,10 @@ def test_progress_quiet_when_not_a_terminal(capsys):
 
 
 def test_progress_bar_counts_runs_and_failures(monkeypatch):
-    from passk import runner
+    import tqdm.auto
 
     bars = []
-    real = runner.tqdm
+    real = tqdm.auto.tqdm
 
     def spy(*args, **kwargs):
         kwargs["disable"] = False
@@ -1273,7 +1273,7 @@ def test_progress_bar_counts_runs_and_failures(monkeypatch):
         bars.append(bar)
         return bar
 
-    monkeypatch.setattr(runner, "tqdm", spy)
+    monkeypatch.setattr(tqdm.auto, "tqdm", spy)  # passk imports it when a suite runs
     run = run_suite(OnCallSimulator(), demo_tasks(), seed=3, progress=True)
     (bar,) = bars
     assert bar.total == 22 and bar.n == 22
