@@ -20,11 +20,17 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from passk import run_seed
+from passk import run_seed, runner, stability
 from passk.cli import main as passk_main
 from passk.pytest_plugin import EXIT_GATE_BLOCKED
 
 pytest_plugins = ["pytester"]
+
+# The plugin's report loads numpy's and scipy's extension modules on first use. pytester
+# unloads whatever an in-process session imported, and numpy's extensions cannot load twice
+# in one process, so the report's path runs once here, outside any inner session.
+stability.format_table(stability.suite_report(["warm", "up"], [1, 2], [2, 2], k=[1, 2]))
+runner.suite_outlook([runner.task_outlook(1, 1, 1, k=1)], 0.7)
 
 COIN = """
 import random
