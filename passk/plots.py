@@ -635,6 +635,8 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     >>> plt.close(fig)
     """
     plt = _pyplot("plot_power_grid")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     tasks = np.asarray(plan.tasks, dtype=float)
     runs = tuple(int(r) for r in plan.runs)
     values = plan.power if plan.power is not None else plan.detectable
@@ -658,6 +660,10 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
             ax.plot(x, values[:, j], color=colour, ls=style, marker=marker, ms=4, lw=1.6,
                     label=f"{n} runs per task")
     for ax, cost in ((left, False), (right, True)):
+        low, high = (tasks.min() * min(runs), tasks.max() * max(runs)) if cost else (
+            tasks.min(), tasks.max())
+        # ticks at 1, 2, 5 in each decade; 1 and 3 when the axis spans many decades
+        subs = (1.0, 2.0, 5.0) if high / low <= 10**2.5 else (1.0, 3.0)
         for i, j in where:
             x = tasks[i] * runs[j] if cost else tasks[i]
             ax.plot([x], [values[i, j]], marker="o", ms=13, mfc="none", mec="black",
@@ -668,7 +674,10 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
             ax.axhline(plan.target_power, color="0.3", lw=1, ls=":",
                        label=f"target power {plan.target_power:g}")
         ax.set_xscale("log")
-        ax.grid(alpha=0.3, which="both")
+        ax.xaxis.set_major_locator(LogLocator(subs=subs))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.grid(alpha=0.3)
     left.set_xlabel("tasks")
     right.set_xlabel("agent runs per version (tasks × runs per task)")
     k = plan.k
