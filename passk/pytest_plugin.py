@@ -654,10 +654,11 @@ class PasskSession:
                          "under FAILURES; the others are shortened):")
         for t in failing:
             failed = sorted(r.index + 1 for r in t.reps.values() if r.outcome == "failed")
+            counted = sum(r.outcome in ("passed", "failed") for r in t.reps.values())
             first = t.first_failure
             assert first is not None
             seed = run_seed(self.opt["passk_seed"], t.task_id, first.index)
-            lines.append(f"  {t.task_id}: {len(failed)} of {t.runs} runs failed (runs "
+            lines.append(f"  {t.task_id}: {len(failed)} of {counted} runs failed (runs "
                          f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
                          f"passk_seed={seed}: {first.message}")
         lines += [f"note: {n}" for n in self.verdict.notes]
