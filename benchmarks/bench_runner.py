@@ -84,13 +84,13 @@ def throughput(tmp: Path, repeat: int) -> None:
                                               max_concurrency=conc, progress=False))
         assert res.runs_spent == runs
         log = tmp / f"tp{r}.jsonl"
-        t_async_log, _ = timed(lambda: run_suite(AsyncSeedCoin(sleep=wait), tasks, policy,
-                                                 max_concurrency=conc, log=log,
-                                                 progress=False))
+        t_async_log, _ = timed(lambda log=log: run_suite(AsyncSeedCoin(sleep=wait), tasks,
+                                                         policy, max_concurrency=conc, log=log,
+                                                         progress=False))
         log2 = tmp / f"tps{r}.jsonl"
-        t_sync_log, _ = timed(lambda: run_suite(SeedCoin(sleep=wait), tasks, policy,
-                                                max_concurrency=conc, log=log2,
-                                                progress=False))
+        t_sync_log, _ = timed(lambda log2=log2: run_suite(SeedCoin(sleep=wait), tasks, policy,
+                                                          max_concurrency=conc, log=log2,
+                                                          progress=False))
         print(f"  [{r + 1}] async       {t_async:6.3f} s  = {t_async / ideal:5.2f}x ideal"
               f"   (with log: {t_async_log:6.3f} s = {t_async_log / ideal:5.2f}x)")
         print(f"  [{r + 1}] sync/64 thr {t_sync:6.3f} s  = {t_sync / ideal:5.2f}x ideal"
@@ -105,7 +105,7 @@ def throughput(tmp: Path, repeat: int) -> None:
         t_thr, _ = timed(lambda: run_suite(NoOp(), big, policy, max_concurrency=conc,
                                            progress=False))
         log = tmp / f"over{r}.jsonl"
-        t_log, _ = timed(lambda: run_suite(NoOp(), big, policy, log=log, progress=False))
+        t_log, _ = timed(lambda log=log: run_suite(NoOp(), big, policy, log=log, progress=False))
         t_bar, _ = timed(lambda: run_suite(NoOp(), big, policy, progress=True))
         us = 1e6 / n_over
         print(f"  [{r + 1}] overhead per run, no-op adapter (goal < 1000 us): sequential "

@@ -31,7 +31,12 @@ GOALS = {"passk --help": 0.3, "passk report tau-bench": 1.0, "passk report Inspe
 def write_inspect_log(folder: Path, samples: int = 50, epochs: int = 4) -> Path:
     """An Inspect AI log of ``samples`` × ``epochs`` scored samples, written by inspect_ai."""
     from inspect_ai.log import (
-        EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log,
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalSample,
+        EvalSpec,
+        write_eval_log,
     )
     from inspect_ai.scorer import Score
 

@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 # TEMPORARY until passk/repeats.py is renamed passk/repeats.py (lead): keep the function
 # bound over the submodule of the same name.
-from .repeats import RepeatRun, repeat_run, run_seed  # noqa: E402
+from .repeats import RepeatRun, repeat_run, run_seed
 
 #: Each public name, and the module that owns it.
 _OWNER = {
@@ -61,7 +61,7 @@ _SUBMODULES = frozenset({
     "runner", "scenarios", "stability", "tables", "trajectory",
 })
 
-__all__ = [
+__all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the map above)
     # metrics
     "ConfidenceInterval", "CI_METHODS", "pass_at_k", "pass_hat_k", "estimate_pass_at_k",
     "estimate_pass_hat_k", "estimate_pass_hat_k_variance", "flakiness", "unbiased_flakiness",
@@ -101,15 +101,34 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from .compare import PairedComparison, compare_pass_hat_k, plan_comparison
     from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
     from .metrics import (
-        CI_METHODS, ConfidenceInterval, bootstrap_pass_hat_k_ci, estimate_pass_at_k,
-        estimate_pass_hat_k, estimate_pass_hat_k_variance, exact_bootstrap_pass_hat_k_ci,
-        flakiness, mean_pass_hat_k_ci, pass_at_k, pass_hat_k, pass_hat_k_ci,
-        pass_hat_k_lower_bound, runs_needed, unbiased_flakiness, wilson_ci, SUITE_CI_METHODS,
+        CI_METHODS,
+        SUITE_CI_METHODS,
+        ConfidenceInterval,
         SuiteInterval,
+        bootstrap_pass_hat_k_ci,
+        estimate_pass_at_k,
+        estimate_pass_hat_k,
+        estimate_pass_hat_k_variance,
+        exact_bootstrap_pass_hat_k_ci,
+        flakiness,
+        mean_pass_hat_k_ci,
+        pass_at_k,
+        pass_hat_k,
+        pass_hat_k_ci,
+        pass_hat_k_lower_bound,
+        runs_needed,
+        unbiased_flakiness,
+        wilson_ci,
     )
     from .repeats import RepeatRun, repeat_run, run_seed
     from .runner import SuiteRun, run_suite
     from .stability import (
-        GateResult, RepeatPolicy, SuiteReport, TaskReport, classify, evaluate_suite,
-        reliability_gate, suite_report,
+        GateResult,
+        RepeatPolicy,
+        SuiteReport,
+        TaskReport,
+        classify,
+        evaluate_suite,
+        reliability_gate,
+        suite_report,
     )

@@ -8,10 +8,11 @@ returns a ``RunResult`` is a :class:`HarnessAdapter`: the simulator in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Task", "RunResult", "ToolCall", "HarnessAdapter", "InfrastructureError"]
+__all__ = ["HarnessAdapter", "InfrastructureError", "RunResult", "Task", "ToolCall"]
 
 
 @dataclass(frozen=True)

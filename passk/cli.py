@@ -13,11 +13,9 @@ import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
-
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # Only what the parser needs is imported here; each command imports the rest when it
 # runs, so `passk --help` and a small report start in a fraction of a second.

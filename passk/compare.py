@@ -572,9 +572,10 @@ class ComparisonPlan:
 def _power(delta: float, se: np.ndarray, t_count: np.ndarray, alpha: float) -> np.ndarray:
     """P(verdict "worse") for a true drop ``delta``: the noncentral t of the paired t test."""
     from scipy import stats
+
     df = t_count - 1
     q = stats.t.ppf(1 - alpha / 2, df)
-    return stats.nct.cdf(-q, df, -delta / se)
+    return np.asarray(stats.nct.cdf(-q, df, -delta / se), dtype=float)
 
 
 def _between_from_pilot(c: np.ndarray, n: np.ndarray, k: int) -> tuple[np.ndarray, float]:

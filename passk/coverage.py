@@ -50,7 +50,7 @@ def _enumerate(
     c = np.arange(int(n_.max()) + 1)
     # the weights P(C = c), C ~ Binomial(n, p), do not depend on k: computed once per (n, p);
     # binom.pmf is 0 for c > n
-    pmf = stats.binom.pmf(c, n_[..., None], p_[..., None])
+    pmf = np.asarray(stats.binom.pmf(c, n_[..., None], p_[..., None]), dtype=float)
     # the intervals do not depend on p: computed once per (n, k)
     n_c, k_c = (a[..., None] for a in np.broadcast_arrays(n_, k_))
     valid = c <= n_c

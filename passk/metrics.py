@@ -1268,7 +1268,7 @@ def mean_pass_hat_k_ci(
     elif method == "t":
         deviation = values - estimate
         s = np.sqrt(np.dot(counts, deviation * deviation) / (t - 1))
-        from scipy import stats  # noqa: PLC0415 (scipy.stats is heavy: imported where used)
+        from scipy import stats
 
         half = stats.t.ppf(1 - alpha / 2, t - 1) * s / np.sqrt(t)
         low, high = estimate - half, estimate + half

@@ -19,7 +19,7 @@ from .metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from .stability import RepeatPolicy
 from .tables import format_rows
 
-__all__ = ["TaskPlan", "plan_tasks", "format_plan", "policy_max_runs"]
+__all__ = ["TaskPlan", "format_plan", "plan_tasks", "policy_max_runs"]
 
 
 def _verdict_grid(kk: int, top: int, *, bar: float, cap: float, gate_on: str, min_runs: int,
@@ -133,8 +133,8 @@ def format_plan(plans: Sequence[TaskPlan], *, markdown: bool = False) -> str:
     total = sum(p.extra_at_most for p in plans)
     n_open = sum(p.open for p in plans)
     lines = [format_rows(header, body, numeric={2, 3, 4, 5, 8}, markdown=markdown), "",
-             f"{n_open} of {len(plans)} tasks can still change their verdict; the suite "
-             f"needs at most {total} more runs to settle."]
+             (f"{n_open} of {len(plans)} tasks can still change their verdict; the suite "
+              f"needs at most {total} more runs to settle.")]
     return "\n".join(lines)
 
 

@@ -441,7 +441,10 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     if ax is None:
         fig, ax = plt.subplots(figsize=(4.5, 4), constrained_layout=True)
     else:
-        fig = ax.get_figure()
+        owner = ax.get_figure(root=True)
+        if owner is None:
+            raise ValueError("ax belongs to no figure")
+        fig = owner
     flak = np.array([t.flakiness for t in suite.tasks], dtype=float)
     hat = np.array([t.pass_hat_k for t in suite.tasks], dtype=float)
     shown = np.flatnonzero(~(np.isnan(flak) | np.isnan(hat)))

@@ -22,9 +22,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Protocol", "ProtocolMismatch", "protocol_differences", "require_same_protocol",
-           "Criteria", "Measurement", "HonestGateResult", "honest_gate",
-           "LoosenedCriteria", "BoundCriteria", "GATE_CRITERIA", "bind_criteria"]
+__all__ = [
+    "GATE_CRITERIA",
+    "BoundCriteria",
+    "Criteria",
+    "HonestGateResult",
+    "LoosenedCriteria",
+    "Measurement",
+    "Protocol",
+    "ProtocolMismatch",
+    "bind_criteria",
+    "honest_gate",
+    "protocol_differences",
+    "require_same_protocol",
+]
 
 
 def _canonical(settings: Mapping[str, Any]) -> str:
@@ -55,7 +66,7 @@ class Protocol:
         return {"settings": json.loads(_canonical(self.settings)), "fingerprint": self.fingerprint}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Protocol":
+    def from_dict(cls, data: Mapping[str, Any]) -> Protocol:
         """Read back :meth:`to_dict`; a fingerprint that does not match its settings is refused."""
         protocol = cls(dict(data.get("settings", {})))
         if "fingerprint" in data and data["fingerprint"] != protocol.fingerprint:

@@ -165,9 +165,9 @@ def passk_seed(request: pytest.FixtureRequest, passk_run: int) -> int:
         from .repeats import run_seed
 
         return run_seed(_option(request.config, "passk_seed"), node.nodeid, 0)
-    from .runner import _attempt_seed  # attempt 0: run_seed(suite seed, task id, run index)
+    from .repeats import attempt_seed  # attempt 0: run_seed(suite seed, task id, run index)
 
-    return _attempt_seed(meta["suite_seed"], meta["task"], meta["run"],
+    return attempt_seed(meta["suite_seed"], meta["task"], meta["run"],
                          node.stash.get(_ATTEMPT, 0))
 
 

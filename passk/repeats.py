@@ -19,7 +19,7 @@ import numpy as np
 
 from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 
-__all__ = ["RepeatRun", "repeat_run", "run_once", "run_once_async", "run_seed"]
+__all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed"]
 
 
 def run_seed(seed: int, task_id: str, run_index: int) -> int:
@@ -40,6 +40,28 @@ def run_seed(seed: int, task_id: str, run_index: int) -> int:
     entropy = [int(seed), zlib.crc32(task_id.encode("utf-8"))]
     child = np.random.SeedSequence(entropy, spawn_key=(int(run_index),))
     return int(child.generate_state(1, dtype=np.uint64)[0])
+
+
+def attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:
+    """The seed of one attempt at a run: the run's own seed first, a derived one on a retry.
+
+    A run retried after an infrastructure error must not replay the same draw,
+    yet a resumed suite must retry with the same seeds: attempt ``a > 0`` uses
+    ``SeedSequence([run_seed(...), a])``.
+
+    Examples
+    --------
+    >>> attempt_seed(0, "payment-alert", 3, 0) == run_seed(0, "payment-alert", 3)
+    True
+    >>> attempt_seed(0, "payment-alert", 3, 1) != run_seed(0, "payment-alert", 3)
+    True
+    """
+    if attempt < 0:
+        raise ValueError(f"attempt ({attempt}) must be non-negative")
+    base = run_seed(seed, task_id, run_index)
+    if attempt == 0:
+        return base
+    return int(np.random.SeedSequence([base, attempt]).generate_state(1, dtype=np.uint64)[0])
 
 
 def run_once(adapter: HarnessAdapter, task: Task, run_index: int, seed: int, *,

@@ -28,12 +28,27 @@ import numpy as np
 from .io import Results
 from .metrics import estimate_pass_at_k, estimate_pass_hat_k, mean_pass_hat_k_ci
 from .stability import (
-    CLASS_THRESHOLD, GATE_ON, GateResult, SuiteReport, interval_note, order_rows, suite_report,
+    CLASS_THRESHOLD,
+    GATE_ON,
+    GateResult,
+    SuiteReport,
+    interval_note,
+    order_rows,
+    suite_report,
 )
 from .tables import cell, cells, format_columns, format_rows, json_number
 
-__all__ = ["Curve", "FileReport", "build_report", "suite_curve", "format_report",
-           "format_curve", "format_gate", "with_gate", "GATE_ON"]
+__all__ = [
+    "GATE_ON",
+    "Curve",
+    "FileReport",
+    "build_report",
+    "format_curve",
+    "format_gate",
+    "format_report",
+    "suite_curve",
+    "with_gate",
+]
 
 
 @dataclass(frozen=True)

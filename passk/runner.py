@@ -43,7 +43,7 @@ from .adapter import HarnessAdapter, RunResult, Task
 from .io import ResultsError, read_log_header, read_run_log
 from .metrics import estimate_pass_hat_k, flakiness
 from .protocol import Protocol, require_same_protocol
-from .repeats import run_once, run_once_async, run_seed
+from .repeats import attempt_seed, run_once, run_once_async
 from .stability import (
     GateResult,
     RepeatPolicy,
@@ -377,14 +377,6 @@ class _Log:
 # --------------------------------------------------------------------------
 # one run, sync or async, with infrastructure-error retries
 # --------------------------------------------------------------------------
-
-
-def _attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:
-    """Attempt 0 uses the run's own seed; a retry after an infrastructure error a derived one."""
-    base = run_seed(seed, task_id, run_index)
-    if attempt == 0:
-        return base
-    return int(np.random.SeedSequence([base, attempt]).generate_state(1, dtype=np.uint64)[0])
 
 
 def _run_sync(adapter: HarnessAdapter, task: Task, run_index: int, seed: int,
@@ -844,7 +836,7 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
         while (item := schedule.next_item()) is not None:
             s, index, attempt = item
             on_result(s, _run_sync(adapter, s.task, index,
-                                   _attempt_seed(seed, s.task.task_id, index, attempt), timeout,
+                                   attempt_seed(seed, s.task.task_id, index, attempt), timeout,
                                    _backoff_delay(attempt, backoff)),
                       attempt)
         return
@@ -854,7 +846,7 @@ def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: E
             while len(in_flight) < limit and (item := schedule.next_item()) is not None:
                 s, index, attempt = item
                 fut = pool.submit(_run_sync, adapter, s.task, index,
-                                  _attempt_seed(seed, s.task.task_id, index, attempt), timeout,
+                                  attempt_seed(seed, s.task.task_id, index, attempt), timeout,
                                   _backoff_delay(attempt, backoff))
                 in_flight[fut] = (s, attempt)
             if not in_flight:
@@ -899,7 +891,7 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
                 await asyncio.sleep(_backoff_delay(attempt, backoff))
             try:
                 result = await _run_async(adapter, s.task, index,
-                                          _attempt_seed(seed, s.task.task_id, index, attempt),
+                                          attempt_seed(seed, s.task.task_id, index, attempt),
                                           timeout)
             except KeyboardInterrupt:
                 interrupted = True

@@ -31,21 +31,21 @@ from .repeats import RepeatRun, repeat_run
 from .tables import cell, cells, format_columns, json_number
 
 __all__ = [
-    "RepeatPolicy",
-    "TaskReport",
-    "GateResult",
-    "SuiteReport",
     "CLASSES",
     "CLASS_THRESHOLD",
-    "classify",
-    "GATE_ON",
-    "reliability_gate",
-    "suite_report",
-    "evaluate_suite",
-    "suite_protocol",
-    "format_table",
     "DEMO_SEED",
+    "GATE_ON",
+    "GateResult",
+    "RepeatPolicy",
+    "SuiteReport",
+    "TaskReport",
+    "classify",
+    "evaluate_suite",
+    "format_table",
+    "reliability_gate",
     "run_demo",
+    "suite_protocol",
+    "suite_report",
 ]
 
 #: Task classes, in the order a report lists them (the dangerous ones first).

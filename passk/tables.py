@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["cell", "cells", "signed", "json_number", "format_columns", "format_rows"]
+__all__ = ["cell", "cells", "format_columns", "format_rows", "json_number", "signed"]
 
 
 def cell(x: Any, digits: int = 3) -> str:
@@ -34,7 +34,9 @@ def cells(values: Sequence[Any], digits: int = 3) -> list[str]:
     ['0.500', '-', '1.000']
     """
     spec = f".{digits}f"
-    return [format(x, spec) if x == x and abs(x) != math.inf else "-" for x in values]
+    # x == x is False only for NaN: a comparison per cell, not a call
+    return [format(x, spec) if x == x and abs(x) != math.inf else "-"  # noqa: PLR0124
+            for x in values]
 
 
 def signed(x: Any, digits: int = 3) -> str:

@@ -9,8 +9,6 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh >/dev/null
 export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activate
+ruff check passk tests benchmarks scripts   # lint (rules: ruff's defaults, pinned ruff)
+mypy passk                                  # types, with scipy-stubs and types-tqdm
 pytest --nbval "$@"
-
-# TODO(issue 11): static checks, to be switched on here once they pass:
-#   ruff check          # 124 findings under the installed ruff's rule set
-#   mypy passk          # 12 errors; needs ruff, mypy, scipy-stubs and types-tqdm in [dev]

@@ -12,7 +12,7 @@ HELPERS = Path(__file__).resolve().parent / "helpers"
 if str(HELPERS) not in sys.path:  # tests import their helpers (adapters, browser) from here
     sys.path.insert(0, str(HELPERS))
 
-from offline_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from offline_browser import CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="session")

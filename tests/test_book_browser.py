@@ -158,7 +158,7 @@ PAGES = _pages()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature from the base class
+    def log_message(self, format, *args):
         pass
 
 

@@ -123,7 +123,7 @@ def test_seven_of_twelve_is_never_stable_whatever_the_cap(tmp_path, capsys):
 
 def test_classes_against_the_rule_by_brute_force():
     # every (c, n) up to 40 runs: flaky exactly when 4 c (n - c) / n^2 exceeds the threshold
-    for n in range(0, 41):
+    for n in range(41):
         c = np.arange(n + 1)
         got = classify(c, np.full(n + 1, n)).tolist() if n else [classify(0, 0)]
         for ci, label in zip(range(n + 1), got):
@@ -134,7 +134,7 @@ def test_classes_against_the_rule_by_brute_force():
             else:
                 want = "stable-pass" if 2 * ci >= n else "stable-fail"
             assert label == want, (ci, n)
-            if 0 < ci < n and n <= 12:
+            if 0 < ci < n <= 12:
                 assert label == "flaky"  # at 12 runs or fewer, any mixed record is flaky
 
 
@@ -218,9 +218,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def test_an_incomplete_run_fails_closed_unless_accepted(tmp_path, capsys):
     # every task passes every run it has, but the run stopped short of its plan
     fr = build_report(read_results(FIXTURES / "tau2_small.json"), k=1)
-    assert fr.to_dict()["incomplete"] == ["tau2 run holds 7 of 9 simulations (3 tasks × "
-                                          "info.num_trials 3); 1 task has fewer than 3 "
-                                          "(lost_bag: 1)"]
+    assert fr.to_dict()["incomplete"] == [("tau2 run holds 7 of 9 simulations (3 tasks × "
+                                           "info.num_trials 3); 1 task has fewer than 3 "
+                                           "(lost_bag: 1)")]
     assert any(r.startswith("incomplete results: tau2 run holds 7 of 9") for r in fr.gate.reasons)
     accepted = build_report(read_results(FIXTURES / "tau2_small.json"), k=1,
                             accept_incomplete=True)

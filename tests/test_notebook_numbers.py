@@ -65,8 +65,8 @@ ALLOWED_PHRASES = [
     # The runbook fragment's own words, quoted: "escalate if not recovered within 5 minutes".
     r"\b(?:within|in) 5 minutes",
     # The conventional confidence level, a named setting (passk's `confidence=0.95`).
-    r"\b95 ?% (?:(?:Wilson|exact|percentile|bootstrap|one-sided|two-sided|confidence) )*"
-    r"(?:confidence|interval|CI|lower bound|upper bound|bound)",
+    (r"\b95 ?% (?:(?:Wilson|exact|percentile|bootstrap|one-sided|two-sided|confidence) )*"
+     r"(?:confidence|interval|CI|lower bound|upper bound|bound)"),
 ]
 
 # Files that still hold typed numbers. The content pass of issue 11 glues them and
@@ -92,16 +92,16 @@ _EXEMPT_DIRECTIVES = {"exercise"}   # rule 5: an exercise's statement poses its 
 _LABEL_ARG_DIRECTIVES = {"solution", "solution-start", "exercise-start"}
 _OPTION_LINE = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
 
-_ROLE = re.compile(r"\{([\w:-]+)\}(`+)(.*?)\2", re.S)
-_INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.S)
-_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_ROLE = re.compile(r"\{([\w:-]+)\}(`+)(.*?)\2", re.DOTALL)
+_INLINE_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.DOTALL)
 _INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\s)((?:[^$\\\n]|\\.|\n(?!\s*\n))+?)(?<!\s)\$(?!\d)")
-_ENV_MATH = re.compile(r"\\begin\{(\w+\*?)\}(.+?)\\end\{\1\}", re.S)
+_ENV_MATH = re.compile(r"\\begin\{(\w+\*?)\}(.+?)\\end\{\1\}", re.DOTALL)
 _MASKS = [
-    re.compile(r"<!--.*?-->", re.S),                    # HTML comments
-    re.compile(r"^\s*\([\w:.-]+\)=\s*$", re.M),         # labels (name)=
+    re.compile(r"<!--.*?-->", re.DOTALL),                    # HTML comments
+    re.compile(r"^\s*\([\w:.-]+\)=\s*$", re.MULTILINE),         # labels (name)=
     re.compile(r"\]\([^)\s]*\)"),                       # link targets
-    re.compile(r"^\s*\[[^\]]+\]:\s*\S+.*$", re.M),      # reference-style link definitions
+    re.compile(r"^\s*\[[^\]]+\]:\s*\S+.*$", re.MULTILINE),      # reference-style link definitions
     re.compile(r"<https?://[^>]*>|https?://\S+"),       # URLs
     re.compile(r"</?[A-Za-z][^>\n]*>"),                 # HTML tags
 ]

@@ -114,7 +114,7 @@ def test_tau_bench_run_counts_from_the_records():
 # Oracles: the closed forms in exact arithmetic (fractions.Fraction), the first k with
 # p^k < 1/2 found by counting up, and the running pass rate summed run by run in Python.
 
-from passk.plots import plot_curves, plot_run_strip  # noqa: E402
+from passk.plots import plot_curves, plot_run_strip
 
 
 def first_k_below_half(p: Fraction, k_max: int) -> int | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from runner_helpers import SeedCoin, p_tasks
 
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
@@ -29,10 +28,10 @@ def client():
     # processes=False: workers are threads of this process, so the cluster starts in a
     # fraction of a second and leaves nothing behind; the process pool test in
     # test_runner.py covers pickling
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
+    with (distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
+                                   dashboard_address=None) as cluster,
+          distributed.Client(cluster) as c):
+        yield c
 
 
 @pytest.mark.parametrize("seed", [0, 3])

@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from runner_helpers import CRASH_RUNS, CRASH_SEED, CrashTarget, crash_suite  # noqa: E402
+from runner_helpers import CRASH_RUNS, CRASH_SEED, CrashTarget, crash_suite
 
-from passk.runner import run_suite  # noqa: E402
-from passk.stability import RepeatPolicy  # noqa: E402
+from passk.runner import run_suite
+from passk.stability import RepeatPolicy
 
 
 def main() -> int:
