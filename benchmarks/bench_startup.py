@@ -30,24 +30,20 @@ GOALS = {"passk --help": 0.3, "passk report tau-bench": 1.0, "passk report Inspe
 
 def write_inspect_log(folder: Path, samples: int = 50, epochs: int = 4) -> Path:
     """An Inspect AI log of ``samples`` × ``epochs`` scored samples, written by inspect_ai."""
-    from inspect_ai.log import (
-        EvalConfig,
-        EvalDataset,
-        EvalLog,
-        EvalSample,
-        EvalSpec,
-        write_eval_log,
-    )
+    import inspect_ai.log as ilog
     from inspect_ai.scorer import Score
 
-    spec = EvalSpec(created="2025-01-01T00:00:00+00:00", task="airline", model="mockllm/model",
-                    dataset=EvalDataset(name="bench", samples=samples), config=EvalConfig())
-    log = EvalLog(eval=spec, status="success", samples=[
-        EvalSample(id=i, epoch=e, input="a question of some length " * 8, target="an answer",
-                   scores={"match": Score(value="C" if (i * 7 + e) % 5 else "I")})
-        for i in range(1, samples + 1) for e in range(1, epochs + 1)])
+    log = ilog.EvalLog(
+        status="success",
+        eval=ilog.EvalSpec(created="2025-01-01T00:00:00+00:00", task="bench", model="mockllm/m",
+                           dataset=ilog.EvalDataset(name="bench", samples=samples),
+                           config=ilog.EvalConfig()),
+        samples=[ilog.EvalSample(id=i, epoch=e, input="a question of some length " * 8,
+                                 target="an answer",
+                                 scores={"match": Score(value="C" if (i * 7 + e) % 5 else "I")})
+                 for i in range(1, samples + 1) for e in range(1, epochs + 1)])
     path = folder / "log.json"
-    write_eval_log(log, str(path))
+    ilog.write_eval_log(log, str(path))
     return path
 
 

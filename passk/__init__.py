@@ -56,7 +56,7 @@ _OWNER = {
 
 #: Every public module, reachable as ``passk.NAME``.
 _SUBMODULES = frozenset({
-    "adapter", "cli", "compare", "coverage", "diff", "flaky_adapter", "formats", "io",
+    "adapter", "cli", "compare", "coverage", "diff", "flaky_adapter", "formats", "io", "options",
     "metrics", "planning", "plots", "protocol", "pytest_plugin", "repeats", "reporting",
     "runner", "scenarios", "stability", "tables", "trajectory",
 })
@@ -97,38 +97,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
-    from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
+    from .adapter import *
     from .compare import PairedComparison, compare_pass_hat_k, plan_comparison
     from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
-    from .metrics import (
-        CI_METHODS,
-        SUITE_CI_METHODS,
-        ConfidenceInterval,
-        SuiteInterval,
-        bootstrap_pass_hat_k_ci,
-        estimate_pass_at_k,
-        estimate_pass_hat_k,
-        estimate_pass_hat_k_variance,
-        exact_bootstrap_pass_hat_k_ci,
-        flakiness,
-        mean_pass_hat_k_ci,
-        pass_at_k,
-        pass_hat_k,
-        pass_hat_k_ci,
-        pass_hat_k_lower_bound,
-        runs_needed,
-        unbiased_flakiness,
-        wilson_ci,
-    )
-    from .repeats import RepeatRun, repeat_run, run_seed
+    from .metrics import *
+    from .repeats import *
     from .runner import SuiteRun, run_suite
-    from .stability import (
-        GateResult,
-        RepeatPolicy,
-        SuiteReport,
-        TaskReport,
-        classify,
-        evaluate_suite,
-        reliability_gate,
-        suite_report,
-    )
+    from .stability import *

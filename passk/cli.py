@@ -22,6 +22,15 @@ from typing import TYPE_CHECKING, Any
 from .diff import CORRECTIONS
 from .io import FORMATS, Results, ResultsError, read_results
 from .metrics import CI_METHODS
+from .options import (
+    int_list,
+    margin,
+    open_probability,
+    positive_int,
+    probability,
+    risk_k,
+    whole,
+)
 from .plots import MissingExtra
 from .protocol import LoosenedCriteria, bind_criteria, require_same_protocol
 from .stability import CLASS_THRESHOLD, DEMO_SEED, GATE_ON
@@ -398,60 +407,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if run.report.gate.passed else EXIT_BLOCKED
 
 
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text} must lie in [0, 1]")
-    return value
-
-
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number no smaller than ``minimum``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{text} must be at least {minimum}")
-        return value
-    return parse
-
-
-_positive_int = _int_at_least(1)
-_whole = _int_at_least(0)
-
-
-def _risk_k(text: str) -> tuple[str, int]:
-    risk, sep, value = text.partition("=")
-    if not sep or not risk:
-        raise argparse.ArgumentTypeError(f"{text!r} must read RISK=K, e.g. high-risk-write=8")
-    return risk, _positive_int(value)
-
-
-def _open_interval(text: str) -> float:
-    value = _probability(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must lie strictly between 0 and 1")
-    return value
-
-
-def _int_list(text: str) -> list[int]:
-    """An argparse type: comma-separated whole numbers of at least 2."""
-    return [_int_at_least(2)(part.strip()) for part in text.split(",") if part.strip()]
-
-
-def _margin(text: str) -> float:
-    """An argparse type: a non-inferiority margin on mean pass^k, in [0, 1)."""
-    value = _probability(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{text} must be less than 1")
-    return value
-
-
 def add_input_options(p: argparse.ArgumentParser) -> None:
     """--format, the Inspect options, --duplicates and --accept-incomplete, for any
     command that reads results files."""
@@ -485,37 +440,37 @@ def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> Non
     they default to None, so that a run's protocol binds them.
     """
     if declare:
-        p.add_argument("--min-overall", type=_probability,
+        p.add_argument("--min-overall", type=probability,
                        default=GATE_DEFAULTS["min_overall_pass_hat_k"],
                        help="bar for the mean pass^k, declared in the run's protocol "
                        "(default 0.7)")
-        p.add_argument("--max-flakiness", type=_probability,
+        p.add_argument("--max-flakiness", type=probability,
                        default=GATE_DEFAULTS["max_flakiness"],
                        help="cap on any task's flakiness, declared in the run's protocol "
                        "(default 0.2)")
         return
-    p.add_argument("--min-overall", type=_probability, default=None,
+    p.add_argument("--min-overall", type=probability, default=None,
                    help="bar for the mean pass^k (default: the run's protocol, else 0.7; "
                    "a lower bar than the protocol's is refused)")
-    p.add_argument("--max-flakiness", type=_probability, default=None,
+    p.add_argument("--max-flakiness", type=probability, default=None,
                    help="cap on any task's flakiness (default: the run's protocol, else 0.2; "
                    "a higher cap than the protocol's is refused)")
 
 
 def add_gate_options(p: argparse.ArgumentParser) -> None:
     """The k, the bar, the cap and what to gate on; shared by report, gate and plan FILE."""
-    p.add_argument("--k", type=_positive_int, default=None,
+    p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the run's protocol, else the smallest n over "
                    "tasks; a smaller k than the protocol's is refused)")
-    p.add_argument("--k-for", action="append", type=_risk_k, default=None, metavar="RISK=K",
+    p.add_argument("--k-for", action="append", type=risk_k, default=None, metavar="RISK=K",
                    help="a k for tasks of one risk label, e.g. high-risk-write=8 (repeatable)")
     add_bar_and_cap(p)
     p.add_argument("--on", choices=GATE_ON, default=None,
                    help="gate on each task's pass^k estimate (default) or its exact "
                    "lower bound")
-    p.add_argument("--min-runs", type=_whole, default=0,
+    p.add_argument("--min-runs", type=whole, default=0,
                    help="a task with fewer counted runs fails the gate (default 0)")
-    p.add_argument("--confidence", type=_open_interval, default=None,
+    p.add_argument("--confidence", type=open_probability, default=None,
                    help="confidence of intervals and lower bounds (default 0.95)")
     p.add_argument("--ci-method", choices=tuple(CI_METHODS), default="exact",
                    help="per-task interval: exact (Clopper-Pearson, default: covers at least "
@@ -540,11 +495,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("demo", cmd_demo, "the chapter's stability demo, before and after the fix")
     p.add_argument("--seed", type=int, default=DEMO_SEED)
-    p.add_argument("--k", type=_positive_int, default=5)
+    p.add_argument("--k", type=positive_int, default=5)
 
     p = add("curves", cmd_curves, "pass@k and pass^k for k = 1..K at a single-run rate p")
-    p.add_argument("--p", type=_probability, default=0.9)
-    p.add_argument("--k", type=_positive_int, default=8)
+    p.add_argument("--p", type=probability, default=0.9)
+    p.add_argument("--k", type=positive_int, default=8)
 
     file_help = ("results: JSON Lines, CSV, tau-bench or tau2-bench JSON, or an Inspect AI "
                  "log (.eval/.json)")
@@ -565,7 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also block when the suite's mean pass^k is worse than OLD's (paired "
                    "t over tasks, as passk diff) or a task regressed against OLD beyond repeat "
                    "noise; refused when OLD was measured under a different protocol")
-    p.add_argument("--margin", type=_margin, default=None, metavar="D",
+    p.add_argument("--margin", type=margin, default=None, metavar="D",
                    help="with --baseline: block unless the mean pass^k is shown to be at "
                    "most D below OLD's (non-inferiority; an inconclusive comparison blocks)")
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
@@ -575,9 +530,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", default=None, help=file_help)
     add_input_options(p)
     add_gate_options(p)
-    p.add_argument("--target", type=_probability, default=None,
+    p.add_argument("--target", type=probability, default=None,
                    help="without FILE: the claim pass^k >= target (default: a table)")
-    p.add_argument("--max-n", type=_positive_int, default=None,
+    p.add_argument("--max-n", type=positive_int, default=None,
                    help="with FILE: most runs a task may get (default: the repeat policy's "
                    "runs for its risk, 12 high-risk-write, 5 otherwise)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
@@ -586,17 +541,17 @@ def build_parser() -> argparse.ArgumentParser:
                    "over a grid of tasks × runs per task (FILE, if given, is a pilot run of "
                    "the old version: its tasks' rates and spread; default: a stated "
                    "population)")
-    p.add_argument("--delta", type=_open_interval, default=None, metavar="D",
+    p.add_argument("--delta", type=open_probability, default=None, metavar="D",
                    help="with --compare: the drop in mean pass^k to detect (default: only the "
                    "smallest detectable drop)")
-    p.add_argument("--power", type=_open_interval, default=0.8,
+    p.add_argument("--power", type=open_probability, default=0.8,
                    help="with --compare: the power wanted (default 0.8)")
-    p.add_argument("--correlation", type=_probability, default=0.7,
+    p.add_argument("--correlation", type=probability, default=0.7,
                    help="with --compare: correlation across tasks of the two versions' true "
                    "pass^k (default 0.7, cautious for two versions of one agent)")
-    p.add_argument("--tasks", type=_int_list, default=[20, 50, 100, 200, 500],
+    p.add_argument("--tasks", type=int_list, default=[20, 50, 100, 200, 500],
                    metavar="T1,T2,...", help="with --compare: task counts of the grid")
-    p.add_argument("--runs", type=_int_list, default=None, metavar="N1,N2,...",
+    p.add_argument("--runs", type=int_list, default=None, metavar="N1,N2,...",
                    help="with --compare: runs per task of the grid (default: 2, 4, 8, 12, 16, "
                    "24 from k up)")
 
@@ -608,12 +563,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("old", help="results of the old version")
     p.add_argument("new", help="results of the new version")
     add_input_options(p)
-    p.add_argument("--k", type=_positive_int, default=None,
+    p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the smallest n over both files)")
-    p.add_argument("--alpha", type=_open_interval, default=0.05,
+    p.add_argument("--alpha", type=open_probability, default=0.05,
                    help="significance level: per task after correction, and 1 - the suite "
                    "interval's confidence (default 0.05)")
-    p.add_argument("--margin", type=_margin, default=None, metavar="D",
+    p.add_argument("--margin", type=margin, default=None, metavar="D",
                    help="non-inferiority: pass (exit 0) only when the suite's mean pass^k is "
                    "shown to be at most D below the old one; exit 3 when that is not shown "
                    "and no regression is either")
@@ -621,12 +576,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the suite interval: t (paired t over tasks, the default: the method "
                    "that kept its error rates in benchmarks/bench_compare.py) or a bootstrap "
                    "or sign-flip variant")
-    p.add_argument("--seed", type=_whole, default=0,
+    p.add_argument("--seed", type=whole, default=0,
                    help="seed of the resampling methods (default 0; t needs none)")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="holm (family-wise error, default) or bh (Benjamini-Hochberg, "
                    "false discovery rate)")
-    p.add_argument("--class-threshold", type=_probability, default=CLASS_THRESHOLD,
+    p.add_argument("--class-threshold", type=probability, default=CLASS_THRESHOLD,
                    help="flakiness above which a task's runs are called flaky (default 0.2)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
 
@@ -640,18 +595,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log", required=True, help="the run log (JSON Lines, appended per run)")
     p.add_argument("--resume", action="store_true",
                    help="continue the log: run only what it lacks, with the same seeds")
-    p.add_argument("--concurrency", type=_positive_int, default=None,
+    p.add_argument("--concurrency", type=positive_int, default=None,
                    help="runs in flight at once (threads, or tasks for an async adapter)")
-    p.add_argument("--seed", type=_whole, default=0, help="suite seed (default 0)")
-    p.add_argument("--k", type=_positive_int, default=5, help="k of pass^k (default 5)")
+    p.add_argument("--seed", type=whole, default=0, help="suite seed (default 0)")
+    p.add_argument("--k", type=positive_int, default=5, help="k of pass^k (default 5)")
     p.add_argument("--policy", choices=("fixed", "curtailed"), default="fixed",
                    help="curtailed: stop a task once its gate verdict is settled")
-    p.add_argument("--runs-high-risk", type=_positive_int, default=12,
+    p.add_argument("--runs-high-risk", type=positive_int, default=12,
                    help="runs for high-risk-write and previously flaky tasks (default 12)")
-    p.add_argument("--runs-read-only", type=_positive_int, default=5,
+    p.add_argument("--runs-read-only", type=positive_int, default=5,
                    help="runs for read-only and other tasks (default 5)")
     p.add_argument("--timeout", type=float, default=None, help="per-run limit in seconds")
-    p.add_argument("--max-retries", type=_whole, default=3,
+    p.add_argument("--max-retries", type=whole, default=3,
                    help="retries of a run that hit an infrastructure error (default 3)")
     add_bar_and_cap(p, declare=True)
     p.add_argument("--no-progress", dest="progress", action="store_false",

@@ -62,14 +62,8 @@ def _enumerate(
     return pmf, low, high, truth, undefined
 
 
-def exact_coverage(
-    n: ArrayLike,
-    k: ArrayLike,
-    p: ArrayLike,
-    *,
-    method: str = "exact",
-    confidence: float = 0.95,
-) -> FloatOrArray:
+def exact_coverage(n: ArrayLike, k: ArrayLike, p: ArrayLike, *, method: str = "exact",
+                   confidence: float = 0.95) -> FloatOrArray:
     r"""The probability that a per-task interval for pass^k contains the true p^k.
 
     Parameters
@@ -117,12 +111,12 @@ def exact_coverage(
         \mathrm{coverage}(p) = \sum_{c=0}^{n} \binom{n}{c} p^c (1-p)^{n-c}\,
         \mathbf{1}\bigl[L(c) \le p^k \le U(c)\bigr].
 
-    It is exact, not simulated: no seed, no Monte Carlo error. An interval
+    It is exact, not simulated [1]_: no seed, no Monte Carlo error. An interval
     keeps its promise when the coverage is at least ``confidence`` at every p.
     The exact method does, because :math:`p^k \in [L^k, U^k]` exactly when
-    :math:`p` is in the Clopper–Pearson interval [1]_, whatever k; its
+    :math:`p` is in the Clopper–Pearson interval, whatever k; its
     coverage is the Clopper–Pearson coverage of p. The percentile bootstrap
-    [2]_ does not: it returns [1, 1] whenever all n runs pass, which misses
+    does not: it returns [1, 1] whenever all n runs pass, which misses
     every :math:`p < 1`, and all n runs pass with probability :math:`p^n`,
     which is large exactly where reliability claims are made. Its coverage
     falls towards 0 as p approaches 1.
@@ -132,14 +126,10 @@ def exact_coverage(
 
     References
     ----------
-    .. [1] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial
-       limits illustrated in the case of the binomial", Biometrika 26(4),
-       404–413, 1934.
-    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
-       Chapman & Hall, 1993.
-    .. [3] L. D. Brown, T. T. Cai and A. DasGupta, "Interval estimation for a
+    .. [1] L. D. Brown, T. T. Cai and A. DasGupta, "Interval estimation for a
        binomial proportion", Statistical Science 16(2), 101–133, 2001
-       (coverage computed by summing over the binomial).
+       (coverage computed by summing over the binomial). The methods' own
+       references are in :func:`passk.metrics.pass_hat_k_ci`.
 
     Examples
     --------
@@ -159,14 +149,8 @@ def exact_coverage(
     return _scalar_or_array(np.where(undefined, np.nan, coverage))
 
 
-def expected_width(
-    n: ArrayLike,
-    k: ArrayLike,
-    p: ArrayLike,
-    *,
-    method: str = "exact",
-    confidence: float = 0.95,
-) -> FloatOrArray:
+def expected_width(n: ArrayLike, k: ArrayLike, p: ArrayLike, *, method: str = "exact",
+                   confidence: float = 0.95) -> FloatOrArray:
     r"""The mean width of a per-task interval for pass^k over n-run evaluations.
 
     Parameters

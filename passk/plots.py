@@ -149,12 +149,9 @@ def plot_task_classes(report: FileReport | SuiteReport, *,
     [1, 2]
     >>> plt.close(fig)
     """
-    try:
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Patch
-    except ImportError:
-        raise MissingExtra("plot_task_classes needs matplotlib, in the optional extra "
-                           "'plot': pip install 'passk[plot]'") from None
+    plt = _pyplot("plot_task_classes")
+    from matplotlib.patches import Patch
+
     from .stability import SuiteReport
 
     suite = report if isinstance(report, SuiteReport) else report.report
@@ -429,11 +426,7 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     [[0.556, 0.318], [0.0, 1.0]]
     >>> plt.close(fig)
     """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingExtra("plot_gate needs matplotlib, in the optional extra 'plot': "
-                           "pip install 'passk[plot]'") from None
+    plt = _pyplot("plot_gate")
     from .stability import SuiteReport
 
     suite = report if isinstance(report, SuiteReport) else report.report

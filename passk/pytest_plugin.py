@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
+from .options import positive_int, probability, whole
+
 if TYPE_CHECKING:
     from .stability import GateResult, SuiteReport
 
@@ -75,41 +77,19 @@ _DEFAULTS = {"passk_k": 5, "passk_seed": 0, "passk_min_overall": 0.7,
 # --------------------------------------------------------------------------
 
 
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise pytest.UsageError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:
-        raise pytest.UsageError(f"{text} must lie in [0, 1]")
-    return value
-
-
-def _whole(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise pytest.UsageError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise pytest.UsageError(f"{text} must be at least {minimum}")
-        return value
-    return parse
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("passk", "passk: repeat marked tests, pass^k, flakiness, dual gate")
-    group.addoption("--passk-runs", type=_whole(1), default=None, metavar="N",
+    group.addoption("--passk-runs", type=positive_int, default=None, metavar="N",
                     help="runs of a marked test whose marker gives none (default: by its "
                     "risk, 12 for high-risk-write, 5 otherwise)")
-    group.addoption("--passk-k", type=_whole(1), default=None, metavar="K",
+    group.addoption("--passk-k", type=positive_int, default=None, metavar="K",
                     help="k of pass^k for a marked test whose marker gives none (default 5)")
-    group.addoption("--passk-seed", type=_whole(0), default=None, metavar="S",
+    group.addoption("--passk-seed", type=whole, default=None, metavar="S",
                     help="suite seed; repetition i of a test gets passk_seed = "
                     "run_seed(S, test id, i) (default 0)")
-    group.addoption("--passk-min-overall", type=_probability, default=None, metavar="BAR",
+    group.addoption("--passk-min-overall", type=probability, default=None, metavar="BAR",
                     help="the gate's bar for the mean pass^k over marked tests (default 0.7)")
-    group.addoption("--passk-max-flakiness", type=_probability, default=None, metavar="CAP",
+    group.addoption("--passk-max-flakiness", type=probability, default=None, metavar="CAP",
                     help="the gate's cap on any marked test's flakiness (default 0.2)")
     group.addoption("--passk-on", choices=("estimate", "lower-bound"), default=None,
                     help="gate on each test's pass^k estimate (default) or its exact 95%% "
@@ -117,7 +97,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--passk-policy", choices=("fixed", "curtailed"), default=None,
                     help="curtailed: skip a test's remaining repetitions once the gate's "
                     "verdict on it is settled (default fixed)")
-    group.addoption("--passk-max-retries", type=_whole(0), default=None, metavar="R",
+    group.addoption("--passk-max-retries", type=whole, default=None, metavar="R",
                     help="retries of a repetition that raised passk.InfrastructureError "
                     "(default 3)")
     group.addoption("--passk-log", default=None, metavar="FILE",

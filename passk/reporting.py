@@ -239,21 +239,11 @@ def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = N
 
 
 def build_report(
-    results: Results,
-    *,
-    k: int | None = None,
-    k_for: Mapping[str, int] | None = None,
-    confidence: float = 0.95,
-    ci_method: str = "exact",
-    class_threshold: float = CLASS_THRESHOLD,
-    min_overall_pass_hat_k: float = 0.7,
-    max_flakiness: float = 0.2,
-    gate_on: str = "estimate",
-    min_runs: int = 0,
-    curve_k: int | None = None,
-    accept_incomplete: bool = False,
-    declared: Mapping[str, Any] | None = None,
-    stricter: tuple[str, ...] = (),
+    results: Results, *, k: int | None = None, k_for: Mapping[str, int] | None = None,
+    confidence: float = 0.95, ci_method: str = "exact", class_threshold: float = CLASS_THRESHOLD,
+    min_overall_pass_hat_k: float = 0.7, max_flakiness: float = 0.2, gate_on: str = "estimate",
+    min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
+    declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
 ) -> FileReport:
     """Score a results file's counts: rows at each task's k, the dual gate, the curve.
 

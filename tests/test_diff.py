@@ -132,11 +132,13 @@ def test_diff_counts_left_out_tasks_and_other_methods(tmp_path, capsys):
     assert "sign-flip permutation test over tasks" in out and "NON-INFERIOR" in out
 
 
-@pytest.mark.parametrize("margin", ["-0.1", "1", "x"])
-def test_diff_margin_validated(tmp_path, margin):
+@pytest.mark.parametrize("option, value", [("--margin", "-0.1"), ("--margin", "1"),
+                                           ("--margin", "x"), ("--alpha", "0"),
+                                           ("--alpha", "1"), ("--alpha", "x")])
+def test_diff_options_validated(tmp_path, option, value):
     old = write(tmp_path, "old.jsonl", {"a": (1, 1)})
     with pytest.raises(SystemExit) as exc:
-        main(["diff", old, old, "--margin", margin])
+        main(["diff", old, old, option, value])
     assert exc.value.code == 2
 
 
@@ -173,9 +175,3 @@ def test_diff_bad_input(tmp_path, capsys):
     assert err.startswith("passk diff: error: ") and "missing.jsonl: no such file" in err
 
 
-@pytest.mark.parametrize("alpha", ["0", "1", "x"])
-def test_diff_alpha_validated(tmp_path, alpha):
-    old = write(tmp_path, "old.jsonl", {"a": (1, 1)})
-    with pytest.raises(SystemExit) as exc:
-        main(["diff", old, old, "--alpha", alpha])
-    assert exc.value.code == 2

@@ -281,18 +281,14 @@ def test_bulk_and_line_by_line_agree_on_every_field(tmp_path):
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["runs.jsonl", "runs.csv", "tau.json", "log.eval", "noext"])
-def test_empty_file_is_named_empty(tmp_path, name):
+@pytest.mark.parametrize("name, content", [
+    ("runs.jsonl", ""), ("runs.csv", ""), ("tau.json", ""), ("log.eval", ""), ("noext", ""),
+    ("tau.json", "  \n\n"),  # white space only, in a JSON file, is empty too
+])
+def test_empty_file_is_named_empty(tmp_path, name, content):
     path = tmp_path / name
-    path.write_text("")
-    with pytest.raises(ResultsError, match=r": is empty$"):
-        read_results(path)
-
-
-def test_whitespace_only_json_is_empty(tmp_path):
-    path = tmp_path / "tau.json"
-    path.write_text("  \n\n")
-    with pytest.raises(ResultsError, match=r"tau\.json: is empty$"):
+    path.write_text(content)
+    with pytest.raises(ResultsError, match=rf"{name.replace('.', '[.]')}: is empty$"):
         read_results(path)
 
 
