@@ -69,11 +69,6 @@ ALLOWED_PHRASES = [
      r"(?:confidence|interval|CI|lower bound|upper bound|bound)"),
 ]
 
-# Files that still hold typed numbers. The content pass of issue 11 glues them and
-# removes each file from here; a file not listed must already pass.
-KNOWN_TYPED_NUMBERS: set[str] = set()
-KNOWN_UNROUNDED_GLUE: set[str] = set()
-
 # --------------------------------------------------------------------------- the scanner
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
@@ -262,20 +257,13 @@ def _sources() -> list[Path]:
     return [*NOTEBOOKS, *PAGES]
 
 
-def _xfail_if(known: set[str], reason: str):
-    def param(path: Path):
-        rel = path.relative_to(ROOT).as_posix()
-        marks = [pytest.mark.xfail(strict=False, reason=reason)] if rel in known else []
-        return pytest.param(path, id=rel, marks=marks)
-    return param
+def _param(path: Path):
+    return pytest.param(path, id=path.relative_to(ROOT).as_posix())
 
 
 # --------------------------------------------------------------------------------- tests
 
-_typed_param = _xfail_if(KNOWN_TYPED_NUMBERS, "issue 11: typed numbers left for the content pass")
-
-
-@pytest.mark.parametrize("path", [_typed_param(p) for p in _sources()])
+@pytest.mark.parametrize("path", [_param(p) for p in _sources()])
 def test_prose_numbers_are_glued(path):
     if path.suffix == ".ipynb":
         parts = _notebook_prose(path)
@@ -318,10 +306,7 @@ def glued_values(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-_glue_param = _xfail_if(KNOWN_UNROUNDED_GLUE, "issue 9/11: glued floats not yet rounded")
-
-
-@pytest.mark.parametrize("path", [_glue_param(p) for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", [_param(p) for p in NOTEBOOKS])
 def test_glued_floats_are_rounded(path):
     long = [
         f"{name} = {text}"
