@@ -116,6 +116,13 @@ def holm(p: Sequence[float] | np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TaskDiff:
+    """One task in both versions: its counts, pass^k, flakiness and class before and after,
+    and Fisher's exact test of the change in its pass rate (raw and adjusted p-values).
+
+    ``status`` is ``"regressed"`` or ``"improved"`` when the adjusted p-value is below
+    the level, else ``"flipped"`` when the class changed, else ``"unchanged"``.
+    """
+
     task_id: str
     old: tuple[int, int]  # (successes, runs)
     new: tuple[int, int]
@@ -131,11 +138,15 @@ class TaskDiff:
 
     @property
     def flipped(self) -> bool:
+        """Whether the task changed class (stable-pass → flaky hides in an average)."""
         return self.old_class != self.new_class
 
 
 @dataclass(frozen=True)
 class SuiteDiff:
+    """Two results compared: the suite's paired comparison (``suite``), every paired task,
+    the tasks in one file only, and the test's level and multiple-testing correction."""
+
     k: int
     tasks: tuple[TaskDiff, ...]
     only_old: tuple[str, ...]
@@ -148,6 +159,7 @@ class SuiteDiff:
 
     @property
     def regressed(self) -> tuple[TaskDiff, ...]:
+        """The tasks that got worse beyond repeat noise."""
         return tuple(t for t in self.tasks if t.status == "regressed")
 
     @property

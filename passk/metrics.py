@@ -636,6 +636,18 @@ def wilson_ci(successes: int, total: int, *, confidence: float = 0.95) -> Confid
     ConfidenceInterval
         From ``scipy.stats.binomtest(c, n).proportion_ci(method="wilson")``.
 
+    Notes
+    -----
+    Inverts the score test: the p whose standardized distance
+    :math:`|\hat p - p| / \sqrt{p(1-p)/n}` is at most :math:`z_{1-\alpha/2}`.
+    For a single-run pass rate, not pass^k (see :func:`pass_hat_k_ci`).
+
+    References
+    ----------
+    .. [1] E. B. Wilson, "Probable inference, the law of succession, and
+       statistical inference", Journal of the American Statistical
+       Association 22(158), 209–212, 1927.
+
     Examples
     --------
     >>> lo, hi = wilson_ci(28, 30)
@@ -901,6 +913,12 @@ def pass_hat_k_lower_bound(
     :math:`P(p \ge L) \ge` confidence implies :math:`P(p^k \ge L^k) \ge`
     confidence. When every run passed, :math:`L = (1-\text{confidence})^{1/n}`,
     so 12 of 12 does not prove perfection; the bootstrap would say [1, 1].
+
+    References
+    ----------
+    .. [1] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial
+       limits illustrated in the case of the binomial", Biometrika 26(4),
+       404–413, 1934.
 
     Examples
     --------
