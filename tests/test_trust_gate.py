@@ -101,9 +101,13 @@ def two_logs(tmp_path):
 
 def test_diff_and_gate_baseline_compare_under_one_protocol(two_logs, capsys):
     old, new, _ = two_logs
-    assert main(["diff", str(old), str(new)]) in (0, 1)
-    assert main(["gate", str(new), "--baseline", str(old)]) in (0, 1)
-    capsys.readouterr()
+    # the same agent under two suite seeds: no regression shown, so diff exits 0
+    assert main(["diff", str(old), str(new)]) == 0
+    assert "no task regressed beyond repeat noise" in capsys.readouterr().out
+    # the gate still blocks on its own: the runbook task is flaky under either seed
+    assert main(["gate", str(new), "--baseline", str(old)]) == 1
+    out = capsys.readouterr().out
+    assert "exceeds the cap" in out and "regressed against the baseline" not in out
     assert main(["report", str(new), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert len(payload["protocol"]["fingerprint"]) == 16
