@@ -261,7 +261,7 @@ def hard_cases(count: int) -> None:
     caps from 0 to 1 (0.96 among them), bars from 0 to 1, min_runs; sequential."""
     from runner_helpers import Scripted, fixed_n_counts, random_case
 
-    from passk.runner import _attempt_seed
+    from passk.repeats import attempt_seed
 
     rng = np.random.default_rng(99)
     same = spent = fixed_spent = passed = curtailed = 0
@@ -269,7 +269,7 @@ def hard_cases(count: int) -> None:
     for _ in range(count):
         case = random_case(rng)
         seed = int(rng.integers(0, 2**32))
-        seeds = {_attempt_seed(seed, t.task_id, i, a): (t.task_id, i, a)
+        seeds = {attempt_seed(seed, t.task_id, i, a): (t.task_id, i, a)
                  for t in case["tasks"] for i in range(case["tiers"][t.risk])
                  for a in range(case["max_retries"] + 1)}
         options = {"k": case["k"], "seed": seed, "max_retries": case["max_retries"],

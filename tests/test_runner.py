@@ -38,11 +38,10 @@ import passk
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.cli import main as cli_main
 from passk.io import read_results
-from passk.repeats import run_seed
+from passk.repeats import attempt_seed, run_seed
 from passk.runner import (
     LogRecord,
     SuiteRun,
-    _attempt_seed,
     _Gate,
     _gate,
     _Schedule,
@@ -410,7 +409,7 @@ def test_some_runs_always_infrastructure_lower_effective_n():
     tasks = [Task("a"), Task("b")]
     bad_pairs = {("a", 1), ("a", 2)}
     # every attempt of those runs fails: base seed and both retry seeds
-    bad = {_attempt_seed(0, t, i, a) for t, i in bad_pairs for a in range(3)}
+    bad = {attempt_seed(0, t, i, a) for t, i in bad_pairs for a in range(3)}
     adapter = InfraOnSeeds(bad)
     run = run_suite(adapter, tasks, {"read-only": 6}, k=4, max_retries=2, backoff=0,
                     progress=False)
@@ -434,7 +433,7 @@ def test_max_retries_zero_gives_up_at_once():
 
 
 def test_backoff_doubles():
-    bad = {_attempt_seed(0, "a", 0, a) for a in range(2)}  # attempts 0, 1 fail; 2 passes
+    bad = {attempt_seed(0, "a", 0, a) for a in range(2)}  # attempts 0, 1 fail; 2 passes
     start = time.perf_counter()
     run = run_suite(InfraOnSeeds(bad), [Task("a")], {"read-only": 1}, backoff=0.05,
                     progress=False)
@@ -865,7 +864,7 @@ def test_curtailed_run_suite_decides_as_fixed_run_suite(driver):
     for _ in range(40):
         case = random_case(rng)
         seed = int(rng.integers(0, 2**32))
-        seeds = {_attempt_seed(seed, t.task_id, i, a): (t.task_id, i, a)
+        seeds = {attempt_seed(seed, t.task_id, i, a): (t.task_id, i, a)
                  for t in case["tasks"] for i in range(case["tiers"][t.risk])
                  for a in range(case["max_retries"] + 1)}
         adapter = (AsyncScripted if driver == "async" else Scripted)(case["script"], seeds)
@@ -1063,7 +1062,7 @@ def test_curtailed_with_infrastructure_errors_same_decisions():
     rng = np.random.default_rng(3)
     tasks = random_suite(rng, 12)
     # runs 0 and 5 of every task never get through: effective n is 10
-    bad = {_attempt_seed(0, t.task_id, i, a) for t in tasks for i in (0, 5) for a in range(2)}
+    bad = {attempt_seed(0, t.task_id, i, a) for t in tasks for i in (0, 5) for a in range(2)}
 
     class Adapter:
         def run(self, task, *, seed):
@@ -1141,7 +1140,7 @@ def test_min_runs_gates_and_curtails_alike():
     """min_runs 11 of 12 planned, one run of one task left out: fixed n fails that task
     (10 runs < 11); curtailed says the same, without calling it stopped early."""
     tasks = p_tasks([1.0, 1.0])
-    bad = {_attempt_seed(0, "t000", i, 0) for i in (3, 7)}
+    bad = {attempt_seed(0, "t000", i, 0) for i in (3, 7)}
 
     class Adapter:
         def run(self, task, *, seed):
