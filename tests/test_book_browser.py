@@ -509,11 +509,6 @@ def test_index_lists_the_glossary_terms(built_site):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 11: notebooks 01-06 hold code and output lines too long for 1280 px; "
-    "the content pass shortens them and removes this mark",
-)
 def test_no_code_block_scrolls(visit):
     report, total = [], 0
     for page_path in PAGES:
