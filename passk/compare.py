@@ -50,6 +50,7 @@ from .metrics import (
     estimate_pass_hat_k,
     estimate_pass_hat_k_variance,
 )
+from .tables import json_number
 
 __all__ = [
     "METHODS",
@@ -345,8 +346,8 @@ class PairedComparison:
                 f"method={self.method!r})")
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: Any) -> float | None:
-            return None if not math.isfinite(x) else round(float(x), 6)
+        """The comparison as JSON: every float at full precision, NaN as null."""
+        num = json_number
         return {"k": self.k, "old_mean_pass_hat_k": num(self.old_mean),
                 "new_mean_pass_hat_k": num(self.new_mean), "delta": num(self.delta),
                 "ci_low": num(self.ci.low), "ci_high": num(self.ci.high),
@@ -553,8 +554,9 @@ class ComparisonPlan:
         return best if math.isfinite(costs[best]) else None
 
     def to_dict(self) -> dict[str, Any]:
-        def grid(a: np.ndarray | None) -> list[list[float]] | None:
-            return None if a is None else np.round(a, 4).tolist()
+        """The plan as JSON: every float at full precision, NaN as null."""
+        def grid(a: np.ndarray | None) -> list[list[float | None]] | None:
+            return None if a is None else [[json_number(x) for x in row] for row in a.tolist()]
         return {"k": self.k, "delta": self.delta, "confidence": self.confidence,
                 "target_power": self.target_power, "tasks": list(self.tasks),
                 "runs": list(self.runs), "power": grid(self.power),
@@ -562,8 +564,8 @@ class ComparisonPlan:
                 "tasks_needed": None if self.tasks_needed is None else list(self.tasks_needed),
                 "runs_per_version": None if self.tasks_needed is None else
                 [None if t is None else t * n for t, n in zip(self.tasks_needed, self.runs)],
-                "between_variance": round(self.between_variance, 8),
-                "within_variance": [round(v, 8) for v in self.within_variance],
+                "between_variance": json_number(self.between_variance),
+                "within_variance": [json_number(v) for v in self.within_variance],
                 "source": self.source,
                 "test": "paired t on per-task pass^k differences, two-sided; power to show "
                         "a drop (verdict worse)"}

@@ -307,7 +307,7 @@ def test_plan_compare_cli(tmp_path, capsys):
     assert main([*argv, "--json"]) == 0
     payload = __import__("json").loads(capsys.readouterr().out)
     assert payload["tasks_needed"] == [t4, t8] and payload["runs_per_version"] == [4 * t4, 8 * t8]
-    assert np.allclose(payload["power"], plan.power.round(4))
+    assert np.allclose(payload["power"], plan.power, rtol=1e-12)  # full precision
     # a pilot file: 40 tasks with 8 runs each
     pilot = tmp_path / "pilot.jsonl"
     rng = np.random.default_rng(0)
