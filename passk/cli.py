@@ -183,7 +183,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     fr = _file_report(args, results)
     if args.baseline is not None:
         baseline = _read(args, args.baseline)
-        _require_same_protocol(baseline, results, args.baseline, args.file)
+        _require_same_protocol(args, baseline, results, args.baseline, args.file)
         d = diff_results(baseline, results, k=int(fr.report.k), alpha=0.05,
                          correction="holm", margin=args.margin)
         extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
@@ -323,8 +323,10 @@ def _plan_file(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _require_same_protocol(old: Results, new: Results, old_path: str, new_path: str) -> None:
-    """Refuse to compare results measured under different protocols (or unknown against known)."""
+def _require_same_protocol(args: argparse.Namespace, old: Results, new: Results,
+                           old_path: str, new_path: str) -> None:
+    """Refuse to compare results measured under different protocols (or unknown against
+    known), except in the settings ``--allow-change`` names, which are said on stderr."""
     if old.protocol is None and new.protocol is None:
         return
     if old.protocol is None or new.protocol is None:
@@ -333,7 +335,11 @@ def _require_same_protocol(old: Results, new: Results, old_path: str, new_path: 
         raise BadInput(f"{missing} records no protocol but {other} does (fingerprint "
                        f"{known.fingerprint if known else '?'}): cannot tell whether they "
                        "compare")
-    require_same_protocol(old.protocol, new.protocol)
+    changed = require_same_protocol(old.protocol, new.protocol,
+                                    allowed=tuple(getattr(args, "allow_change", None) or ()))
+    for line in changed:
+        print(f"passk {args.command}: the versions differ in {line} (--allow-change)",
+              file=sys.stderr)
 
 
 #: ``passk diff --margin``: neither non-inferiority nor a regression is shown.
@@ -353,7 +359,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     old = _read(args, args.old)
     new = _read(args, args.new)
-    _require_same_protocol(old, new, args.old, args.new)
+    _require_same_protocol(args, old, new, args.old, args.new)
     d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
                      class_threshold=args.class_threshold, margin=args.margin,
                      method=args.method, rng=args.seed)
@@ -523,6 +529,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--margin", type=margin, default=None, metavar="D",
                    help="with --baseline: block unless the mean pass^k is shown to be at "
                    "most D below OLD's (non-inferiority; an inconclusive comparison blocks)")
+    p.add_argument("--allow-change", action="append", default=None, metavar="SETTING",
+                   help="a protocol setting the two versions may differ in, the change under "
+                   "test (e.g. adapter_settings.temperature; a prefix names a group); "
+                   "repeatable; any other difference is refused")
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
 
     p = add("plan", cmd_plan, "runs needed: all-pass runs for a claim pass^k >= target, or, "
@@ -572,6 +582,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="non-inferiority: pass (exit 0) only when the suite's mean pass^k is "
                    "shown to be at most D below the old one; exit 3 when that is not shown "
                    "and no regression is either")
+    p.add_argument("--allow-change", action="append", default=None, metavar="SETTING",
+                   help="a protocol setting the two versions may differ in, the change under "
+                   "test (e.g. adapter_settings.temperature; a prefix names a group); "
+                   "repeatable; any other difference is refused")
     p.add_argument("--method", choices=COMPARE_METHODS, default=COMPARE_METHODS[0],
                    help="the suite interval: t (paired t over tasks, the default: the method "
                    "that kept its error rates in benchmarks/bench_compare.py) or a bootstrap "

@@ -104,12 +104,38 @@ def protocol_differences(a: Protocol, b: Protocol) -> list[str]:
     return out
 
 
-def require_same_protocol(a: Protocol, b: Protocol) -> None:
-    """Raise :class:`ProtocolMismatch` naming every setting that differs."""
+def require_same_protocol(a: Protocol, b: Protocol, *, allowed: tuple[str, ...] = ()
+                          ) -> list[str]:
+    """Raise :class:`ProtocolMismatch` naming every setting that differs, except the allowed.
+
+    Comparing two versions of an agent means that something differs: the
+    setting under test. ``allowed`` names it (a setting's path, or a prefix
+    such as ``adapter_settings``), so that a comparison changes one variable
+    at a time and says which; any other difference still voids it.
+
+    Returns
+    -------
+    list of str
+        The allowed differences found, as ``'name: old != new'``.
+
+    Examples
+    --------
+    >>> a = Protocol({"k": 5, "adapter_settings": {"temperature": 0.7}})
+    >>> b = Protocol({"k": 5, "adapter_settings": {"temperature": 0.0}})
+    >>> require_same_protocol(a, b, allowed=("adapter_settings.temperature",))
+    ['adapter_settings.temperature: 0.7 != 0.0']
+    """
     diffs = protocol_differences(a, b)
-    if diffs:
+
+    def is_allowed(diff: str) -> bool:
+        key = diff.split(": ", 1)[0]
+        return any(key == name or key.startswith(name + ".") for name in allowed)
+
+    refused = [d for d in diffs if not is_allowed(d)]
+    if refused:
         raise ProtocolMismatch("results were measured under different protocols, so they do not "
-                               "compare (old numbers are void): " + "; ".join(diffs))
+                               "compare (old numbers are void): " + "; ".join(refused))
+    return [d for d in diffs if is_allowed(d)]
 
 
 #: The gate's criteria a protocol may declare, with the direction that is stricter:

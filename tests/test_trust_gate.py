@@ -131,3 +131,20 @@ def test_a_file_without_protocol_is_not_compared_with_one_that_has_it(two_logs, 
                             if '"protocol"' not in line))
     assert main(["diff", str(bare), str(old)]) == 2
     assert "records no protocol" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["diff", "gate"])
+def test_the_change_under_test_is_named_and_nothing_else_may_differ(two_logs, capsys, command):
+    old, _, other = two_logs
+    argv = (["diff", str(old), str(other)] if command == "diff"
+            else ["gate", str(other), "--baseline", str(old)])
+    # temperature 0 leaves the tie-order flakiness in place (the chapter's attribution):
+    # diff shows no regression (0); the gate still blocks on the flaky runbook task (1)
+    expected = 0 if command == "diff" else 1
+    assert main([*argv, "--allow-change", "adapter_settings.temperature"]) == expected
+    err = capsys.readouterr().err
+    assert main([*argv, "--allow-change", "adapter_settings"]) == expected
+    assert "the versions differ in adapter_settings.temperature: 0.7 != 0.0" in err
+    # naming another setting does not excuse the temperature
+    assert main([*argv, "--allow-change", "adapter_settings.top_p"]) == 2
+    assert "adapter_settings.temperature: 0.7 != 0.0" in capsys.readouterr().err
