@@ -25,10 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# TEMPORARY until passk/repeats.py is renamed passk/repeats.py (lead): keep the function
-# bound over the submodule of the same name.
-from .repeats import RepeatRun, repeat_run, run_seed
-
 #: Each public name, and the module that owns it.
 _OWNER = {
     # the chapter's modules
