@@ -54,6 +54,7 @@ from .tables import json_number
 
 __all__ = [
     "METHODS",
+    "METHOD_LABELS",
     "VERDICTS",
     "ComparisonPlan",
     "PairedComparison",
@@ -70,6 +71,10 @@ __all__ = [
 
 #: Interval methods, in the order of the study's table; the first is the default.
 METHODS = ("t", "percentile", "bca", "studentized", "sign-flip")
+#: Each method's printable name.
+METHOD_LABELS = {"t": "paired t over tasks", "percentile": "percentile bootstrap over tasks",
+                 "bca": "BCa bootstrap over tasks", "studentized": "bootstrap-t over tasks",
+                 "sign-flip": "sign-flip permutation test over tasks"}
 #: Verdicts without a margin, then with one.
 VERDICTS = ("better", "worse", "inconclusive", "non-inferior")
 #: Correlation across tasks of the true pass^k of two versions assumed by the plan.

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .compare import PairedComparison, compare_pass_hat_k
+from .compare import METHOD_LABELS, PairedComparison, compare_pass_hat_k
 from .io import Results
 from .metrics import estimate_pass_hat_k, flakiness
 from .stability import CLASS_THRESHOLD, classify
@@ -264,11 +264,6 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
                      alpha, correction, suite)
 
 
-_METHOD_NAMES = {"t": "paired t over tasks", "percentile": "percentile bootstrap over tasks",
-                 "bca": "BCa bootstrap over tasks", "studentized": "bootstrap-t over tasks",
-                 "sign-flip": "sign-flip permutation test over tasks"}
-
-
 def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:
     """The suite comparison as lines: the change, its interval, p-value and verdict."""
     k = s.k
@@ -276,7 +271,7 @@ def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:
               f"out: fewer than {k} runs in a version)"),
              (f"  old {cell(s.old_mean)} → new {cell(s.new_mean)}: change {signed(s.delta)}, "
               f"{s.confidence:.0%} interval [{signed(s.ci.low)}, {signed(s.ci.high)}], "
-              f"p = {_p(s.p_value)} ({_METHOD_NAMES[s.method]})")]
+              f"p = {_p(s.p_value)} ({METHOD_LABELS[s.method]})")]
     low, high = s.ci.low, s.ci.high
     if s.paired_tasks < 2:
         why = "fewer than 2 paired tasks say nothing about a suite"

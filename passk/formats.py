@@ -153,10 +153,17 @@ def _have(n: int) -> str:
     return "1 task has" if n == 1 else f"{n} tasks have"
 
 
-def _short_tasks(results: Results, planned: int) -> list[str]:
-    """Tasks with fewer records (counted or left out) than ``planned``, as ``'id: n'``."""
+def _short_of_plan(results: Results, planned: int, *, opening: str, unit: str,
+                   per_task: str) -> str | None:
+    """The sentence for ``Results.incomplete`` when some task has fewer records (counted or
+    left out) than ``planned``, naming them; None when every task has its runs."""
     present = (results.totals + results.excluded).tolist()
-    return [f"{t}: {n}" for t, n in zip(results.task_ids, present) if n < planned]
+    short = [f"{t}: {n}" for t, n in zip(results.task_ids, present) if n < planned]
+    if not short:
+        return None
+    m = len(results)
+    return (f"{opening} {sum(present)} of {m * planned} {unit} ({_s(m, 'task')} × {per_task}); "
+            f"{_have(len(short))} fewer than {planned} ({_some(short)})")
 
 
 # --------------------------------------------------------------------------
@@ -221,17 +228,10 @@ def read_tau_bench(path: str | os.PathLike[str], data: Any = None, *,
     if raised:
         notes.append(f"{_s(raised, 'run')} ended in an exception (info.error) and count as "
                      "failures, as tau-bench counts them")
-    incomplete = []
     num_trials = len(trials)
-    short = _short_tasks(results, num_trials)
-    if short:
-        m = len(results)
-        present = int((results.totals + results.excluded).sum())
-        incomplete.append(
-            f"tau-bench run has uneven trials: {present} of {m * num_trials} runs "
-            f"({_s(m, 'task')} × {_s(num_trials, 'trial')}, the trials seen); "
-            f"{_have(len(short))} fewer than {num_trials} ({_some(short)})")
-    return with_notes(results, notes, incomplete)
+    short = _short_of_plan(results, num_trials, opening="tau-bench run has uneven trials:",
+                           unit="runs", per_task=f"{_s(num_trials, 'trial')}, the trials seen")
+    return with_notes(results, notes, [short] if short else [])
 
 
 # --------------------------------------------------------------------------
@@ -381,14 +381,10 @@ def read_tau2(path: str | os.PathLike[str], data: Any = None, *,
         if results.totals.size and int(results.totals.max()) > num_trials:
             notes.append(f"some task has more evaluated simulations than info.num_trials "
                          f"= {num_trials}")
-        short = _short_tasks(results, num_trials)
+        short = _short_of_plan(results, num_trials, opening="tau2 run holds",
+                               unit="simulations", per_task=f"info.num_trials {num_trials}")
         if short:
-            m = len(results)
-            present = int((results.totals + results.excluded).sum())
-            incomplete.append(
-                f"tau2 run holds {present} of {m * num_trials} simulations ({_s(m, 'task')} × "
-                f"info.num_trials {num_trials}); {_have(len(short))} fewer than "
-                f"{num_trials} ({_some(short)})")
+            incomplete.append(short)
     if layout is not None and "simulations" not in data:
         notes.insert(0, f"read tau2-bench's directory format: {TAU2_RESULTS} and "
                      f"{_s(int((results.totals + results.excluded).sum()), 'simulation')} "

@@ -39,7 +39,6 @@ sessions without marked tests run exactly as without the plugin.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 from .options import positive_int, probability, whole
+from .tables import cell
 
 if TYPE_CHECKING:
     from .stability import GateResult, SuiteReport
@@ -470,7 +470,7 @@ class PasskSession:
         session.exitstatus = pytest.ExitCode.OK if gate.passed else EXIT_GATE_BLOCKED
 
     def _verdict(self) -> _Verdict:
-        from .stability import GateResult, reliability_gate, suite_report
+        from .stability import GateResult, suite_report
 
         bar = self.opt["passk_min_overall"]
         cap = self.opt["passk_max_flakiness"]
@@ -481,20 +481,17 @@ class PasskSession:
         excluded = [sum(r.retries + r.infrastructure_error for r in t.reps.values())
                     for t in tests]
         ks = [t.k for t in tests]
+        curtailed = self.opt["passk_policy"] == "curtailed"
+        early = {t.task_id: t.runs for t, c in zip(tests, counted)
+                 if curtailed and len(c) < t.runs and any(r.settled for r in t.reps.values())}
+        # the settle rule stopped a test only when every completion of its runs gives the
+        # gate the same verdict, so the gate on the runs made is fixed-n's
         report = suite_report([t.task_id for t in tests],
                               [sum(r.outcome == "passed" for r in c) for c in counted],
                               [len(c) for c in counted], risks=[t.risk for t in tests],
                               k=ks if tests else 5, min_overall_pass_hat_k=bar,
-                              max_flakiness=cap, on=on, excluded=excluded)
-        curtailed = self.opt["passk_policy"] == "curtailed"
-        early = {t.task_id: t.runs for t, c in zip(tests, counted)
-                 if curtailed and len(c) < t.runs and any(r.settled for r in t.reps.values())}
+                              max_flakiness=cap, on=on, excluded=excluded, settled_early=early)
         gate = report.gate
-        if early and not gate.passed:
-            # the settle rule stopped a test only when every completion of its runs gives
-            # the gate the same verdict, so this is fixed-n's; the reasons name them
-            gate = reliability_gate(report.tasks, ks=ks, excluded=excluded, settled_early=early,
-                                    min_overall_pass_hat_k=bar, max_flakiness=cap, on=on)
         short = []
         for t, c in zip(tests, counted):
             missing = t.runs - len(c) - sum(r.outcome == "infrastructure"
@@ -537,7 +534,7 @@ class PasskSession:
         if xml is None:
             return
         xml.add_global_property("passk_gate", "PASSED" if gate.passed else "BLOCKED")
-        xml.add_global_property("passk_overall", _fmt(gate.overall))
+        xml.add_global_property("passk_overall", cell(gate.overall))
         for reason in gate.reasons:
             xml.add_global_property("passk_reason", reason)
 
@@ -626,7 +623,7 @@ class PasskSession:
                 lines += table[:-2]  # without the interval note and the verdict
             lines.append(table[-2])
             lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
-                         f"(each test at its k) = {_fmt(gate.overall)}")
+                         f"(each test at its k) = {cell(gate.overall)}")
             lines += [f"  - {reason}" for reason in gate.reasons]
         failing = [t for t in tests if t.first_failure is not None]
         if failing:
@@ -658,5 +655,3 @@ def _crash_message(report: pytest.TestReport) -> str:
     return text[-1] if text else report.outcome
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3f}" if math.isfinite(x) else "-"

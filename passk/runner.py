@@ -944,13 +944,11 @@ def _gate(schedule: _Schedule, rows: Sequence[TaskReport]) -> GateResult:
     whatever their runs not made would give; when it passes, nothing is said.
     """
     g = schedule.gate
-    gate = functools.partial(reliability_gate, rows,
-                             min_overall_pass_hat_k=g.min_overall_pass_hat_k,
-                             max_flakiness=g.max_flakiness, min_runs=g.min_runs)
     early = schedule.settled_early()
-    result = gate()
+    result = reliability_gate(rows, min_overall_pass_hat_k=g.min_overall_pass_hat_k,
+                              max_flakiness=g.max_flakiness, min_runs=g.min_runs,
+                              settled_early=early)
     if early and not result.passed:
-        result = gate(settled_early=early)
         result = dataclasses.replace(result, reasons=result.reasons + _why_blocked(schedule))
     return result
 

@@ -340,8 +340,11 @@ def reliability_gate(
         What the left-out runs were, for the reasons (e.g. "errored samples").
     settled_early : Mapping[str, int], optional
         Tasks that curtailed repetition stopped once their verdict was settled,
-        with the runs they were planned; their few runs are not a reason of
-        their own, and the mean is not estimated (the suite is blocked anyway).
+        with the runs they were planned. The runs made are one completion of
+        the runs not made, so the verdict is the gate's on the runs made; when
+        it passes nothing is said of them. When it blocks, their few runs are
+        not a reason of their own, a reason names them, and the mean is not
+        estimated.
     confidence : float, default 0.95
         The lower bounds' confidence, for the reasons.
 
@@ -371,6 +374,13 @@ def reliability_gate(
     if not per_task:
         return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",),
                           bar=min_overall_pass_hat_k, cap=max_flakiness)
+    if settled_early:  # the verdict on the runs made; the early tasks only change the reasons
+        made = reliability_gate(per_task, min_overall_pass_hat_k=min_overall_pass_hat_k,
+                                max_flakiness=max_flakiness, ks=ks, on=on, min_runs=min_runs,
+                                excluded=excluded, confidence=confidence,
+                                excluded_reason=excluded_reason)
+        if made.passed:
+            return made
     ks_ = list(ks) if ks is not None else [t.k for t in per_task]
     out_ = list(excluded) if excluded is not None else [0] * len(per_task)
     early = dict(settled_early or {})
@@ -437,6 +447,7 @@ def suite_report(
     min_runs: int = 0,
     excluded: Sequence[int] | None = None,
     excluded_reason: str = "infrastructure errors",
+    settled_early: Mapping[str, int] | None = None,
 ) -> SuiteReport:
     """Score a suite from per-task counts, each estimator one vectorized call, and gate it.
 
@@ -455,7 +466,7 @@ def suite_report(
         The per-task interval: see :func:`passk.metrics.pass_hat_k_ci`.
     class_threshold : float, default 0.2
         The classes' flakiness threshold (see :func:`classify`).
-    min_overall_pass_hat_k, max_flakiness, on, min_runs, excluded, excluded_reason
+    min_overall_pass_hat_k, max_flakiness, on, min_runs, excluded, excluded_reason, settled_early
         The gate's settings: see :func:`reliability_gate`.
 
     Returns
@@ -494,7 +505,8 @@ def suite_report(
     gate = reliability_gate(rows, min_overall_pass_hat_k=min_overall_pass_hat_k,
                             max_flakiness=max_flakiness, ks=ks.tolist(), on=on,
                             min_runs=min_runs, excluded=excluded,
-                            excluded_reason=excluded_reason, confidence=confidence)
+                            excluded_reason=excluded_reason, confidence=confidence,
+                            settled_early=settled_early)
     uniform = len(set(ks.tolist())) <= 1
     headline = int(ks[0]) if ks.size and uniform else int(ks.max(initial=np.int64(1)))
     return SuiteReport(headline, rows, gate, confidence=confidence, ci_method=ci_method,
