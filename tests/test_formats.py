@@ -280,12 +280,23 @@ def test_inspect_several_scorers_need_a_choice(inspect_logs):
 
 def test_inspect_success_values(inspect_logs):
     # the judge gives 1.0 for a pass and 0.5 otherwise; 1.0 is a success by default
-    r = read_results(inspect_logs["json"], scorer="judge")
+    # 0.5 is neither pass nor fail under Inspect's binary convention: never silently a failure
+    with pytest.raises(ResultsError, match=r"scorer 'judge' gives values that are not "
+                                           r"pass/fail: 0\.5 \(3\) .*--success-value VALUE "
+                                           r"\(repeatable, added to C, True and 1\), "
+                                           r"--success-threshold X"):
+        read_results(inspect_logs["json"], scorer="judge")
+    r = read_results(inspect_logs["json"], scorer="judge", success_threshold=1.0)
     assert r.successes.tolist() == [3, 1, 1]
-    r = read_results(inspect_logs["json"], scorer="judge", success_values=["0.5", "1"])
+    assert "a number at least 1 (--success-threshold)" in r.notes[0]
+    r = read_results(inspect_logs["json"], scorer="judge", success_values=["0.5"])
     assert r.successes.tolist() == [3, 3, 2]
+    # --success-value adds to the defaults: C still counts, and so does I
     r = read_results(inspect_logs["json"], scorer="match", success_values=["I"])
-    assert r.successes.tolist() == [0, 2, 1]
+    assert r.successes.tolist() == [3, 3, 2]
+    r = read_results(inspect_logs["json"], scorer="match")
+    assert r.notes[0] == ("scorer: match; a success is C, True or 1; I, N, False or 0 is a "
+                          "failure: counted as a success 'C' (5); as a failure 'I' (3)")
 
 
 def test_inspect_bad_input(inspect_logs, tmp_path):
@@ -302,7 +313,9 @@ def test_inspect_bad_input(inspect_logs, tmp_path):
     payload = json.loads(text)
     payload["samples"][1]["scores"]["match"]["value"] = {"a": 1}  # not a single value
     multi = write(tmp_path, "multi.json", payload)
-    with pytest.raises(ResultsError, match=r"samples\[1\]: score value .* is not a single value"):
+    with pytest.raises(ResultsError, match=r"samples\[1\]: sample '2' epoch 1: scorer 'match' "
+                                           r"gives a dict \(keys a\); choose the key that "
+                                           r"decides success with --score-key"):
         read_results(multi, "inspect", scorer="match")
     payload = json.loads(text)
     payload["samples"][1] = dict(payload["samples"][0])  # duplicate (sample, epoch)

