@@ -121,18 +121,9 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """``passk demo`` (and ``python -m passk.stability``): the chapter's suite, before and after."""
-    from .stability import format_table, run_demo
+    from .stability import demo_text
 
-    before, after = run_demo(args.seed, k=args.k)
-    if args.json:
-        _print_json({"seed": args.seed, "k": args.k, "before": before.to_dict(),
-                     "after": after.to_dict()})
-        return EXIT_OK
-    print(f"seed {args.seed}, k = {args.k}; runs per task: high-risk-write 12, read-only 5\n")
-    print("Before: search_runbook returns tied fragments in an unstable order")
-    print(format_table(before))
-    print("\nAfter: deterministic sort (score descending, then fragment id)")
-    print(format_table(after))
+    print(demo_text(args.seed, k=args.k, as_json=args.json))
     return EXIT_OK
 
 

@@ -44,6 +44,7 @@ from .io import ResultsError, read_log_header, read_run_log
 from .metrics import estimate_pass_hat_k, flakiness
 from .protocol import Protocol, require_same_protocol
 from .repeats import attempt_seed, run_once, run_once_async
+from .runlog import RunRecord
 from .stability import (
     GateResult,
     RepeatPolicy,
@@ -313,23 +314,8 @@ def task_settled(successes: int, failures: int, *, remaining: int, k: int = 5,
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LogRecord:
-    """One line of the run log."""
-
-    task_id: str
-    trial: int
-    success: bool
-    attempt: int = 0
-    seconds: float = 0.0
-    error: str | None = None
-    infrastructure_error: bool = False
-    cached: bool = False
-    seed: int | None = None
-    risk: str | None = None
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), separators=(",", ":"))
+#: One line of the run log: the one record every writer writes (passk.runlog).
+LogRecord = RunRecord
 
 
 def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogRecord]:

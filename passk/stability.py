@@ -690,11 +690,41 @@ def run_demo(seed: int = DEMO_SEED, *, k: int = 5) -> tuple[SuiteReport, SuiteRe
     return before, after
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m passk.stability [--seed S] [--k K] [--json]``: the same as ``passk demo``."""
-    from .cli import main as cli_main
+def demo_text(seed: int = DEMO_SEED, *, k: int = 5, as_json: bool = False) -> str:
+    """What ``passk demo`` and ``python -m passk.stability`` print: the suite, before and after."""
+    before, after = run_demo(seed, k=k)
+    if as_json:
+        import json
 
-    return cli_main(["demo", *(sys.argv[1:] if argv is None else argv)])
+        return json.dumps({"seed": seed, "k": k, "before": before.to_dict(),
+                           "after": after.to_dict()}, indent=2, allow_nan=False)
+    return "\n".join([
+        f"seed {seed}, k = {k}; runs per task: high-risk-write 12, read-only 5\n",
+        "Before: search_runbook returns tied fragments in an unstable order",
+        format_table(before),
+        "\nAfter: deterministic sort (score descending, then fragment id)",
+        format_table(after)])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m passk.stability [--seed S] [--k K] [--json]``: the same as ``passk demo``.
+
+    It parses its own three options, so that this module never imports the
+    command-line module (which imports it).
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m passk.stability",
+                                     description="the chapter's stability demo, before and "
+                                     "after the fix (the same as passk demo)")
+    parser.add_argument("--seed", type=int, default=DEMO_SEED)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.k < 1:
+        parser.error(f"argument --k: {args.k} must be at least 1")
+    print(demo_text(args.seed, k=args.k, as_json=args.json))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,143 @@
+"""No import circle anywhere in passk: every module's imports, read from its source.
+
+Every ``import`` and ``from ... import`` statement counts, at module level or
+inside a function (a lazy import closes a circle as surely, only later), except
+those under ``if TYPE_CHECKING:``, which never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "passk"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = list(f.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = f
+    return found
+
+
+class _Imports(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            for child in node.orelse:
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.found.append(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.found.append(node)
+
+
+def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if node.level:
+        base = base[:len(base) - (node.level - 1)]
+    else:
+        base = []
+    target = ".".join(base + ([node.module] if node.module else []))
+    return [target] + [f"{target}.{a.name}" for a in node.names]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each passk module and the passk modules it imports."""
+    modules = _modules()
+    graph = {}
+    for name, path in modules.items():
+        visitor = _Imports()
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8")))
+        deps = set()
+        for node in visitor.found:
+            for target in _targets(name, path.name == "__init__.py", node):
+                if target in modules and target != name:
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), and self-loops."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_checker_finds_a_circle():
+    # the checker itself, on a made-up graph: a -> b -> c -> a, and d alone
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    tree = ast.parse("from .io import x\nif TYPE_CHECKING:\n    from .cli import y\n"
+                     "def f():\n    from . import stability\n")
+    visitor = _Imports()
+    visitor.visit(tree)
+    found = [t for n in visitor.found for t in _targets("passk.reporting", False, n)]
+    assert "passk.io" in found and "passk.stability" in found and "passk.cli.y" not in found
+
+
+def test_the_graph_sees_lazy_imports():
+    graph = import_graph()
+    assert "passk.formats" in graph["passk.io"]  # module level
+    assert "passk.reporting" in graph["passk.cli"]  # inside a command function
+    assert {"passk.results", "passk.runlog"} <= set(graph)
+
+
+def test_no_import_circle_in_passk():
+    found = cycles(import_graph())
+    assert found == [], "import circles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_readers_import_no_other_reader_nor_io():
+    graph = import_graph()
+    readers = [m for m in graph if m.startswith("passk.formats.") and
+               not m.startswith("passk.formats._")]
+    assert len(readers) >= 5
+    for reader in readers:
+        assert "passk.io" not in graph[reader], reader
+        others = {m for m in graph[reader] if m in readers}
+        assert not others, f"{reader} imports {others}"
