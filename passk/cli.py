@@ -55,17 +55,40 @@ def _print_json(payload: Any, *, compact: bool = False) -> None:
     print(json.dumps(payload, indent=None if compact else 2, allow_nan=False))
 
 
-def _read(args: argparse.Namespace, path: str | None = None) -> Results:
-    """Read a results file with the command's --format, saying on stderr what auto chose."""
+def _emit(text: str, *, markdown: bool = False) -> None:
+    """Print a report: control characters from the files escaped, and for Markdown HTML too
+    (JSON is printed exact by :func:`_print_json`)."""
+    from .tables import escape_markdown, escape_text
+
+    print(escape_markdown(text) if markdown else escape_text(text, keep_newlines=True))
+
+
+def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None) -> Results:
+    """Read a results file (or several, as trials of one suite) with the command's --format,
+    saying on stderr what auto chose."""
     path = path if path is not None else args.file
+    paths = [path] if isinstance(path, str) else list(path)
     fmt = getattr(args, "format", "auto")
-    results = read_results(path, fmt, duplicates=getattr(args, "duplicates", "error"),
+    results = read_results(paths[0] if len(paths) == 1 else paths, fmt,
+                           duplicates=getattr(args, "duplicates", "error"),
                            scorer=getattr(args, "scorer", None),
-                           success_values=getattr(args, "success_value", None))
-    if fmt == "auto" and Path(path).suffix.lower() not in _EXTENSION_FORMATS:
-        print(f"passk {args.command}: read {path} as {results.source} (detected; "
+                           success_values=getattr(args, "success_value", None),
+                           success_threshold=getattr(args, "success_threshold", None),
+                           score_key=getattr(args, "score_key", None))
+    if fmt == "auto" and any(Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths):
+        print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
               f"--format to override)", file=sys.stderr)
     return results
+
+
+def _incomplete_lines(args: argparse.Namespace, named: Sequence[tuple[str, Results]]
+                      ) -> list[str]:
+    """The one rule for incomplete inputs: each one named, with what it lacks."""
+    return [f"incomplete input {path}: {why}" for path, r in named for why in r.incomplete]
+
+
+def _label(path: str | Sequence[str]) -> str:
+    return path if isinstance(path, str) else " + ".join(path)
 
 
 #: What the gate applies when neither the protocol nor the command line says.
@@ -160,7 +183,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(fr.to_dict(), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
-        print(format_report(fr, markdown=args.markdown))
+        _emit(format_report(fr, markdown=args.markdown), markdown=args.markdown)
     return EXIT_OK
 
 
@@ -174,11 +197,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
     fr = _file_report(args, results)
     if args.baseline is not None:
         baseline = _read(args, args.baseline)
-        _require_same_protocol(args, baseline, results, args.baseline, args.file)
+        _require_same_protocol(args, baseline, results, args.baseline, _label(args.file))
         d = diff_results(baseline, results, k=int(fr.report.k), alpha=0.05,
                          correction="holm", margin=args.margin)
         extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
                       f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
+        if not args.accept_incomplete:  # the new file's own gaps are the report's reasons
+            extra += tuple(f"baseline {line} (--accept-incomplete to compare anyway)"
+                           for line in _incomplete_lines(args, [(args.baseline, baseline)]))
         s = d.suite
         if s is not None:
             shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, "
@@ -195,7 +221,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
-        print(format_report(fr, markdown=args.markdown, curve=False))
+        _emit(format_report(fr, markdown=args.markdown, curve=False), markdown=args.markdown)
     return EXIT_OK if fr.gate.passed else EXIT_BLOCKED
 
 
@@ -285,6 +311,10 @@ def _plan_file(args: argparse.Namespace) -> int:
         raise BadInput("--target is for the table without a file; with a file the bar is "
                        "--min-overall")
     results = _read(args)
+    gaps = _incomplete_lines(args, [(args.file, results)])
+    never = results.never_ran
+    if never and not args.accept_incomplete:  # fail closed: what never ran needs its runs
+        results = _with_unrun_tasks(results, never)
     fr = _file_report(args, results)
     max_runs = policy_max_runs(results, args.max_n)
     o = fr.options  # the criteria in force: the protocol's, tightened by the options
@@ -304,14 +334,36 @@ def _plan_file(args: argparse.Namespace) -> int:
                       for p in plans],
             "open_tasks": sum(p.open for p in plans),
             "total_extra_runs_at_most": sum(p.extra_at_most for p in plans),
+            "incomplete": gaps, "never_ran": list(never),
+            "never_ran_counted": bool(never) and not args.accept_incomplete,
         }, compact=len(plans) > _COMPACT_JSON_TASKS)
         return EXIT_OK
     what = "pass^k" if on == "estimate" else "exact lower bound on pass^k"
     print(f"each task alone against the gate: {what} >= {bar:.3f} and flakiness "
           f"<= {cap:.3f}; max n = "
           + (str(args.max_n) if args.max_n is not None else "the policy's runs for its risk"))
-    print(format_plan(plans, markdown=args.markdown))
+    lines = [format_plan(plans, markdown=args.markdown)]
+    if never:
+        lines.append(f"{len(never)} task(s) of the file's plan never ran; "
+                     + ("each is counted above with 0 runs (--accept-incomplete plans only "
+                        "what ran)" if not args.accept_incomplete else
+                        "left out of this plan (--accept-incomplete)"))
+    lines += gaps
+    _emit("\n".join(lines), markdown=args.markdown)
     return EXIT_OK
+
+
+def _with_unrun_tasks(results: Results, never: Sequence[str]) -> Results:
+    """``results`` with the tasks that never ran added with no runs (so that a plan counts
+    their runs and a gate fails closed on them)."""
+    import numpy as np
+
+    zeros = np.zeros(len(never), dtype=np.int64)
+    return replace(results, task_ids=results.task_ids + tuple(never),
+                   successes=np.concatenate([results.successes, zeros]),
+                   totals=np.concatenate([results.totals, zeros]),
+                   excluded=np.concatenate([results.excluded, zeros]),
+                   risks=results.risks + ("read-only",) * len(never), never_ran=())
 
 
 def _require_same_protocol(args: argparse.Namespace, old: Results, new: Results,
@@ -338,7 +390,8 @@ EXIT_INCONCLUSIVE = 3
 
 _DIFF_EXIT_CODES = ("exit codes: 0 no regression shown (with --margin: non-inferior); 1 a "
                     "regression is shown: the suite's mean pass^k is worse (its interval lies "
-                    "below 0), or a task regressed beyond repeat noise (Fisher, Holm); 2 bad "
+                    "below 0), or a task regressed beyond repeat noise (Fisher, Holm), or an "
+                    "input is incomplete (named; --accept-incomplete to compare anyway); 2 bad "
                     "input; 3 inconclusive (only with --margin): neither non-inferiority nor a "
                     "regression is shown, so more tasks or runs are needed "
                     "(passk plan --compare says how many)")
@@ -354,10 +407,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
     d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
                      class_threshold=args.class_threshold, margin=args.margin,
                      method=args.method, rng=args.seed)
+    gaps = _incomplete_lines(args, [(args.old, old), (args.new, new)])
+    closed = bool(gaps) and not args.accept_incomplete
     if args.json:
-        _print_json(d.to_dict(), compact=len(d.tasks) > _COMPACT_JSON_TASKS)
+        out = d.to_dict()
+        out["incomplete"] = gaps
+        out["failed_closed_on_incomplete"] = closed
+        _print_json(out, compact=len(d.tasks) > _COMPACT_JSON_TASKS)
     else:
-        print(format_diff(d, markdown=args.markdown))
+        tail = [""] + [("- " if args.markdown else "") + line + (
+            " (--accept-incomplete to compare anyway)" if closed else " (accepted)")
+            for line in gaps] if gaps else []
+        _emit("\n".join([format_diff(d, markdown=args.markdown)] + tail),
+              markdown=args.markdown)
+    if closed:  # fails closed: an incomplete input never reads as "no regression"
+        return EXIT_BLOCKED
     return {"worse": EXIT_BLOCKED, "inconclusive": EXIT_INCONCLUSIVE}.get(d.decision, EXIT_OK)
 
 
@@ -415,18 +479,27 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scorer", default=None,
                    help="Inspect logs: the scorer whose value decides success")
     p.add_argument("--success-value", action="append", default=None, metavar="VALUE",
-                   help="Inspect logs: a score value that counts as a success (repeatable; "
-                   "default C, True or 1)")
+                   help="Inspect logs: a score value that counts as a success, added to the "
+                   "defaults C, True and 1 (repeatable); every other value is then a failure. "
+                   "Without it or --success-threshold, a value that is not pass/fail (a grade, "
+                   "partial credit) is an error naming the values seen")
+    p.add_argument("--success-threshold", type=float, default=None, metavar="X",
+                   help="Inspect logs: a numeric score (or numeric string) of at least X is a "
+                   "success, as Inspect's pass_k and pass_at count (they use 1)")
+    p.add_argument("--score-key", default=None, metavar="KEY",
+                   help="Inspect logs with dict-valued scores: the key whose value is judged")
     p.add_argument("--duplicates", choices=DUPLICATES, default="error",
                    help="a (task, trial) recorded twice, as a resumed run can leave: error "
                    "(default; the message names both records), or keep the first or the last "
                    "record of each (the report's notes say how many were dropped)")
     p.add_argument("--accept-incomplete", action="store_true",
                    help="accept an incomplete run (an Inspect log not finished with status "
-                   "success or short of its samples x epochs, a tau2 run with fewer "
-                   "simulations than num_trials x tasks, a tau-bench run with uneven trials, "
-                   "a passk run log short of its protocol); without it the gate fails closed "
-                   "on one, naming what is missing")
+                   "success, short of its samples x epochs or stopped early by a manager "
+                   "other than passk's curtailment, a tau2 run with fewer simulations than "
+                   "num_trials x tasks, a tau-bench or terminal-bench run with uneven "
+                   "trials, a passk run log short of its protocol); without it every "
+                   "command names it and fails closed: report and gate block, diff and "
+                   "gate --baseline exit 1, plan counts what never ran")
 
 
 def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> None:
@@ -498,10 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--p", type=probability, default=0.9)
     p.add_argument("--k", type=positive_int, default=8)
 
-    file_help = ("results: JSON Lines, CSV, tau-bench or tau2-bench JSON, or an Inspect AI "
-                 "log (.eval/.json)")
+    file_help = ("results: JSON Lines, CSV, tau-bench or tau2-bench JSON, an Inspect AI "
+                 "log (.eval/.json), terminal-bench's results.json, or a run directory")
+    files_help = (file_help + "; several files are read as trials of one suite (their "
+                  "tasks, format and protocol must match)")
     p = add("report", cmd_report, "score a results file per task, with the suite curve over k")
-    p.add_argument("file", help=file_help)
+    p.add_argument("file", nargs="+", metavar="FILE", help=files_help)
     add_input_options(p)
     add_gate_options(p)
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
@@ -510,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("gate", cmd_gate, "the dual gate on a results file (exit 0 passed, 1 blocked, "
             "2 bad input)")
-    p.add_argument("file", help=file_help)
+    p.add_argument("file", nargs="+", metavar="FILE", help=files_help)
     add_input_options(p)
     add_gate_options(p)
     p.add_argument("--baseline", default=None, metavar="OLD",
@@ -630,7 +705,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (ResultsError, BadInput, MissingExtra, ValueError, OSError) as exc:
-        print(f"passk {args.command}: error: {exc}", file=sys.stderr)
+        from .tables import escape_text
+
+        print(f"passk {args.command}: error: {escape_text(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"passk {args.command}: interrupted", file=sys.stderr)

@@ -283,6 +283,7 @@ def build_report(
         min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
         on=gate_on, min_runs=min_runs, excluded=results.excluded.tolist(),
         excluded_reason=getattr(results, "excluded_reason", "") or "infrastructure errors",
+        settled_early=dict(getattr(results, "settled_early", {}) or {}) or None,
     )
     incomplete = _incomplete(results)
     if incomplete and not accept_incomplete:
@@ -358,8 +359,10 @@ def format_curve(fr: FileReport, *, markdown: bool = False) -> str:
     kmax = int(cv.ks[-1]) if cv.ks.size else 0
     left = (f"; {cv.left_out} task(s) with fewer than {kmax} runs left out of every k"
             if cv.left_out else "")
+    how = (f"{conf} {cv.method}" if cv.method else
+           f"no {conf} interval: no task has {kmax} counted runs to estimate from")
     title = (f"suite of {cv.tasks} tasks, the same for every k, pass@k and pass^k by k "
-             f"({conf} {cv.method}){left}:")
+             f"({how}){left}:")
     header = ["k", "pass@k", f"{conf} CI", "pass^k", f"{conf} CI "]
     body = [[str(k), cell(a), f"[{cell(alo)}, {cell(ahi)}]", cell(h),
              f"[{cell(hlo)}, {cell(hhi)}]"]

@@ -112,6 +112,9 @@ class Results:
     suite : str
         The evaluation's name where the file records one (an Inspect log's
         task), so that several files read as one suite can be checked to match.
+    never_ran : tuple of str
+        Tasks the file's own plan lists that have no record at all (an Inspect
+        log's selected samples that never ran); ``passk plan`` counts them.
     """
 
     task_ids: tuple[str, ...]
@@ -126,6 +129,7 @@ class Results:
     excluded_reason: str = ""
     settled_early: Mapping[str, int] = field(default_factory=dict)
     suite: str = ""
+    never_ran: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.task_ids)
@@ -464,5 +468,7 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
     combined = Results(task_ids=tasks, successes=successes, totals=totals, excluded=excluded,
                        risks=first.risks, source=first.source, protocol=first.protocol,
                        excluded_reason=" or ".join(dict.fromkeys(reasons)),
-                       settled_early=settled, suite=first.suite)
+                       settled_early=settled, suite=first.suite,
+                       never_ran=tuple(dict.fromkeys(t for _, r in parts for t in r.never_ran
+                                                     if t not in known)))
     return with_notes(combined, notes, incomplete)

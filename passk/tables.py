@@ -3,15 +3,78 @@
 Every table that ``passk`` prints (the report, the gate, the plan, the diff)
 goes through :func:`format_columns`, and every float in its JSON through
 :func:`json_number`. Rounding belongs to tables; JSON carries full precision.
+
+Text from files (task ids, risk labels, notes that quote them) is untrusted:
+it is printed to terminals and pasted into pull-request comments. In text
+output every control character is escaped (:func:`escape_text`: an ESC in a
+task id never reaches the terminal); in Markdown output a table cell's ``|``
+and line breaks are escaped and HTML is neutralized (:func:`markdown_cell`,
+:func:`escape_markdown`). JSON needs neither: it is exact, and ``json``
+escapes control characters itself.
 """
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["cell", "cells", "format_columns", "format_rows", "json_number", "signed"]
+__all__ = ["cell", "cells", "escape_markdown", "escape_text", "format_columns", "format_rows",
+           "json_number", "markdown_cell", "signed"]
+
+#: C0 and C1 control characters, DEL, and the Unicode line and bidirectional-override marks.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029"
+                                  "\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    return named.get(match.group(), f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}")
+
+
+def escape_text(text: str, *, keep_newlines: bool = False) -> str:
+    r"""``text`` with every control character written as an escape (``\\x1b``, ``\\n``).
+
+    With ``keep_newlines`` (for a whole report), line breaks stay.
+
+    Examples
+    --------
+    >>> escape_text("a\x1b[31mred")
+    'a\\x1b[31mred'
+    >>> escape_text("two\nlines"), escape_text("two\nlines", keep_newlines=True)
+    ('two\\nlines', 'two\nlines')
+    """
+    pattern = _CONTROL_BUT_NEWLINE if keep_newlines else _CONTROL
+    return pattern.sub(_escaped, text) if pattern.search(text) else text
+
+
+def markdown_cell(text: str) -> str:
+    r"""A Markdown table cell: ``|`` escaped, line breaks and control characters as escapes.
+
+    HTML is escaped once, for the whole output, by :func:`escape_markdown`.
+
+    Examples
+    --------
+    >>> markdown_cell("a|b\nc")
+    'a\\|b\\nc'
+    """
+    return escape_text(text).replace("|", "\\|")
+
+
+def escape_markdown(text: str) -> str:
+    """A whole Markdown output with HTML neutralized (``<``, ``>``, ``&``) and control
+    characters escaped; its tables' cells went through :func:`markdown_cell`.
+
+    Examples
+    --------
+    >>> escape_markdown("| <img src=x onerror=alert(1)> |")
+    '| &lt;img src=x onerror=alert(1)&gt; |'
+    """
+    return escape_text(html.escape(text, quote=False), keep_newlines=True)
 
 
 def cell(x: Any, digits: int = 3) -> str:
@@ -90,11 +153,13 @@ def format_columns(header: Sequence[str], columns: Sequence[Sequence[str]], *,
     if len(header) != len(columns):
         raise ValueError(f"{len(header)} header cells but {len(columns)} columns")
     if markdown:
-        lines = ["| " + " | ".join(header) + " |",
+        lines = ["| " + " | ".join(map(markdown_cell, header)) + " |",
                  "|" + "|".join("---:" if i in numeric else "---"
                                 for i in range(len(header))) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in zip(*columns)]
+        lines += ["| " + " | ".join(map(markdown_cell, r)) + " |" for r in zip(*columns)]
         return "\n".join(lines)
+    columns = [col if i in numeric else list(map(escape_text, col))
+               for i, col in enumerate(columns)]
     padded = []
     for i, (h, col) in enumerate(zip(header, columns)):
         w = max(len(h), max(map(len, col), default=0))

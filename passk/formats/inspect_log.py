@@ -378,4 +378,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
     results = with_notes(results, notes, _gaps(header, results, len(stops), passk_stopped,
                                                manager))
     suite = str(getattr(header.eval, "task", "") or "")
-    return replace(results, protocol=protocol, settled_early=settled, suite=suite)
+    ids = header.eval.dataset.sample_ids
+    ran = set(results.task_ids)
+    never = tuple(str(i) for i in ids or () if str(i) not in ran)
+    return replace(results, protocol=protocol, settled_early=settled, suite=suite,
+                   never_ran=never)
