@@ -208,3 +208,119 @@ def read_results_counts(counts):
     from passk.io import Run, results_from_runs
     return results_from_runs([Run(t, j < c, j) for t, (c, n) in counts.items()
                               for j in range(n)])
+
+
+# --------------------------------------------------------------------------
+# one rule for incomplete inputs: named, failing closed unless --accept-incomplete
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unfinished_logs(tmp_path):
+    pytest.importorskip("inspect_ai")
+    from inspect_logs import write_log
+
+    # 4 selected samples x 2 epochs: an errored eval and a cancelled one, 2 samples never ran
+    errored = write_log(tmp_path / "err.eval", {(1, 1): "C", (2, 1): "C", (1, 2): "C"},
+                        epochs=2, sample_ids=[1, 2, 3, 4], status="error",
+                        error_message="boom")
+    cancelled = write_log(tmp_path / "cancel.eval", {(1, 1): "C", (2, 1): "I"}, epochs=2,
+                          sample_ids=[1, 2, 3, 4], status="cancelled")
+    done = write_log(tmp_path / "done.eval", {(i, e): "C" for i in (1, 2, 3, 4) for e in (1, 2)},
+                     epochs=2)
+    return str(errored), str(cancelled), str(done)
+
+
+def test_diff_names_incomplete_inputs_and_fails_closed(unfinished_logs, capsys):
+    errored, cancelled, _ = unfinished_logs
+    assert main(["diff", errored, cancelled]) == 1
+    out = capsys.readouterr().out
+    assert f"incomplete input {errored}: Inspect log status is 'error'" in out
+    assert f"incomplete input {cancelled}: Inspect log status is 'cancelled'" in out
+    assert "(--accept-incomplete to compare anyway)" in out
+    assert main(["diff", errored, cancelled, "--accept-incomplete"]) == 0
+    assert "(accepted)" in capsys.readouterr().out
+    assert main(["diff", errored, cancelled, "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["failed_closed_on_incomplete"] is True and len(out["incomplete"]) == 2
+
+
+def test_gate_baseline_names_an_incomplete_baseline(unfinished_logs, capsys):
+    _, cancelled, done = unfinished_logs
+    assert main(["gate", done, "--baseline", cancelled, "--k", "1", "--min-overall", "0"]) == 1
+    out = capsys.readouterr().out
+    assert f"baseline incomplete input {cancelled}: Inspect log status is 'cancelled'" in out
+    assert main(["gate", done, "--baseline", cancelled, "--k", "1", "--min-overall", "0",
+                 "--accept-incomplete"]) == 0
+    assert main(["gate", cancelled, "--baseline", done, "--k", "1", "--min-overall", "0"]) == 1
+    assert "incomplete results: Inspect log status is 'cancelled'" in capsys.readouterr().out
+
+
+def test_report_names_an_incomplete_input(unfinished_logs, capsys):
+    _, cancelled, _ = unfinished_logs
+    assert main(["report", cancelled, "--k", "1", "--min-overall", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "gate: BLOCKED" in out and "incomplete results: Inspect log status is 'cancelled'" in out
+    assert main(["report", cancelled, "--k", "1", "--min-overall", "0",
+                 "--max-flakiness", "1", "--accept-incomplete"]) == 0
+    assert "gate: PASSED" in capsys.readouterr().out
+
+
+def test_plan_counts_the_samples_that_never_ran(unfinished_logs, capsys):
+    _, cancelled, _ = unfinished_logs
+    assert main(["plan", cancelled, "--k", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    by_task = {t["task_id"]: t for t in out["tasks"]}
+    assert set(by_task) == {"1", "2", "3", "4"} and out["never_ran"] == ["3", "4"]
+    assert by_task["3"]["runs"] == 0 and by_task["3"]["extra_runs_at_most"] == 5
+    assert out["total_extra_runs_at_most"] == sum(t["extra_runs_at_most"] for t in out["tasks"])
+    assert main(["plan", cancelled, "--k", "1", "--json", "--accept-incomplete"]) == 0
+    accepted = json.loads(capsys.readouterr().out)
+    assert {t["task_id"] for t in accepted["tasks"]} == {"1", "2"}
+    assert accepted["total_extra_runs_at_most"] == out["total_extra_runs_at_most"] - 10
+    assert main(["plan", cancelled, "--k", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "2 task(s) of the file's plan never ran; each is counted above with 0 runs" in text
+    assert f"incomplete input {cancelled}: Inspect log status is 'cancelled'" in text
+
+
+# --------------------------------------------------------------------------
+# output hygiene: untrusted text from files
+# --------------------------------------------------------------------------
+
+
+HOSTILE = "a\x1b[31mred|x\n<img src=x onerror=alert(1)>"
+
+
+def test_control_characters_never_reach_the_terminal(tmp_path, capsys):
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("".join(json.dumps({"task_id": t, "trial": i, "success": True}) + "\n"
+                            for t in (HOSTILE, "b") for i in range(2)))
+    for command in (["report", str(path)], ["gate", str(path)], ["plan", str(path)],
+                    ["diff", str(path), str(path)]):
+        main(command)
+        out, err = capsys.readouterr()
+        assert "\x1b" not in out + err, command
+        assert "a\\x1b[31mred|x\\n<img" in out, command
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"task_id": "x\x1b[2J", "trial": "one", "success": True}) + "\n")
+    assert main(["report", str(bad)]) == 2
+    assert "\x1b" not in capsys.readouterr().err
+
+
+def test_markdown_escapes_pipes_newlines_and_html(tmp_path, capsys):
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("".join(json.dumps({"task_id": t, "trial": i, "success": True}) + "\n"
+                            for t in (HOSTILE, "b") for i in range(2)))
+    for command in (["report", str(path), "--markdown"], ["diff", str(path), str(path),
+                                                          "--markdown"]):
+        main(command)
+        out = capsys.readouterr().out
+        row = next(line for line in out.splitlines() if "red" in line and line.startswith("|"))
+        assert row.count(" | ") == row.replace("\\|", "").count(" | ")  # the id's | is escaped
+        assert "a\\x1b[31mred\\|x\\n&lt;img src=x onerror=alert(1)&gt;" in row
+        assert "<img" not in out and "\x1b" not in out
+    # JSON stays exact
+    main(["report", str(path), "--json"])
+    ids = {t["task_id"] for t in json.loads(capsys.readouterr().out)["tasks"]}
+    assert HOSTILE in ids
