@@ -545,21 +545,25 @@ class PasskSession:
         before the run's last attempt, as ``passk run`` logs them.
         """
         from .adapter import RunResult, Task
-        from .repeats import RepeatRun, run_seed
+        from .repeats import RepeatRun, attempt_seed
 
         out = []
+        suite_seed = self.opt["passk_seed"]
         for task_id in sorted(self.tests):
             test = self.tests[task_id]
             results = []
             for i in sorted(test.reps):
                 r = test.reps[i]
+                # each attempt's record carries the seed the passk_seed fixture gave it
                 results += [RunResult(task_id, i, False, infrastructure_error=True,
-                                      error="InfrastructureError (retried)")
-                            for _ in range(r.retries)]
+                                      error="InfrastructureError (retried)",
+                                      seed=attempt_seed(suite_seed, task_id, i, a))
+                            for a in range(r.retries)]
                 if r.outcome in ("passed", "failed", "infrastructure"):
                     results.append(RunResult(task_id, i, r.outcome == "passed",
                                              error=r.message or None,
-                                             seed=run_seed(self.opt["passk_seed"], task_id, i),
+                                             seed=attempt_seed(suite_seed, task_id, i,
+                                                               r.retries),
                                              infrastructure_error=r.outcome == "infrastructure"))
             out.append(RepeatRun(Task(task_id, risk=test.risk), tuple(results)))
         return out
