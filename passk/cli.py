@@ -456,13 +456,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         out["protocol"] = run.protocol.to_dict() if run.protocol else None
         _print_json(out)
     else:
-        print(format_table(run.report, flaky_first=True))
+        _emit(format_table(run.report, flaky_first=True))
         left_out = sum(run.infrastructure_errors.values()) + sum(run.cached.values())
         print(f"runs: {run.runs_spent} counted of {run.runs_fixed} planned"
               + (f" ({run.runs_saved} saved by curtailment)" if args.policy == "curtailed" else "")
               + f"; {sum(run.retries.values())} retries, {left_out} left out; log: {args.log}")
         if run.settled_early:
-            print("settled early, the gate's verdict the same whatever the runs not made: "
+            _emit("settled early, the gate's verdict the same whatever the runs not made: "
                   + ", ".join(f"{tid} ({run.effective_n[tid]} counted of {n} planned)"
                               for tid, n in run.settled_early.items()))
     return EXIT_OK if run.report.gate.passed else EXIT_BLOCKED

@@ -36,7 +36,7 @@ from types import ModuleType
 from typing import Any
 
 from ..results import ResultsError
-from ._shared import is_successful, load_json
+from ._shared import REWARD_TOLERANCE, is_successful, load_json
 
 __all__ = [
     "ERRORED_SAMPLES",
@@ -46,6 +46,7 @@ __all__ = [
     "FORMAT_TABLE",
     "INSPECT_SUCCESS_VALUES",
     "READER_OPTIONS",
+    "REWARD_TOLERANCE",
     "TAU2_EXCLUDED_TERMINATIONS",
     "Format",
     "detect_format",
