@@ -371,6 +371,12 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
             raise ResultsError(path, "results.early_stopping.metadata",
                                f"settled_early names samples the log does not hold "
                                f"({some(unknown)})")
+        present = dict(zip(results.task_ids, (results.totals + results.excluded).tolist()))
+        off = [f"{t}: {n} recorded, {present[t]} in the log" for t, n in settled.items()
+               if present[t] != n]
+        if off:
+            notes.append(f"{PASSK_MANAGER}'s settled_early disagrees with the samples the log "
+                         f"holds ({some(off)})")
         notes.append(f"{PASSK_MANAGER} settled {plural(len(settled), 'sample')} early: "
                      f"{plural(len(stops), 'sample epoch')} not run, because no outcome of them "
                      "could change the gate's decision under the log's protocol "
