@@ -74,6 +74,26 @@ def test_terminal_bench_submission_folder_is_trials_of_one_suite():
     assert r.notes[0].startswith("3 run directories read as trials of one suite")
 
 
+def test_a_folder_is_a_submission_only_when_every_folder_is_a_run(tmp_path, capsys):
+    import shutil
+
+    shutil.copytree(TB_SUBMISSION, tmp_path / "sub")
+    (tmp_path / "sub" / "notes").mkdir()
+    with pytest.raises(ResultsError, match="is a directory, not a results file"):
+        read_results(tmp_path / "sub")
+    with pytest.raises(ResultsError, match=r"1 of its folders hold no results\.json \(notes\)"):
+        read_results(tmp_path / "sub", "terminal-bench")
+    (tmp_path / "sub" / "notes").rmdir()
+    broken = sorted((tmp_path / "sub").iterdir())[1] / "results.json"
+    data = json.loads(broken.read_text())
+    data["results"][2]["is_resolved"] = 1
+    write(broken, data)
+    assert main(["report", str(tmp_path / "sub"), "--format", "terminal-bench"]) == 2
+    err = capsys.readouterr().err
+    assert (f"{broken.parent}: results.json: results[2]: field 'is_resolved' must be true, "
+            "false or null, got 1") in err
+
+
 def test_terminal_bench_disagreeing_stored_figures_are_said(tmp_path):
     data = json.loads((TB_RUN / "results.json").read_text())
     data["pass_at_k"]["2"] = 0.9

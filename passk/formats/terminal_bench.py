@@ -53,8 +53,12 @@ def sniff(data: Any, path: Path) -> bool:
         not data["results"] and ("pass_at_k" in data or "n_resolved" in data))
 
 
+def _subdirs(path: Path) -> list[Path]:
+    return sorted(d for d in path.iterdir() if d.is_dir() and not d.name.startswith("."))
+
+
 def _run_dirs(path: Path) -> list[Path]:
-    return sorted(d for d in path.iterdir() if d.is_dir() and (d / RESULTS).is_file())
+    return [d for d in _subdirs(path) if (d / RESULTS).is_file()]
 
 
 def _is_run_file(meta: Path) -> bool:
@@ -68,8 +72,9 @@ def sniff_dir(path: Path) -> bool:
     """A run directory (its ``results.json`` is terminal-bench's) or a folder of them."""
     if (path / RESULTS).is_file():
         return _is_run_file(path / RESULTS)
-    runs = _run_dirs(path)
-    return bool(runs) and _is_run_file(runs[0] / RESULTS)
+    subdirs = _subdirs(path)  # a submission: every folder in it is a run directory
+    return bool(subdirs) and all((d / RESULTS).is_file() and _is_run_file(d / RESULTS)
+                                 for d in subdirs)
 
 
 def stored_pass_at_k(successes: np.ndarray, totals: np.ndarray, k: int) -> float:
@@ -209,8 +214,11 @@ def read_terminal_bench(path: str | os.PathLike[str], data: Any = None, *,
     if (path / RESULTS).is_file():
         return _read_run(path / RESULTS, path, None, duplicates)
     runs = _run_dirs(path)
-    if not runs:
+    others = [d.name for d in _subdirs(path) if d not in runs]
+    if not runs or others:
         raise ResultsError(path, None, f"is not a terminal-bench run directory (no {RESULTS}) "
-                           f"nor a folder of run directories")
+                           "nor a folder of run directories" + (
+                               f": {len(others)} of its folders hold no {RESULTS} "
+                               f"({some(others)})" if runs else ""))
     parts = [(run.name, _read_run(run / RESULTS, run, None, duplicates)) for run in runs]
     return combine_trials(parts, path=path, what="run directories")
