@@ -8,12 +8,16 @@ returns a :class:`Verdict` with a message; :func:`grade_trajectory` applies a
 list of them, and :func:`two_track_report` scores a task's runs on the
 outcome track, the trajectory track and both, and counts the runs that were
 "right but lucky": outcome passed, trajectory failed.
+
+:func:`trajectory_table` shows one run's path as a short table, a loop of
+repeated calls folded into one row per call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +27,7 @@ from .metrics import estimate_pass_hat_k
 __all__ = [
     "Rule",
     "TrackReport",
+    "TrajectoryTable",
     "Verdict",
     "at_most",
     "degrade_after_failure",
@@ -31,6 +36,7 @@ __all__ = [
     "grade_trajectory",
     "read_before_write",
     "suite_tracks",
+    "trajectory_table",
     "two_track_report",
     "within_steps",
 ]
@@ -271,3 +277,143 @@ def suite_tracks(reports: Sequence[TrackReport], k: int) -> dict[str, float]:
     summary["right_but_lucky"] = float(sum(r.right_but_lucky for r in reports))
     summary["runs"] = float(sum(r.outcome.size for r in reports))
     return summary
+
+
+@dataclass(frozen=True)
+class TrajectoryTable:
+    """One run's trajectory as a short table; displays as Markdown in a notebook.
+
+    ``title`` says which run and how it ended, ``rows`` hold the columns named
+    in ``header`` (step numbers, the call, its answer, a repeat count, and,
+    when asked for, timing); ``str()`` gives the plain-text table.
+    """
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+    def __str__(self) -> str:
+        from .tables import format_rows
+        return self.title + "\n" + format_rows(self.header, self.rows)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_markdown_(self) -> str:
+        from .tables import format_rows
+        body = format_rows(self.header, [[c.replace("|", "\\|") for c in row]
+                                         for row in self.rows], markdown=True)
+        return f"**{self.title}**\n\n{body}\n"
+
+
+def _fold(keys: Sequence[tuple[str, str, str]], max_period: int = 4) -> list[tuple[int, int, int]]:
+    """Blocks ``(start, period, repeats)`` covering ``keys``: a loop becomes one block."""
+    blocks, i = [], 0
+    while i < len(keys):
+        best = (1, 1)  # (period, repeats)
+        for period in range(1, max_period + 1):
+            repeats = 1
+            while keys[i + repeats * period:i + (repeats + 1) * period] == \
+                    keys[i:i + period] and i + (repeats + 1) * period <= len(keys):
+                repeats += 1
+            if repeats > 1 and period * repeats > best[0] * best[1]:
+                best = (period, repeats)
+        blocks.append((i, *best))
+        i += best[0] * best[1]
+    return blocks
+
+
+def _steps(numbers: Sequence[int]) -> str:
+    if len(numbers) <= 3:
+        return ", ".join(map(str, numbers))
+    return f"{numbers[0]}, {numbers[1]}, ..., {numbers[-1]}"
+
+
+def _timing(call: ToolCall) -> str:
+    """What a timed call's record says about it (duck-typed: latency, deadline, parallel, race)."""
+    latency = getattr(call, "latency", None)
+    if latency is None:
+        return ""
+    parts = [f"{latency:.2f} s"]
+    deadline = getattr(call, "deadline", None)
+    if deadline is not None and latency > deadline:
+        parts.append(f"over the {deadline:.2f} s deadline")
+    race = getattr(call, "race", "")
+    if race == "won":
+        parts.append("in parallel, done first: overwritten")
+    elif race == "lost":
+        parts.append("in parallel, done last: its answer stays")
+    elif getattr(call, "parallel", False):
+        parts.append("in parallel")
+    return ", ".join(parts)
+
+
+def trajectory_table(run: RunResult, *, title: str | None = None,
+                     timing: bool | None = None) -> TrajectoryTable:
+    """A run's tool calls as a short table, with a loop folded into one row per call.
+
+    Consecutive repeats of the same block of calls (same tool, argument and
+    answer) are shown once, with the step numbers they took and how many
+    times they ran: the on-call assistant's three restarts are two rows, not
+    six. When every call has the same argument, the title names it once and
+    the rows show the tool alone.
+
+    Parameters
+    ----------
+    run : RunResult
+        The run to show.
+    title : str, optional
+        The table's title; by default the task, the run's index, whether it
+        passed, and its final state (and error, if any).
+    timing : bool, optional
+        Add a column with each call's recorded latency, and whether it timed
+        out or ran in parallel (calls that carry ``latency``, such as
+        :class:`passk.flaky_adapter.TimedCall`). By default the column is
+        shown only when some call timed out or ran in parallel.
+
+    Returns
+    -------
+    TrajectoryTable
+        Prints as a plain table; a notebook displays it as Markdown.
+
+    Examples
+    --------
+    >>> calls = (ToolCall("query_metrics", "svc", "0.12"),
+    ...          ToolCall("search_runbook", "svc", "['rb-restart']"),
+    ...          *[ToolCall("restart_service", "svc", "restarted"),
+    ...            ToolCall("query_metrics", "svc", "0.12")] * 3)
+    >>> print(trajectory_table(RunResult("t", 0, False, {"restarts": 3}, calls)))
+    t, run 0: failed; final state restarts=3 (every call on svc)
+    steps    call             answer          times
+    1        query_metrics    0.12
+    2        search_runbook   ['rb-restart']
+    3, 5, 7  restart_service  restarted       3
+    4, 6, 8  query_metrics    0.12            3
+    """
+    calls = list(run.trajectory)
+    if timing is None:
+        timing = any(getattr(c, "parallel", False)
+                     or "over the" in _timing(c) for c in calls)
+    if title is None:
+        state = ", ".join(f"{k}={v}" for k, v in (run.final_state or {}).items())
+        title = (f"{run.task_id}, run {run.run_index}: "
+                 f"{'passed' if run.success else 'failed'}"
+                 + (f"; final state {state}" if state else "")
+                 + (f"; {run.error}" if run.error else ""))
+    keys = [(c.tool, c.argument, c.observation) for c in calls]
+    one_argument = len({c.argument for c in calls}) == 1
+    if one_argument and calls[0].argument:
+        title += f" (every call on {calls[0].argument})"
+    rows = []
+    for start, period, repeats in _fold(keys):
+        for j in range(period):
+            at = [start + j + r * period for r in range(repeats)]
+            call = calls[at[0]]
+            name = call.tool if one_argument else f"{call.tool}({call.argument})"
+            row = [_steps([a + 1 for a in at]), name,
+                   call.observation, str(repeats) if repeats > 1 else ""]
+            if timing:
+                row.append("; ".join(dict.fromkeys(_timing(calls[a]) for a in at)))
+            rows.append(tuple(row))
+    header = ("steps", "call", "answer", "times") + (("timing",) if timing else ())
+    return TrajectoryTable(title, header, tuple(rows))
