@@ -283,18 +283,21 @@ def suite_tracks(reports: Sequence[TrackReport], k: int) -> dict[str, float]:
 class TrajectoryTable:
     """One run's trajectory as a short table; displays as Markdown in a notebook.
 
-    ``title`` says which run and how it ended, ``rows`` hold the columns named
-    in ``header`` (step numbers, the call, its answer, a repeat count, and,
-    when asked for, timing); ``str()`` gives the plain-text table.
+    ``title`` says which run and whether it passed, ``note`` how it ended (its
+    final state, its error) and what every call shared; ``rows`` hold the
+    columns named in ``header`` (step numbers, the call, its answer, a repeat
+    count, and, when asked for, timing). ``str()`` gives the plain-text table.
     """
 
     title: str
+    note: str
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
 
     def __str__(self) -> str:
         from .tables import format_rows
-        return self.title + "\n" + format_rows(self.header, self.rows)
+        note = f"\n{self.note}" if self.note else ""
+        return f"{self.title}{note}\n{format_rows(self.header, self.rows)}"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -303,7 +306,8 @@ class TrajectoryTable:
         from .tables import format_rows
         body = format_rows(self.header, [[c.replace("|", "\\|") for c in row]
                                          for row in self.rows], markdown=True)
-        return f"**{self.title}**\n\n{body}\n"
+        note = f" {self.note}" if self.note else ""
+        return f"**{self.title}.**{note}\n\n{body}\n"
 
 
 def _fold(keys: Sequence[tuple[str, str, str]], max_period: int = 4) -> list[tuple[int, int, int]]:
@@ -329,33 +333,39 @@ def _steps(numbers: Sequence[int]) -> str:
     return f"{numbers[0]}, {numbers[1]}, ..., {numbers[-1]}"
 
 
-def _timing(call: ToolCall) -> str:
-    """What a timed call's record says about it (duck-typed: latency, deadline, parallel, race)."""
-    latency = getattr(call, "latency", None)
-    if latency is None:
+def _timing(calls: Sequence[ToolCall]) -> str:
+    """What timed calls' records say (duck-typed: latency, deadline, parallel, race).
+
+    ``calls`` are the repeats of one row: their latencies, then what they share.
+    """
+    latencies = [getattr(c, "latency", None) for c in calls]
+    if any(x is None for x in latencies):
         return ""
-    parts = [f"{latency:.2f} s"]
-    deadline = getattr(call, "deadline", None)
-    if deadline is not None and latency > deadline:
-        parts.append(f"over the {deadline:.2f} s deadline")
-    race = getattr(call, "race", "")
-    if race == "won":
-        parts.append("in parallel, done first: overwritten")
-    elif race == "lost":
-        parts.append("in parallel, done last: its answer stays")
-    elif getattr(call, "parallel", False):
-        parts.append("in parallel")
-    return ", ".join(parts)
+    notes = []
+    for c in calls:
+        deadline = getattr(c, "deadline", None)
+        if deadline is not None and c.latency > deadline:  # type: ignore[attr-defined]
+            notes.append(f"over the {deadline:.2f} s deadline")
+        race = getattr(c, "race", "")
+        if race == "won":
+            notes.append("in parallel, done first: overwritten")
+        elif race == "lost":
+            notes.append("in parallel, done last: its answer stays")
+        elif getattr(c, "parallel", False):
+            notes.append("in parallel")
+    shared = "; ".join(dict.fromkeys(notes))
+    seconds = ", ".join(f"{x:.2f} s" for x in latencies)
+    return f"{seconds}: {shared}" if shared else seconds
 
 
-def trajectory_table(run: RunResult, *, title: str | None = None,
+def trajectory_table(run: RunResult, *, title: str | None = None, label: str = "",
                      timing: bool | None = None) -> TrajectoryTable:
     """A run's tool calls as a short table, with a loop folded into one row per call.
 
     Consecutive repeats of the same block of calls (same tool, argument and
     answer) are shown once, with the step numbers they took and how many
     times they ran: the on-call assistant's three restarts are two rows, not
-    six. When every call has the same argument, the title names it once and
+    six. When every call has the same argument, the note names it once and
     the rows show the tool alone.
 
     Parameters
@@ -363,8 +373,10 @@ def trajectory_table(run: RunResult, *, title: str | None = None,
     run : RunResult
         The run to show.
     title : str, optional
-        The table's title; by default the task, the run's index, whether it
-        passed, and its final state (and error, if any).
+        The table's title; by default the task, the run's index and whether
+        it passed. The note below it gives the final state and any error.
+    label : str, default ""
+        Put in front of the title, e.g. the configuration the run came from.
     timing : bool, optional
         Add a column with each call's recorded latency, and whether it timed
         out or ran in parallel (calls that carry ``latency``, such as
@@ -383,7 +395,8 @@ def trajectory_table(run: RunResult, *, title: str | None = None,
     ...          *[ToolCall("restart_service", "svc", "restarted"),
     ...            ToolCall("query_metrics", "svc", "0.12")] * 3)
     >>> print(trajectory_table(RunResult("t", 0, False, {"restarts": 3}, calls)))
-    t, run 0: failed; final state restarts=3 (every call on svc)
+    t, run 0: failed
+    Final state restarts=3. Every call on svc.
     steps    call             answer          times
     1        query_metrics    0.12
     2        search_runbook   ['rb-restart']
@@ -392,18 +405,20 @@ def trajectory_table(run: RunResult, *, title: str | None = None,
     """
     calls = list(run.trajectory)
     if timing is None:
-        timing = any(getattr(c, "parallel", False)
-                     or "over the" in _timing(c) for c in calls)
+        timing = any(getattr(c, "parallel", False) or "deadline" in _timing([c])
+                     for c in calls)
     if title is None:
-        state = ", ".join(f"{k}={v}" for k, v in (run.final_state or {}).items())
-        title = (f"{run.task_id}, run {run.run_index}: "
-                 f"{'passed' if run.success else 'failed'}"
-                 + (f"; final state {state}" if state else "")
-                 + (f"; {run.error}" if run.error else ""))
-    keys = [(c.tool, c.argument, c.observation) for c in calls]
+        title = f"{run.task_id}, run {run.run_index}: {'passed' if run.success else 'failed'}"
+    title = f"{label}: {title}" if label else title
+    notes = []
+    if run.final_state:
+        notes.append("Final state " + ", ".join(f"{k}={v}" for k, v in run.final_state.items()))
+    if run.error:
+        notes.append(run.error[:1].upper() + run.error[1:])
     one_argument = len({c.argument for c in calls}) == 1
     if one_argument and calls[0].argument:
-        title += f" (every call on {calls[0].argument})"
+        notes.append(f"Every call on {calls[0].argument}")
+    keys = [(c.tool, c.argument, c.observation) for c in calls]
     rows = []
     for start, period, repeats in _fold(keys):
         for j in range(period):
@@ -413,7 +428,8 @@ def trajectory_table(run: RunResult, *, title: str | None = None,
             row = [_steps([a + 1 for a in at]), name,
                    call.observation, str(repeats) if repeats > 1 else ""]
             if timing:
-                row.append("; ".join(dict.fromkeys(_timing(calls[a]) for a in at)))
+                row.append(_timing([calls[a] for a in at]))
             rows.append(tuple(row))
     header = ("steps", "call", "answer", "times") + (("timing",) if timing else ())
-    return TrajectoryTable(title, header, tuple(rows))
+    return TrajectoryTable(title, "".join(f"{n}. " for n in notes).rstrip(), header,
+                           tuple(rows))

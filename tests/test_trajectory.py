@@ -139,8 +139,9 @@ def test_trajectory_table_folds_the_restart_loop_and_keeps_every_step():
     restart = next(r for r in table.rows if r[1] == "restart_service")
     assert restart[0] == "3, 5, 7" and restart[3] == "3"
     assert table.header == ("steps", "call", "answer", "times")  # no timing: nothing timed out
-    assert "failed" in table.title and "restarts=3" in table.title
-    assert "payment-service" in table.title  # the one argument, named once
+    assert "failed" in table.title and "restarts=3" in table.note
+    assert "payment-service" in table.note  # the one argument, named once
+    assert trajectory_table(run, label="baseline").title == "baseline: " + table.title
 
 
 def test_trajectory_table_shows_a_timeout_against_its_deadline():
@@ -150,10 +151,11 @@ def test_trajectory_table_shows_a_timeout_against_its_deadline():
     table = trajectory_table(run)
     assert table.header[-1] == "timing"
     timed_out = [c for c in run.trajectory if c.latency > c.deadline]
-    assert timed_out and run.error and run.error in table.title
+    assert timed_out and run.error and run.error[1:] in table.note
     text = " ".join(row[-1] for row in table.rows)
     for call in timed_out:
-        assert f"{call.latency:.2f} s, over the 0.50 s deadline" in text
+        assert f"{call.latency:.2f} s" in text
+    assert "over the 0.50 s deadline" in text
 
 
 def test_trajectory_table_says_which_parallel_write_stands():
@@ -172,7 +174,7 @@ def test_trajectory_table_markdown_is_a_table_and_escapes_pipes():
                     (ToolCall("grep", "x", "a|b"), ToolCall("ls", "y", "ok")))
     table = trajectory_table(run)
     md = table._repr_markdown_().splitlines()
-    assert md[0] == "**t, run 2: passed; final state answer=a**"
+    assert md[0] == "**t, run 2: passed.** Final state answer=a."
     assert md[2] == "| steps | call | answer | times |"
     assert md[3].startswith("|---")
     assert "a\\|b" in md[4] and "grep(x)" in md[4]  # two arguments: shown per call
