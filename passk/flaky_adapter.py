@@ -54,6 +54,7 @@ The grader holds the expected final states; the policy never receives them.
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -73,6 +74,7 @@ __all__ = [
     "RunbookFragment",
     "TimedCall",
     "demo_tasks",
+    "fragments_read",
     "rename_fragments",
     "sample_action",
     "search_runbook",
@@ -226,6 +228,36 @@ def search_runbook(
         shuffled = [store[i] for i in rng.permutation(len(store))]
         ranked = sorted(shuffled, key=lambda f: -similarity(f))  # stable sort keeps the shuffle
     return ranked[:top_k]
+
+
+def fragments_read(run: RunResult) -> tuple[str, ...]:
+    """The runbook fragment ids ``search_runbook`` returned in a run, in the order read.
+
+    The simulator records each tool call's answer as text; this reads the
+    ids back from the run's (last answered) ``search_runbook`` call.
+
+    Parameters
+    ----------
+    run : RunResult
+        A run of :class:`OnCallSimulator`.
+
+    Returns
+    -------
+    tuple of str
+        The ids, first read first; empty when the run never got an answer
+        from ``search_runbook`` (a read-only task, or a timeout).
+
+    Examples
+    --------
+    >>> run = OnCallSimulator(deterministic_sort=True).run(demo_tasks()[0], seed=1)
+    >>> fragments_read(run)
+    ('rb-pay-escalate', 'rb-pay-freeze')
+    >>> fragments_read(OnCallSimulator().run(demo_tasks()[1], seed=1))
+    ()
+    """
+    answers = [c.observation for c in run.trajectory
+               if c.tool == "search_runbook" and c.observation != "timeout"]
+    return tuple(ast.literal_eval(answers[-1])) if answers else ()
 
 
 def sample_action(scores: Mapping[str, float], temperature: float, top_p: float,
