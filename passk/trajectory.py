@@ -10,7 +10,8 @@ outcome track, the trajectory track and both, and counts the runs that were
 "right but lucky": outcome passed, trajectory failed.
 
 :func:`trajectory_table` shows one run's path as a short table, a loop of
-repeated calls folded into one row per call.
+repeated calls folded into one row per call; :func:`side_by_side` puts
+several runs' paths next to each other, step by step.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "evidence_before_conclusion",
     "grade_trajectory",
     "read_before_write",
+    "side_by_side",
     "suite_tracks",
     "trajectory_table",
     "two_track_report",
@@ -373,8 +375,9 @@ def trajectory_table(run: RunResult, *, title: str | None = None, label: str = "
     run : RunResult
         The run to show.
     title : str, optional
-        The table's title; by default the task, the run's index and whether
-        it passed. The note below it gives the final state and any error.
+        The table's title; by default the task, the run's number (counted
+        from 1: ``run_index + 1``) and whether it passed. The note below it
+        gives the final state and any error.
     label : str, default ""
         Put in front of the title, e.g. the configuration the run came from.
     timing : bool, optional
@@ -395,7 +398,7 @@ def trajectory_table(run: RunResult, *, title: str | None = None, label: str = "
     ...          *[ToolCall("restart_service", "svc", "restarted"),
     ...            ToolCall("query_metrics", "svc", "0.12")] * 3)
     >>> print(trajectory_table(RunResult("t", 0, False, {"restarts": 3}, calls)))
-    t, run 0: failed
+    t, run 1: failed
     Final state restarts=3. Every call on svc.
     steps    call             answer          times
     1        query_metrics    0.12
@@ -408,7 +411,8 @@ def trajectory_table(run: RunResult, *, title: str | None = None, label: str = "
         timing = any(getattr(c, "parallel", False) or "deadline" in _timing([c])
                      for c in calls)
     if title is None:
-        title = f"{run.task_id}, run {run.run_index}: {'passed' if run.success else 'failed'}"
+        title = (f"{run.task_id}, run {run.run_index + 1}: "
+                 f"{'passed' if run.success else 'failed'}")
     title = f"{label}: {title}" if label else title
     notes = []
     if run.final_state:
@@ -433,3 +437,54 @@ def trajectory_table(run: RunResult, *, title: str | None = None, label: str = "
     header = ("steps", "call", "answer", "times") + (("timing",) if timing else ())
     return TrajectoryTable(title, "".join(f"{n}. " for n in notes).rstrip(), header,
                            tuple(rows))
+
+
+def side_by_side(*runs: RunResult, labels: Sequence[str] | None = None) -> TrajectoryTable:
+    """Several runs' tool calls next to each other, one row per step, then their final states.
+
+    Where the runs fork is where their rows start to differ. Nothing is
+    folded, so that step ``i`` of every run sits on row ``i``.
+
+    Parameters
+    ----------
+    *runs : RunResult
+        The runs to compare (at least one).
+    labels : sequence of str, optional
+        A column title per run; by default ``run N (pass)`` or ``run N
+        (FAIL)``, with runs counted from 1.
+
+    Returns
+    -------
+    TrajectoryTable
+        Columns ``step`` and one per run; each cell is ``tool → answer``.
+
+    Examples
+    --------
+    >>> a = RunResult("t", 0, True, {"escalated": True},
+    ...               (ToolCall("search", "", "['b', 'a']"), ToolCall("escalate", "", "paged")))
+    >>> b = RunResult("t", 1, False, {"escalated": False},
+    ...               (ToolCall("search", "", "['a', 'b']"),))
+    >>> print(side_by_side(a, b))
+    t: runs 1 and 2 side by side
+    step   run 1 (pass)         run 2 (FAIL)
+    1      search → ['b', 'a']  search → ['a', 'b']
+    2      escalate → paged
+    final  escalated=True       escalated=False
+    """
+    if not runs:
+        raise ValueError("side_by_side needs at least one run")
+    if labels is None:
+        labels = [f"run {r.run_index + 1} ({'pass' if r.success else 'FAIL'})" for r in runs]
+    if len(labels) != len(runs):
+        raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
+    longest = max(len(r.trajectory) for r in runs)
+    rows = [tuple([str(i + 1)] + [f"{r.trajectory[i].tool} → {r.trajectory[i].observation}"
+                                  if i < len(r.trajectory) else "" for r in runs])
+            for i in range(longest)]
+    rows.append(tuple(["final"] + [", ".join(f"{k}={v}" for k, v in (r.final_state or {}).items())
+                                   for r in runs]))
+    numbers = [str(r.run_index + 1) for r in runs]
+    which = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+    tasks = ", ".join(dict.fromkeys(r.task_id for r in runs))
+    return TrajectoryTable(f"{tasks}: run{'s' if len(runs) > 1 else ''} {which} side by side", "",
+                           ("step", *labels), tuple(rows))

@@ -174,9 +174,35 @@ def test_trajectory_table_markdown_is_a_table_and_escapes_pipes():
                     (ToolCall("grep", "x", "a|b"), ToolCall("ls", "y", "ok")))
     table = trajectory_table(run)
     md = table._repr_markdown_().splitlines()
-    assert md[0] == "**t, run 2: passed.** Final state answer=a."
+    assert md[0] == "**t, run 3: passed.** Final state answer=a."
     assert md[2] == "| steps | call | answer | times |"
     assert md[3].startswith("|---")
     assert "a\\|b" in md[4] and "grep(x)" in md[4]  # two arguments: shown per call
-    assert str(table).startswith("t, run 2: passed")
+    assert str(table).startswith("t, run 3: passed")  # runs counted from 1
     assert trajectory_table(RunResult("t", 0, True)).rows == ()
+
+
+def test_side_by_side_puts_step_i_of_every_run_on_row_i():
+    from passk.flaky_adapter import fragments_read
+    from passk.trajectory import side_by_side
+    sim, task = OnCallSimulator(), demo_tasks()[0]
+    runs = [sim.run(task, seed=s) for s in range(40)]
+    failing = next(r for r in runs if not r.success)
+    passing = next(r for r in runs if r.success
+                   and fragments_read(r) == fragments_read(failing)[::-1])
+    table = side_by_side(failing, passing)
+    assert table.header == ("step", f"run {failing.run_index + 1} (FAIL)",
+                            f"run {passing.run_index + 1} (pass)")
+    assert len(table.rows) == len(failing.trajectory) + 1
+    for i, row in enumerate(table.rows[:-1]):
+        for cell, run in zip(row[1:], (failing, passing)):
+            if i < len(run.trajectory):
+                call = run.trajectory[i]
+                assert cell == f"{call.tool} → {call.observation}"
+            else:
+                assert cell == ""
+    assert table.rows[-1][1] == "action=restart, escalated=False, restarts=3"
+    with pytest.raises(ValueError, match="1 labels for 2 runs"):
+        side_by_side(failing, passing, labels=["x"])
+    with pytest.raises(ValueError, match="at least one run"):
+        side_by_side()
