@@ -11,21 +11,26 @@ switching one source on or off leaves the others' draws as they were:
 ``deterministic_sort`` and ``tie_break`` (tool results in unstable order; tie stream)
     Three runbook fragments for the payment service tie in score. Unless
     ``deterministic_sort`` is set, the store returns tied fragments in a
-    shuffled order, and ``search_runbook`` keeps the top two. The policy acts
-    on the first directive it reads unless it reads an unconditional
-    "escalate". Exactly one of the six orders puts "restart first" ahead of
-    "escalate if not recovered in 5 minutes" with the settlement-freeze
-    fragment cut off, so the task passes with probability 5/6. The chapter's
-    fix sorts ties by fragment id (``tie_break="id"``), which keeps the right
-    fragments only because of how they happen to be named (see
-    :func:`rename_fragments`); ``tie_break="priority"`` orders them by what
-    they say (:data:`DIRECTIVE_PRIORITY`).
+    shuffled order, and ``search_runbook`` keeps the top two. The policy
+    favours the first directive it reads, unless it reads an unconditional
+    "escalate", which it favours more strongly still; it then samples its
+    action (see ``temperature``). At the default temperature it always takes
+    the favoured action. Exactly one of the six orders puts "restart first"
+    ahead of "escalate if not recovered in 5 minutes" with the
+    settlement-freeze fragment cut off, so the task passes with probability
+    5/6. The chapter's fix sorts ties by score descending, then fragment id
+    (``tie_break="id"``), which keeps the right fragments only because of how
+    they happen to be named (see :func:`rename_fragments`);
+    ``tie_break="priority"``, an addition of this package, orders them by
+    what they say (:data:`DIRECTIVE_PRIORITY`).
 ``temperature`` (sampling; sampling stream)
     The policy scores its actions and samples from a softmax at this
     temperature, truncated to the nucleus of mass ``top_p`` as LLM APIs do
     (:func:`sample_action`). 0 means argmax. At the default 0.7 the runbook
     decision's margin keeps the nucleus to one action, so only the tie order
-    matters there.
+    matters there. At a high temperature (2.0, say) the other action enters
+    the nucleus: the assistant sometimes restarts even after reading the
+    settlement-freeze rule, and sometimes escalates after "restart first".
 ``deadline`` (the environment; environment stream)
     Every tool call's latency is drawn from the environment's stream
     (lognormal, median ``latency_median``, log-scale spread ``latency_sigma``)
@@ -37,10 +42,10 @@ switching one source on or off leaves the others' draws as they were:
     call times out is :meth:`OnCallSimulator.timeout_probability`.
 ``concurrency`` (execution order)
     Read-only tasks fetch metrics and the deploy log in parallel, and both
-    write the shared scratchpad. Each call takes its recorded latency, so the
-    faster call wins the race to finish, the slower one writes last and its
-    answer is the one the assistant reads; the parallel phase lasts as long as
-    the slower call. This source has no random stream of its own: it exposes
+    write the shared scratchpad. Each call takes its recorded latency; the
+    faster call finishes first and writes first, the slower one finishes last
+    and overwrites it, so the slower call's answer is the one the assistant
+    reads. The parallel phase lasts as long as the slower call. This source has no random stream of its own: it exposes
     the environment's latencies, which are drawn in program order whether the
     calls run in parallel or not.
 
@@ -49,6 +54,7 @@ The grader holds the expected final states; the policy never receives them.
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -68,6 +74,7 @@ __all__ = [
     "RunbookFragment",
     "TimedCall",
     "demo_tasks",
+    "fragments_read",
     "rename_fragments",
     "sample_action",
     "search_runbook",
@@ -221,6 +228,36 @@ def search_runbook(
         shuffled = [store[i] for i in rng.permutation(len(store))]
         ranked = sorted(shuffled, key=lambda f: -similarity(f))  # stable sort keeps the shuffle
     return ranked[:top_k]
+
+
+def fragments_read(run: RunResult) -> tuple[str, ...]:
+    """The runbook fragment ids ``search_runbook`` returned in a run, in the order read.
+
+    The simulator records each tool call's answer as text; this reads the
+    ids back from the run's (last answered) ``search_runbook`` call.
+
+    Parameters
+    ----------
+    run : RunResult
+        A run of :class:`OnCallSimulator`.
+
+    Returns
+    -------
+    tuple of str
+        The ids, first read first; empty when the run never got an answer
+        from ``search_runbook`` (a read-only task, or a timeout).
+
+    Examples
+    --------
+    >>> run = OnCallSimulator(deterministic_sort=True).run(demo_tasks()[0], seed=1)
+    >>> fragments_read(run)
+    ('rb-pay-escalate', 'rb-pay-freeze')
+    >>> fragments_read(OnCallSimulator().run(demo_tasks()[1], seed=1))
+    ()
+    """
+    answers = [c.observation for c in run.trajectory
+               if c.tool == "search_runbook" and c.observation != "timeout"]
+    return tuple(ast.literal_eval(answers[-1])) if answers else ()
 
 
 def sample_action(scores: Mapping[str, float], temperature: float, top_p: float,

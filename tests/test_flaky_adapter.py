@@ -690,3 +690,18 @@ def test_timed_call_reads_like_a_tool_call_outside_timeouts_and_races():
                         started=2.0)
     assert (late.timed_out, late.elapsed, late.finished) == (True, 0.5, 2.5)
     assert str(late).endswith("[latency 0.90 s > deadline 0.50 s]")
+
+
+def test_fragments_read_is_what_search_runbook_returned_in_every_run():
+    """fragments_read gives back, run by run, the ids the store returned (same tie stream)."""
+    from passk.flaky_adapter import fragments_read, search_runbook
+    sim = OnCallSimulator()
+    task = demo_tasks()[0]
+    for seed in range(30):
+        run = sim.run(task, seed=seed)
+        tie = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[0])
+        expected = [f.fragment_id for f in search_runbook("payment-service", tie,
+                                                          deterministic_sort=False)]
+        assert fragments_read(run) == tuple(expected)
+    timed_out = OnCallSimulator(deadline=0.01).run(task, seed=0)
+    assert fragments_read(timed_out) == ()

@@ -26,8 +26,8 @@ Excluded by rule, because they are not prose numbers:
    integer of 10 or more anywhere else in math is a typed number (``(5/6)^{30} =
    0.004``, ``\\binom{12}{5}``);
 7. in prose: 0 and 1 (the ends of every probability and flakiness scale); ordered-list
-   and heading numbers (``1. The searchRunbook incident``); ``chapter 7`` and
-   ``notebook 03`` (the chapter's and this book's own numbering); ``section 7``,
+   and heading numbers (``1. The searchRunbook incident``); ``chapter 7``, ``page 4``
+   and ``notebook 03`` (the chapter's and this book's own numbering); ``section 7``,
    ``fact 2``, ``rule 3``, ``source 2``, ``step 4`` (the page's own numbered headings and
    lists); a year in a citation (``Chen et al. (2021)``); a named parameter (``k = 5``).
 
@@ -103,7 +103,8 @@ _MASKS = [
 _LIST_OR_HEADING_NUMBER = re.compile(r"(?:^|\n)[ \t]*(?:#+[ \t]*)?(\d+)[.)][ \t]|\[(\d+)\.[ \t]")
 _PROSE_RULES = [
     # the chapter's and this book's numbering, and the page's own numbered lists and headings
-    re.compile(r"(?i)\b(?:chapters?|notebooks?|sections?|facts?|rules?|sources?|steps?)[ \t-]+"
+    re.compile(r"(?i)\b(?:chapters?|pages?|notebooks?|sections?|facts?|rules?|sources?|steps?)"
+               r"[ \t-]+"
                r"(\d+)(?:(?:,|,? and|–|-| to)[ \t]*(\d+))*"),
     re.compile(r"(?:\(|et al\.,?[ \t]+|,[ \t]+)((?:19|20)\d\d)[a-z]?\)?"),   # citation years
     re.compile(r"(?<![\w\\])[A-Za-z][ \t]*(?:=|≥|≤|<|>)[ \t]*(" + _NUMBER + r")"),
@@ -355,6 +356,7 @@ def test_scanner_flags_typed_numbers(markdown, expected):
         "at $k = 5$ and $p = 0.9$, where $\\mathrm{pass}^5 \\ge 0.9$ holds; with k = 5",
         "$$\n\\widehat{\\mathrm{pass}^k} = \\prod_{i=0}^{k-1} \\frac{c-i}{n-i}\n$$",
         "tau2-bench, GPT-4o, pass@5, chapter 7, chapter-7 suite, notebook 03, Chen et al. (2021)",
+        "as [page 3](03_x.ipynb) shows, and pages 5 and 6 (see Page 4)",
         "1. **The store returns ties** in any order\n2. the policy\n\n| [1. The incident](x) |",
         "rises towards 1 and falls towards 0",
         "at 2 a.m., \"escalate if not recovered within 5 minutes\", a 95% Wilson interval",
