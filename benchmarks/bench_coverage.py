@@ -30,6 +30,11 @@ draws per cell), and each cell's first two suites are checked against
 is run again with four times the replicates and the pooled figure is printed (marked *), so
 that the Monte Carlo error is about 0.002 where it matters. Every cell is printed: per
 population, rows T and n, columns k, coverage of the default in thousandths.
+
+(c) Exact, on suites of identical tasks: there the suite's estimate is an integer sum over
+tasks of C(c_i, k) divided by T C(n, k), whose distribution is a T-fold convolution, so the
+default's coverage is summed exactly (:func:`passk.coverage.identical_suite_coverage`) on a
+fine grid of p, with no Monte Carlo error.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import ndtri
 
-from passk.coverage import exact_coverage, expected_width
+from passk.coverage import exact_coverage, expected_width, identical_suite_coverage
 from passk.io import read_results
 from passk.metrics import (
     CI_METHODS,
@@ -269,6 +274,39 @@ def suite_study(quick: bool) -> dict[str, dict[str, float]]:
     return summary
 
 
+# --------------------------------------------------------------------------
+# (c) exact coverage of the default on suites of identical tasks
+# --------------------------------------------------------------------------
+
+
+def identical_study(quick: bool) -> float:
+    """The default's exact coverage when every task has the same p, over a fine grid of p."""
+    p = np.union1d(np.linspace(0.02, 0.998, 12 if quick else 50), IDENTICAL_P)
+    tasks_grid = (5, 20, 200) if quick else TASKS_GRID
+    runs_grid = (2, 4, 8, 12) if quick else RUNS_GRID
+    print()
+    print("(c) The default on suites of identical tasks: exact coverage at 95 %, the sum over "
+          "the")
+    print(f"    distribution of the suite's estimate (passk.coverage.identical_suite_coverage), "
+          f"at {p.size} values")
+    print(f"    of p in [{p[0]:.2f}, {p[-1]:.3f}]; lowest over p, x 1000 (rows T, n; "
+          f"columns k = 1..n)")
+    print(f"    {'T':>4} {'n':>3} " + "".join(f"{k:>4} " for k in range(1, max(runs_grid) + 1)))
+    worst, where = 2.0, ""
+    for tasks in tasks_grid:
+        for n in runs_grid:
+            row = []
+            for k in range(1, n + 1):
+                cov = np.asarray(identical_suite_coverage(tasks, n, k, p, confidence=CONFIDENCE))
+                i = int(np.argmin(cov))
+                row.append(f"{int(np.floor(1000 * cov[i])):>4} ")
+                if cov[i] < worst:
+                    worst, where = float(cov[i]), f"T={tasks} n={n} k={k} p={p[i]:.4g}"
+            print(f"    {tasks:>4} {n:>3} " + "".join(row), flush=True)
+    print(f"    lowest exact coverage: {worst:.4f} at {where} (rounded down in the table)")
+    return worst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a coarse grid, a few seconds")
@@ -278,6 +316,7 @@ def main() -> None:
     if not args.suite_only:
         per_task_study(args.quick)
     suite_study(args.quick)
+    identical_study(args.quick)
     print(f"\n    ({time.perf_counter() - start:.0f} s)")
 
 

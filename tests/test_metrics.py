@@ -26,6 +26,7 @@ from passk import metrics
 from passk.metrics import (
     CI_METHODS,
     SUITE_CI_METHODS,
+    SUITE_MIN_TASKS,
     ConfidenceInterval,
     SuiteInterval,
     bootstrap_pass_hat_k_ci,
@@ -959,7 +960,7 @@ def jeffreys_posterior_variance(c: int, n: int, k: int) -> float:
 
 def test_suite_studentized_against_quadrature_and_fractions():
     c, n, k = [12, 12, 0, 7, 10, 3], [12, 12, 12, 12, 12, 4], 2
-    result = mean_pass_hat_k_ci(c, n, k, confidence=0.9)
+    result = mean_pass_hat_k_ci(c, n, k, confidence=0.9, method="studentized")
     exact = [Fraction(math.comb(ci, k), math.comb(ni, k)) for ci, ni in zip(c, n)]
     assert result.estimate == pytest.approx(float(sum(exact) / len(exact)), rel=1e-14)
     per_task = []
@@ -974,6 +975,9 @@ def test_suite_studentized_against_quadrature_and_fractions():
     assert (result.method, result.n_tasks, result.n_excluded, result.confidence) == (
         "studentized", 6, 0, 0.9)
     assert result.label == SUITE_CI_METHODS["studentized"]
+    # the former default does not keep its level where n < 2k: it says so
+    assert not result.level_kept and result.level == "90% nominal, not guaranteed"
+    assert "n < 2k" in result.note
 
 
 def test_suite_t_equals_scipy_t_interval():
@@ -1032,9 +1036,12 @@ def test_suite_that_passed_or_failed_everything_is_not_certain(tasks, n, k):
         result = mean_pass_hat_k_ci([n] * tasks, [n] * tasks, k, method=method)
         assert result.estimate == 1.0 and result.ci.high == 1.0
         assert result.ci.low <= exact_lower * (1 + 1e-12) and exact_lower < 1.0
-        assert result.method == "studentized"
-        if method != "studentized":
-            assert "used instead" in result.note
+        if method in ("t", "percentile"):
+            assert "the default used instead" in result.note
+        if method in ("t", "percentile", "score"):
+            assert result.method == ("score" if tasks >= SUITE_MIN_TASKS else "union")
+        else:
+            assert result.method == method
         failed = mean_pass_hat_k_ci([0] * tasks, [n] * tasks, k, method=method)
         assert failed.estimate == 0.0 and failed.ci.low == 0.0
         # suites with m tasks at a common p (others at 0) that fail everything w.p. >= 2.5 %
