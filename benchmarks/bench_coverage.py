@@ -163,7 +163,7 @@ def suite_bounds(c: np.ndarray, n: int, k: int, method: str) -> tuple[np.ndarray
     values = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float)
     estimate = values.mean(axis=1)
     if method == "score":
-        low, high = _score_bounds(estimate, tasks, n, k, alpha)
+        low, high = _score_bounds(estimate, tasks, n, k, alpha, bernoulli=n == k)
     elif method == "studentized":
         per_c = np.arange(n + 1)
         variance = np.fmax(_posterior_variance(per_c, np.full(n + 1, n), k),

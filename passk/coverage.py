@@ -242,7 +242,7 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     if k_ > n_:
         raise ValueError(f"k ({k_}) must be at most n ({n_})")
     p_ = _probability(p)
-    flat = np.atleast_1d(p_).astype(float)
+    flat = np.atleast_1d(p_).astype(float).ravel()
     scale = comb(n_, k_)
     size = t * scale + 1  # S = 0 .. T C(n, k)
     values = np.array([comb(c, k_) for c in range(n_ + 1)])  # C(c, k) per count c
@@ -253,7 +253,7 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     spectrum = np.fft.rfft(one, n=length, axis=1) ** t
     pmf = np.clip(np.fft.irfft(spectrum, n=length, axis=1)[:, :size], 0.0, None)
     s = np.arange(size)
-    low, high = _score_bounds(s / (t * scale), t, n_, k_, alpha)
+    low, high = _score_bounds(s / (t * scale), t, n_, k_, alpha, bernoulli=k_ == n_)
     low[-1] = min(low[-1], _all_pass_lower(t, n_, k_, alpha))  # S at its top: every run passed
     truth = flat[:, None] ** k_
     inside = (low[None, :] <= truth) & (truth <= high[None, :])

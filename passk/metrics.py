@@ -1164,13 +1164,20 @@ def _score_bounds_one(x: float, gap: Callable[[np.ndarray], np.ndarray],
 
 
 def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
-                  alpha: float) -> tuple[np.ndarray, np.ndarray]:
+                  alpha: float, *, bernoulli: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The ``'score'`` interval's ends for an array of suite means, by bisection.
 
     All suites share T = ``tasks``, the fewest runs ``n_min`` and ``k``; see
     :func:`mean_pass_hat_k_ci` for the construction. Each end is returned from
-    the outside (never too narrow by rounding).
+    the outside (never too narrow by rounding). ``bernoulli``: every task has
+    exactly k runs, so T times the estimate is a count of all-pass tasks, and
+    the ends are widened where needed to Clopper–Pearson's for that count.
     """
+    if bernoulli:
+        low, high = _score_bounds(estimate, tasks, n_min, k, alpha)
+        passed = np.rint(np.asarray(estimate, dtype=float) * tasks)
+        cp_low, cp_high = _clopper_pearson(passed, np.full(passed.shape, tasks), alpha)
+        return np.minimum(low, cp_low), np.maximum(high, cp_high)
     from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
 
     vertices, values = _worst_case_variance(n_min, k)
@@ -1370,8 +1377,12 @@ def mean_pass_hat_k_ci(
               \le z_{1-\alpha/2}\sqrt{\bar v_{n_{\min}}(\theta_0) / T}\Bigr\},
 
     an interval because the left side is convex in :math:`\theta_0` and
-    the right side concave; for k = n it is the continuity-corrected Wilson
-    interval. Nothing here needs an estimate of :math:`p^{2k}`, which has no
+    the right side concave. When every task has exactly k runs each
+    :math:`\hat\theta_i` is 0 or 1, the inequality above is the
+    continuity-corrected Wilson interval for :math:`T\bar\theta` all-pass
+    tasks out of T, and the interval is widened where needed to hold the
+    Clopper–Pearson interval for that count too (Wilson's alone dips to
+    0.949 near :math:`\theta = 0`). Nothing here needs an estimate of :math:`p^{2k}`, which has no
     unbiased estimator from n < 2k runs (see
     :func:`estimate_pass_hat_k_variance`). The price is width where the
     tasks differ: their variances sum to less than the bound.
@@ -1486,7 +1497,8 @@ def mean_pass_hat_k_ci(
         method = "union"
     n_min = int(pn.min())
     if method == "score":
-        low_a, high_a = _score_bounds(np.array([estimate]), t, n_min, k_int, alpha)
+        low_a, high_a = _score_bounds(np.array([estimate]), t, n_min, k_int, alpha,
+                                      bernoulli=bool(np.all(pn == k_int)))
         low, high = float(low_a[0]), float(high_a[0])
     elif method == "union":
         ends = pass_hat_k_ci(pc, pn, k_int, confidence=1.0 - alpha / t)
