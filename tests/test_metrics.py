@@ -1104,10 +1104,12 @@ def newcombe_cc_wilson(successes: float, trials: float, confidence: float) -> tu
     return (0.0 if p == 0 else max(low, 0.0)), (1.0 if p == 1 else min(high, 1.0))
 
 
-@pytest.mark.parametrize("tasks,n,k", [(5, 4, 4), (10, 4, 4), (50, 3, 3), (5, 1, 1), (20, 2, 2)])
-def test_score_with_k_equal_n_is_the_continuity_corrected_wilson_interval(tasks, n, k):
-    """With k = n each task's estimate is 0 or 1 and its variance is theta (1 - theta) exactly,
-    so the interval is Wilson's with the continuity correction, on T trials."""
+@pytest.mark.parametrize("tasks,n,k", [(5, 4, 4), (10, 4, 4), (50, 3, 3), (5, 1, 1), (20, 2, 2),
+                                       (200, 5, 5)])
+def test_score_with_k_equal_n_holds_wilson_and_clopper_pearson(tasks, n, k):
+    """With k = n each task's estimate is 0 or 1 and its variance is theta (1 - theta) exactly:
+    the interval is the hull of Wilson's with the continuity correction, on T trials, and
+    Clopper-Pearson's (scipy's binomtest) for the same count."""
     rng = np.random.default_rng(5)
     for _ in range(6):
         c = np.where(rng.random(tasks) < 0.6, n, rng.integers(0, n, tasks))
@@ -1116,6 +1118,8 @@ def test_score_with_k_equal_n_is_the_continuity_corrected_wilson_interval(tasks,
             continue
         result = mean_pass_hat_k_ci(c, n, k, confidence=0.95)
         low, high = newcombe_cc_wilson(s, tasks, 0.95)
+        cp = stats.binomtest(s, tasks).proportion_ci(confidence_level=0.95, method="exact")
+        low, high = min(low, cp.low), max(high, cp.high)
         assert result.ci.low == pytest.approx(low, abs=1e-6)
         assert result.ci.high == pytest.approx(high, abs=1e-6)
         assert (result.method, result.level_kept, result.level) == ("score", True, "95%")
