@@ -247,8 +247,9 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     size = t * scale + 1  # S = 0 .. T C(n, k)
     values = np.array([comb(c, k_) for c in range(n_ + 1)])  # C(c, k) per count c
     one = np.zeros((flat.size, scale + 1))
-    pmf_c = stats.binom.pmf(np.arange(n_ + 1)[None, :], n_, flat[:, None])
-    np.add.at(one, (slice(None), values), pmf_c)  # one task's distribution of C(c, k)
+    pmf_c = np.asarray(stats.binom.pmf(np.arange(n_ + 1)[None, :], n_, flat[:, None]))
+    for c, value in enumerate(values.tolist()):  # one task's distribution of C(c, k)
+        one[:, value] += pmf_c[:, c]
     length = 1 << int(np.ceil(np.log2(size)))
     spectrum = np.fft.rfft(one, n=length, axis=1) ** t
     pmf = np.clip(np.fft.irfft(spectrum, n=length, axis=1)[:, :size], 0.0, None)
