@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/bench_coverage.py           # the full study (about 15 minutes on 2 cores)
-    python benchmarks/bench_coverage.py --quick   # a coarse grid, about 10 seconds
+    python benchmarks/bench_coverage.py           # the full study (21 minutes on 2 shared cores)
+    python benchmarks/bench_coverage.py --quick   # a coarse grid, about a minute
 
 (a) Per task. For every method of :func:`passk.pass_hat_k_ci` the coverage of the true
 pass^k = p^k is *computed*, not simulated (:func:`passk.coverage.exact_coverage`): with
