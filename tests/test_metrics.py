@@ -11,6 +11,7 @@ copied below.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from fractions import Fraction
@@ -1308,3 +1309,24 @@ def test_counts_beyond_int64_are_refused_naming_the_value(successes, total):
 def test_counts_refuse_complex_strings_and_bools(bad):
     with pytest.raises(ValueError, match=re.escape(f"successes ({bad!r}) must be whole numbers")):
         estimate_pass_hat_k(bad, 4, 1)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_exact_variance_falls_with_more_runs(k):
+    """Tasks with more runs than the fewest are bounded by the fewest's variance curve."""
+    p = np.linspace(0.0, 1.0, 201)
+    curves = [metrics._pass_hat_k_variance_at(n, k, p) for n in range(k, 16)]
+    for fewer, more in itertools.pairwise(curves):
+        assert np.all(more <= fewer + 1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=5, max_size=30), st.integers(1, 6),
+       st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_score_interval_holds_the_estimate_and_widens_with_confidence(counts, k, confidence):
+    c = np.array(counts)
+    result = mean_pass_hat_k_ci(c, 6, k, confidence=confidence)
+    wider = mean_pass_hat_k_ci(c, 6, k, confidence=(1 + confidence) / 2)
+    assert 0.0 <= result.ci.low <= result.estimate <= result.ci.high <= 1.0
+    assert wider.ci.low <= result.ci.low + 1e-12 and wider.ci.high >= result.ci.high - 1e-12
+    assert result.method == "score" and result.level_kept
