@@ -26,7 +26,7 @@ from .metrics import (
     pass_hat_k_ci,
 )
 
-__all__ = ["exact_coverage", "expected_width"]
+__all__ = ["exact_coverage", "expected_width", "identical_suite_coverage"]
 
 
 def _enumerate(
@@ -176,3 +176,92 @@ def expected_width(n: ArrayLike, k: ArrayLike, p: ArrayLike, *, method: str = "e
     pmf, low, high, _, undefined = _enumerate(n, k, p, method, confidence)
     width = np.sum(pmf * np.where(np.isnan(high - low), 0.0, high - low), axis=-1)
     return _scalar_or_array(np.where(undefined, np.nan, width))
+
+
+def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
+                             confidence: float = 0.95) -> FloatOrArray:
+    r"""Exact coverage of the default suite interval when all T tasks share one p.
+
+    Parameters
+    ----------
+    tasks : int
+        T, the number of tasks, at least :data:`passk.metrics.SUITE_MIN_TASKS`
+        (below it the default is ``'union'``, whose level is proved).
+    n : int
+        Runs per task.
+    k : int
+        Runs that must all succeed, ``1 <= k <= n``.
+    p : float or array_like of float
+        The tasks' common success rate, in [0, 1].
+    confidence : float, default 0.95
+        The level the interval is computed at.
+
+    Returns
+    -------
+    float or ndarray
+        The probability that :func:`passk.mean_pass_hat_k_ci`'s default
+        interval contains :math:`p^k`, computed exactly, one value per p.
+
+    Notes
+    -----
+    The suite's estimate is :math:`S / (T \binom{n}{k})` with
+    :math:`S = \sum_i \binom{c_i}{k}`, an integer, and the interval depends on
+    the runs only through S (and, for the all-fail bound, on whether every
+    :math:`c_i` is 0). The distribution of S is the T-fold convolution of
+    that of one task's :math:`\binom{c}{k}`, :math:`c \sim \mathrm{Binomial}(n, p)`,
+    taken by FFT, so
+
+    .. math:: \mathrm{coverage}(p) = \sum_{s} P(S = s)\,
+              \mathbf{1}\bigl[L(s) \le p^k \le U(s)\bigr]
+
+    is a finite sum: no simulation, no Monte Carlo error (the FFT's rounding
+    is below 1e-12).
+
+    Examples
+    --------
+    Ten tasks at p = 0.9, n = k = 4, where the former default covered 0.81:
+
+    >>> round(identical_suite_coverage(10, 4, 4, 0.9), 4)
+    0.9765
+    """
+    from math import comb
+
+    from scipy import stats
+
+    from .metrics import (
+        SUITE_MIN_TASKS,
+        _all_fail_upper,
+        _all_pass_lower,
+        _score_bounds,
+    )
+
+    alpha = 1.0 - _confidence(confidence)
+    t = int(_whole_numbers(tasks, "tasks", minimum=SUITE_MIN_TASKS))
+    n_ = int(_whole_numbers(n, "n", minimum=1))
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    if k_ > n_:
+        raise ValueError(f"k ({k_}) must be at most n ({n_})")
+    p_ = _probability(p)
+    flat = np.atleast_1d(p_).astype(float).ravel()
+    scale = comb(n_, k_)
+    size = t * scale + 1  # S = 0 .. T C(n, k)
+    values = np.array([comb(c, k_) for c in range(n_ + 1)])  # C(c, k) per count c
+    one = np.zeros((flat.size, scale + 1))
+    pmf_c = np.asarray(stats.binom.pmf(np.arange(n_ + 1)[None, :], n_, flat[:, None]))
+    for c, value in enumerate(values.tolist()):  # one task's distribution of C(c, k)
+        one[:, value] += pmf_c[:, c]
+    length = 1 << int(np.ceil(np.log2(size)))
+    spectrum = np.fft.rfft(one, n=length, axis=1) ** t
+    pmf = np.clip(np.fft.irfft(spectrum, n=length, axis=1)[:, :size], 0.0, None)
+    s = np.arange(size)
+    low, high = _score_bounds(s / (t * scale), t, n_, k_, alpha, bernoulli=k_ == n_)
+    low[-1] = min(low[-1], _all_pass_lower(t, n_, k_, alpha))  # S at its top: every run passed
+    truth = flat[:, None] ** k_
+    inside = (low[None, :] <= truth) & (truth <= high[None, :])
+    coverage = np.sum(pmf * inside, axis=1)
+    # S = 0 with every run failed gets the all-fail upper end, raised if needed
+    all_fail = (1.0 - flat) ** (n_ * t)
+    raised = max(float(high[0]), _all_fail_upper(t, n_, k_, alpha))
+    gained = (truth[:, 0] > high[0]) & (truth[:, 0] <= raised) & (truth[:, 0] >= low[0])
+    coverage = coverage + np.where(gained, all_fail, 0.0)
+    return _scalar_or_array(np.clip(coverage, 0.0, 1.0).reshape(np.shape(p_)))

@@ -13,7 +13,9 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -22,6 +24,7 @@ import numpy.typing as npt
 __all__ = [
     "CI_METHODS",
     "SUITE_CI_METHODS",
+    "SUITE_MIN_TASKS",
     "ConfidenceInterval",
     "SuiteInterval",
     "bootstrap_pass_hat_k_ci",
@@ -67,10 +70,31 @@ def _scalar_or_array(values: np.ndarray) -> FloatOrArray:
     return float(values) if values.ndim == 0 else values
 
 
+def _real_numbers(values: ArrayLike, name: str, what: str) -> np.ndarray:
+    """``values`` as a real numeric array, or a ValueError naming them.
+
+    The one check at the boundary for counts, probabilities and confidence
+    levels alike: booleans, strings, complex numbers and objects are refused
+    (numpy would otherwise read ``True`` as 1, ``'0.5'`` as 0.5, and drop an
+    imaginary part with only a warning). ``what`` completes the message,
+    e.g. ``'whole numbers'``.
+    """
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):  # ragged nesting and the like
+        raise ValueError(f"{name} ({values!r}) must be {what}") from None
+    if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer)
+                                   or np.issubdtype(array.dtype, np.floating)):
+        raise ValueError(f"{name} ({values!r}) must be {what}")
+    return array
+
+
+#: The largest count an int64 holds; larger counts are refused, never wrapped.
+_INT64_MAX = np.iinfo(np.int64).max
+
+
 def _whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
-    array = np.asarray(values)
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
-        raise ValueError(f"{name} ({values!r}) must be whole numbers")
+    array = _real_numbers(values, name, "whole numbers")
     if np.issubdtype(array.dtype, np.floating) and (
         not np.all(np.isfinite(array)) or np.any(array != np.round(array))
     ):
@@ -78,6 +102,12 @@ def _whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
     if np.any(array < minimum):
         bad = array[array < minimum].flat[0].item()
         raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
+    # an unsigned or float count beyond int64 would wrap round, and give NaN or worse
+    too_big = array > _INT64_MAX if np.issubdtype(array.dtype, np.unsignedinteger) else (
+        array >= 2.0**63 if np.issubdtype(array.dtype, np.floating) else np.zeros(array.shape, bool))
+    if np.any(too_big):
+        bad = array[too_big].flat[0].item()
+        raise ValueError(f"{name} ({bad!r}) must be at most {_INT64_MAX}")
     return array.astype(np.int64)
 
 
@@ -94,16 +124,17 @@ def _counts(successes: ArrayLike, total: ArrayLike) -> tuple[np.ndarray, np.ndar
 
 
 def _probability(p: ArrayLike, name: str = "p") -> np.ndarray:
-    array = np.asarray(p, dtype=float)
+    array = _real_numbers(p, name, "a probability in [0, 1]").astype(float)
     if np.any(~((array >= 0) & (array <= 1))):
         raise ValueError(f"{name} ({p!r}) must lie in [0, 1]")
     return array
 
 
 def _confidence(confidence: float) -> float:
-    if not 0 < confidence < 1:
+    level = _real_numbers(confidence, "confidence", "a number strictly between 0 and 1")
+    if level.ndim or not 0 < float(level) < 1:
         raise ValueError(f"confidence ({confidence!r}) must lie strictly between 0 and 1")
-    return float(confidence)
+    return float(level)
 
 
 # --------------------------------------------------------------------------
@@ -995,9 +1026,24 @@ _DIRECT_RESAMPLING_MAX = 4_000_000
 
 #: Methods of :func:`mean_pass_hat_k_ci`, with the label a report prints.
 SUITE_CI_METHODS: dict[str, str] = {
+    "score": "score interval (worst-case within-task variance)",
+    "union": "exact per-task Clopper–Pearson at level 1 - alpha/T, averaged",
     "studentized": "studentized normal (within-task binomial variance)",
     "t": "t over tasks",
     "percentile": "percentile bootstrap over tasks",
+}
+
+#: Fewest tasks for which the default ``'score'`` interval is used; below, the
+#: default is ``'union'``, whose level is proved for any number of tasks.
+#: ``benchmarks/bench_coverage.py`` measures ``'score'`` from T = 5 up.
+SUITE_MIN_TASKS = 5
+
+#: Why each method that does not keep its level for a fixed suite does not.
+_LEVEL_NOT_KEPT = {
+    "studentized": "it estimates each task's variance from its runs, and under-covers where "
+                   "n < 2k (0.800 measured at 95%, bench_coverage.py)",
+    "t": "it resamples tasks: its level is for tasks like these, not for these tasks",
+    "percentile": "it resamples tasks: its level is for tasks like these, not for these tasks",
 }
 
 
@@ -1013,16 +1059,24 @@ class SuiteInterval:
     ci : ConfidenceInterval
         Two-sided interval for the mean over these tasks of :math:`p_i^k`.
     method : str
-        The key of :data:`SUITE_CI_METHODS` actually used (a method that cannot
-        be computed falls back to ``'studentized'``, and ``note`` says why).
+        The key of :data:`SUITE_CI_METHODS` actually used (``'score'`` on
+        fewer than :data:`SUITE_MIN_TASKS` tasks becomes ``'union'``; ``'t'``
+        or ``'percentile'`` that cannot be computed fall back to the default;
+        ``note`` says why).
     n_tasks : int
         Tasks averaged (those with ``n >= k``).
     n_excluded : int
         Tasks left out because they have fewer than k runs.
     confidence : float
-        The two-sided confidence level.
+        The two-sided confidence level asked for.
     note : str
-        Empty, or why the method differs from the one requested.
+        Empty, or why the method differs from the one requested, or why the
+        level is not kept.
+    level_kept : bool
+        True when the interval keeps ``confidence`` for these tasks, whatever
+        their success rates (``'score'`` and ``'union'``); False for the
+        methods that do not promise it (``'studentized'``, ``'t'``,
+        ``'percentile'``), and then :attr:`level` does not print a bare "95%".
     """
 
     estimate: float
@@ -1032,11 +1086,127 @@ class SuiteInterval:
     n_excluded: int
     confidence: float
     note: str = ""
+    level_kept: bool = True
 
     @property
     def label(self) -> str:
         """The method's printable name, e.g. ``'t over tasks'``."""
         return SUITE_CI_METHODS[self.method]
+
+    @property
+    def level(self) -> str:
+        """The level as a report prints it: ``'95%'``, or ``'95% nominal, not guaranteed'``."""
+        level = f"{self.confidence:.0%}"
+        return level if self.level_kept else f"{level} nominal, not guaranteed"
+
+
+def _pass_hat_k_variance_at(n: int, k: int, p: np.ndarray) -> np.ndarray:
+    r"""The exact variance of ``C(c, k) / C(n, k)`` for ``c ~ Binomial(n, p)``, over an array of p.
+
+    ``sum_{j=1}^{k} h_j p^(2k-j) (1 - p^j)``, with ``h_j = C(k, j) C(n-k, k-j) / C(n, k)``
+    the chance that two random k-subsets of the n runs share j runs; in logs, so that
+    large n and k do not overflow. Requires ``1 <= k <= n``.
+    """
+    with np.errstate(divide="ignore"):
+        log_p = np.log(p)
+    variance = np.zeros(p.shape)
+    log_pairs = float(_log_comb(float(n), k))
+    for j in range(max(1, 2 * k - n), k + 1):  # h_j = 0 where n - k < k - j
+        log_h = float(_log_comb(float(k), j) + _log_comb(float(n - k), k - j)) - log_pairs
+        with np.errstate(invalid="ignore"):  # 0 * -inf at p = 0: the term is 0
+            term = np.exp(log_h + (2 * k - j) * log_p) * -np.expm1(j * log_p)
+        variance += np.where(p > 0, term, 0.0)
+    return variance
+
+
+@lru_cache(maxsize=256)
+def _worst_case_variance(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Vertices of the least concave majorant of :math:`\theta \mapsto v_n(\theta)`.
+
+    :math:`v_n(\theta)` is :func:`_pass_hat_k_variance_at` at :math:`p = \theta^{1/k}`.
+    Sampled at 4,001 values of p and of theta (dense where p^k changes fast), and
+    hulled from above; ``np.interp`` on the vertices gives the majorant.
+    """
+    grid = np.linspace(0.0, 1.0, 4001)
+    p = np.union1d(grid, grid ** (1.0 / k))
+    theta = p**k
+    v = _pass_hat_k_variance_at(n, k, p)
+    hull: list[int] = []  # the upper hull, left to right (Andrew's monotone chain)
+    for i in range(p.size):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (theta[b] - theta[a]) * (v[i] - v[a]) - (v[b] - v[a]) * (theta[i] - theta[a]) >= 0:
+                hull.pop()  # b lies on or below the chord from a to i
+            else:
+                break
+        hull.append(i)
+    vertices, values = theta[hull], v[hull]
+    vertices.setflags(write=False)
+    values.setflags(write=False)
+    return vertices, values
+
+
+def _score_bounds_one(x: float, gap: Callable[[np.ndarray], np.ndarray],
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``'score'`` ends for one suite mean ``x``: the roots of a convex gap function.
+
+    ``gap(theta) <= 0`` is the accepted set, an interval holding ``x`` (the gap is convex);
+    each end is found by ``brentq`` (about ten steps) and moved outwards by 1e-12.
+    """
+    from scipy import optimize
+
+    def g(theta: float) -> float:
+        return float(gap(np.array([theta]))[0])
+
+    low = 0.0 if g(0.0) <= 0 else max(0.0, optimize.brentq(g, 0.0, x, xtol=1e-14) - 1e-12)
+    high = 1.0 if g(1.0) <= 0 else min(1.0, optimize.brentq(g, x, 1.0, xtol=1e-14) + 1e-12)
+    return np.array([low]), np.array([high])
+
+
+def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
+                  alpha: float, *, bernoulli: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The ``'score'`` interval's ends for an array of suite means, by bisection.
+
+    All suites share T = ``tasks``, the fewest runs ``n_min`` and ``k``; see
+    :func:`mean_pass_hat_k_ci` for the construction. Each end is returned from
+    the outside (never too narrow by rounding). ``bernoulli``: every task has
+    exactly k runs, so T times the estimate is a count of all-pass tasks, and
+    the ends are widened where needed to Clopper–Pearson's for that count.
+    """
+    if bernoulli:
+        low, high = _score_bounds(estimate, tasks, n_min, k, alpha)
+        passed = np.rint(np.asarray(estimate, dtype=float) * tasks)
+        cp_low, cp_high = _clopper_pearson(passed, np.full(passed.shape, tasks), alpha)
+        return np.minimum(low, cp_low), np.maximum(high, cp_high)
+    from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
+
+    vertices, values = _worst_case_variance(n_min, k)
+    z = float(ndtri(1 - alpha / 2))
+    step = k / (2.0 * n_min * tasks)  # the continuity correction
+
+    x = np.asarray(estimate, dtype=float)
+
+    def gap(theta: np.ndarray) -> np.ndarray:  # <= 0 where theta is accepted
+        spread = z * np.sqrt(np.interp(theta, vertices, values) / tasks)
+        return np.abs(x - theta) - step - spread
+
+    def accepted(theta: np.ndarray) -> np.ndarray:
+        return gap(theta) <= 0
+
+    if x.size == 1:  # one suite: Brent's method on each side, ten steps instead of 112
+        return _score_bounds_one(float(x.flat[0]), gap)
+    out_low, in_low = np.zeros_like(x), x.copy()  # rejected (or 0) .. accepted
+    in_high, out_high = x.copy(), np.ones_like(x)
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (out_low + in_low)
+        ok = accepted(mid)
+        in_low, out_low = np.where(ok, mid, in_low), np.where(ok, out_low, mid)
+        mid = 0.5 * (in_high + out_high)
+        ok = accepted(mid)
+        in_high, out_high = np.where(ok, mid, in_high), np.where(ok, out_high, mid)
+    low = np.where(accepted(np.zeros_like(x)), 0.0, out_low)
+    high = np.where(accepted(np.ones_like(x)), 1.0, out_high)
+    return low, high
 
 
 def _posterior_variance(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
@@ -1142,7 +1312,7 @@ def mean_pass_hat_k_ci(
     k: int,
     *,
     confidence: float = 0.95,
-    method: str = "studentized",
+    method: str = "score",
     rng: int | np.random.Generator | None = None,
     n_resamples: int = 9999,
 ) -> SuiteInterval:
@@ -1157,8 +1327,9 @@ def mean_pass_hat_k_ci(
         out, and counted in ``n_excluded``.
     confidence : float, default 0.95
         Two-sided confidence level.
-    method : {'studentized', 't', 'percentile'}, default 'studentized'
+    method : {'score', 'union', 'studentized', 't', 'percentile'}, default 'score'
         See Notes. :data:`SUITE_CI_METHODS` holds the printable labels.
+        ``'score'`` on fewer than :data:`SUITE_MIN_TASKS` tasks is ``'union'``.
     rng : int, numpy.random.Generator or None
         Seed or generator for ``'percentile'`` (passed to
         :func:`numpy.random.default_rng`); the other methods draw nothing.
@@ -1169,35 +1340,81 @@ def mean_pass_hat_k_ci(
     -------
     SuiteInterval
         The estimate, the interval (clipped to [0, 1]), the method used, the
-        numbers of tasks kept and left out.
+        numbers of tasks kept and left out, and whether the level is kept
+        (``level_kept``; ``level`` is the text a report prints).
 
     Notes
     -----
     **Estimand.** The T tasks are the suite, fixed; the runs are the random
-    part. The target is :math:`\theta = \frac1T \sum_i p_i^k`, estimated
-    without bias by the mean :math:`\bar\theta` of the per-task
-    :func:`estimate_pass_hat_k`, whose variance is
-    :math:`\frac{1}{T^2}\sum_i \operatorname{Var}\hat\theta_i`.
+    part. The target is :math:`\theta = \frac1T \sum_i \theta_i`,
+    :math:`\theta_i = p_i^k`, estimated without bias by the mean
+    :math:`\bar\theta` of the per-task :func:`estimate_pass_hat_k`
+    :math:`\hat\theta_i = \binom{c_i}{k}/\binom{n_i}{k}`.
 
-    ``'studentized'`` (default):
-    :math:`\bar\theta \pm z_{1-\alpha/2} \sqrt{\sum_i V_i} / T` with
+    ``'score'`` (default): no variance is estimated from the runs. The exact
+    variance of :math:`\hat\theta_i` is a known function of :math:`\theta_i`,
 
-    .. math:: V_i = \max\bigl(\hat V_i,\ E_{p \sim \mathrm{Beta}(c_i+\frac12,
-              n_i-c_i+\frac12)} \operatorname{Var}(\hat\theta_i \mid p)\bigr),
+    .. math:: v_n(\theta) = \sum_{j=1}^{k}
+              \frac{\binom{k}{j}\binom{n-k}{k-j}}{\binom{n}{k}}
+              \bigl(p^{2k-j} - p^{2k}\bigr), \qquad p = \theta^{1/k},
 
-    the larger of the unbiased :func:`estimate_pass_hat_k_variance` (where
-    :math:`n_i \ge 2k`) and the Jeffreys posterior mean of the exact
-    binomial variance. Each guards the other's failure: the unbiased
-    estimate is 0 for a task that passed every run (or fewer than k), though
-    its p may be 0.98, and it is noisy; the posterior mean is never 0 (a
-    suite that passed every run still gets an interval of positive width
-    below 1), but runs low for p in the middle at small n. Where
-    :math:`n_i < 2k` no unbiased estimate exists (see
-    :func:`estimate_pass_hat_k_variance`) and only the posterior mean is
-    used: the Monte Carlo study in ``benchmarks/bench_coverage.py`` shows
-    coverage of at least 0.97 on tau-bench-like suites (n = 4, k = 4), but
-    0.84 on a suite of 50 tasks that all have p = 0.8 (n = 4, k = 4); with
-    n >= 2k the lowest coverage seen there is 0.94.
+    non-increasing in n. With :math:`\bar v` its least concave majorant in
+    :math:`\theta` (computed on a grid), Jensen's inequality bounds the
+    variance of the mean under the hypothesis :math:`\theta = \theta_0`,
+    whatever the individual :math:`\theta_i`:
+
+    .. math:: \operatorname{Var}\bar\theta = \frac{1}{T^2}\sum_i v_{n_i}(\theta_i)
+              \le \frac{1}{T}\,\bar v_{n_{\min}}(\theta_0)
+              \le \frac{k}{n_{\min}}\,\frac{\theta_0 (1-\theta_0)}{T}
+
+    (the last step is Hoeffding's bound on a U-statistic's variance; with
+    k = n it is an equality and :math:`\hat\theta_i` is a Bernoulli
+    variable). The interval inverts the test that uses this bound, with a
+    continuity correction of half the estimate's step near 1:
+
+    .. math:: \Bigl\{\theta_0 :\ |\bar\theta - \theta_0|
+              - \frac{k}{2 n_{\min} T}
+              \le z_{1-\alpha/2}\sqrt{\bar v_{n_{\min}}(\theta_0) / T}\Bigr\},
+
+    an interval because the left side is convex in :math:`\theta_0` and
+    the right side concave. When every task has exactly k runs each
+    :math:`\hat\theta_i` is 0 or 1, the inequality above is the
+    continuity-corrected Wilson interval for :math:`T\bar\theta` all-pass
+    tasks out of T, and the interval is widened where needed to hold the
+    Clopper–Pearson interval for that count too (Wilson's alone dips to
+    0.949 near :math:`\theta = 0`). Nothing here needs an estimate of :math:`p^{2k}`, which has no
+    unbiased estimator from n < 2k runs (see
+    :func:`estimate_pass_hat_k_variance`). The price is width where the
+    tasks differ: their variances sum to less than the bound.
+    ``benchmarks/bench_coverage.py`` measures its coverage by seeded Monte
+    Carlo on identical tasks (p = 0.5 to 0.99), Beta(4, 1), Beta(1/2, 1/2),
+    Uniform(0, 1) and tau-bench's own rates, T = 5 to 200, n = 2 to 12,
+    k = 1 to n: at 95% the lowest of its 3,850 cells is 0.948 (s.e. 0.002),
+    where the former default ``'studentized'`` fell to 0.800; on identical
+    tasks, where it is computed exactly
+    (:func:`passk.coverage.identical_suite_coverage`), it is at least 0.9503
+    for p from 0.02 to 0.998. Its median width there is 1.03 to 1.22 times
+    the former default's on identical tasks and 1.36 to 1.83 times on mixed
+    ones.
+
+    ``'union'``, the default on fewer than :data:`SUITE_MIN_TASKS` tasks:
+    each task's exact interval :math:`[L_i, U_i]` for :math:`p_i^k`
+    (:func:`pass_hat_k_ci`) at level :math:`1 - \alpha/T`, averaged:
+    :math:`[\frac1T\sum L_i, \frac1T\sum U_i]`. By the union bound every
+    :math:`p_i^k` is inside its own interval with probability at least
+    :math:`1-\alpha`, and then the mean is inside the averaged one: the
+    level is proved for any T, a single task included (it is then the
+    task's own exact interval), at the cost of width.
+
+    ``'studentized'`` (the former default):
+    :math:`\bar\theta \pm z_{1-\alpha/2} \sqrt{\sum_i V_i} / T`, with
+    :math:`V_i` the larger of the unbiased
+    :func:`estimate_pass_hat_k_variance` (where :math:`n_i \ge 2k`) and the
+    Jeffreys posterior mean of the exact variance. It estimates each task's
+    variance from that task's runs, and those estimates are too small where
+    n < 2k: at 95% its coverage is 0.81 on 10 tasks at p = 0.9 with
+    n = k = 4 (issue 17), and as low as 0.800 in ``bench_coverage.py``'s grid,
+    so ``level_kept`` is False.
 
     ``'t'``: :math:`\bar\theta \pm t_{T-1,\,1-\alpha/2}\, s / \sqrt T`
     with s the standard deviation of the :math:`\hat\theta_i` over tasks
@@ -1205,12 +1422,11 @@ def mean_pass_hat_k_ci(
     percentile bootstrap over tasks [2]_ (tasks resampled with replacement,
     done exactly as a multinomial over the distinct per-task values, so
     :math:`10^5` tasks cost no more than 100). Both treat the tasks as a
-    sample from a larger population: they include the spread *between*
-    tasks, so for the fixed suite they are wide (coverage near 1), and they
-    answer a different question, "tasks like these". When all tasks have the
-    same estimate (a suite that passed everything) their spread is 0 and
-    their width would be 0, which is not honest: they fall back to
-    ``'studentized'`` and say so in ``note``.
+    sample from a larger population and answer a different question,
+    "tasks like these"; for these tasks they promise nothing
+    (``level_kept`` is False). When all tasks have the same estimate their
+    spread is 0 and so would be their width: they fall back to the default
+    and say so in ``note``.
 
     **A suite with no spread.** If every task passed every run, no lower end
     above :math:`(\alpha/2)^{k/(T n_{\min})}` is justified: for any suite with
@@ -1228,20 +1444,27 @@ def mean_pass_hat_k_ci(
        Chapman & Hall, 1993.
     .. [3] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
        Language Model Evaluations", arXiv:2411.00640, 2024.
-    .. [4] H. Jeffreys, *Theory of Probability*, 1939 (the Beta(1/2, 1/2) prior).
+    .. [4] W. Hoeffding, "A class of statistics with asymptotically normal
+       distribution", Annals of Mathematical Statistics 19(3), 293–325, 1948
+       (the variance of a U-statistic, and its bound k/n times the kernel's).
+    .. [5] E. B. Wilson, "Probable inference, the law of succession, and
+       statistical inference", JASA 22(158), 209–212, 1927.
 
     Examples
     --------
     >>> result = mean_pass_hat_k_ci([12, 12, 0, 7, 10], [12, 12, 12, 12, 12], 2)
     >>> round(result.estimate, 4), [round(x, 4) for x in result.ci], result.n_tasks
-    (0.6, [0.4823, 0.7177], 5)
-    >>> result.label
-    'studentized normal (within-task binomial variance)'
+    (0.6, [0.4243, 0.7639], 5)
+    >>> result.label, result.level
+    ('score interval (worst-case within-task variance)', '95%')
     >>> mean_pass_hat_k_ci([3, 1], [3, 4], 4).n_excluded
     1
+    >>> few = mean_pass_hat_k_ci([4, 3], [4, 4], 2)
+    >>> few.method, [round(x, 4) for x in few.ci]
+    ('union', [0.0675, 0.9969])
+    >>> mean_pass_hat_k_ci([4, 3, 2, 4, 1], 4, 4, method="t").level
+    '95% nominal, not guaranteed'
     """
-    from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
-
     alpha = 1.0 - _confidence(confidence)
     if method not in SUITE_CI_METHODS:
         raise ValueError(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
@@ -1256,10 +1479,11 @@ def mean_pass_hat_k_ci(
     n_excluded = int(np.count_nonzero(~kept))
     c, n = c[kept], n[kept]
     t = c.size
+    level = float(confidence)
     if t == 0:
         nan = float("nan")
         return SuiteInterval(nan, ConfidenceInterval(nan, nan), method, 0, n_excluded,
-                             float(confidence), "no task has at least k runs")
+                             level, "no task has at least k runs")
     # everything depends on (c, n) only: compute once per distinct pair
     keys, counts = np.unique(c * (int(n.max()) + 1) + n, return_counts=True)
     pc, pn = np.divmod(keys, int(n.max()) + 1)
@@ -1267,22 +1491,33 @@ def mean_pass_hat_k_ci(
     estimate = float(np.dot(counts, values) / t)
 
     note = ""
-    if method != "studentized":
+    if method in ("t", "percentile"):
         spread = values.max() - values.min()
         if t < 2 or spread == 0:
             note = (f"{SUITE_CI_METHODS[method]} needs two tasks with different estimates; "
-                    f"{SUITE_CI_METHODS['studentized']} used instead")
-            method = "studentized"
-    if method == "studentized":
+                    f"the default used instead")
+            method = "score"
+    if method == "score" and t < SUITE_MIN_TASKS:
+        note = (f"{t} task(s), fewer than {SUITE_MIN_TASKS}, where the score interval is not "
+                f"measured: {SUITE_CI_METHODS['union']}" + (f"; {note}" if note else ""))
+        method = "union"
+    n_min = int(pn.min())
+    if method == "score":
+        low_a, high_a = _score_bounds(np.array([estimate]), t, n_min, k_int, alpha,
+                                      bernoulli=bool(np.all(pn == k_int)))
+        low, high = float(low_a[0]), float(high_a[0])
+    elif method == "union":
+        ends = pass_hat_k_ci(pc, pn, k_int, confidence=1.0 - alpha / t)
+        low = float(np.dot(counts, ends.low) / t)
+        high = float(np.dot(counts, ends.high) / t)
+    elif method == "studentized":
+        from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
+
         posterior = _posterior_variance(pc, pn, k_int)
         unbiased = np.asarray(estimate_pass_hat_k_variance(pc, pn, k_int), dtype=float)
         per_pair = np.fmax(posterior, unbiased)  # fmax: NaN (n < 2k) leaves the posterior
         half = ndtri(1 - alpha / 2) * np.sqrt(np.dot(counts, per_pair)) / t
         low, high = estimate - half, estimate + half
-        if np.all(pc == pn):  # every run of every task passed
-            low = min(low, _all_pass_lower(t, int(pn.min()), k_int, alpha))
-        if np.all(pc == 0):  # every run of every task failed
-            high = max(high, _all_fail_upper(t, int(pn.min()), k_int, alpha))
     elif method == "t":
         deviation = values - estimate
         s = np.sqrt(np.dot(counts, deviation * deviation) / (t - 1))
@@ -1293,5 +1528,14 @@ def mean_pass_hat_k_ci(
     else:
         means = _bootstrap_means(values, counts, n_resamples, np.random.default_rng(rng))
         low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    if method in ("score", "studentized"):
+        if np.all(pc == pn):  # every run of every task passed
+            low = min(low, _all_pass_lower(t, n_min, k_int, alpha))
+        if np.all(pc == 0):  # every run of every task failed
+            high = max(high, _all_fail_upper(t, n_min, k_int, alpha))
+    kept_level = method not in _LEVEL_NOT_KEPT
+    if not kept_level:
+        why = f"level not guaranteed: {_LEVEL_NOT_KEPT[method]}"
+        note = f"{note}; {why}" if note else why
     ci = ConfidenceInterval(float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0)))
-    return SuiteInterval(estimate, ci, method, t, n_excluded, float(confidence), note)
+    return SuiteInterval(estimate, ci, method, t, n_excluded, level, note, kept_level)

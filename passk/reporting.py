@@ -70,6 +70,10 @@ class Curve:
         rise with k because its task set shrank).
     method : str
         The interval's method, in words.
+    level : str
+        The level as printed: ``'95%'``, or ``'95% nominal, not guaranteed'``
+        when some k's interval does not keep it (see
+        :attr:`passk.metrics.SuiteInterval.level`).
     """
 
     ks: np.ndarray
@@ -80,6 +84,7 @@ class Curve:
     tasks: int
     left_out: int
     method: str
+    level: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The curve in the report JSON, at full precision."""
@@ -92,6 +97,7 @@ class Curve:
             "tasks": self.tasks,
             "tasks_left_out": self.left_out,
             "interval": self.method,
+            "interval_level": self.level,
         }
 
 
@@ -199,17 +205,23 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
     at = np.full(kmax, np.nan)
     hat_ci = np.full((kmax, 2), np.nan)
     at_ci = np.full((kmax, 2), np.nan)
-    method = ""
+    labels: list[str] = []
+    kept = True
     if c.size:
         for j, k in enumerate(ks.tolist()):
             h = mean_pass_hat_k_ci(c, n, k, confidence=confidence)
             f = mean_pass_hat_k_ci(n - c, n, k, confidence=confidence)  # failures' pass^k
             hat[j], hat_ci[j] = h.estimate, (h.ci.low, h.ci.high)
             at[j], at_ci[j] = 1 - f.estimate, (1 - f.ci.high, 1 - f.ci.low)
-            # the interval is for the mean over these tasks (their runs are the noise),
-            # not for tasks like them: the paired comparison (passk.compare) is for that
-            method = f"{h.label}, for these tasks"
-    return Curve(ks, at, hat, at_ci, hat_ci, int(c.size), int((~keep).sum()), method)
+            kept = kept and h.level_kept and f.level_kept
+            if h.label not in labels:
+                labels.append(h.label)
+    # the interval is for the mean over these tasks (their runs are the noise),
+    # not for tasks like them: the paired comparison (passk.compare) is for that
+    method = f"{' / '.join(labels)}, for these tasks" if labels else ""
+    level = f"{confidence:.0%}" + ("" if kept else " nominal, not guaranteed")
+    return Curve(ks, at, hat, at_ci, hat_ci, int(c.size), int((~keep).sum()), method,
+                 level if labels else "")
 
 
 # --------------------------------------------------------------------------
@@ -356,10 +368,11 @@ def format_curve(fr: FileReport, *, markdown: bool = False) -> str:
     """The suite's pass@k and pass^k by k, each with its interval over tasks."""
     cv = fr.curve
     conf = f"{fr.options.get('confidence', 0.95):.0%}"
+    level = cv.level or conf
     kmax = int(cv.ks[-1]) if cv.ks.size else 0
     left = (f"; {cv.left_out} task(s) with fewer than {kmax} runs left out of every k"
             if cv.left_out else "")
-    how = (f"{conf} {cv.method}" if cv.method else
+    how = (f"{level} {cv.method}" if cv.method else
            f"no {conf} interval: no task has {kmax} counted runs to estimate from")
     title = (f"suite of {cv.tasks} tasks, the same for every k, pass@k and pass^k by k "
              f"({how}){left}:")

@@ -187,3 +187,76 @@ def test_bad_input_names_the_value(kwargs, message):
     for function in (exact_coverage, expected_width):
         with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
             function(**kwargs)
+
+
+# --------------------------------------------------------------------------
+# the suite interval on identical tasks, exactly
+# --------------------------------------------------------------------------
+
+
+def suite_brute_force(tasks: int, n: int, k: int, p: float) -> float:
+    """Coverage of passk.mean_pass_hat_k_ci's default, summed over every multiset of counts.
+
+    Each multiset of T counts in 0..n has multinomial weight times the product of binomial
+    probabilities; the interval comes from the public function itself.
+    """
+    from itertools import combinations_with_replacement
+
+    from passk.metrics import mean_pass_hat_k_ci
+
+    pmf = stats.binom.pmf(np.arange(n + 1), n, p)
+    total = 0.0
+    for counts in combinations_with_replacement(range(n + 1), tasks):
+        ways = math.factorial(tasks)
+        for c in set(counts):
+            ways //= math.factorial(counts.count(c))
+        ci = mean_pass_hat_k_ci(list(counts), n, k).ci
+        if ci.low <= p**k <= ci.high:
+            total += ways * float(np.prod(pmf[list(counts)]))
+    return total
+
+
+@pytest.mark.parametrize("tasks,n,k", [(5, 2, 2), (5, 3, 2), (5, 4, 1), (5, 4, 3)])
+@pytest.mark.parametrize("p", [0.35, 0.8, 0.97])
+def test_identical_suite_coverage_equals_brute_force(tasks, n, k, p):
+    from passk.coverage import identical_suite_coverage
+
+    assert identical_suite_coverage(tasks, n, k, p) == pytest.approx(
+        suite_brute_force(tasks, n, k, p), abs=1e-9)
+
+
+@pytest.mark.parametrize("tasks,n,k,p", [
+    (10, 4, 4, 0.9),   # issue 17: 0.81 with the former default
+    (50, 3, 2, 0.8),   # 0.85-0.87
+    (5, 4, 1, 0.8),    # few tasks, n >= 2k: 0.92
+    (5, 2, 2, 0.99),   # few tasks, k = n, near 1: a normal interval without correction fails
+    (200, 4, 4, 0.9),  # identical tasks with n < 2k: 0.84-0.87 whatever T
+])
+def test_default_suite_interval_keeps_its_level_on_the_issues_cells(tasks, n, k, p):
+    from passk.coverage import identical_suite_coverage
+
+    assert identical_suite_coverage(tasks, n, k, p) >= 0.95
+
+
+@pytest.mark.slow
+def test_default_suite_interval_keeps_its_level_on_identical_tasks_over_a_grid():
+    """Exact, over p = 0.05..0.995, T = 5, 10, 20, n = 2..8, k = 1..n (a part of
+    bench_coverage.py's section (c), which covers T up to 200 and n up to 12)."""
+    from passk.coverage import identical_suite_coverage
+
+    p = np.linspace(0.05, 0.995, 20)
+    worst = min(float(np.min(identical_suite_coverage(t, n, k, p)))
+                for t in (5, 10, 20) for n in range(2, 9) for k in range(1, n + 1))
+    assert worst >= 0.95
+
+
+def test_identical_suite_coverage_validates():
+    from passk.coverage import identical_suite_coverage
+
+    with pytest.raises(ValueError, match=r"tasks \(4\) must be at least 5"):
+        identical_suite_coverage(4, 4, 2, 0.5)
+    with pytest.raises(ValueError, match=r"k \(5\) must be at most n \(4\)"):
+        identical_suite_coverage(5, 4, 5, 0.5)
+    with pytest.raises(ValueError, match=r"p \(1.5\)"):
+        identical_suite_coverage(5, 4, 2, 1.5)
+    assert np.shape(identical_suite_coverage(5, 4, 2, [[0.5, 0.6]])) == (1, 2)

@@ -229,3 +229,43 @@ def test_an_incomplete_run_fails_closed_unless_accepted(tmp_path, capsys):
     path.write_text("".join(json.dumps({"task_id": "t", "trial": j, "success": True}) + "\n"
                             for j in range(5)))
     assert main(["gate", str(path), "--accept-incomplete"]) == 0  # nothing to accept: no effect
+
+
+# --------------------------------------------------------------------------
+# the curve's interval says what it is, and whether its level holds
+# --------------------------------------------------------------------------
+
+
+def test_the_curve_names_its_interval_and_level():
+    from dataclasses import replace
+
+    from passk.reporting import format_curve
+
+    many = [Run(f"t{i}", j < i % 5, j) for i in range(20) for j in range(4)]
+    fr = build_report(results_from_runs(many), k=4, min_overall_pass_hat_k=0.0)
+    text = format_curve(fr)
+    assert ("(95% score interval (worst-case within-task variance), for these tasks):"
+            in text)
+    assert fr.to_dict()["curve"]["interval_level"] == "95%"
+    few = [Run(f"t{i}", j < i + 1, j) for i in range(3) for j in range(4)]
+    small = build_report(results_from_runs(few), k=4, min_overall_pass_hat_k=0.0)
+    assert ("(95% exact per-task Clopper–Pearson at level 1 - alpha/T, averaged, for these "
+            "tasks)" in format_curve(small))
+    # a level that is not kept is never printed as a bare "95%"
+    unkept = replace(fr, curve=replace(fr.curve, level="95% nominal, not guaranteed"))
+    assert "(95% nominal, not guaranteed score interval" in format_curve(unkept)
+
+
+@needs_tau
+def test_tau_bench_curve_intervals_hold_the_score_construction(capsys):
+    """pass^4 with n = k = 4 on tau-bench: 10 of 50 tasks passed all four trials, so the
+    interval holds both Clopper-Pearson's for 10 of 50 (scipy) and the estimate 0.2."""
+    from scipy import stats
+
+    assert main(["report", str(TAU_FILE), "--json"]) == 0
+    curve = json.loads(capsys.readouterr().out)["curve"]
+    low, high = curve["pass_hat_k_ci"][3]
+    cp = stats.binomtest(10, 50).proportion_ci(confidence_level=0.95, method="exact")
+    assert low <= cp.low + 1e-9 and high >= cp.high - 1e-9  # scipy and passk agree to 1e-12
+    assert curve["pass_hat_k"][3] == pytest.approx(0.2) and low < 0.2 < high
+    assert curve["interval_level"] == "95%"
