@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
-from book_page import PAGE_READING, pipe_rows, raw_markup  # noqa: E402
-from offline_browser import CHROMIUM, CHROMIUM_ARGS, watch  # noqa: E402
+from book_page import PAGE_READING, pipe_rows, raw_markup
+from offline_browser import CHROMIUM, CHROMIUM_ARGS, watch
 
 VIEWPORT = {"width": 1280, "height": 900}
 WAIT_FOR_MATH = """
