@@ -7,7 +7,8 @@ For every page of ``_toc.yml``, opened in offline headless Chromium at 1280 px w
 pipe-table rows in the text outside code (what a reader sees as ``| a | b |`` instead
 of a table), the other raw markup (code fences, unrendered roles and directives), the
 page's height in px, and the share of that height taken by code cells (input and
-output, as laid out, folded parts folded). The definitions are those of
+output, as laid out, folded parts folded), and the output tables too wide for the page
+(they scroll sideways). The definitions are those of
 ``tests/helpers/book_page.py``, which the browser test asserts on. Build the book first
 (``jupyter-book build . -W -n --keep-going``).
 """
@@ -78,6 +79,7 @@ def measure(html_dir: Path) -> list[dict]:
                     "page_px": seen["page_px"],
                     "code_px": seen["code_px"],
                     "code_share": round(seen["code_px"] / seen["page_px"], 3),
+                    "wide_tables": seen["wide_tables"],
                 })
             browser.close()
     finally:
@@ -101,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(f"{'page':48} {'pipe rows':>9} {'other raw':>9} {'height px':>9} "
-          f"{'code px':>8} {'code':>5}")
+          f"{'code px':>8} {'code':>5} {'wide tables':>11}")
     for r in rows:
         print(f"{r['page']:48} {r['pipe_rows']:9d} {r['other_raw']:9d} {r['page_px']:9d} "
-              f"{r['code_px']:8d} {r['code_share']:5.0%}")
+              f"{r['code_px']:8d} {r['code_share']:5.0%} {r['wide_tables']:11d}")
     total = {k: sum(r[k] for r in rows) for k in ("pipe_rows", "other_raw", "page_px", "code_px")}
     print(f"{'all pages':48} {total['pipe_rows']:9d} {total['other_raw']:9d} "
           f"{total['page_px']:9d} {total['code_px']:8d} "

@@ -21,6 +21,8 @@ something else:
 *Exercises*: the number of every sphinx-exercise admonition in page order, and the
 numbers of those that sit inside a solution (a solution's dropdown hides them).
 
+*Wide tables*: output tables wider than their cell's box, which scroll sideways.
+
 *Size* at the viewport's width: the page's height in px, and the summed height of the
 article's top-level code cells (``div.cell``: input and output, as laid out, folded
 parts folded), so that ``code_px / page_px`` is the share of the page that is code.
@@ -67,6 +69,10 @@ PAGE_READING = r"""
   const cells = Array.from(article.querySelectorAll('div.cell'))
     .filter(c => !c.parentElement.closest('div.cell'));
   const code_px = Math.round(cells.reduce((s, c) => s + c.getBoundingClientRect().height, 0));
+  // output tables wider than their box (they scroll sideways)
+  const wide_tables = Array.from(article.querySelectorAll('div.cell_output table'))
+    .filter(t => t.getBoundingClientRect().width >
+                 t.closest('div.cell_output').clientWidth + 1).length;
   // exercises, in page order
   const exercises = Array.from(article.querySelectorAll('div.exercise')).map(ex => {
     const num = ex.querySelector('.caption-number');
@@ -90,6 +96,7 @@ PAGE_READING = r"""
     el.before(document.createTextNode('\n'));
     el.after(document.createTextNode('\n'));
   });
-  return {page_px, code_px, cells: cells.length, exercises, text: clone.textContent};
+  return {page_px, code_px, cells: cells.length, wide_tables, exercises,
+          text: clone.textContent};
 }
 """
