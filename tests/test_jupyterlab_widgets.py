@@ -305,6 +305,15 @@ _IMG_SRC = """
 """
 
 
+def _unresolved_figure_reference(console_error: str) -> bool:
+    """jupyterlab-myst's log line for a reference it cannot resolve: it renders each
+    Markdown cell, and a figure labelled in a code cell's metadata (``mystnb.figure``,
+    for the book) is unknown to it, so it logs "Cross reference target was not found"
+    and shows the label. Not an error in the page: the book resolves these."""
+    return ("Cross reference target was not found" in console_error
+            and "/jupyterlab-myst/" in console_error)
+
+
 def _short(src: str | None) -> str:
     if src is None:
         return "None"
@@ -513,7 +522,8 @@ def test_sliders_redraw_live_in_jupyterlab(notebook, lab_server, browser, tmp_pa
     assert not seen.outside, ("requests that left 127.0.0.1 (all aborted): "
                               f"{sorted(set(seen.outside))}")
     assert not seen.page_errors, f"uncaught page errors: {seen.page_errors}"
-    assert not seen.console_errors, f"browser console errors: {seen.console_errors}"
+    errors = [e for e in seen.console_errors if not _unresolved_figure_reference(e)]
+    assert not errors, f"browser console errors: {errors}"
 
 
 # Per cell, in notebook order: its type, its rendered Markdown text (markdown cells),
