@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Build the book: set up whatever is missing (scripts/setup.sh, idempotent), then run
-# every notebook and build the HTML with any warning an error. Extra arguments go to
+# Build the book: set up whatever is missing (scripts/setup.sh, idempotent), then build
+# the HTML with any warning an error. The build renders the outputs stored in the
+# notebooks (execute_notebooks: "off" in _config.yml); it does not run them. The test
+# command (scripts/test.sh) re-executes every notebook with nbval and fails when a stored
+# output differs, which keeps what the book shows current. Extra arguments go to
 # jupyter-book. The book lands in _build/html/index.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every test: unit tests, doctests (package and README), every notebook re-executed
+# Run every test: the workflow checked by actionlint, unit tests, doctests (package and
+# README), the README's shell examples run and compared, every notebook re-executed
 # and compared with its stored outputs (nbval), and every built page in offline headless
 # Chromium (after scripts/book.sh; the browser test builds the book itself if it is
 # missing). Works from a fresh shell: no need to activate .venv. Extra arguments go to
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh >/dev/null
 export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activate
-ruff check passk tests benchmarks scripts   # lint (rules: ruff's defaults, pinned ruff)
+ruff check passk tests benchmarks scripts _ext   # lint (rules: ruff's defaults, pinned ruff)
 mypy passk                                  # types, with scipy-stubs and types-tqdm
-pytest --nbval "$@"
+actionlint                                  # .github/workflows/*.yml (the lint extra; offline)
+pytest --nbval -rs "$@"                     # -rs: every skip says why

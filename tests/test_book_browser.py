@@ -14,6 +14,14 @@ For each HTML page of ``_build/html`` (one parametrized test per page) this asse
   with ``mathcolor="red"``; both are found by walking MathJax's own internal MathML of
   every typeset formula, and in the DOM as ``mjx-merror`` or red text). The book's
   macros are defined in ``_config.yml`` (``mathjax3_config``);
+* the text a reader sees outside code (folded cells and closed solutions included)
+  holds no raw Markdown: no pipe-table row (``| a | b |``, ``|---|``), no code fence,
+  no unrendered role or directive (``{glue:text}`x` ``, ``{ref}``, ``{exercise}``...);
+  the definitions are in ``tests/helpers/book_page.py``, shared with
+  ``scripts/page_metrics.py`` (``test_page_shows_no_raw_markdown``);
+* the exercises a reader sees without opening anything are numbered without a gap
+  (page N has Exercise N.1, N.2, ...), and no exercise sits inside a solution, whose
+  dropdown would hide it (``test_exercises_numbered_and_outside_solutions``);
 * exactly one search box is visible, at 1280 px and at 800 px wide (the theme shows a
   field in the sidebar on wide screens and an icon in the header on narrow ones).
 
@@ -61,6 +69,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from book_page import PAGE_READING, raw_markup
 from offline_browser import CHROMIUM, CHROMIUM_ARGS, watch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -364,6 +373,7 @@ def _visit(browser, site_url: str, page_path: str) -> dict:
             "math": page.evaluate(_MATH_STATE),
             "search": page.evaluate(_SEARCH_BOXES),
             "chinese": page.evaluate(_CHINESE_GLYPHS),
+            "reading": page.evaluate(PAGE_READING),
         }
         shot = SCREENSHOTS / Path(page_path).with_suffix(".png")
         shot.parent.mkdir(parents=True, exist_ok=True)
@@ -426,6 +436,53 @@ def test_page_renders_offline(page_path, visit):
                          (NARROW_VIEWPORT["width"], seen["search_narrow"])):
         if len(boxes) != 1:
             problems.append(f"{len(boxes)} search boxes visible at {width} px, not 1: {boxes}")
+    assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_shows_no_raw_markdown(page_path, visit):
+    raw = raw_markup(visit(page_path)["reading"]["text"])
+    assert not raw, (
+        f"{page_path}: {len(raw)} lines of the text outside code are raw Markdown "
+        "(a Markdown output not rendered, a fence closed at the end of a prose line, a "
+        "role misspelt...):\n  " + "\n  ".join(raw[:30])
+    )
+
+
+def test_raw_markdown_check_fails():
+    """The raw-Markdown check can fail: what commonmark made of a table, a fence left at
+    the end of a line and a role in a plain output are reported; prose is not."""
+    found = raw_markup(
+        "| task | p |\n|---|---:|\n| a | 0.5 |\nonly by the step rule. ```\n"
+        "the rate is {glue:text}`p_hat_03:.3f` here\n{exercise} Ten tries\n"
+        "pass@k | pass^k are two numbers; the set {a, b} and a|b are prose."
+    )
+    kinds = [f.split(":")[0] for f in found]
+    assert kinds == ["pipe row"] * 3 + ["code fence"] + ["unrendered role or directive"] * 2, found
+
+
+def _chapter_of(page_path: str) -> int | None:
+    """The number the toc gives a page (1 for the first chapter), None for the rest."""
+    files = [f"{Path(f).with_suffix('').as_posix()}.html" for f in _toc_files()]
+    return files.index(page_path) if page_path in files[1:] else None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page_path", PAGES)
+def test_exercises_numbered_and_outside_solutions(page_path, visit):
+    exercises = visit(page_path)["reading"]["exercises"]
+    nested = [e["number"] for e in exercises if e["in_solution"]]
+    visible = [e["number"] for e in exercises if not e["in_solution"]]
+    chapter = _chapter_of(page_path)
+    expected = [f"{chapter}.{i}" for i in range(1, len(visible) + 1)] if chapter else []
+    problems = []
+    if nested:
+        problems.append(f"exercises inside a solution's dropdown (hidden until the "
+                        f"solution is opened): {nested}")
+    if visible != expected:
+        problems.append(f"the exercises a reader sees are numbered {visible}, not "
+                        f"{expected}")
     assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
 
 

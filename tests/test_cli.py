@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import TAU_BENCH_MISSING
 
 from passk.cli import main
 from passk.planning import plan_tasks
@@ -71,7 +72,7 @@ def test_report_default_k_is_smallest_n(capsys):
     assert payload["k"] == 3 and payload["curve"]["k"] == [1, 2, 3]
 
 
-@pytest.mark.skipif(not TAU_FILE.is_file(), reason=f"the real tau-bench run is not at {TAU_FILE}")
+@pytest.mark.skipif(not TAU_FILE.is_file(), reason=TAU_BENCH_MISSING)
 def test_report_on_real_tau_bench_run(capsys):
     assert main(["report", str(TAU_FILE), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import TAU_BENCH_MISSING
 
 from passk.formats import detect_format, read_inspect, read_tau2, read_tau_bench
 from passk.io import ResultsError, read_results
@@ -20,7 +21,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TAU_DIR = Path(__file__).resolve().parents[1].parent / "shared/data/tau-bench"
 TAU_FILE = TAU_DIR / "gpt-4o-airline.json"
 needs_tau = pytest.mark.skipif(not TAU_FILE.is_file(),
-                               reason=f"the real tau-bench run is not at {TAU_FILE}")
+                               reason=TAU_BENCH_MISSING)
 
 
 def write(tmp_path: Path, name: str, payload: object | str) -> Path:

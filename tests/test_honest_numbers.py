@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import TAU_BENCH_MISSING
 
 from passk.cli import main
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
@@ -20,7 +21,7 @@ from passk.runner import run_suite
 from passk.stability import CLASS_THRESHOLD, classify, suite_report
 
 TAU_FILE = Path(__file__).resolve().parents[1].parent / "shared/data/tau-bench/gpt-4o-airline.json"
-needs_tau = pytest.mark.skipif(not TAU_FILE.is_file(), reason=f"no tau-bench run at {TAU_FILE}")
+needs_tau = pytest.mark.skipif(not TAU_FILE.is_file(), reason=TAU_BENCH_MISSING)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_data import TAU_BENCH_MISSING
 
 from passk.io import read_results
 from passk.reporting import build_report
@@ -31,8 +32,7 @@ LEADERBOARD = (0.420, 0.273, 0.220, 0.200)  # tau-bench README, airline, TC (gpt
 
 needs_original = pytest.mark.skipif(
     not ORIGINAL.is_file(),
-    reason=f"tau-bench's original run is not at {ORIGINAL} (the project's shared data "
-           "folder); the shipped copy cannot be re-derived here")
+    reason=TAU_BENCH_MISSING)
 
 
 def derive_module():

@@ -1,0 +1,68 @@
+"""The README's shell sessions run as written, and print what the README shows.
+
+Every ```` ```console ```` block of README.md is run by
+``scripts/update_readme_outputs.py``'s runner (one bash process per block, from a fresh
+directory that holds the repository's files, so "from the repository root" without
+writing into the checkout), and each command's output, stdout and stderr together, is
+compared with the lines the README shows under it (``...`` stands for lines left out;
+durations are masked). On a mismatch the test prints a diff; after an intended change,
+``python scripts/update_readme_outputs.py`` writes the new outputs into the README.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "update_readme_outputs", ROOT / "scripts" / "update_readme_outputs.py")
+readme = importlib.util.module_from_spec(_spec)
+sys.modules["update_readme_outputs"] = readme  # dataclasses look their module up there
+_spec.loader.exec_module(readme)
+
+SESSIONS = readme.parse(readme.README.read_text(encoding="utf-8"))
+
+
+def test_the_readme_has_sessions_that_use_shipped_files():
+    commands = [c.line for s in SESSIONS for c in s.commands]
+    assert len(SESSIONS) >= 4 and len(commands) >= 8, commands
+    for name in ("passk report", "passk gate", "passk diff", "passk curves", "passk plan",
+                 "passk run"):
+        assert any(c.startswith(name) for c in commands), f"no `{name}` session"
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.name[:60])
+def test_readme_session_prints_what_the_readme_shows(session):
+    outputs = readme.run(session)
+    problems = []
+    for command, actual in zip(session.commands, outputs):
+        if not readme.matches(command.expected, actual):
+            problems.append(f"$ {command.line}\n{readme.diff(command.expected, actual)}")
+    assert not problems, (
+        "README.md shows outputs that its commands do not print (if the change is "
+        "intended: python scripts/update_readme_outputs.py):\n\n" + "\n\n".join(problems))
+
+
+@pytest.mark.parametrize(("expected", "actual", "ok"), [
+    (["a", "...", "z"], ["a", "b", "c", "z"], True),
+    (["a", "...", "z"], ["a", "z"], True),
+    (["a", "...", "z"], ["a", "b"], False),
+    (["a", "z"], ["a", "b", "z"], False),
+    (["...", "c", "..."], ["a", "b", "c", "d"], True),
+    (["done in 0.53 s"], ["done in 1.2 s"], True),
+    (["k = 5"], ["k = 6"], False),
+])
+def test_matching_with_ellipsis(expected, actual, ok):
+    assert readme.matches(expected, actual) is ok
+
+
+def test_regenerate_keeps_the_shape():
+    expected = ["head", "row 1", "...", "CI: x", "", "gate: old", "  - a", "..."]
+    actual = ["head", "row 9", "row 8", "CI: x", "", "gate: new", "  - b", "  - c"]
+    new = readme.regenerate(expected, actual)
+    assert new == ["head", "row 9", "...", "CI: x", "", "gate: new", "  - b", "..."]
+    assert readme.matches(new, actual)
