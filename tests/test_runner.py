@@ -40,9 +40,9 @@ from passk.cli import main as cli_main
 from passk.io import read_results
 from passk.repeats import attempt_seed, run_seed
 from passk.runner import (
+    GateSettings,
     LogRecord,
     SuiteRun,
-    _Gate,
     _gate,
     _Schedule,
     load_adapter,
@@ -795,7 +795,7 @@ def curtailed_schedule(case: dict, rng: np.random.Generator) -> _Schedule:
     end in a random order (as on a pool), without a thread or a sleep."""
     policy = RepeatPolicy(runs_by_risk=case["tiers"], stopping="curtailed")
     schedule = _Schedule(case["tasks"], policy,
-                         gate=_Gate(case["k"], case["bar"], case["cap"], case["min_runs"]),
+                         gate=GateSettings(case["k"], case["bar"], case["cap"], min_runs=case["min_runs"]),
                          max_retries=case["max_retries"], curtailed=True)
     width, in_flight = int(rng.integers(1, 6)), []
     while True:
