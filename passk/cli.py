@@ -32,7 +32,7 @@ from .options import (
     whole,
 )
 from .plots import MissingExtra
-from .protocol import LoosenedCriteria, bind_criteria, require_same_protocol
+from .protocol import LoosenedCriteria, bind_criteria, curtailment_refusal, require_same_protocol
 from .stability import CLASS_THRESHOLD, DEMO_SEED, GATE_ON
 
 if TYPE_CHECKING:
@@ -90,6 +90,10 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         bound = bind_criteria(results.protocol, requested, GATE_DEFAULTS)
     except LoosenedCriteria as exc:
         raise BadInput(str(exc)) from None
+    refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": getattr(
+        args, "min_runs", 0) or None}, results)
+    if refused:  # a curtailed run decides exactly only under the gate its curtailment served
+        raise BadInput(refused)
     k_for = dict(getattr(args, "k_for", None) or [])
     declared_k = bound.declared.get("k")
     for risk, kk in k_for.items():
