@@ -992,11 +992,11 @@ def test_a_curtailed_log_is_not_regated_under_another_gate(tmp_path, capsys):
     assert (code, out) == (2, "")
     fingerprint = json.loads(cut.read_text().splitlines()[0])["protocol"]["fingerprint"]
     assert err.splitlines() == [
-        "passk gate: error: the runs were curtailed for the gate k 2, bar 0.0002 on the "
+        ("passk gate: error: the runs were curtailed for the gate k 2, bar 0.0002 on the "
         "estimate, flakiness cap 1; the gate asked for, k 2, bar 0.0002 on the lower bound "
         "(95%), flakiness cap 1, could decide differently on the runs curtailment did not "
         f"make (protocol {fingerprint}): gate under the protocol's criteria, or rerun with "
-        "fixed repetition"]
+        "fixed repetition")]
     assert gate_cli(capsys, str(cut), "--k", "3")[0] == 2  # any other gate, too
     assert gate_cli(capsys, str(cut))[0] == gate_cli(capsys, str(fixed))[0] == 1
     assert cli_main(["report", str(cut), "--on", "lower-bound"]) == 2
