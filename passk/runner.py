@@ -33,7 +33,6 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,11 +40,10 @@ from .adapter import HarnessAdapter, RunResult, Task
 from .curtailment import (
     SUITE_OUTLOOKS,
     GateSettings,
+    SettleTracker,
     TaskOutlook,
     _outlook,
     _runs_surely_needed,
-    _settles,
-    _suite_verdict,
     suite_outlook,
     task_outlook,
     task_settled,
@@ -202,14 +200,15 @@ class _Schedule:
         self._order = list(self.states.values())
         self._cursor = 0
         self.active = 0  # runs in flight across the suite
-        # curtailment: each task's outlook, and their sums for the suite's outlook
-        self.outlooks: dict[str, TaskOutlook] = {}
-        self.suite = "open"
-        self._high = self._low = Fraction(0)
-        self._not_clear = self._unsure = 0
+        # curtailment: the settle rule kept up to date as runs end
+        self.tracker = SettleTracker(gate, len(self.states))
         if curtailed:
             for s in self._order:
                 self._account(s)
+
+    @property
+    def suite(self) -> str:
+        return self.tracker.suite
 
     def outlook(self, s: _TaskState) -> TaskOutlook:
         g = self.gate
@@ -217,36 +216,15 @@ class _Schedule:
                         g.on, g.confidence)
 
     def _account(self, s: _TaskState) -> None:
-        """Replace the task's outlook in the suite's sums and update the suite's outlook."""
-        new = self.outlook(s)
-        old = self.outlooks.get(s.task.task_id)
-        for o, sign in ((old, -1), (new, 1)):
-            if o is None:
-                continue
-            self._not_clear += sign * (o.clear is False)
-            self._unsure += sign * (o.clear is None)
-            if o.clear is not False:
-                self._high += sign * Fraction(o.high)
-            if o.clear is True:
-                self._low += sign * Fraction(o.low)
-        self.outlooks[s.task.task_id] = new
-        if self.suite == "open" and len(self.outlooks) == len(self.states):
-            self.suite = self._suite_outlook()
-
-    def _suite_outlook(self) -> str:
-        """:func:`suite_outlook` from the running sums (exact fractions, O(1) per run)."""
-        tasks = len(self.outlooks)
-        if not tasks or self._not_clear:
-            return "blocked"
-        return _suite_verdict(Fraction(self.gate.min_overall_pass_hat_k), tasks, self._high,
-                              None if self._unsure else self._low)
+        """The task's new state into the settle rule's tracker."""
+        self.tracker.update(s.task.task_id, s.successes, s.failures, s.remaining)
 
     def settled(self, s: _TaskState) -> bool:
         if s.remaining <= 0:
             return True
         if not self.curtailed:
             return False
-        return _settles(self.outlooks[s.task.task_id], self.suite)
+        return self.tracker.settled(s.task.task_id, s.remaining)
 
     def settled_early(self) -> dict[str, int]:
         """Tasks stopped before all their planned runs ended, with their planned runs."""
