@@ -327,7 +327,7 @@ def _counts_of(score: Score) -> tuple[int, int]:
     return c, n
 
 
-@score_reducer(name="pass_hat_k_counts")
+@score_reducer
 def pass_hat_k_counts(success_values: Sequence[str] = (),
                       success_threshold: float | None = None) -> ScoreReducer:
     """An epochs reducer that keeps a sample's counts: ``c`` passes of ``n`` epochs.
@@ -354,7 +354,7 @@ def pass_hat_k_counts(success_values: Sequence[str] = (),
     return reduce
 
 
-@metric(name="mean_pass_hat_k")
+@metric
 def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
                     method: str = "studentized") -> Metric:
     r"""The suite's mean pass^k with passk's interval, from the samples' counts.
