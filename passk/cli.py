@@ -90,8 +90,10 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         bound = bind_criteria(results.protocol, requested, GATE_DEFAULTS)
     except LoosenedCriteria as exc:
         raise BadInput(str(exc)) from None
-    refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": getattr(
-        args, "min_runs", 0) or None}, results)
+    declared_min = results.protocol.settings.get("min_runs") if results.protocol else None
+    min_runs = getattr(args, "min_runs", 0) or int(declared_min or 0)
+    refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": min_runs},
+                                  results)
     if refused:  # a curtailed run decides exactly only under the gate its curtailment served
         raise BadInput(refused)
     k_for = dict(getattr(args, "k_for", None) or [])
@@ -117,7 +119,7 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         ci_method=getattr(args, "ci_method", "exact"),
         class_threshold=class_threshold if class_threshold is not None else CLASS_THRESHOLD,
         min_overall_pass_hat_k=v["min_overall_pass_hat_k"], max_flakiness=v["max_flakiness"],
-        gate_on=v["gate_on"], min_runs=getattr(args, "min_runs", 0),
+        gate_on=v["gate_on"], min_runs=min_runs,
         accept_incomplete=getattr(args, "accept_incomplete", False),
         declared=bound.declared, stricter=bound.stricter,
     )
