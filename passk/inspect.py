@@ -58,7 +58,8 @@ if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
     from inspect_ai.log import EvalSpec
 
-__all__ = ["MANAGER", "Curtailment", "is_success", "mean_pass_hat_k", "pass_hat_k_counts"]
+__all__ = ["MANAGER", "Curtailment", "is_success", "mean_pass_hat_k", "pass_hat_k_counts",
+           "replay"]
 
 #: The early-stopping manager's name, as the log records it.
 MANAGER = "passk.curtailment"
@@ -315,6 +316,92 @@ class Curtailment:
             raise ValueError(f"no scorer {self.scorer!r} in the sample's scores; it has "
                              f"{', '.join(scores)}")
         return sample_score.score.value
+
+
+def _now(step: Any) -> Any:
+    """Run a coroutine that never suspends (Curtailment's methods), without an event loop,
+    so that replay works in Jupyter too, where a loop is already running."""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value
+    step.close()
+    raise RuntimeError("the early stopping suspended: it cannot be replayed synchronously")
+
+
+def replay(curtailment: Curtailment, outcomes: Any, *, ids: Sequence[str | int] | None = None,
+           in_flight: int = 1) -> dict[str, Any]:
+    """What curtailment does to a table of epoch outcomes, calling it as Inspect does.
+
+    Epochs are scheduled epoch by epoch over the samples (Inspect's order),
+    ``in_flight`` at a time; each finishes before the next starts when
+    ``in_flight`` is 1, else the oldest in flight finishes first. An epoch
+    whose outcome is ``None`` (or NaN) ended in an error: it is never
+    completed. Run it on the outcomes of a full-epoch log to see what
+    curtailment would have saved there.
+
+    Parameters
+    ----------
+    curtailment : Curtailment
+        A fresh one (it is started here).
+    outcomes : array_like of bool, shape (samples, epochs)
+    ids : sequence, optional
+        The samples' ids (default ``0, 1, ...``).
+    in_flight : int, default 1
+        Epochs running at once (Inspect's ``max_samples``).
+
+    Returns
+    -------
+    dict
+        :meth:`Curtailment.complete_task`'s metadata.
+
+    Examples
+    --------
+    >>> table = [[True] * 6, [True, False] * 3, [True] * 6]
+    >>> meta = replay(Curtailment(k=2), table)
+    >>> meta["settled_early"], meta["epochs_saved"], meta["epochs_planned"]
+    ({'1': 2}, 4, 18)
+    """
+    rows = [list(r) for r in outcomes]
+    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
+        raise ValueError("outcomes must be a non-empty table: one row of epochs per sample")
+    if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
+        raise ValueError(f"in_flight ({in_flight!r}) must be a whole number >= 1")
+    names = list(ids) if ids is not None else list(range(len(rows)))
+    if len(names) != len(rows):
+        raise ValueError(f"{len(names)} ids for {len(rows)} rows of outcomes")
+    epochs = len(rows[0])
+    samples = [_Registered(i) for i in names]
+    _now(curtailment.start_task(None, samples, epochs))  # type: ignore[arg-type]
+    running: list[tuple[int, int]] = []
+
+    def finish() -> None:
+        row, epoch = running.pop(0)
+        won = rows[row][epoch - 1]
+        if won is None or (isinstance(won, float) and math.isnan(won)):
+            return  # errored: Inspect does not complete it
+        score = Score(value="C" if bool(won) else "I")
+        _now(curtailment.complete_sample(names[row], epoch, {scorer: SampleScore(
+            score=score, sample_id=names[row])}))
+
+    scorer = curtailment.scorer or "passk"
+    for epoch in range(1, epochs + 1):
+        for row, name in enumerate(names):
+            if _now(curtailment.schedule_sample(name, epoch)) is None:
+                running.append((row, epoch))
+            if len(running) >= in_flight:
+                finish()
+    while running:
+        finish()
+    meta: dict[str, Any] = _now(curtailment.complete_task())
+    return meta
+
+
+class _Registered:
+    """What start_task reads of a sample: its id."""
+
+    def __init__(self, id: str | int):
+        self.id = id
 
 
 def _counts_of(score: Score) -> tuple[int, int]:

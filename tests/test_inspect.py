@@ -30,6 +30,7 @@ from passk.inspect import (
     is_success,
     mean_pass_hat_k,
     pass_hat_k_counts,
+    replay,
 )
 from passk.metrics import mean_pass_hat_k_ci
 from passk.protocol import Protocol
@@ -225,6 +226,29 @@ def test_bad_calls_and_several_scorers_are_refused():
             await c.start_task(None, [SimpleNamespace(id="a")], epochs=2)
             await c.schedule_sample("b", 1)
         asyncio.run(unknown())
+
+
+def test_replay_calls_curtailment_as_inspect_does():
+    """replay on a table equals the simulated Inspect loop with one epoch in flight, and
+    an errored epoch (None) is never completed."""
+    rng = np.random.default_rng(9)
+    for _ in range(100):
+        outcomes = rng.random((int(rng.integers(1, 6)), int(rng.integers(1, 7)))) < 0.7
+        errored = rng.random(outcomes.shape) < 0.1
+        options = {"k": int(rng.integers(1, 4)), "min_overall_pass_hat_k": 0.5,
+                   "on": str(rng.choice(["estimate", "lower-bound"]))}
+        table = [[None if x else bool(o) for o, x in zip(row, bad)]
+                 for row, bad in zip(outcomes, errored)]
+        ids = [f"s{i}" for i in range(len(table))]
+        simulated = asyncio.run(drive(Curtailment(**options), outcomes, errored, 1, rng,
+                                      shuffle=False))
+        replayed = replay(Curtailment(**options), table, ids=ids)
+        assert {k: v for k, v in replayed.items() if k != "protocol"} == {
+            k: v for k, v in simulated.items() if k != "protocol"}
+    with pytest.raises(ValueError, match="non-empty table"):
+        replay(Curtailment(), [])
+    with pytest.raises(ValueError, match=r"in_flight \(0\)"):
+        replay(Curtailment(), [[True]], in_flight=0)
 
 
 # --------------------------------------------------------------------------
