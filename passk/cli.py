@@ -392,7 +392,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                         max_concurrency=args.concurrency, log=args.log, resume=args.resume,
                         progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
                         max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
-                        max_flakiness=args.max_flakiness)
+                        max_flakiness=args.max_flakiness, gate_on=args.on,
+                        confidence=args.confidence)
     except KeyboardInterrupt:  # run_suite has said how many runs the log holds
         print(f"passk run: to finish: passk run {args.adapter} {args.tasks} --log {args.log} "
               f"--seed {args.seed} --resume", file=sys.stderr)
@@ -629,6 +630,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-retries", type=whole, default=3,
                    help="retries of a run that hit an infrastructure error (default 3)")
     add_bar_and_cap(p, declare=True)
+    p.add_argument("--on", choices=GATE_ON, default="estimate",
+                   help="gate on each task's pass^k estimate (default) or its exact lower "
+                   "bound; declared in the protocol, and what curtailment serves")
+    p.add_argument("--confidence", type=open_probability, default=0.95,
+                   help="confidence of the lower bounds (default 0.95)")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar (it is also off when stderr is not a terminal)")
     return parser

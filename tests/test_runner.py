@@ -1021,6 +1021,28 @@ def test_a_curtailed_log_is_regated_when_its_runs_decide_exactly(tmp_path, capsy
     assert code == 2 and "could decide differently" in err
 
 
+def test_passk_run_curtails_for_the_gate_it_declares(tmp_path, capsys):
+    """``passk run --on lower-bound --policy curtailed``: the log's protocol declares the
+    lower bound, curtailment served it (t0 runs its third run), and ``passk gate`` on the
+    log decides as the fixed-n log of the same runs, with no refusal."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(f'{{"task_id": "t{i}", "p": 0.4}}\n' for i in range(3)))
+    common = ["runner_helpers:SeedCoin", str(tasks), "--seed", "3", "--k", "2",
+              "--min-overall", "0.0002", "--max-flakiness", "1", "--runs-read-only", "3",
+              "--on", "lower-bound", "--no-progress"]
+    cut, fixed = tmp_path / "cut.jsonl", tmp_path / "fixed.jsonl"
+    assert cli_main(["run", *common, "--log", str(cut), "--policy", "curtailed"]) == 0
+    assert cli_main(["run", *common, "--log", str(fixed)]) == 0
+    header = json.loads(cut.read_text().splitlines()[0])["protocol"]["settings"]
+    assert (header["gate_on"], header["confidence"], header["stopping"]) == (
+        "lower-bound", 0.95, "curtailed")
+    assert sum(r["task_id"] == "t0" for r in log_lines(cut)) == 3
+    capsys.readouterr()
+    assert gate_cli(capsys, str(cut))[0] == gate_cli(capsys, str(fixed))[0] == 0
+    code, _, err = gate_cli(capsys, str(cut), "--on", "estimate")  # looser: refused
+    assert code == 2 and "would loosen" in err
+
+
 def test_run_suite_curtails_for_the_lower_bound_as_fixed_n(tmp_path):
     """run_suite's curtailment serves the gate it is given: on the lower bound, t0 of the
     seed-3 suite above is not stopped at 0 of 2 (a pass would lift its bound over the
