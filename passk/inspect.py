@@ -217,10 +217,14 @@ class Curtailment:
     async def start_task(self, task: EvalSpec | None, samples: list[Sample], epochs: int
                          ) -> str:
         """Register the samples and epochs; return the manager's name, ``passk.curtailment``."""
+        if getattr(self, "_running", False):
+            raise RuntimeError("this Curtailment is already curtailing a task: give each "
+                               "Task its own Curtailment(...)")
         ids = [s.id for s in samples]
         if any(i is None for i in ids):
             raise ValueError("every sample needs an id for passk's curtailment")
         self._reset([i for i in ids if i is not None], epochs, getattr(task, "task", None))
+        self._running = True
         return MANAGER
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
@@ -256,6 +260,7 @@ class Curtailment:
         settled early (with the epochs scored), and the epochs planned, run and saved."""
         if not self._started:
             raise RuntimeError("complete_task before start_task")
+        self._running = False
         settled = {key: len(self.outcomes[key]) for key in self.ids if self.stopped[key]}
         saved = sum(len(s) for s in self.stopped.values())
         return {

@@ -220,6 +220,12 @@ def test_bad_calls_and_several_scorers_are_refused():
     asyncio.run(go(Curtailment(scorer="other"), **two))  # named: fine
     with pytest.raises(ValueError, match="no scorer 'missing'"):
         asyncio.run(go(Curtailment(scorer="missing")))
+    async def twice():
+        c = Curtailment()
+        await c.start_task(None, [SimpleNamespace(id="a")], epochs=2)
+        await c.start_task(None, [SimpleNamespace(id="b")], epochs=2)
+    with pytest.raises(RuntimeError, match="its own Curtailment"):
+        asyncio.run(twice())
     with pytest.raises(ValueError, match="not registered"):
         async def unknown():
             c = Curtailment()
@@ -371,3 +377,32 @@ def passk_cli(*argv: str) -> tuple[int, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = passk_main(list(argv))
     return code, out.getvalue()
+
+
+@pytest.mark.slow
+def test_passk_gate_decides_on_a_curtailed_inspect_log_as_on_the_full_one(tmp_path):
+    """End to end through the command line: ``passk gate`` on the curtailed log (its
+    protocol binds the gate) exits as ``passk gate`` on the full log under the same
+    criteria, and a gate curtailment did not serve is refused (exit 2) or decided as on
+    the full log. Needs the Inspect
+    reader that reads passk.curtailment's metadata (issue 18, the formats side)."""
+    from passk.io import read_results
+
+    options = {"k": 3, "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.2}
+    rates = [1, 1, 0.9, 0.5, 1, 1]
+    full = run_eval(seeded_task(rates, epochs=8, seed=0), tmp_path / "full")
+    cut = run_eval(seeded_task(rates, epochs=8, seed=0,
+                               early_stopping=Curtailment(**options)), tmp_path / "cut")
+    if read_results(cut.location).protocol is None:
+        pytest.skip("this tree's Inspect reader does not read passk.curtailment's metadata")
+    assert cut.results.early_stopping.metadata["epochs_saved"] > 0
+    code_full, _ = passk_cli("gate", full.location, "--k", "3", "--min-overall", "0.5",
+                             "--max-flakiness", "0.2")
+    code_cut, out = passk_cli("gate", cut.location)
+    assert code_cut == code_full == 1 and "BLOCKED" in out
+    # a stricter gate than the one served: refused (2), or decided exactly as on every
+    # epoch (here the flaky s3 blocks whatever the gate averages, so it is decided)
+    strict = ("--k", "3", "--min-overall", "0.6", "--max-flakiness", "0.2", "--on",
+              "lower-bound")
+    code_full, _ = passk_cli("gate", full.location, *strict)
+    assert passk_cli("gate", cut.location, *strict)[0] in (2, code_full)
