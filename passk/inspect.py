@@ -137,7 +137,10 @@ class Curtailment:
     Inspect may run epochs of a sample concurrently and finish them out of
     order: an epoch in flight counts as open until its score arrives, so a
     stop is decided only on outcomes known, and stays exact. How much is saved
-    depends on how many epochs are in flight at once (``max_samples``).
+    depends on how many epochs are in flight at once (``max_samples``). An
+    epoch that errored is never scored and stays open (left out, as ``passk``
+    leaves out errored samples); an epoch Inspect re-runs and scores anew
+    replaces its first score.
 
     Parameters
     ----------
@@ -250,8 +253,15 @@ class Curtailment:
         value = self._value(scores)
         if value is None:
             return  # not scored: it stays open, as an epoch left out is one completion
-        self.outcomes[key][epoch] = is_success(value, success_values=self.success_values,
-                                               success_threshold=self.success_threshold)
+        won = is_success(value, success_values=self.success_values,
+                         success_threshold=self.success_threshold)
+        replaced = self.outcomes[key].get(epoch, won) != won
+        self.outcomes[key][epoch] = won
+        if replaced:  # a requeued epoch scored again, otherwise: start the outlooks afresh
+            self.tracker = SettleTracker(self.gate, len(self.ids))
+            for other in self.ids:
+                self.tracker.update(other, *self._counts(other))
+            return
         passes, failures, remaining = self._counts(key)
         self.tracker.update(key, passes, failures, remaining)
 

@@ -182,6 +182,23 @@ def test_a_stop_names_the_counts_and_the_protocol_is_passk_runs():
     assert stop is None and meta["epochs_saved"] == 0
 
 
+def test_a_rescored_epoch_replaces_its_first_score():
+    """Inspect's requeue can score an epoch again: the counts hold the new outcome once."""
+    async def go():
+        c = Curtailment(k=1, min_overall_pass_hat_k=0.5)
+        await c.start_task(None, [SimpleNamespace(id="a")], epochs=4)
+        for value in ("I", "C"):
+            await c.schedule_sample("a", 1)
+            await c.complete_sample("a", 1, scores(value))
+        return c
+
+    c = asyncio.run(go())
+    assert c.outcomes["a"] == {1: True}
+    from passk.curtailment import task_outlook
+
+    assert c.tracker.outlooks["a"] == task_outlook(1, 0, 3, k=1)  # 1 pass, 3 epochs open
+
+
 @pytest.mark.parametrize("value, expected", [
     ("C", True), (True, True), (1, True), (1.0, True),
     ("I", False), ("N", False), (False, False), (0, False), (0.0, False),

@@ -425,6 +425,12 @@ def test_fail_fail_pass_decides_as_fixed_repetition_under_either_gate(pytester, 
         assert f"{bound:.3f}" in section(fixed)
         return
     cut.assert_outcomes(failed=2, skipped=1)
+    # its log records the gate curtailment served: another one is refused, exit 2
+    logged = run(pytester, *gate, "--passk-policy", "curtailed", "--passk-log", "cut.jsonl")
+    assert logged.ret == EXIT_GATE_BLOCKED
+    log = str(pytester.path / "cut.jsonl")
+    assert passk_cli("gate", log)[0] == 1
+    assert passk_cli("gate", log, "--on", "lower-bound")[0] == 2
     text = section(cut)
     assert "no runs, so no evidence" not in text
     assert ("overall pass^2 could reach at most 0.000 whatever the runs not made gave, below "
