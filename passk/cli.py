@@ -32,7 +32,7 @@ from .options import (
     whole,
 )
 from .plots import MissingExtra
-from .protocol import LoosenedCriteria, bind_criteria, require_same_protocol
+from .protocol import LoosenedCriteria, bind_criteria, curtailment_refusal, require_same_protocol
 from .stability import CLASS_THRESHOLD, DEMO_SEED, GATE_ON
 
 if TYPE_CHECKING:
@@ -113,6 +113,12 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         bound = bind_criteria(results.protocol, requested, GATE_DEFAULTS)
     except LoosenedCriteria as exc:
         raise BadInput(str(exc)) from None
+    declared_min = results.protocol.settings.get("min_runs") if results.protocol else None
+    min_runs = getattr(args, "min_runs", 0) or int(declared_min or 0)
+    refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": min_runs},
+                                  results)
+    if refused:  # a curtailed run decides exactly only under the gate its curtailment served
+        raise BadInput(refused)
     k_for = dict(getattr(args, "k_for", None) or [])
     declared_k = bound.declared.get("k")
     for risk, kk in k_for.items():
@@ -136,7 +142,7 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         ci_method=getattr(args, "ci_method", "exact"),
         class_threshold=class_threshold if class_threshold is not None else CLASS_THRESHOLD,
         min_overall_pass_hat_k=v["min_overall_pass_hat_k"], max_flakiness=v["max_flakiness"],
-        gate_on=v["gate_on"], min_runs=getattr(args, "min_runs", 0),
+        gate_on=v["gate_on"], min_runs=min_runs,
         accept_incomplete=getattr(args, "accept_incomplete", False),
         declared=bound.declared, stricter=bound.stricter,
     )
@@ -441,7 +447,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                         max_concurrency=args.concurrency, log=args.log, resume=args.resume,
                         progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
                         max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
-                        max_flakiness=args.max_flakiness)
+                        max_flakiness=args.max_flakiness, gate_on=args.on,
+                        confidence=args.confidence)
     except KeyboardInterrupt:  # run_suite has said how many runs the log holds
         print(f"passk run: to finish: passk run {args.adapter} {args.tasks} --log {args.log} "
               f"--seed {args.seed} --resume", file=sys.stderr)
@@ -689,6 +696,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-retries", type=whole, default=3,
                    help="retries of a run that hit an infrastructure error (default 3)")
     add_bar_and_cap(p, declare=True)
+    p.add_argument("--on", choices=GATE_ON, default="estimate",
+                   help="gate on each task's pass^k estimate (default) or its exact lower "
+                   "bound; declared in the protocol, and what curtailment serves")
+    p.add_argument("--confidence", type=open_probability, default=0.95,
+                   help="confidence of the lower bounds (default 0.95)")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar (it is also off when stderr is not a terminal)")
     return parser

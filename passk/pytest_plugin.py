@@ -282,7 +282,7 @@ class PasskSession:
         self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
         self.plan: dict[str, tuple[int, int]] = {}  # runs and k of each task collected here
         self.local: dict[str, list[int]] = {}  # passed, failed, finished runs seen here
-        self.local_suite: str | None = None  # suite_outlook of that view (None: recompute)
+        self.local_settled: set[str] | None = None  # tasks settled on that view (None: recompute)
         self.verdict: _Verdict | None = None
         self.exit_note = ""
 
@@ -369,37 +369,41 @@ class PasskSession:
         tally[0] += outcome == "passed"
         tally[1] += outcome == "failed"
         tally[2] += 1
-        self.local_suite = None
+        self.local_settled = None
+
+    def gate_settings(self) -> Any:
+        """The gate the session decides with, and curtailment serves."""
+        from .curtailment import GateSettings
+
+        return GateSettings(k=self.opt["passk_k"], on=self.opt["passk_on"],
+                            min_overall_pass_hat_k=self.opt["passk_min_overall"],
+                            max_flakiness=self.opt["passk_max_flakiness"], confidence=0.95)
 
     def _curtail(self, meta: Mapping[str, Any]) -> str:
         """The skip reason when curtailment stops this repetition, else ``""``.
 
-        :func:`passk.runner.task_settled` decides, on this process's view: the
-        runs it has finished, every other planned run still open. Under xdist a
-        worker has not seen the other workers' runs, which are then open too, so
-        a verdict settled on its view is settled on all the runs.
+        :func:`passk.curtailment.settled_tasks` decides (the settle rule
+        ``passk run --policy curtailed`` uses, under either ``--passk-on``), on
+        this process's view: the runs it has finished, every other planned run
+        still open. Under xdist a worker has not seen the other workers' runs,
+        which are then open too, so a verdict settled on its view is settled on
+        all the runs.
         """
         if self.opt["passk_policy"] != "curtailed":
             return ""
-        from .runner import suite_outlook, task_outlook, task_settled
+        if self.local_settled is None:
+            from .curtailment import settled_tasks
 
-        cap = self.opt["passk_max_flakiness"]
-        if self.local_suite is None:
-            outlooks = []
-            for task, (runs, k) in self.plan.items():
-                s, f, done = self.local.get(task, (0, 0, 0))
-                outlooks.append(task_outlook(s, f, runs - done, k=k, max_flakiness=cap))
-            self.local_suite = suite_outlook(outlooks, self.opt["passk_min_overall"])
-        suite = self.local_suite
-        lower_bound = self.opt["passk_on"] == "lower-bound"
-        if lower_bound and suite == "passed":
-            suite = "open"  # the outlook's mean is of estimates; a lower bound may fall short
+            tasks = list(self.plan)
+            tallies = [self.local.get(t, (0, 0, 0)) for t in tasks]
+            settled = settled_tasks([s for s, _, _ in tallies], [f for _, f, _ in tallies],
+                                    [self.plan[t][0] - done for t, (_, _, done)
+                                     in zip(tasks, tallies)],
+                                    self.gate_settings(), ks=[self.plan[t][1] for t in tasks])
+            self.local_settled = {t for t, yes in zip(tasks, settled) if yes}
+        if meta["task"] not in self.local_settled:
+            return ""
         s, f, done = self.local.get(meta["task"], (0, 0, 0))
-        remaining = meta["runs"] - done
-        settled = task_settled(s, f, remaining=remaining, k=meta["k"], max_flakiness=cap,
-                               suite=suite)
-        if not settled or (suite == "open" and lower_bound):
-            return ""  # (an open suite settles a task whose pass^k is fixed, not its bound)
         return (f"passk: curtailed, the gate's verdict on {meta['task']} is settled after "
                 f"{done} of {meta['runs']} runs ({s} passed, {f} failed)")
 
@@ -492,6 +496,8 @@ class PasskSession:
                               k=ks if tests else 5, min_overall_pass_hat_k=bar,
                               max_flakiness=cap, on=on, excluded=excluded, settled_early=early)
         gate = report.gate
+        if early and not gate.passed:  # what blocks whatever the runs not made would give
+            gate = dataclasses.replace(gate, reasons=gate.reasons + self._why_blocked(tests))
         short = []
         for t, c in zip(tests, counted):
             missing = t.runs - len(c) - sum(r.outcome == "infrastructure"
@@ -512,6 +518,24 @@ class PasskSession:
             notes.append(f"curtailed: {skipped} repetition(s) not run once their test's "
                          "verdict was settled")
         return _Verdict(report, tests, tuple(notes))
+
+    def _why_blocked(self, tests: tuple[_Test, ...]) -> tuple[str, ...]:
+        """:func:`passk.curtailment.why_blocked` on the tallies: each test's runs not
+        made (planned, neither counted nor left out) are the ones still open."""
+        from .curtailment import task_outlook, why_blocked
+
+        g = self.gate_settings()
+        counts = [(sum(r.outcome == "passed" for r in t.reps.values()),
+                   sum(r.outcome == "failed" for r in t.reps.values()),
+                   sum(r.outcome == "infrastructure" for r in t.reps.values())) for t in tests]
+        remaining = [t.runs - s - f - x for t, (s, f, x) in zip(tests, counts)]
+        outlooks = [task_outlook(s, f, r, k=t.k, max_flakiness=g.max_flakiness, on=g.on,
+                                 confidence=g.confidence)
+                    for t, (s, f, _), r in zip(tests, counts, remaining)]
+        return why_blocked([t.task_id for t in tests], outlooks, remaining,
+                           [t.runs for t in tests],
+                           [s + f + r for (s, f, _), r in zip(counts, remaining)], g,
+                           ks=[t.k for t in tests])
 
     def _mark_last_failed(self) -> None:
         """Let ``--lf`` rerun every repetition of a test with a failed one, not just those."""

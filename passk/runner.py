@@ -15,17 +15,17 @@ the outcomes of an uninterrupted one.
 
 Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
 ``policy="curtailed"``) stops a task as soon as no outcome of its remaining
-runs could change what the gate decides about it; see :func:`task_settled`.
+runs could change what the gate decides about it; the settle rule is
+:mod:`passk.curtailment`'s (:func:`~passk.curtailment.task_settled`), the one
+the pytest plugin and Inspect AI's early stopping use too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import inspect
 import json
-import math
 import os
 import sys
 import time
@@ -33,15 +33,23 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 from .adapter import HarnessAdapter, RunResult, Task
+from .curtailment import (
+    SUITE_OUTLOOKS,
+    GateSettings,
+    SettleTracker,
+    TaskOutlook,
+    _outlook,
+    _runs_surely_needed,
+    suite_outlook,
+    task_outlook,
+    task_settled,
+    why_blocked,
+)
 from .io import ResultsError, read_log_header, read_run_log
-from .metrics import estimate_pass_hat_k, flakiness
 from .protocol import Protocol, require_same_protocol
 from .repeats import attempt_seed, run_once, run_once_async
 from .runlog import RunRecord
@@ -55,258 +63,9 @@ from .stability import (
     suite_report,
 )
 
-__all__ = ["SUITE_OUTLOOKS", "LogRecord", "SuiteRun", "TaskOutlook", "load_adapter", "load_tasks",
+__all__ = ["SUITE_OUTLOOKS", "GateSettings", "LogRecord", "SuiteRun", "TaskOutlook", "load_adapter", "load_tasks",
            "read_log", "read_log_header", "run_suite", "suite_outlook", "suite_protocol",
            "task_outlook", "task_settled"]
-
-
-# --------------------------------------------------------------------------
-# when is a task's part in the gate's decision settled?
-# --------------------------------------------------------------------------
-
-#: What the gate on the whole suite can still decide: ``'open'`` (either way), or
-#: ``'blocked'`` / ``'passed'`` whatever the runs not yet made give.
-SUITE_OUTLOOKS = ("open", "blocked", "passed")
-
-#: The gate compares a floating-point mean with the bar. The mean is called settled
-#: only when every completion keeps it this far from the bar: far more than the
-#: rounding of a mean of at most millions of values in [0, 1], so that exact ties
-#: (a mean equal to the bar) are never curtailed.
-_MEAN_MARGIN = Fraction(1, 10**9)
-
-#: A task planned more runs than this is not tabulated (tables are (n + 1)^2): its
-#: outlook is taken as undecided, which only means it is never curtailed.
-_MAX_PLANNED = 500
-
-
-@dataclass(frozen=True)
-class TaskOutlook:
-    """Every way a task's runs not yet made could still end, as the gate sees them.
-
-    A *completion* gives each of the ``r`` remaining runs one of three ends: a
-    pass, a failure, or an infrastructure error (or cached result) left out of
-    the counts. With ``s`` passes and ``f`` failures so far, a completion adds
-    ``a`` passes and ``b`` failures, ``a + b <= r``: the final counts are
-    ``c = s + a`` passes in ``m = s + f + a + b`` counted runs.
-
-    Attributes
-    ----------
-    flaky : bool or None
-        ``flakiness(c, m) > cap`` under every completion (True), under none
-        (False), or depending on the remaining runs (None).
-    clear : bool or None
-        The gate raises nothing against the task itself (it has runs, at
-        least ``k`` of them so that pass^k is estimable, at least ``min_runs``,
-        and it is not flaky) under every completion (True), under none
-        (False), or depending on them (None).
-    low, high : float
-        Least and greatest pass^k over the completions that leave the task
-        clear; NaN when none does.
-    fixed : bool
-        Every completion gives the same (clear, pass^k): the task's part in
-        the gate's mean is already known.
-    """
-
-    flaky: bool | None
-    clear: bool | None
-    low: float
-    high: float
-    fixed: bool
-
-
-def task_outlook(successes: int, failures: int, remaining: int, *, k: int = 5,
-                 max_flakiness: float = 0.2, min_runs: int = 0) -> TaskOutlook:
-    """Summarise the completions of a task's remaining runs (see :class:`TaskOutlook`).
-
-    Each completion's final counts ``(c, m)`` are scored exactly as the gate
-    scores a task, with :func:`~passk.metrics.flakiness` and
-    :func:`~passk.metrics.estimate_pass_hat_k`. The completions of ``s``
-    passes, ``f`` failures and ``r`` runs left are the counts of ``c`` passes
-    and ``d`` failures with ``c >= s``, ``d >= f`` and ``c + d <= s + f + r``;
-    one table per planned total holds every such summary at once (suffix
-    reductions over the triangle ``c + d <= n``), so each call is a look-up.
-
-    Examples
-    --------
-    Two passes and a failure in 3 of 12 runs: whatever the other nine give
-    (or leave out), the task ends between 2/3 and 11/12, flaky at the 0.2 cap:
-
-    >>> task_outlook(2, 1, 9).flaky
-    True
-    >>> o = task_outlook(0, 10, 2, k=5, max_flakiness=0.7)  # never more than 2 passes
-    >>> o.flaky, o.clear, o.fixed, o.high  # pass^5 is 0 whatever happens
-    (False, True, True, 0.0)
-    """
-    for name, value in (("successes", successes), ("failures", failures),
-                        ("remaining", remaining), ("min_runs", min_runs)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} ({value!r}) must be a whole number >= 0")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k ({k!r}) must be a whole number >= 1")
-    if not 0 <= max_flakiness <= 1:
-        raise ValueError(f"max_flakiness ({max_flakiness!r}) must lie in [0, 1]")
-    return _outlook(int(successes), int(failures), int(remaining), int(k),
-                    float(max_flakiness), int(min_runs))
-
-
-#: The outlook of a task too long to tabulate: undecided, so it never settles early.
-_UNDECIDED = TaskOutlook(None, None, 0.0, 1.0, False)
-
-
-def _outlook(s: int, f: int, r: int, k: int, cap: float, min_runs: int) -> TaskOutlook:
-    """:func:`task_outlook` without the checks (the schedule checked its settings once)."""
-    if s + f + r > _MAX_PLANNED:
-        return _UNDECIDED
-    table = _outlook_table(s + f + r, k, cap, min_runs)
-    any_clear, all_clear = bool(table.any_clear[s, f]), bool(table.all_clear[s, f])
-    low, high = ((float(table.low[s, f]), float(table.high[s, f])) if any_clear
-                 else (math.nan, math.nan))
-    return TaskOutlook(
-        flaky=_same(bool(table.any_flaky[s, f]), bool(table.all_flaky[s, f])),
-        clear=_same(any_clear, all_clear),
-        low=low, high=high,
-        fixed=bool(table.fixed[s, f]),
-    )
-
-
-def _same(any_: bool, all_: bool) -> bool | None:
-    return True if all_ else False if not any_ else None
-
-
-@dataclass(frozen=True)
-class _OutlookTable:
-    """For every (s, f) with s + f <= n: reductions over the counts (c, d) with c >= s,
-    d >= f, c + d <= n (indexed [s, f]); ``settles`` is :func:`task_settled` by suite
-    outlook."""
-
-    any_flaky: np.ndarray
-    all_flaky: np.ndarray
-    any_clear: np.ndarray
-    all_clear: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    fixed: np.ndarray
-    settles: Mapping[str, np.ndarray]
-
-
-def _outlook_table(total: int, k: int, cap: float, min_runs: int) -> _OutlookTable:
-    """One table per planned total and gate (many small ones are kept, few large ones)."""
-    if total <= 64:
-        return _small_table(total, k, cap, min_runs)
-    return _large_table(total, k, cap, min_runs)
-
-
-def _build_table(total: int, k: int, cap: float, min_runs: int) -> _OutlookTable:
-    c, d = np.indices((total + 1, total + 1))
-    inside = c + d <= total
-    c, m = np.where(inside, c, 0), np.where(inside, c + d, 0)
-    with np.errstate(invalid="ignore"):
-        flaky = inside & (m > 0) & (np.asarray(flakiness(c, m)) > cap)
-    hat_k = np.full(c.shape, np.nan)
-    hat_k[inside] = estimate_pass_hat_k(c[inside], m[inside], k)
-    clear = inside & (m > 0) & ~np.isnan(hat_k) & (m >= min_runs) & ~flaky
-    # suffix maxima (any flaky, any clear, highest clear pass^k) and minima (all flaky,
-    # all clear, lowest clear pass^k) over c' >= c, d' >= d; cells outside the triangle
-    # hold the identity, so these rectangle suffixes are the triangle's
-    most = np.stack([flaky, clear, np.where(clear, hat_k, -np.inf)]).astype(float)
-    least = np.stack([flaky, clear, np.where(clear, hat_k, np.inf)]).astype(float)
-    most[:, ~inside], least[:, ~inside] = -np.inf, np.inf
-    for values, op in ((most, np.maximum), (least, np.minimum)):
-        values[:] = op.accumulate(values[:, ::-1, :], axis=1)[:, ::-1, :]
-        values[:] = op.accumulate(values[:, :, ::-1], axis=2)[:, :, ::-1]
-    any_flaky, any_clear, high = most[0] > 0, most[1] > 0, most[2]
-    all_flaky, all_clear, low = least[0] > 0, least[1] > 0, least[2]
-    fixed = ~any_clear | (all_clear & (low == high))
-    known = all_flaky | ~any_flaky
-    return _OutlookTable(any_flaky, all_flaky, any_clear, all_clear, low, high, fixed,
-                         {"open": known & fixed, "blocked": known, "passed": known})
-
-
-_small_table = functools.lru_cache(maxsize=4096)(_build_table)
-_large_table = functools.lru_cache(maxsize=8)(_build_table)
-
-
-def suite_outlook(outlooks: Sequence[TaskOutlook], min_overall_pass_hat_k: float) -> str:
-    """What the gate can still decide about a suite, one of :data:`SUITE_OUTLOOKS`.
-
-    ``'blocked'`` when no joint completion passes: some task is clear under
-    none of its completions, or the mean of each task's greatest clear pass^k
-    stays below the bar. ``'passed'`` when every joint completion passes: every
-    task is clear under all of its completions and the mean of the least
-    pass^k reaches the bar. Sums are exact (fractions of the very floats the
-    gate averages); a mean within ``1e-9`` of the bar is left ``'open'``.
-
-    Examples
-    --------
-    >>> flaky, sure = task_outlook(1, 1, 10), task_outlook(12, 0, 0)
-    >>> suite_outlook([flaky, sure], 0.7), suite_outlook([sure], 0.7)
-    ('blocked', 'passed')
-    >>> suite_outlook([task_outlook(5, 0, 7), sure], 0.7)
-    'open'
-    """
-    if not outlooks or any(o.clear is False for o in outlooks):
-        return "blocked"
-    bar, tasks = Fraction(min_overall_pass_hat_k), len(outlooks)
-    high = sum((Fraction(o.high) for o in outlooks), Fraction(0))
-    if high < (bar - _MEAN_MARGIN) * tasks or (high == 0 and bar > 0):
-        return "blocked"
-    if all(o.clear is True for o in outlooks):
-        low = sum((Fraction(o.low) for o in outlooks), Fraction(0))
-        if bar <= 0 or low == tasks or low >= (bar + _MEAN_MARGIN) * tasks:
-            return "passed"
-    return "open"
-
-
-def task_settled(successes: int, failures: int, *, remaining: int, k: int = 5,
-                 max_flakiness: float = 0.2, min_runs: int = 0, suite: str = "open") -> bool:
-    """Whether a task may stop: no completion of its remaining runs can change the gate.
-
-    The settle rule of curtailed repetition. A task may stop when
-
-    1. it is flaky under every completion of its remaining runs, or under
-       none (so the set of flaky tasks is fixed-n's), and
-    2. its part in the rest of the decision is settled: either the suite's
-       verdict is the same under every joint completion of every task
-       (``suite`` is ``'blocked'`` or ``'passed'``, see :func:`suite_outlook`),
-       or the task's own (clear, pass^k) is the same under all of its
-       completions, so that it adds the same term to the mean.
-
-    Completions include runs left out as infrastructure errors, so a task
-    that can still end with fewer counted runs (fewer than ``k`` or
-    ``min_runs``, or a flakier ratio) is not settled by its planned n alone.
-
-    Parameters
-    ----------
-    successes, failures : int
-        Counted runs so far.
-    remaining : int
-        Planned runs not yet finished (in flight or never started).
-    k, max_flakiness, min_runs
-        The gate's k, cap and minimum of counted runs.
-    suite : {'open', 'blocked', 'passed'}
-        :func:`suite_outlook` of the whole suite.
-
-    Examples
-    --------
-    One pass and one failure out of 12 planned make the task flaky whatever
-    happens, at a 0.2 cap:
-
-    >>> task_settled(1, 1, remaining=10)
-    True
-    >>> task_settled(5, 0, remaining=7)  # 12/12 is not flaky, 5/6 is
-    False
-
-    At a 0.96 cap, 1 of 2 is flaky (1.0) and 1 of 3 is not (0.89): a 3-run
-    task must make its third run, even in a suite already blocked:
-
-    >>> task_settled(1, 1, remaining=1, max_flakiness=0.96, suite="blocked")
-    False
-    """
-    if suite not in SUITE_OUTLOOKS:
-        raise ValueError(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
-    outlook = task_outlook(successes, failures, remaining, k=k, max_flakiness=max_flakiness,
-                           min_runs=min_runs)
-    return remaining == 0 or (outlook.flaky is not None and (suite != "open" or outlook.fixed))
 
 
 # --------------------------------------------------------------------------
@@ -395,16 +154,6 @@ def _clocked(result: RunResult, started: float) -> RunResult:
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Gate:
-    """The decision curtailment must leave as fixed-n makes it."""
-
-    k: int
-    min_overall_pass_hat_k: float
-    max_flakiness: float
-    min_runs: int
-
-
 @dataclass
 class _TaskState:
     task: Task
@@ -427,7 +176,7 @@ class _TaskState:
 
 
 class _Schedule:
-    def __init__(self, tasks: Sequence[Task], policy: RepeatPolicy, *, gate: _Gate,
+    def __init__(self, tasks: Sequence[Task], policy: RepeatPolicy, *, gate: GateSettings,
                  max_retries: int, curtailed: bool):
         self.states = {t.task_id: _TaskState(t, policy.runs_for(t)) for t in tasks}
         if len(self.states) != len(tasks):
@@ -437,56 +186,31 @@ class _Schedule:
         self._order = list(self.states.values())
         self._cursor = 0
         self.active = 0  # runs in flight across the suite
-        # curtailment: each task's outlook, and their sums for the suite's outlook
-        self.outlooks: dict[str, TaskOutlook] = {}
-        self.suite = "open"
-        self._high = self._low = Fraction(0)
-        self._not_clear = self._unsure = 0
+        # curtailment: the settle rule kept up to date as runs end
+        self.tracker = SettleTracker(gate, len(self.states))
         if curtailed:
             for s in self._order:
                 self._account(s)
 
+    @property
+    def suite(self) -> str:
+        return self.tracker.suite
+
     def outlook(self, s: _TaskState) -> TaskOutlook:
         g = self.gate
-        return _outlook(s.successes, s.failures, s.remaining, g.k, g.max_flakiness, g.min_runs)
+        return _outlook(s.successes, s.failures, s.remaining, g.k, g.max_flakiness, g.min_runs,
+                        g.on, g.confidence)
 
     def _account(self, s: _TaskState) -> None:
-        """Replace the task's outlook in the suite's sums and update the suite's outlook."""
-        new = self.outlook(s)
-        old = self.outlooks.get(s.task.task_id)
-        for o, sign in ((old, -1), (new, 1)):
-            if o is None:
-                continue
-            self._not_clear += sign * (o.clear is False)
-            self._unsure += sign * (o.clear is None)
-            if o.clear is not False:
-                self._high += sign * Fraction(o.high)
-            if o.clear is True:
-                self._low += sign * Fraction(o.low)
-        self.outlooks[s.task.task_id] = new
-        if self.suite == "open" and len(self.outlooks) == len(self.states):
-            self.suite = self._suite_outlook()
-
-    def _suite_outlook(self) -> str:
-        """:func:`suite_outlook` from the running sums (exact fractions, O(1) per run)."""
-        tasks = len(self.outlooks)
-        if not tasks or self._not_clear:
-            return "blocked"
-        bar = Fraction(self.gate.min_overall_pass_hat_k)
-        if self._high < (bar - _MEAN_MARGIN) * tasks or (self._high == 0 and bar > 0):
-            return "blocked"
-        if not self._unsure and (bar <= 0 or self._low == tasks
-                                 or self._low >= (bar + _MEAN_MARGIN) * tasks):
-            return "passed"
-        return "open"
+        """The task's new state into the settle rule's tracker."""
+        self.tracker.update(s.task.task_id, s.successes, s.failures, s.remaining)
 
     def settled(self, s: _TaskState) -> bool:
         if s.remaining <= 0:
             return True
         if not self.curtailed:
             return False
-        o = self.outlooks[s.task.task_id]
-        return o.flaky is not None and (self.suite != "open" or o.fixed)
+        return self.tracker.settled(s.task.task_id, s.remaining)
 
     def settled_early(self) -> dict[str, int]:
         """Tasks stopped before all their planned runs ended, with their planned runs."""
@@ -530,7 +254,7 @@ class _Schedule:
         """
         g = self.gate
         return _runs_surely_needed(s.successes, s.failures, s.remaining, g.k, g.max_flakiness,
-                                   g.min_runs, self.suite)
+                                   g.min_runs, self.suite, g.on, g.confidence)
 
     def record(self, s: _TaskState, result: RunResult, attempt: int, *, replay: bool = False
                ) -> bool:
@@ -556,32 +280,6 @@ class _Schedule:
         if self.curtailed:
             self._account(s)
         return True
-
-
-@functools.lru_cache(maxsize=1 << 12)
-def _runs_surely_needed(successes: int, failures: int, remaining: int, k: int,
-                        max_flakiness: float, min_runs: int, suite: str) -> int:
-    """The fewest further run outcomes (a passes, b failures, x left out) after which
-    :func:`task_settled` could hold.
-
-    The search goes by m = a + b + x = 1, 2, ... and gives up after a budget of
-    states: the m reached is still a lower bound, so no run started on its
-    account is wasted.
-    """
-    total = successes + failures + remaining
-    budget = 4000
-    for m in range(1, remaining):
-        for x in range(m + 1):
-            if total - x > _MAX_PLANNED:
-                continue
-            settles = _outlook_table(total - x, k, max_flakiness, min_runs).settles[suite]
-            for a in range(m - x + 1):
-                if settles[successes + a, failures + m - x - a]:
-                    return m
-            budget -= m - x + 1
-        if budget <= 0:
-            return m
-    return max(remaining, 1)
 
 
 # --------------------------------------------------------------------------
@@ -661,6 +359,8 @@ def run_suite(
     min_overall_pass_hat_k: float = 0.7,
     max_flakiness: float = 0.2,
     min_runs: int = 0,
+    gate_on: str = "estimate",
+    confidence: float = 0.95,
 ) -> SuiteRun:
     """Run every task of a suite as its repeat policy says, logging each run as it ends.
 
@@ -697,6 +397,12 @@ def run_suite(
     min_runs : int, default 0
         The gate fails a task with fewer counted runs (recorded in the
         protocol when not 0).
+    gate_on : {'estimate', 'lower-bound'}, default 'estimate'
+        What the gate's mean is of: each task's pass^k estimate, or its exact
+        one-sided lower bound at ``confidence``. Curtailment serves this gate,
+        and the protocol records it.
+    confidence : float, default 0.95
+        The lower bounds' confidence.
 
     Returns
     -------
@@ -731,12 +437,13 @@ def run_suite(
         raise ValueError(f"max_concurrency ({max_concurrency}) must be at least 1")
     if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 0:
         raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
-    gate = _Gate(k, min_overall_pass_hat_k, max_flakiness, min_runs)
+    gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs)
     schedule = _Schedule(tasks, policy, gate=gate, max_retries=max_retries,
                          curtailed=policy.stopping == "curtailed")
     protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=max_retries,
                               timeout=timeout, min_overall_pass_hat_k=min_overall_pass_hat_k,
-                              max_flakiness=max_flakiness)
+                              max_flakiness=max_flakiness, gate_on=gate_on,
+                              confidence=confidence)
     if min_runs:
         protocol = Protocol({**protocol.settings, "min_runs": min_runs})
     header = {"protocol": protocol.to_dict(), "seed": seed}
@@ -903,6 +610,7 @@ def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult
         [s.task.task_id for s in states], [s.successes for s in states],
         [s.successes + s.failures for s in states], risks=[s.task.risk for s in states], k=g.k,
         min_overall_pass_hat_k=g.min_overall_pass_hat_k, max_flakiness=g.max_flakiness,
+        on=g.on, confidence=g.confidence,
     )
     report = dataclasses.replace(report, gate=_gate(schedule, report.tasks), protocol=protocol)
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
@@ -933,7 +641,7 @@ def _gate(schedule: _Schedule, rows: Sequence[TaskReport]) -> GateResult:
     early = schedule.settled_early()
     result = reliability_gate(rows, min_overall_pass_hat_k=g.min_overall_pass_hat_k,
                               max_flakiness=g.max_flakiness, min_runs=g.min_runs,
-                              settled_early=early)
+                              settled_early=early, on=g.on, confidence=g.confidence)
     if early and not result.passed:
         result = dataclasses.replace(result, reasons=result.reasons + _why_blocked(schedule))
     return result
@@ -942,22 +650,10 @@ def _gate(schedule: _Schedule, rows: Sequence[TaskReport]) -> GateResult:
 def _why_blocked(schedule: _Schedule) -> tuple[str, ...]:
     """What blocks a curtailed suite under every completion of the runs not made, beyond
     the reasons the gate gives on the runs made (flaky tasks, tasks run in full)."""
-    g = schedule.gate
-    outlooks = [schedule.outlook(s) for s in schedule.states.values()]
-    reasons = []
-    for s, o in zip(schedule.states.values(), outlooks):
-        if s.remaining and o.clear is False and o.flaky is False:
-            most = s.successes + s.failures + s.remaining
-            short = f"pass^{g.k} needs {g.k}" if most < g.k else f"the minimum is {g.min_runs}"
-            runs = "1 counted run" if most == 1 else f"{most} counted runs"
-            reasons.append(f"task {s.task.task_id}: at most {runs} even if all {s.n} planned "
-                           f"had been made, and {short}")
-    if not any(o.clear is False for o in outlooks):
-        best = float(np.mean([o.high for o in outlooks]))
-        reasons.append(f"overall pass^{g.k} could reach at most {best:.3f} whatever the runs "
-                       f"not made gave, below the bar {g.min_overall_pass_hat_k:.3f}: not met")
-    return tuple(reasons)
-
+    states = list(schedule.states.values())
+    return why_blocked([s.task.task_id for s in states], [schedule.outlook(s) for s in states],
+                       [s.remaining for s in states], [s.n for s in states],
+                       [s.successes + s.failures + s.remaining for s in states], schedule.gate)
 
 
 # --------------------------------------------------------------------------

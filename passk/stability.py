@@ -390,7 +390,7 @@ def reliability_gate(
         left = f" ({out} more left out as {excluded_reason})" if out else ""
         its_k = "" if uniform else f" (its k = {k}, risk {t.risk})"
         too_few = (t.runs < k) if k is not None else math.isnan(t.pass_hat_k)
-        if t.runs == 0:
+        if t.runs == 0 and t.task_id not in early:
             reasons.append(f"task {t.task_id}: no runs, so no evidence{left}")
         elif too_few and t.task_id not in early:
             reasons.append(f"task {t.task_id}: {_runs_phrase(t.runs)} too few to estimate "

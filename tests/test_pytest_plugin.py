@@ -392,3 +392,123 @@ def test_xdist_spreads_repetitions_and_changes_nothing(pytester):
     # the table and the verdict; which failed run came first may differ
     table = [section(r).split("failed repetitions")[0] for r in (serial, spread)]
     assert table[0] == table[1] and "gate: BLOCKED" in table[0]
+
+
+# --------------------------------------------------------------------------
+# curtailment decides as fixed repetition under every gate mode
+# --------------------------------------------------------------------------
+
+FAIL_FAIL_PASS = """
+import pytest
+
+@pytest.mark.passk(runs=3, k=2)
+def test_late(passk_run):
+    assert passk_run == 2, "not yet"
+"""
+
+
+@pytest.mark.parametrize("on, ret", [("lower-bound", 0), ("estimate", EXIT_GATE_BLOCKED)])
+def test_fail_fail_pass_decides_as_fixed_repetition_under_either_gate(pytester, on, ret):
+    """The issue's case: 1 of 3 has pass^2 = 0 but an exact lower bound of 0.000286
+    (the 5% quantile of Beta(1, 3), squared), above a bar of 0.0002. On the lower
+    bound the third run can lift the test over the bar, so curtailment runs it; on
+    the estimate nothing can, so curtailment stops after two failures and says why."""
+    pytester.makepyfile(test_suite=FAIL_FAIL_PASS)
+    gate = ("--passk-min-overall", "0.0002", "--passk-max-flakiness", "1", "--passk-on", on)
+    fixed = run(pytester, *gate)
+    cut = run(pytester, *gate, "--passk-policy", "curtailed")
+    assert fixed.ret == cut.ret == ret
+    bound = (1 - 0.95 ** (1 / 3)) ** 2  # Clopper-Pearson lower bound on p for 1 of 3, squared
+    assert bound > 0.0002
+    if on == "lower-bound":
+        cut.assert_outcomes(passed=1, failed=2)  # all three ran
+        assert f"{bound:.3f}" in section(fixed)
+        return
+    cut.assert_outcomes(failed=2, skipped=1)
+    # its log records the gate curtailment served: another one is refused, exit 2
+    logged = run(pytester, *gate, "--passk-policy", "curtailed", "--passk-log", "cut.jsonl")
+    assert logged.ret == EXIT_GATE_BLOCKED
+    log = str(pytester.path / "cut.jsonl")
+    assert passk_cli("gate", log)[0] == 1
+    assert passk_cli("gate", log, "--on", "lower-bound")[0] == 2
+    text = section(cut)
+    assert "no runs, so no evidence" not in text
+    assert ("overall pass^2 could reach at most 0.000 whatever the runs not made gave, below "
+            "the bar 0.000: not met") in text
+    assert "test_suite.py::test_late (3 planned)" in text
+
+
+class _Config:
+    """The options a session reads, and nothing else (the plugin's decisions are driven
+    here without pytest's machinery, so that thousands of cases take seconds)."""
+
+    def __init__(self, **options):
+        self.options = options
+
+    def getoption(self, name):
+        return self.options.get(name)
+
+
+def _session_verdict(tests, order, *, policy, on, bar, cap):
+    """Drive the plugin's own ``_curtail``, ``_tally_local`` and ``_verdict`` through a
+    session whose repetitions run in ``order`` [(test, run index), ...] and end with
+    the outcomes given; return (passed, flaky tests, repetitions skipped, reasons)."""
+    from passk.pytest_plugin import PasskSession, _Run, _Test
+
+    session = PasskSession(_Config(passk_policy=policy, passk_on=on, passk_min_overall=bar,
+                                   passk_max_flakiness=cap))
+    for name, (runs, k, _) in tests.items():
+        session.plan[name] = (runs, k)
+        session.tests[name] = _Test(name, runs, k, "read-only")
+    skipped = 0
+    for name, i in order:
+        runs, k, outcomes = tests[name]
+        meta = {"task": name, "run": i, "runs": runs, "k": k, "risk": "read-only"}
+        rep = _Run(i, f"{name}[{i}]", f"{name}[{i}]")
+        if session._curtail(meta):
+            rep.skipped = rep.settled = True
+            skipped += 1
+        else:
+            rep.passed_call, rep.failed = outcomes[i], not outcomes[i]
+            session._tally_local(meta, "passed" if outcomes[i] else "failed")
+        session.tests[name].reps[i] = rep
+    gate = session._verdict().report.gate
+    return gate.passed, gate.flaky_tasks, skipped, gate.reasons
+
+
+@pytest.mark.slow
+def test_curtailed_sessions_decide_as_fixed_ones_on_every_outcome_sequence():
+    """Exhaustive: every outcome sequence of one test with 1-5 runs and of two tests with
+    1-3 runs each, k = 1-3, under both gate modes and a grid of bars and caps; the
+    curtailed session (repetitions in order, and interleaved for two tests) gives the
+    fixed session's verdict and flaky tests. The reasons of a curtailed block never blame
+    a test with runs for having none."""
+    import itertools
+
+    cases = []
+    for n in range(1, 6):
+        for outcomes in itertools.product([False, True], repeat=n):
+            for k in (1, 2, 3):
+                cases.append({"t": (n, k, outcomes)})
+    pairs = [seq for n in range(1, 4) for seq in itertools.product([False, True], repeat=n)]
+    rng = random.Random(17)
+    for a, b in itertools.product(pairs, pairs):
+        cases.append({"t": (len(a), rng.choice((1, 2)), a), "u": (len(b), rng.choice((1, 2)), b)})
+    checked = skipped = 0
+    for tests in cases:
+        by_test = [[(name, i) for i in range(tests[name][0])] for name in tests]
+        orders = [[x for seq in by_test for x in seq]]
+        if len(tests) == 2:  # interleaved, as under xdist or a random order
+            orders.append([x for pair in itertools.zip_longest(*by_test) for x in pair if x])
+        for on in ("estimate", "lower-bound"):
+            for bar, cap in itertools.product((0.0, 0.0002, 0.3, 0.7, 1.0), (0.0, 0.5, 1.0)):
+                gate = {"on": on, "bar": bar, "cap": cap}
+                fixed = _session_verdict(tests, orders[0], policy="fixed", **gate)
+                for order in orders:
+                    cut = _session_verdict(tests, order, policy="curtailed", **gate)
+                    assert cut[:2] == fixed[:2], (tests, order, gate, cut, fixed)
+                    assert not any("no runs" in r for r in cut[3]), (tests, gate, cut)
+                    checked += 1
+                    skipped += cut[2]
+    print(f"{checked} curtailed sessions, {skipped} repetitions skipped")
+    assert checked == 17_340 and skipped > 5_000

@@ -40,9 +40,9 @@ from passk.cli import main as cli_main
 from passk.io import read_results
 from passk.repeats import attempt_seed, run_seed
 from passk.runner import (
+    GateSettings,
     LogRecord,
     SuiteRun,
-    _Gate,
     _gate,
     _Schedule,
     load_adapter,
@@ -795,7 +795,7 @@ def curtailed_schedule(case: dict, rng: np.random.Generator) -> _Schedule:
     end in a random order (as on a pool), without a thread or a sleep."""
     policy = RepeatPolicy(runs_by_risk=case["tiers"], stopping="curtailed")
     schedule = _Schedule(case["tasks"], policy,
-                         gate=_Gate(case["k"], case["bar"], case["cap"], case["min_runs"]),
+                         gate=GateSettings(case["k"], case["bar"], case["cap"], min_runs=case["min_runs"]),
                          max_retries=case["max_retries"], curtailed=True)
     width, in_flight = int(rng.integers(1, 6)), []
     while True:
@@ -964,6 +964,101 @@ def test_cli_short_tier_near_one_cap_flags_only_fixed_n_flaky_tasks(tmp_path, ca
     assert cut["gate"]["flaky_tasks"] == fixed["gate"]["flaky_tasks"] == ["write"]
     read0 = next(t for t in cut["tasks"] if t["task_id"] == "read0")
     assert (read0["successes"], read0["runs"]) == (2, 3)
+
+
+def gate_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli_main(["gate", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_curtailed_log_is_not_regated_under_another_gate(tmp_path, capsys):
+    """Issue 17, item 4: a log curtailed for the estimate, gated on the lower bound
+    ("stricter"), decided otherwise than the fixed-n log of the same runs. Seed 3: t0
+    stops at 0 of 2 (pass^2 is 0 whatever its third run), where fixed n makes it 1 of 3,
+    whose lower bound (0.000286) clears the bar 0.0002. The curtailed log is refused,
+    exit 2, one line naming both gates; under its own gate it decides as fixed n."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(f'{{"task_id": "t{i}", "p": 0.4}}\n' for i in range(3)))
+    common = ["runner_helpers:SeedCoin", str(tasks), "--seed", "3", "--k", "2",
+              "--min-overall", "0.0002", "--max-flakiness", "1", "--runs-read-only", "3",
+              "--no-progress"]
+    cut, fixed = tmp_path / "cut.jsonl", tmp_path / "fixed.jsonl"
+    assert cli_main(["run", *common, "--log", str(cut), "--policy", "curtailed"]) == 1
+    assert cli_main(["run", *common, "--log", str(fixed)]) == 1
+    capsys.readouterr()
+    assert gate_cli(capsys, str(fixed), "--on", "lower-bound")[0] == 0  # PASSED on n = 3
+    code, out, err = gate_cli(capsys, str(cut), "--on", "lower-bound")
+    assert (code, out) == (2, "")
+    fingerprint = json.loads(cut.read_text().splitlines()[0])["protocol"]["fingerprint"]
+    assert err.splitlines() == [
+        ("passk gate: error: the runs were curtailed for the gate k 2, bar 0.0002 on the "
+        "estimate, flakiness cap 1; the gate asked for, k 2, bar 0.0002 on the lower bound "
+        "(95%), flakiness cap 1, could decide differently on the runs curtailment did not "
+        f"make (protocol {fingerprint}): gate under the protocol's criteria, or rerun with "
+        "fixed repetition")]
+    assert gate_cli(capsys, str(cut), "--k", "3")[0] == 2  # any other gate, too
+    assert gate_cli(capsys, str(cut))[0] == gate_cli(capsys, str(fixed))[0] == 1
+    assert cli_main(["report", str(cut), "--on", "lower-bound"]) == 2
+    assert "could decide differently" in capsys.readouterr().err
+
+
+def test_a_curtailed_log_is_regated_when_its_runs_decide_exactly(tmp_path, capsys):
+    """A stricter bar that no completion of the runs not made could reach is decided on
+    the runs made: t2 stopped at 0 of 2 of 12, and even 10 more passes would give a mean
+    pass^2 of at most (1 + 0.227 + 45/66) / 3 = 0.64, below 0.9: BLOCKED, exit 1."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(f'{{"task_id": "t{i}", "p": {p}}}\n'
+                             for i, p in enumerate([1.0, 0.5, 0.0])))
+    log = tmp_path / "c.jsonl"
+    assert cli_main(["run", "runner_helpers:SeedCoin", str(tasks), "--log", str(log),
+                     "--policy", "curtailed", "--k", "2", "--max-flakiness", "1",
+                     "--min-overall", "0", "--runs-read-only", "12", "--no-progress"]) == 0
+    capsys.readouterr()
+    code, out, err = gate_cli(capsys, str(log), "--min-overall", "0.9")
+    assert code == 1 and "gate: BLOCKED" in out and "could decide differently" not in err
+    code, _, err = gate_cli(capsys, str(log), "--min-overall", "0.5")  # 10 passes could
+    assert code == 2 and "could decide differently" in err
+
+
+def test_passk_run_curtails_for_the_gate_it_declares(tmp_path, capsys):
+    """``passk run --on lower-bound --policy curtailed``: the log's protocol declares the
+    lower bound, curtailment served it (t0 runs its third run), and ``passk gate`` on the
+    log decides as the fixed-n log of the same runs, with no refusal."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(f'{{"task_id": "t{i}", "p": 0.4}}\n' for i in range(3)))
+    common = ["runner_helpers:SeedCoin", str(tasks), "--seed", "3", "--k", "2",
+              "--min-overall", "0.0002", "--max-flakiness", "1", "--runs-read-only", "3",
+              "--on", "lower-bound", "--no-progress"]
+    cut, fixed = tmp_path / "cut.jsonl", tmp_path / "fixed.jsonl"
+    assert cli_main(["run", *common, "--log", str(cut), "--policy", "curtailed"]) == 0
+    assert cli_main(["run", *common, "--log", str(fixed)]) == 0
+    header = json.loads(cut.read_text().splitlines()[0])["protocol"]["settings"]
+    assert (header["gate_on"], header["confidence"], header["stopping"]) == (
+        "lower-bound", 0.95, "curtailed")
+    assert sum(r["task_id"] == "t0" for r in log_lines(cut)) == 3
+    capsys.readouterr()
+    assert gate_cli(capsys, str(cut))[0] == gate_cli(capsys, str(fixed))[0] == 0
+    code, _, err = gate_cli(capsys, str(cut), "--on", "estimate")  # looser: refused
+    assert code == 2 and "would loosen" in err
+
+
+def test_run_suite_curtails_for_the_lower_bound_as_fixed_n(tmp_path):
+    """run_suite's curtailment serves the gate it is given: on the lower bound, t0 of the
+    seed-3 suite above is not stopped at 0 of 2 (a pass would lift its bound over the
+    bar), the decision is fixed n's, and the protocol records gate_on and confidence."""
+    tasks = [Task(f"t{i}", params={"p": 0.4}) for i in range(3)]
+    options = {"k": 2, "min_overall_pass_hat_k": 0.0002, "max_flakiness": 1.0, "seed": 3,
+               "progress": False, "gate_on": "lower-bound"}
+    plan = {"read-only": 3}
+    fixed = run_suite(SeedCoin(), tasks, RepeatPolicy(runs_by_risk=plan, default=3),
+                      **options)
+    cut = run_suite(SeedCoin(), tasks, RepeatPolicy(runs_by_risk=plan, default=3,
+                                                    stopping="curtailed"), **options)
+    assert decisions(cut) == decisions(fixed) == (True, frozenset())
+    assert cut.effective_n["t0"] == 3
+    assert {k: cut.protocol.settings[k] for k in ("gate_on", "confidence", "stopping")} == {
+        "gate_on": "lower-bound", "confidence": 0.95, "stopping": "curtailed"}
 
 
 # --------------------------------------------------------------------------
