@@ -429,7 +429,6 @@ def _counts_of(score: Score) -> tuple[int, int]:
     return c, n
 
 
-@score_reducer
 def pass_hat_k_counts(success_values: Sequence[str] = (),
                       success_threshold: float | None = None) -> ScoreReducer:
     """An epochs reducer that keeps a sample's counts: ``c`` passes of ``n`` epochs.
@@ -456,16 +455,15 @@ def pass_hat_k_counts(success_values: Sequence[str] = (),
     return reduce
 
 
-@metric
 def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
-                    method: str = "studentized") -> Metric:
+                    method: str | None = None) -> Metric:
     r"""The suite's mean pass^k with passk's interval, from the samples' counts.
 
     Needs the epochs reducer :func:`pass_hat_k_counts`. The estimate is
     :math:`\frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over the samples
     with at least k scored epochs, and the interval
-    :func:`passk.metrics.mean_pass_hat_k_ci`'s: the figures ``passk report``
-    prints for the same log. Reported as ``pass^k``, ``pass^k_low`` and
+    :func:`passk.metrics.mean_pass_hat_k_ci`'s (its default method unless
+    ``method`` names another): the figures ``passk report`` prints for the same log. Reported as ``pass^k``, ``pass^k_low`` and
     ``pass^k_high`` (with k's value), and ``samples``, the samples averaged.
 
     Examples
@@ -474,7 +472,7 @@ def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
     >>> scores = [SampleScore(score=Score(value=c / 4, metadata={"passes": c, "runs": 4}),
     ...                       sample_id=i) for i, c in enumerate([4, 3, 4, 2, 4])]
     >>> {name: round(v, 4) for name, v in mean_pass_hat_k(k=2)(scores).items()}
-    {'pass^2': 0.6667, 'pass^2_low': 0.2708, 'pass^2_high': 1.0, 'samples': 5}
+    {'pass^2': 0.7333, 'pass^2_low': 0.4029, 'pass^2_high': 0.9351, 'samples': 5}
     """
     from .metrics import mean_pass_hat_k_ci
 
@@ -482,8 +480,18 @@ def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
         counts = [_counts_of(s.score) for s in scores]
         c = [x for x, _ in counts]
         n = [y for _, y in counts]
-        suite = mean_pass_hat_k_ci(c, n, k, confidence=confidence, method=method)
+        suite = (mean_pass_hat_k_ci(c, n, k, confidence=confidence) if method is None else
+                 mean_pass_hat_k_ci(c, n, k, confidence=confidence, method=method))
         return {f"pass^{k}": float(suite.estimate), f"pass^{k}_low": float(suite.ci.low),
                 f"pass^{k}_high": float(suite.ci.high), "samples": int(suite.n_tasks)}
 
     return compute
+
+
+# Inspect's decorators register the two under their names and return wrappers without
+# the docstrings: keep the undecorated functions for doctest and the docs.
+__test__ = {"pass_hat_k_counts": pass_hat_k_counts, "mean_pass_hat_k": mean_pass_hat_k}
+_reducer_doc, _metric_doc = pass_hat_k_counts.__doc__, mean_pass_hat_k.__doc__
+pass_hat_k_counts = score_reducer(pass_hat_k_counts)
+mean_pass_hat_k = metric(mean_pass_hat_k)
+pass_hat_k_counts.__doc__, mean_pass_hat_k.__doc__ = _reducer_doc, _metric_doc
