@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -388,10 +389,35 @@ class Measurement:
 
 @dataclass(frozen=True)
 class HonestGateResult:
-    """:func:`honest_gate`'s verdict: passed, and every reason it did not."""
+    """:func:`honest_gate`'s verdict: passed, and every reason it did not.
+
+    It displays itself as ``PASSED`` or ``REFUSED`` with one indented line per
+    reason, wrapped at 75 columns (a Markdown list in Jupyter and the book).
+
+    Examples
+    --------
+    >>> print(HonestGateResult(False, ("rate: measured 0.150, bar 0.750: not met",)))
+    REFUSED
+      - rate: measured 0.150, bar 0.750: not met
+    """
 
     passed: bool
     reasons: tuple[str, ...]
+
+    def verdict(self) -> str:
+        """``"PASSED"`` or ``"REFUSED"``."""
+        return "PASSED" if self.passed else "REFUSED"
+
+    def __str__(self) -> str:
+        return "\n".join([self.verdict()] + [
+            textwrap.fill(r, 75, initial_indent="  - ", subsequent_indent="      ")
+            for r in self.reasons])
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_markdown_(self) -> str:
+        return "\n".join([f"**{self.verdict()}**", ""] + [f"- {r}" for r in self.reasons])
 
 
 def honest_gate(criteria: Criteria, measurement: Measurement) -> HonestGateResult:

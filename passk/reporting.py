@@ -30,10 +30,12 @@ from .metrics import estimate_pass_at_k, estimate_pass_hat_k, mean_pass_hat_k_ci
 from .stability import (
     CLASS_THRESHOLD,
     GATE_ON,
+    SHOWN_REASONS,
     GateResult,
     SuiteReport,
     interval_note,
     order_rows,
+    reason_lines,
     suite_report,
 )
 from .tables import cell, cells, format_columns, format_rows, json_number
@@ -156,13 +158,13 @@ class FileReport:
         return out
 
     def __str__(self) -> str:
-        return format_report(self)
+        return format_report(self, limit=SHOWN_REASONS)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def _repr_markdown_(self) -> str:
-        return format_report(self, markdown=True)
+        return format_report(self, markdown=True, limit=SHOWN_REASONS)
 
 
 def _incomplete(results: Results) -> tuple[str, ...]:
@@ -327,8 +329,12 @@ def with_gate(fr: FileReport, gate: GateResult) -> FileReport:
 # --------------------------------------------------------------------------
 
 
-def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True) -> str:
-    """Per-task table (flaky tasks on top), the suite curve, and the gate."""
+def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
+                  limit: int | None = None) -> str:
+    """Per-task table (flaky tasks on top), the suite curve, and the gate.
+
+    ``limit`` caps the gate's reasons shown (None, the command line's choice: every one).
+    """
     rows = fr.report.tasks
     ks = fr.ks.tolist()
     uniform = len(set(ks)) <= 1
@@ -352,11 +358,12 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True)
              cells([t.flakiness for t in ordered]), [t.cls for t in ordered]]
     numeric = {i for i, h in enumerate(header) if h not in ("task", "risk", "class")}
     note = interval_note(fr.report.confidence, fr.report.ci_method)
-    parts = [format_columns(header, cols, numeric=numeric, markdown=markdown),
-             note]
+    # In Markdown the note is a paragraph after a blank line, not one more table row.
+    parts = [format_columns(header, cols, numeric=numeric, markdown=markdown)]
+    parts += ["", note] if markdown else [note]
     if curve:
         parts += ["", format_curve(fr, markdown=markdown)]
-    parts += ["", format_gate(fr, markdown=markdown)]
+    parts += ["", format_gate(fr, markdown=markdown, limit=limit)]
     notes = list(fr.results.notes) + [f"stricter than declared: {s}"
                                       for s in fr.options.get("stricter", ())]
     if notes:
@@ -385,12 +392,11 @@ def format_curve(fr: FileReport, *, markdown: bool = False) -> str:
     return (f"**{title}**\n\n" if markdown else title + "\n") + table
 
 
-def format_gate(fr: FileReport, *, markdown: bool = False) -> str:
+def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = None) -> str:
     """The gate's verdict line, with the bar and cap in force, and every reason."""
     gate = fr.gate
     verdict = gate.verdict()
     if fr.options.get("declared"):
         verdict = verdict[:-1] + " as declared by the run's protocol)"
-    if markdown:
-        return "\n".join([f"**{verdict}**"] + [f"- {r}" for r in gate.reasons])
-    return "\n".join([verdict] + [f"  - {r}" for r in gate.reasons])
+    lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
+    return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)

@@ -35,6 +35,7 @@ __all__ = [
     "CLASS_THRESHOLD",
     "DEMO_SEED",
     "GATE_ON",
+    "SHOWN_REASONS",
     "GateResult",
     "RepeatPolicy",
     "SuiteReport",
@@ -42,6 +43,7 @@ __all__ = [
     "classify",
     "evaluate_suite",
     "format_table",
+    "reason_lines",
     "reliability_gate",
     "run_demo",
     "suite_protocol",
@@ -54,6 +56,10 @@ CLASSES = ("flaky", "no-evidence", "stable-fail", "stable-pass")
 #: Flakiness above which a task's runs are called ``flaky``: the classes' own
 #: threshold, recorded in a run's protocol, and never the gate's cap.
 CLASS_THRESHOLD = 0.2
+
+#: How many of a gate's reasons its display in a notebook shows before "... and N more";
+#: the gate's ``reasons`` (and the command line's output) keep every one.
+SHOWN_REASONS = 5
 
 
 @dataclass(frozen=True)
@@ -179,14 +185,63 @@ class GateResult:
         return (f"gate: {'PASSED' if self.passed else 'BLOCKED'}  overall {self.what} = "
                 f"{cell(self.overall)}  (bar {cell(self.bar)}, flakiness cap {cell(self.cap)})")
 
+    def describe(self, *, markdown: bool = False, limit: int | None = SHOWN_REASONS) -> str:
+        """The verdict line and the reasons, the first ``limit`` of them and a count of the rest.
+
+        Parameters
+        ----------
+        markdown : bool, default False
+            A bold verdict and a Markdown list instead of indented text.
+        limit : int or None, default :data:`SHOWN_REASONS`
+            How many reasons to show; None shows every one.
+
+        Examples
+        --------
+        >>> gate = reliability_gate(suite_report(list("abcdefg"), [1] * 7, [2] * 7, k=1).tasks)
+        >>> print(gate.describe(limit=2))
+        gate: BLOCKED  overall pass^1 = 0.500  (bar 0.700, flakiness cap 0.200)
+          - overall pass^1 0.500 is below the bar 0.700: not met
+          - task a: flakiness 1.000 exceeds the cap 0.200 (1/2 passed)
+          - ... and 6 more reasons (all 8 are in the gate's reasons)
+        """
+        verdict = f"**{self.verdict()}**" if markdown else self.verdict()
+        lines = reason_lines(self.reasons, markdown=markdown, limit=limit)
+        return "\n".join([verdict, ""] + lines if markdown and lines else [verdict] + lines)
+
     def __str__(self) -> str:
-        return "\n".join([self.verdict()] + [f"  - {r}" for r in self.reasons])
+        return self.describe()
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def _repr_markdown_(self) -> str:
-        return "\n".join([f"**{self.verdict()}**", ""] + [f"- {r}" for r in self.reasons])
+        return self.describe(markdown=True)
+
+
+def reason_lines(reasons: Sequence[str], *, markdown: bool = False,
+                 limit: int | None = SHOWN_REASONS) -> list[str]:
+    """A gate's reasons as list items: the first ``limit``, then one line counting the rest.
+
+    With at most ``limit + 1`` reasons every one is shown (a line saying "1 more" would
+    take the place of the reason itself).
+
+    Examples
+    --------
+    >>> print("\\n".join(reason_lines(["x", "y", "z"], limit=1)))
+      - x
+      - ... and 2 more reasons (all 3 are in the gate's reasons)
+    >>> reason_lines(["x", "y"], markdown=True, limit=1)
+    ['- x', '- y']
+    """
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit ({limit!r}) must be None or at least 0")
+    bullet = "- " if markdown else "  - "
+    if limit is None or len(reasons) <= limit + 1:
+        return [bullet + r for r in reasons]
+    rest = len(reasons) - limit
+    where = "`reasons`" if markdown else "reasons"
+    more = f"{bullet}... and {rest} more reasons (all {len(reasons)} are in the gate's {where})"
+    return [bullet + r for r in reasons[:limit]] + [more]
 
 
 @dataclass(frozen=True)
@@ -244,13 +299,13 @@ class SuiteReport:
         }
 
     def __str__(self) -> str:
-        return format_table(self, flaky_first=True)
+        return format_table(self, flaky_first=True, limit=SHOWN_REASONS)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def _repr_markdown_(self) -> str:
-        return format_table(self, flaky_first=True, markdown=True)
+        return format_table(self, flaky_first=True, markdown=True, limit=SHOWN_REASONS)
 
 
 def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) -> Any:
@@ -639,8 +694,12 @@ def interval_note(confidence: float, ci_method: str) -> str:
 
 
 def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bool = False,
-                 ) -> str:
+                 limit: int | None = None) -> str:
     """The report as an aligned text table (or a Markdown table) followed by the gate.
+
+    In Markdown the note on the intervals is a paragraph of its own, after a blank
+    line, so that a renderer does not read it as one more row of the table. ``limit``
+    caps the gate's reasons shown (None: every one), as in :meth:`GateResult.describe`.
 
     Examples
     --------
@@ -666,10 +725,10 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     gate = report.gate
     verdict = gate.verdict()
     note = interval_note(report.confidence, report.ci_method)
+    lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
     if markdown:
-        return "\n".join([table, "", note, "", f"**{verdict}**"]
-                         + [f"- {reason}" for reason in gate.reasons])
-    return "\n".join([table, note, verdict] + [f"  - {reason}" for reason in gate.reasons])
+        return "\n".join([table, "", note, "", f"**{verdict}**"] + lines)
+    return "\n".join([table, note, verdict] + lines)
 
 
 # --------------------------------------------------------------------------
