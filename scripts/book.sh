@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the book: set up whatever is missing (scripts/setup.sh, idempotent), then run
 # every notebook and build the HTML with any warning an error. Extra arguments go to
-# jupyter-book. The book lands in _build/html/index.html.
+# jupyter-book. The book lands in _build/html/index.html, its Chinese edition in
+# _build/html/zh/index.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,3 +11,6 @@ export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activ
 start=$SECONDS
 jupyter-book build . -W -n --keep-going "$@"
 echo "book: built in $((SECONDS - start)) s: $PWD/_build/html/index.html"
+# The Chinese edition: the same notebooks with the prose of locales/zh_CN/ (nothing is
+# executed again), built with -W into _build/html/zh/ (CONTRIBUTING.md).
+python scripts/zh_book.py build "$@"
