@@ -129,12 +129,12 @@ def test_catalogs_belong_to_pages():
 
 
 _ROLE = re.compile(r"\{([a-z:-]+)\}`([^`]*)`")
-_LABEL = re.compile(r"^\s*:(label|name):\s*(\S+)|^\((\S+)\)=\s*$|^\$\$\s*\((\S+)\)", re.M)
-_DIRECTIVE = re.compile(r"^\s*(`{3,}|:{3,})\{([a-z-]+)\}\s*(\S*)", re.M)
-_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|\\begin\{(\w+\*?)\}.*?\\end\{\1\}", re.S)
-_CODE = re.compile(r"`{3,}.*?`{3,}|`[^`\n]+`", re.S)
+_LABEL = re.compile(r"^\s*:(label|name):\s*(\S+)|^\((\S+)\)=\s*$|^\$\$\s*\((\S+)\)", re.MULTILINE)
+_DIRECTIVE = re.compile(r"^\s*(`{3,}|:{3,})\{([a-z-]+)\}\s*(\S*)", re.MULTILINE)
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|\\begin\{(\w+\*?)\}.*?\\end\{\1\}", re.DOTALL)
+_CODE = re.compile(r"`{3,}.*?`{3,}|`[^`\n]+`", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
-_ROLE_TARGET = re.compile(r"^.*<(.*)>$", re.S)
+_ROLE_TARGET = re.compile(r"^.*<(.*)>$", re.DOTALL)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
@@ -381,12 +381,12 @@ _PROSE = r"""
 _RAW_MARKUP = [
     (re.compile(r"`{3}|~{3}"), "a code fence"),
     (re.compile(r"\{[a-z:]+\}`"), "a MyST role"),
-    (re.compile(r"^\s*:(label|class|name):", re.M), "a directive option"),
+    (re.compile(r"^\s*:(label|class|name):", re.MULTILINE), "a directive option"),
     (re.compile(r"\*\*\S"), "Markdown bold"),
     (re.compile(r"\$\$|\\\(|\\\["), "TeX left unrendered"),
     (re.compile(r"\]\(\S*\)"), "a Markdown link"),
-    (re.compile(r"^\|.*\|$|\| ?-{3}", re.M), "a Markdown table"),
-    (re.compile(r"^#{1,6} ", re.M), "a Markdown heading"),
+    (re.compile(r"^\|.*\|$|\| ?-{3}", re.MULTILINE), "a Markdown table"),
+    (re.compile(r"^#{1,6} ", re.MULTILINE), "a Markdown heading"),
 ]
 _HAN_SPACE_HAN = re.compile(r"[\u3400-\u9fff，。、；：？！）]\s+[\u3400-\u9fff（，。]")
 
@@ -482,7 +482,7 @@ def test_search_finds_chinese_words(browser, site_url):
     found = {}
     try:
         for word in ("抖动", "门禁"):
-            page, seen, _ = _open(context, f"{site_url}/zh/search.html?q={word}")
+            page, _, _ = _open(context, f"{site_url}/zh/search.html?q={word}")
             page.wait_for_selector("#search-results ul.search li", timeout=PAGE_TIMEOUT_MS)
             found[word] = page.eval_on_selector_all(
                 "#search-results ul.search li a", "as => as.map(a => a.href)")
