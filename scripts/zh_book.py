@@ -190,6 +190,9 @@ def load_catalog(page: str) -> dict[str, dict]:
         missing = {"key", "en_sha", "en", "zh"} - set(entry)
         if missing:
             raise ValueError(f"{path}: entry {number} lacks {sorted(missing)}")
+        if not isinstance(entry["key"], str):
+            raise ValueError(f"{path}: entry {number}: key {entry['key']!r} is read as a "
+                             f"{type(entry['key']).__name__}: quote it ('{entry['key']}')")
         entries[entry["key"]] = entry
     return entries
 
