@@ -191,7 +191,7 @@ def load_catalog(page: str) -> dict[str, dict]:
         if missing:
             raise ValueError(f"{path}: entry {number} lacks {sorted(missing)}")
         if not isinstance(entry["key"], str):
-            raise ValueError(f"{path}: entry {number}: key {entry['key']!r} is read as a "
+            raise TypeError(f"{path}: entry {number}: key {entry['key']!r} is read as a "
                              f"{type(entry['key']).__name__}: quote it ('{entry['key']}')")
         entries[entry["key"]] = entry
     return entries
@@ -308,17 +308,38 @@ def status_report(pages: list[str], diffs: bool = False) -> str:
 # ------------------------------------------------------------------------- generation
 
 
+# The label of a folded cell (myst-nb's code_prompt_show/hide, set per cell since its
+# global "Show code cell {type}" puts an English word in {type}), by the cell's tag.
+FOLD_PROMPTS = {
+    "hide-input": ("显示代码", "隐藏代码"),
+    "hide-output": ("显示输出", "隐藏输出"),
+    "hide-cell": ("显示代码单元", "隐藏代码单元"),
+}
+
+
 def chinese_notebook(page: str, root: Path = ROOT) -> dict:
-    """The English notebook with its markdown and captions replaced by current translations."""
+    """The English notebook with its markdown and captions replaced by current translations.
+
+    Code cells keep their source, outputs and execution counts; their ``mystnb``
+    metadata gains only the translated caption and the Chinese labels of a fold.
+    """
     notebook = json.loads((root / page).read_text(encoding="utf-8"))
     zh = translation(page, root)
     out = copy.deepcopy(notebook)
     for cell in out["cells"]:
         if cell["cell_type"] == "markdown" and cell["id"] in zh:
             cell["source"] = zh[cell["id"]].splitlines(keepends=True)
-        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+        if cell["cell_type"] != "code":
+            continue
+        mystnb = cell.setdefault("metadata", {}).get("mystnb", {})
         if f"{cell['id']}/caption" in zh:
-            figure["caption"] = zh[f"{cell['id']}/caption"].strip()
+            mystnb["figure"]["caption"] = zh[f"{cell['id']}/caption"].strip()
+        tags = cell["metadata"].get("tags", [])
+        for tag, (show, hide) in FOLD_PROMPTS.items():
+            if tag in tags:
+                mystnb.update(code_prompt_show=show, code_prompt_hide=hide)
+        if mystnb:
+            cell["metadata"]["mystnb"] = mystnb
     return out
 
 
