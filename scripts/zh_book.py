@@ -252,7 +252,7 @@ def translation(page: str, root: Path = ROOT) -> dict[str, str]:
     return current
 
 
-def sync(pages: list[str]) -> None:
+def sync(pages: list[str], root: Path = ROOT) -> None:
     """Bring each catalog in line with its English page, never losing a translation.
 
     New units get an entry with an empty ``zh``; a stale entry keeps its old ``en`` and
@@ -261,7 +261,7 @@ def sync(pages: list[str]) -> None:
     """
     for page in pages:
         old = load_catalog(page)
-        units = english_units(page)
+        units = english_units(page, root)
         entries = []
         for unit in units:
             entry = old.get(unit.key) or {"key": unit.key, "kind": unit.kind,
@@ -275,10 +275,10 @@ def sync(pages: list[str]) -> None:
         save_catalog(page, entries)
 
 
-def accept(page: str, keys: list[str]) -> None:
+def accept(page: str, keys: list[str], root: Path = ROOT) -> None:
     """Mark the translations of ``keys`` (all stale ones if none) as following today's English."""
     old = load_catalog(page)
-    units = {u.key: u for u in english_units(page)}
+    units = {u.key: u for u in english_units(page, root)}
     chosen = keys or [k for k, e in old.items() if k in units and e["en_sha"] != sha(units[k].en)]
     for key in chosen:
         if key not in old or key not in units:
@@ -287,16 +287,16 @@ def accept(page: str, keys: list[str]) -> None:
     save_catalog(page, list(old.values()))
 
 
-def status_report(pages: list[str], diffs: bool = False) -> str:
+def status_report(pages: list[str], diffs: bool = False, root: Path = ROOT) -> str:
     lines = []
     for page in pages:
-        st = page_status(page)
+        st = page_status(page, root)
         lines.append(f"{page}: {len(st.translated)}/{st.units} translated, "
                      f"{len(st.missing)} missing, {len(st.stale)} out of date"
                      + (f", {len(st.orphaned)} orphaned" if st.orphaned else ""))
         if diffs and st.stale:
             entries = load_catalog(page)
-            units = {u.key: u for u in english_units(page)}
+            units = {u.key: u for u in english_units(page, root)}
             for key in st.stale:
                 lines.append(f"  out of date: {key}")
                 lines += ["    " + d.rstrip("\n") for d in difflib.unified_diff(

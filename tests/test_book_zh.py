@@ -109,7 +109,7 @@ def test_page_is_translated(page):
                      f"in {zh_book.catalog_path(page).relative_to(ROOT)}:")
         lines += [f"    {key}: {english[key].en.strip()[:70]!r}" for key in status.missing]
     if status.stale or status.orphaned:
-        lines.append(zh_book.status_report([page], diffs=True))
+        lines.append(zh_book.status_report([page], True, ROOT))
     if status.orphaned:
         lines.append(f"entries for units the English page no longer has: {status.orphaned}")
     assert status.complete, (
@@ -210,6 +210,35 @@ def test_chinese_notebook_runs_the_english_code(page):
             return meta
 
         assert english_only(zh["metadata"]) == english_only(en["metadata"]), en["id"]
+
+
+def test_an_english_edit_is_flagged_and_shown_in_english(tmp_path, monkeypatch):
+    """Edit one English cell and add one: the catalog says which, the build falls back."""
+    page = "notebooks/02_pass_at_k_vs_pass_hat_k.ipynb"
+    monkeypatch.setattr(zh_book, "LOCALE", tmp_path / "locales")
+    (tmp_path / "notebooks").mkdir()
+    zh_book.catalog_path(page).parent.mkdir(parents=True)
+    zh_book.catalog_path(page).write_bytes((ROOT / "locales/zh_CN" / page).with_suffix(
+        ".yml").read_bytes())
+    notebook = json.loads((ROOT / page).read_text(encoding="utf-8"))
+    first = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+    first["source"] = "".join(first["source"]).replace("two\ndifferent", "two\nvery different")
+    notebook["cells"].insert(1, {"cell_type": "markdown", "id": "new-cell", "metadata": {},
+                                 "source": ["A new paragraph."]})
+    (tmp_path / page).write_text(json.dumps(notebook), encoding="utf-8")
+    assert zh_book.page_status(page, ROOT).complete   # the real page is translated
+    status = zh_book.page_status(page, tmp_path)
+    assert (status.stale, status.missing, status.orphaned) == ([first["id"]], ["new-cell"], [])
+    report = zh_book.status_report([page], True, tmp_path)
+    assert f"out of date: {first['id']}" in report and "+very different" in report, report
+    chinese = zh_book.chinese_notebook(page, tmp_path)
+    assert "".join(chinese["cells"][0]["source"]) == first["source"]   # English until updated
+    second = next(c for c in chinese["cells"][2:] if c["cell_type"] == "markdown")
+    assert "同样的" in "".join(second["source"])                     # the others in Chinese
+    zh_book.sync([page], tmp_path)
+    zh_book.accept(page, [first["id"]], tmp_path)
+    status = zh_book.page_status(page, tmp_path)
+    assert (status.stale, status.missing) == ([], ["new-cell"])
 
 
 # --------------------------------------------------------------------- the built HTML
