@@ -23,7 +23,7 @@ again (nbval checks the English notebooks once).
 
 Commands (run from the repository root)::
 
-    python scripts/zh_book.py sync                  # add entries for new English units
+    python scripts/zh_book.py sync [--prune]        # add entries for new English units
     python scripts/zh_book.py status [PAGE]         # per page: translated, missing, stale
     python scripts/zh_book.py accept PAGE [KEY...]  # the zh of these entries is current
     python scripts/zh_book.py build                 # _build/zh-src -> _build/html/zh/
@@ -252,12 +252,13 @@ def translation(page: str, root: Path = ROOT) -> dict[str, str]:
     return current
 
 
-def sync(pages: list[str], root: Path = ROOT) -> None:
+def sync(pages: list[str], root: Path = ROOT, prune: bool = False) -> None:
     """Bring each catalog in line with its English page, never losing a translation.
 
     New units get an entry with an empty ``zh``; a stale entry keeps its old ``en`` and
     ``en_sha`` (so that ``status`` can show what changed) until ``accept``; entries of
-    units that are gone are kept at the end, marked by ``status`` as orphaned.
+    units that are gone are kept at the end, marked by ``status`` as orphaned (reuse
+    their text for the cells that replaced them), or dropped with ``prune``.
     """
     for page in pages:
         old = load_catalog(page)
@@ -271,7 +272,8 @@ def sync(pages: list[str], root: Path = ROOT) -> None:
             entries.append({"key": unit.key, "kind": unit.kind, "en_sha": entry["en_sha"],
                             "en": entry["en"], "zh": entry["zh"]})
         keys = {u.key for u in units}
-        entries += [entry for key, entry in old.items() if key not in keys]
+        if not prune:
+            entries += [entry for key, entry in old.items() if key not in keys]
         save_catalog(page, entries)
 
 
@@ -419,7 +421,9 @@ def build(extra_args: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("sync", help="add catalog entries for new English units")
+    syn = sub.add_parser("sync", help="add catalog entries for new English units")
+    syn.add_argument("--prune", action="store_true",
+                     help="drop the entries of units the English pages no longer have")
     status = sub.add_parser("status", help="per page: translated, missing, out of date")
     status.add_argument("pages", nargs="*")
     acc = sub.add_parser("accept", help="mark translations as following today's English")
@@ -429,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     bld.add_argument("jb_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command == "sync":
-        sync(toc_pages())
+        sync(toc_pages(), prune=args.prune)
         print(status_report(toc_pages()))
     elif args.command == "status":
         print(status_report(args.pages or toc_pages(), diffs=True))

@@ -21,7 +21,11 @@ Chinese edition"). This module checks, without a browser:
 * ``test_both_editions_show_the_same_outputs[page]``: in the built HTML, the two
   editions show the same cell outputs, the same images and the same glued values;
 * ``test_search_index_segments_chinese_words``: the Chinese search index holds words
-  (jieba's segmentation), not only single characters.
+  (jieba's segmentation), not only single characters;
+* ``test_chinese_index_lists_the_glossary_terms``: the Chinese glossary's terms are in
+  the Chinese edition's index (``zh/genindex.html``);
+* ``test_an_english_edit_is_flagged_and_shown_in_english``: the mechanism itself, on a
+  copy of a page whose English is edited.
 
 and in headless Chromium, offline (``tests/helpers/offline_browser.py``):
 
@@ -43,6 +47,7 @@ If either edition is missing, a module fixture builds it (``jupyter-book build .
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import importlib.util
 import json
@@ -295,6 +300,18 @@ def test_both_editions_show_the_same_outputs(page, built):
             f"(English {len(en[kind])}, Chinese {len(zh[kind])}): "
             f"{[x for x in en[kind] if x not in zh[kind]][:5]} / "
             f"{[x for x in zh[kind] if x not in en[kind]][:5]}")
+
+
+def test_chinese_index_lists_the_glossary_terms(built):
+    """The Chinese glossary's {index} terms are entries of the Chinese genindex.html."""
+    glossary = zh_book.translation("book/intro.md", ROOT).get("glossary", "")
+    terms = re.findall(r"\{index\}`([^`]+)`", glossary)
+    assert len(terms) >= 20, f"the Chinese glossary lost its index terms: {terms}"
+    index = (HTML_ZH / "genindex.html").read_text(encoding="utf-8")
+    entries = {html.unescape(e).strip()
+               for e in re.findall(r'<a href="[^"]*#index-\d+">([^<]+)</a>', index)}
+    missing = [t for t in terms if t not in entries]
+    assert not missing, f"glossary terms missing from zh/genindex.html: {missing}"
 
 
 def _search_terms() -> dict:
