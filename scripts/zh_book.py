@@ -263,17 +263,21 @@ def sync(pages: list[str], root: Path = ROOT, prune: bool = False) -> None:
     for page in pages:
         old = load_catalog(page)
         units = english_units(page, root)
-        entries = []
+        keys = {u.key for u in units}
+        # A cell whose id changed but whose English did not keeps its translation.
+        moved = {e["en_sha"]: e for k, e in old.items() if k not in keys and e["zh"].strip()}
+        entries, taken = [], set()
         for unit in units:
-            entry = old.get(unit.key) or {"key": unit.key, "kind": unit.kind,
-                                          "en_sha": sha(unit.en), "en": unit.en, "zh": ""}
+            entry = old.get(unit.key) or moved.pop(sha(unit.en), None) or {
+                "key": unit.key, "kind": unit.kind, "en_sha": sha(unit.en), "en": unit.en,
+                "zh": ""}
+            taken.add(entry["key"])
             if not str(entry["zh"]).strip():   # nothing to keep: follow the English
                 entry.update(en_sha=sha(unit.en), en=unit.en)
             entries.append({"key": unit.key, "kind": unit.kind, "en_sha": entry["en_sha"],
                             "en": entry["en"], "zh": entry["zh"]})
-        keys = {u.key for u in units}
         if not prune:
-            entries += [entry for key, entry in old.items() if key not in keys]
+            entries += [e for k, e in old.items() if k not in keys | taken]
         save_catalog(page, entries)
 
 

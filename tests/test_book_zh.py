@@ -244,6 +244,13 @@ def test_an_english_edit_is_flagged_and_shown_in_english(tmp_path, monkeypatch):
     zh_book.accept(page, [first["id"]], tmp_path)
     status = zh_book.page_status(page, tmp_path)
     assert (status.stale, status.missing) == ([], ["new-cell"])
+    # A cell given a new id, its English unchanged, keeps its translation through sync.
+    last = notebook["cells"][-1]
+    old_id, last["id"] = last["id"], "renamed"
+    (tmp_path / page).write_text(json.dumps(notebook), encoding="utf-8")
+    zh_book.sync([page], tmp_path)
+    status = zh_book.page_status(page, tmp_path)
+    assert "renamed" in status.translated and old_id not in status.orphaned
 
 
 # --------------------------------------------------------------------- the built HTML
