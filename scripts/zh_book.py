@@ -373,8 +373,8 @@ def chinese_config(root: Path = ROOT) -> dict:
     return merge(config, overrides)
 
 
-def write_source(dest: Path = SOURCE, root: Path = ROOT) -> list[str]:
-    """Write the Chinese book source into ``dest``; returns the pages written."""
+def write_source(dest: Path = SOURCE, root: Path = ROOT) -> list[Path]:
+    """Write the Chinese book source into ``dest``; returns the files that changed."""
     pages = toc_pages(root)
     files: dict[Path, bytes] = {}
     config = chinese_config(root)
@@ -394,14 +394,17 @@ def write_source(dest: Path = SOURCE, root: Path = ROOT) -> list[str]:
         files[dest / page] = text.encode("utf-8")
     # Only what changed is rewritten (Sphinx then re-reads only those pages), and what
     # is no longer generated is removed; the build's own _build/ inside stays.
+    changed = []
     for path in dest.rglob("*") if dest.exists() else []:
         if path.is_file() and path not in files and "_build" not in path.relative_to(dest).parts:
             path.unlink()
+            changed.append(path)
     for path, data in files.items():
         if not path.exists() or path.read_bytes() != data:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-    return pages
+            changed.append(path)
+    return changed
 
 
 def build(extra_args: list[str]) -> int:

@@ -40,8 +40,10 @@ and in headless Chromium, offline (``tests/helpers/offline_browser.py``):
 * ``test_glyph_check_fails_without_a_cjk_font``: the glyph check fails in a Chromium that
   sees only DejaVu fonts.
 
-If either edition is missing, a module fixture builds it (``jupyter-book build . -W -n
---keep-going``, then ``python scripts/zh_book.py build``); a failed build fails the tests.
+If the English book is missing, a module fixture builds it (``jupyter-book build . -W -n
+--keep-going``); the Chinese one is built (``python scripts/zh_book.py build``) when it is
+missing or its generated source is not what the English pages and catalogs give today.
+A failed build fails the tests.
 """
 
 from __future__ import annotations
@@ -272,7 +274,8 @@ def built() -> Path:
         exe = Path(sys.executable).with_name("jupyter-book")
         _build([str(exe) if exe.exists() else "jupyter-book", "build", ".", "-W", "-n",
                 "--keep-going"], "the English book")
-    if not (HTML_ZH / "book" / "intro.html").exists():
+    # Rebuilt when missing, or when its source (English notebooks + catalogs) changed.
+    if zh_book.write_source() or not (HTML_ZH / "book" / "intro.html").exists():
         _build([sys.executable, "scripts/zh_book.py", "build"], "the Chinese book")
     return HTML
 
