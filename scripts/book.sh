@@ -4,7 +4,8 @@
 # notebooks (execute_notebooks: "off" in _config.yml); it does not run them. The test
 # command (scripts/test.sh) re-executes every notebook with nbval and fails when a stored
 # output differs, which keeps what the book shows current. Extra arguments go to
-# jupyter-book. The book lands in _build/html/index.html.
+# jupyter-book. The book lands in _build/html/index.html, its Chinese edition in
+# _build/html/zh/index.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,3 +14,6 @@ export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activ
 start=$SECONDS
 jupyter-book build . -W -n --keep-going "$@"
 echo "book: built in $((SECONDS - start)) s: $PWD/_build/html/index.html"
+# The Chinese edition: the same notebooks with the prose of locales/zh_CN/ (nothing is
+# executed again), built with -W into _build/html/zh/ (CONTRIBUTING.md).
+python scripts/zh_book.py build "$@"

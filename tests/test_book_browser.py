@@ -87,6 +87,8 @@ DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 SKIP_PAGES = {"index.html"}
 # Sphinx-generated folders that hold assets and sources, not pages.
 NON_PAGE_DIRS = {"_static", "_sources", "_images", "_downloads"}
+# The Chinese edition (_build/html/zh/) has its own browser test, tests/test_book_zh.py.
+NON_PAGE_DIRS |= {"zh"}
 
 
 def _jupyter_book() -> list[str]:

@@ -1,0 +1,456 @@
+"""The Chinese edition of the book, generated from the English pages and a catalog.
+
+One source: the English notebooks and ``book/intro.md``. The Chinese text lives in
+``locales/zh_CN/<page>.yml``, one entry per English unit of prose:
+
+* a notebook's markdown cell (keyed by the cell's ``id``),
+* a figure caption in a code cell's ``mystnb.figure.caption`` metadata
+  (keyed ``<cell id>/caption``),
+* a section of a Markdown page, from one heading to the next (keyed by the slug of its
+  English heading).
+
+Each entry holds ``en`` (the English text it translates), ``en_sha`` (the first 12 hex
+digits of its SHA-256) and ``zh`` (the translation, empty while untranslated). An entry
+is *current* when its ``en_sha`` is that of the English unit today; a missing or stale
+translation falls back to the English text in the build, and
+``tests/test_book_zh.py`` names it.
+
+The Chinese notebooks written to ``_build/zh-src/`` are the English notebooks with only
+markdown sources and captions replaced: code cells, their outputs (figures and glued
+values included), execution counts and every other piece of metadata are copied
+verbatim, so the two editions cannot show different numbers, and nothing is executed
+again (nbval checks the English notebooks once).
+
+Commands (run from the repository root)::
+
+    python scripts/zh_book.py sync [--prune]        # add entries for new English units
+    python scripts/zh_book.py status [PAGE]         # per page: translated, missing, stale
+    python scripts/zh_book.py accept PAGE [KEY...]  # the zh of these entries is current
+    python scripts/zh_book.py build                 # _build/zh-src -> _build/html/zh/
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import difflib
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCALE = ROOT / "locales" / "zh_CN"
+SOURCE = ROOT / "_build" / "zh-src"   # the generated Chinese book source
+HTML = ROOT / "_build" / "html"
+HTML_ZH = HTML / "zh"
+# Copied as they are into the generated source (the switcher's template among them).
+SHARED_DIRS = ("_templates", "_static")
+
+_FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})")
+_HEADING = re.compile(r"^(#{1,2})\s+(.*\S)\s*$")
+
+
+def sha(text: str) -> str:
+    """The first 12 hex digits of the SHA-256 of ``text`` (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit of English prose that the catalog translates."""
+
+    key: str
+    kind: str  # 'markdown', 'caption' or 'section'
+    en: str
+
+
+# ----------------------------------------------------------------------------- pages
+
+
+def toc_pages(root: Path = ROOT) -> list[str]:
+    """Every page of ``_toc.yml`` in order, with its file extension (``.md``/``.ipynb``)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    names: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key in ("root", "file"):
+                if isinstance(node.get(key), str):
+                    names.append(node[key])
+            for value in node.values():
+                if isinstance(value, (list, dict)):
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    pages = []
+    for name in names:
+        stem = Path(name).with_suffix("") if Path(name).suffix in (".md", ".ipynb") else Path(name)
+        for suffix in (".ipynb", ".md"):
+            if (root / stem.with_suffix(suffix)).exists():
+                pages.append(stem.with_suffix(suffix).as_posix())
+                break
+        else:
+            raise FileNotFoundError(f"_toc.yml names {name!r}, but no .ipynb or .md exists")
+    return pages
+
+
+def catalog_path(page: str) -> Path:
+    """``locales/zh_CN/<page without extension>.yml``."""
+    return LOCALE / Path(page).with_suffix(".yml")
+
+
+def _slug(heading: str) -> str:
+    slug = re.sub(r"[^\w\s-]", "", heading.lower())
+    return re.sub(r"[\s_-]+", "-", slug).strip("-") or "section"
+
+
+def markdown_sections(text: str) -> list[tuple[str, str]]:
+    """Split a Markdown page at its level-1 and level-2 headings (outside code fences).
+
+    Returns ``(slug of the heading, text from the heading up to the next one)`` pairs;
+    joining the texts gives back ``text``.
+    """
+    sections: list[list[str]] = []
+    keys: list[str] = []
+    fence = None
+    for line in text.splitlines(keepends=True):
+        marker = _FENCE.match(line.strip())
+        if fence is None and marker:
+            fence = marker.group(1)[0]
+        elif fence is not None and marker and marker.group(1)[0] == fence:
+            fence = None
+        heading = _HEADING.match(line) if fence is None else None
+        if heading or not sections:
+            sections.append([])
+            keys.append(_slug(heading.group(2)) if heading else "preamble")
+        sections[-1].append(line)
+    seen: dict[str, int] = {}
+    unique = []
+    for key in keys:
+        seen[key] = seen.get(key, 0) + 1
+        unique.append(key if seen[key] == 1 else f"{key}-{seen[key]}")
+    return [(key, "".join(lines)) for key, lines in zip(unique, sections)]
+
+
+def english_units(page: str, root: Path = ROOT) -> list[Unit]:
+    """The units of English prose of one page, in reading order."""
+    path = root / page
+    if path.suffix == ".md":
+        return [Unit(key, "section", body)
+                for key, body in markdown_sections(path.read_text(encoding="utf-8"))]
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    units = []
+    for index, cell in enumerate(notebook["cells"]):
+        cell_id = cell.get("id")
+        if not cell_id:
+            raise ValueError(f"{page}: cell {index} has no id (nbformat >= 4.5 gives every "
+                             "cell one; open and save the notebook in Jupyter)")
+        if cell["cell_type"] == "markdown":
+            units.append(Unit(cell_id, "markdown", "".join(cell["source"])))
+        caption = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption")
+        if caption:
+            units.append(Unit(f"{cell_id}/caption", "caption", caption))
+    return units
+
+
+# --------------------------------------------------------------------------- catalogs
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper, value: str):
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def load_catalog(page: str) -> dict[str, dict]:
+    """The catalog entries of a page, by key (an empty dict when there is no catalog)."""
+    path = catalog_path(page)
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    entries = {}
+    for number, entry in enumerate(data.get("entries") or [], 1):
+        missing = {"key", "en_sha", "en", "zh"} - set(entry)
+        if missing:
+            raise ValueError(f"{path}: entry {number} lacks {sorted(missing)}")
+        if not isinstance(entry["key"], str):
+            raise TypeError(f"{path}: entry {number}: key {entry['key']!r} is read as a "
+                             f"{type(entry['key']).__name__}: quote it ('{entry['key']}')")
+        entries[entry["key"]] = entry
+    return entries
+
+
+def save_catalog(page: str, entries: list[dict]) -> None:
+    path = catalog_path(page)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = (f"# Chinese translation of {page} (see CONTRIBUTING.md, 'The Chinese edition').\n"
+            "# Translate `zh`; keep code, identifiers, {glue:text} roles, labels and math.\n"
+            "# `en` is the English the translation follows; when the English page changes,\n"
+            "# `python scripts/zh_book.py status` shows the difference.\n")
+    body = yaml.dump({"page": page, "entries": entries}, Dumper=_Dumper, allow_unicode=True,
+                     sort_keys=False, width=1000)
+    path.write_text(head + body, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class PageStatus:
+    """How far a page's translation is: keys of units translated, missing, stale."""
+
+    page: str
+    units: int
+    translated: list[str]
+    missing: list[str]   # no entry, or an empty zh
+    stale: list[str]     # a zh for an older English text
+    orphaned: list[str]  # entries for units the English page no longer has
+
+    @property
+    def complete(self) -> bool:
+        return not (self.missing or self.stale or self.orphaned)
+
+
+def page_status(page: str, root: Path = ROOT) -> PageStatus:
+    entries = load_catalog(page)
+    translated, missing, stale = [], [], []
+    units = english_units(page, root)
+    for unit in units:
+        entry = entries.get(unit.key)
+        if entry is None or not str(entry["zh"]).strip():
+            missing.append(unit.key)
+        elif entry["en_sha"] != sha(unit.en):
+            stale.append(unit.key)
+        else:
+            translated.append(unit.key)
+    orphaned = sorted(set(entries) - {u.key for u in units})
+    return PageStatus(page, len(units), translated, missing, stale, orphaned)
+
+
+def translation(page: str, root: Path = ROOT) -> dict[str, str]:
+    """Current translations of a page by key (missing and stale ones left out)."""
+    entries = load_catalog(page)
+    current = {}
+    for unit in english_units(page, root):
+        entry = entries.get(unit.key)
+        if entry and str(entry["zh"]).strip() and entry["en_sha"] == sha(unit.en):
+            current[unit.key] = entry["zh"]
+    return current
+
+
+def sync(pages: list[str], root: Path = ROOT, prune: bool = False) -> None:
+    """Bring each catalog in line with its English page, never losing a translation.
+
+    New units get an entry with an empty ``zh``; a stale entry keeps its old ``en`` and
+    ``en_sha`` (so that ``status`` can show what changed) until ``accept``; entries of
+    units that are gone are kept at the end, marked by ``status`` as orphaned (reuse
+    their text for the cells that replaced them), or dropped with ``prune``.
+    """
+    for page in pages:
+        old = load_catalog(page)
+        units = english_units(page, root)
+        keys = {u.key for u in units}
+        # A cell whose id changed but whose English did not keeps its translation.
+        moved = {e["en_sha"]: e for k, e in old.items() if k not in keys and e["zh"].strip()}
+        entries, taken = [], set()
+        for unit in units:
+            entry = old.get(unit.key) or moved.pop(sha(unit.en), None) or {
+                "key": unit.key, "kind": unit.kind, "en_sha": sha(unit.en), "en": unit.en,
+                "zh": ""}
+            taken.add(entry["key"])
+            if not str(entry["zh"]).strip():   # nothing to keep: follow the English
+                entry.update(en_sha=sha(unit.en), en=unit.en)
+            entries.append({"key": unit.key, "kind": unit.kind, "en_sha": entry["en_sha"],
+                            "en": entry["en"], "zh": entry["zh"]})
+        if not prune:
+            entries += [e for k, e in old.items() if k not in keys | taken]
+        save_catalog(page, entries)
+
+
+def accept(page: str, keys: list[str], root: Path = ROOT) -> None:
+    """Mark the translations of ``keys`` (all stale ones if none) as following today's English."""
+    old = load_catalog(page)
+    units = {u.key: u for u in english_units(page, root)}
+    chosen = keys or [k for k, e in old.items() if k in units and e["en_sha"] != sha(units[k].en)]
+    for key in chosen:
+        if key not in old or key not in units:
+            raise ValueError(f"{catalog_path(page)}: no entry {key!r} for a unit of {page}")
+        old[key].update(en_sha=sha(units[key].en), en=units[key].en)
+    save_catalog(page, list(old.values()))
+
+
+def status_report(pages: list[str], diffs: bool = False, root: Path = ROOT) -> str:
+    lines = []
+    for page in pages:
+        st = page_status(page, root)
+        lines.append(f"{page}: {len(st.translated)}/{st.units} translated, "
+                     f"{len(st.missing)} missing, {len(st.stale)} out of date"
+                     + (f", {len(st.orphaned)} orphaned" if st.orphaned else ""))
+        if diffs and st.stale:
+            entries = load_catalog(page)
+            units = {u.key: u for u in english_units(page, root)}
+            for key in st.stale:
+                lines.append(f"  out of date: {key}")
+                lines += ["    " + d.rstrip("\n") for d in difflib.unified_diff(
+                    entries[key]["en"].splitlines(True), units[key].en.splitlines(True),
+                    "translated English", "English today", n=1)]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------- generation
+
+
+# The label of a folded cell (myst-nb's code_prompt_show/hide, set per cell since its
+# global "Show code cell {type}" puts an English word in {type}), by the cell's tag.
+FOLD_PROMPTS = {
+    "hide-input": ("显示代码", "隐藏代码"),
+    "hide-output": ("显示输出", "隐藏输出"),
+    "hide-cell": ("显示代码单元", "隐藏代码单元"),
+}
+
+
+def chinese_notebook(page: str, root: Path = ROOT) -> dict:
+    """The English notebook with its markdown and captions replaced by current translations.
+
+    Code cells keep their source, outputs and execution counts; their ``mystnb``
+    metadata gains only the translated caption and the Chinese labels of a fold.
+    """
+    notebook = json.loads((root / page).read_text(encoding="utf-8"))
+    zh = translation(page, root)
+    out = copy.deepcopy(notebook)
+    for cell in out["cells"]:
+        if cell["cell_type"] == "markdown" and cell["id"] in zh:
+            cell["source"] = zh[cell["id"]].splitlines(keepends=True)
+        if cell["cell_type"] != "code":
+            continue
+        mystnb = cell.setdefault("metadata", {}).get("mystnb", {})
+        if f"{cell['id']}/caption" in zh:
+            mystnb["figure"]["caption"] = zh[f"{cell['id']}/caption"].strip()
+        tags = cell["metadata"].get("tags", [])
+        for tag, (show, hide) in FOLD_PROMPTS.items():
+            if tag in tags:
+                mystnb.update(code_prompt_show=show, code_prompt_hide=hide)
+        if mystnb:
+            cell["metadata"]["mystnb"] = mystnb
+    return out
+
+
+def chinese_markdown(page: str, root: Path = ROOT) -> str:
+    zh = translation(page, root)
+    text = "".join(
+        zh[key].rstrip("\n") + "\n\n" if key in zh else body
+        for key, body in markdown_sections((root / page).read_text(encoding="utf-8")))
+    return text.rstrip("\n") + "\n"
+
+
+def chinese_config(root: Path = ROOT) -> dict:
+    """The English _config.yml with the Chinese overrides of locales/zh_CN/_config.yml."""
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    overrides = yaml.safe_load((LOCALE / "_config.yml").read_text(encoding="utf-8"))
+
+    def merge(base: dict, extra: dict) -> dict:
+        for key, value in extra.items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                merge(base[key], value)
+            else:
+                base[key] = value
+        return base
+
+    return merge(config, overrides)
+
+
+def write_source(dest: Path = SOURCE, root: Path = ROOT) -> list[Path]:
+    """Write the Chinese book source into ``dest``; returns the files that changed."""
+    pages = toc_pages(root)
+    files: dict[Path, bytes] = {}
+    config = chinese_config(root)
+    files[dest / "_config.yml"] = (
+        "# Generated by scripts/zh_book.py from _config.yml and locales/zh_CN/_config.yml.\n"
+        + yaml.safe_dump(config, allow_unicode=True, sort_keys=False)).encode("utf-8")
+    files[dest / "_toc.yml"] = (root / "_toc.yml").read_bytes()
+    for folder, name in [(root / n, n) for n in SHARED_DIRS] + [(LOCALE / "_static", "_static")]:
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if path.is_file():
+                files[dest / name / path.relative_to(folder)] = path.read_bytes()
+    for page in pages:
+        if page.endswith(".ipynb"):
+            text = json.dumps(chinese_notebook(page, root), ensure_ascii=False, indent=1) + "\n"
+        else:
+            text = chinese_markdown(page, root)
+        files[dest / page] = text.encode("utf-8")
+    # Only what changed is rewritten (Sphinx then re-reads only those pages), and what
+    # is no longer generated is removed; the build's own _build/ inside stays.
+    changed = []
+    for path in dest.rglob("*") if dest.exists() else []:
+        if path.is_file() and path not in files and "_build" not in path.relative_to(dest).parts:
+            path.unlink()
+            changed.append(path)
+    for path, data in files.items():
+        if not path.exists() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            changed.append(path)
+    return changed
+
+
+def build(extra_args: list[str]) -> int:
+    """Generate the source, build it with jupyter-book -W, and put it at _build/html/zh/."""
+    start = time.monotonic()
+    write_source()
+    exe = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(SOURCE),
+           "-W", "-n", "--keep-going", *extra_args]
+    code = subprocess.run(cmd, cwd=ROOT, check=False).returncode
+    if code != 0:
+        return code
+    if HTML_ZH.exists():
+        shutil.rmtree(HTML_ZH)
+    shutil.copytree(SOURCE / "_build" / "html", HTML_ZH)
+    print(f"zh book: built in {time.monotonic() - start:.0f} s: {HTML_ZH / 'index.html'}")
+    print(status_report(toc_pages()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    syn = sub.add_parser("sync", help="add catalog entries for new English units")
+    syn.add_argument("--prune", action="store_true",
+                     help="drop the entries of units the English pages no longer have")
+    status = sub.add_parser("status", help="per page: translated, missing, out of date")
+    status.add_argument("pages", nargs="*")
+    acc = sub.add_parser("accept", help="mark translations as following today's English")
+    acc.add_argument("page")
+    acc.add_argument("keys", nargs="*")
+    bld = sub.add_parser("build", help="build the Chinese edition into _build/html/zh/")
+    bld.add_argument("jb_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    if args.command == "sync":
+        sync(toc_pages(), prune=args.prune)
+        print(status_report(toc_pages()))
+    elif args.command == "status":
+        print(status_report(args.pages or toc_pages(), diffs=True))
+    elif args.command == "accept":
+        accept(args.page, args.keys)
+        print(status_report([args.page]))
+    else:
+        return build(args.jb_args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
