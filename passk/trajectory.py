@@ -306,8 +306,7 @@ class TrajectoryTable:
 
     def _repr_markdown_(self) -> str:
         from .tables import format_rows
-        body = format_rows(self.header, [[c.replace("|", "\\|") for c in row]
-                                         for row in self.rows], markdown=True)
+        body = format_rows(self.header, self.rows, markdown=True)  # cells escaped there
         note = f" {self.note}" if self.note else ""
         return f"**{self.title}.**{note}\n\n{body}\n"
 
