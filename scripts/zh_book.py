@@ -51,8 +51,9 @@ LOCALE = ROOT / "locales" / "zh_CN"
 SOURCE = ROOT / "_build" / "zh-src"   # the generated Chinese book source
 HTML = ROOT / "_build" / "html"
 HTML_ZH = HTML / "zh"
-# Copied as they are into the generated source (the switcher's template among them).
-SHARED_DIRS = ("_templates", "_static")
+# Copied as they are into the generated source (the switcher's template, the glued-eval
+# extension).
+SHARED_DIRS = ("_templates", "_static", "_ext")
 
 _FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})")
 # scripts/sync_notebooks.py stores each glued number in the English prose as an {eval} role
