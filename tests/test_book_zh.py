@@ -80,7 +80,6 @@ NOTEBOOKS = [p for p in PAGES if p.endswith(".ipynb")]
 # Pages whose translation is under way: their completeness test is an expected failure.
 # Remove a page from this set when `python scripts/zh_book.py status` says it is done.
 TRANSLATION_PENDING = {
-    "notebooks/06_trustworthy_numbers.ipynb",
 }
 HTML_PAGES = [f"{Path(p).with_suffix('').as_posix()}.html" for p in PAGES]
 ZH_PAGES = HTML_PAGES + ["search.html", "genindex.html"]
