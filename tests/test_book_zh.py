@@ -80,7 +80,6 @@ NOTEBOOKS = [p for p in PAGES if p.endswith(".ipynb")]
 # Pages whose translation is under way: their completeness test is an expected failure.
 # Remove a page from this set when `python scripts/zh_book.py status` says it is done.
 TRANSLATION_PENDING = {
-    "notebooks/06_trustworthy_numbers.ipynb",
     "notebooks/07_real_agents_real_runs.ipynb",
     "notebooks/08_is_the_new_version_more_reliable.ipynb",
 }
