@@ -81,7 +81,6 @@ NOTEBOOKS = [p for p in PAGES if p.endswith(".ipynb")]
 # Remove a page from this set when `python scripts/zh_book.py status` says it is done.
 TRANSLATION_PENDING = {
     "notebooks/06_trustworthy_numbers.ipynb",
-    "notebooks/08_is_the_new_version_more_reliable.ipynb",
 }
 HTML_PAGES = [f"{Path(p).with_suffix('').as_posix()}.html" for p in PAGES]
 ZH_PAGES = HTML_PAGES + ["search.html", "genindex.html"]
