@@ -93,7 +93,7 @@ def check_random_suites(count: int, seed: int) -> tuple[int, int, int]:
         outcomes = rng.random((tasks, epochs)) < rates[:, None]
         errored = rng.random((tasks, epochs)) < 0.05
         c = Curtailment(**options)
-        meta = asyncio.run(drive(c, outcomes, errored, int(rng.integers(1, 7)), rng,
+        meta = run_async(drive(c, outcomes, errored, int(rng.integers(1, 7)), rng,
                                  shuffle=bool(rng.integers(2))))
         ids = [f"s{i}" for i in range(tasks)]
         full = gate_of(ids, (outcomes & ~errored).sum(1), (~errored).sum(1), options)
@@ -147,7 +147,7 @@ def test_an_epoch_in_flight_keeps_the_sample_open():
         await c.complete_sample(7, 3, scores("C"))
         return await c.complete_task()
 
-    meta = asyncio.run(go())
+    meta = run_async(go())
     assert (meta["settled_early"], meta["epochs_run"], meta["epochs_saved"]) == ({}, 3, 0)
 
 
@@ -163,7 +163,7 @@ def test_a_stop_names_the_counts_and_the_protocol_is_passk_runs():
             await c.complete_sample("a", e, scores(False))
         return await c.schedule_sample("a", 3), await c.complete_task()
 
-    stop, meta = asyncio.run(go("estimate"))
+    stop, meta = run_async(go("estimate"))
     assert (stop.id, stop.epoch, stop.metadata) == ("a", 3, {"passes": 0, "runs": 2,
                                                              "suite": "blocked"})
     assert stop.reason.startswith("settled after 2 of 3 epochs (0 passed, 2 failed)")
@@ -178,7 +178,7 @@ def test_a_stop_names_the_counts_and_the_protocol_is_passk_runs():
                                  "epochs_saved")} == {
         "settled_early": {"a": 2}, "epochs_planned": 3, "epochs_run": 2, "epochs_saved": 1}
     json.dumps(meta)  # Inspect stores it as JSON
-    stop, meta = asyncio.run(go("lower-bound"))
+    stop, meta = run_async(go("lower-bound"))
     assert stop is None and meta["epochs_saved"] == 0
 
 
@@ -192,7 +192,7 @@ def test_a_rescored_epoch_replaces_its_first_score():
             await c.complete_sample("a", 1, scores(value))
         return c
 
-    c = asyncio.run(go())
+    c = run_async(go())
     assert c.outcomes["a"] == {1: True}
     from passk.curtailment import task_outlook
 
@@ -220,7 +220,7 @@ def test_other_values_are_an_error_unless_a_rule_is_given():
 def test_bad_calls_and_several_scorers_are_refused():
     c = Curtailment()
     with pytest.raises(RuntimeError, match="before start_task"):
-        asyncio.run(c.schedule_sample("a", 1))
+        run_async(c.schedule_sample("a", 1))
     with pytest.raises(ValueError, match=r"on \('median'\)"):
         Curtailment(on="median")
     with pytest.raises(ValueError, match=r"max_flakiness \(2\)"):
@@ -233,22 +233,22 @@ def test_bad_calls_and_several_scorers_are_refused():
 
     two = {"other": SampleScore(score=Score(value="I"), sample_id="a")}
     with pytest.raises(ValueError, match=r"several scorers \(check, other\)"):
-        asyncio.run(go(Curtailment(), **two))
-    asyncio.run(go(Curtailment(scorer="other"), **two))  # named: fine
+        run_async(go(Curtailment(), **two))
+    run_async(go(Curtailment(scorer="other"), **two))  # named: fine
     with pytest.raises(ValueError, match="no scorer 'missing'"):
-        asyncio.run(go(Curtailment(scorer="missing")))
+        run_async(go(Curtailment(scorer="missing")))
     async def twice():
         c = Curtailment()
         await c.start_task(None, [SimpleNamespace(id="a")], epochs=2)
         await c.start_task(None, [SimpleNamespace(id="b")], epochs=2)
     with pytest.raises(RuntimeError, match="its own Curtailment"):
-        asyncio.run(twice())
+        run_async(twice())
     with pytest.raises(ValueError, match="not registered"):
         async def unknown():
             c = Curtailment()
             await c.start_task(None, [SimpleNamespace(id="a")], epochs=2)
             await c.schedule_sample("b", 1)
-        asyncio.run(unknown())
+        run_async(unknown())
 
 
 def test_replay_calls_curtailment_as_inspect_does():
@@ -263,7 +263,7 @@ def test_replay_calls_curtailment_as_inspect_does():
         table = [[None if x else bool(o) for o, x in zip(row, bad)]
                  for row, bad in zip(outcomes, errored)]
         ids = [f"s{i}" for i in range(len(table))]
-        simulated = asyncio.run(drive(Curtailment(**options), outcomes, errored, 1, rng,
+        simulated = run_async(drive(Curtailment(**options), outcomes, errored, 1, rng,
                                       shuffle=False))
         replayed = replay(Curtailment(**options), table, ids=ids)
         assert {k: v for k, v in replayed.items() if k != "protocol"} == {
@@ -321,10 +321,25 @@ def test_the_extension_is_registered_as_inspect_extensions_are():
 # --------------------------------------------------------------------------
 
 
+def run_async(coroutine):
+    """``asyncio.run`` in a thread of its own: the session's browser fixture (playwright's
+    sync API) keeps an event loop marked running in the main thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def run_eval(task, log_dir: Path):
-    """One eval, quiet, two samples in flight; returns the log (read while its file exists)."""
-    log = inspect_eval(task, model="none", log_dir=str(log_dir), display="none",
-                       max_samples=2)[0]
+    """One eval, quiet, two samples in flight; returns the log (read while its file exists).
+
+    In a thread of its own: Inspect starts an event loop, and the session's browser
+    fixture (playwright's sync API) keeps one marked running in the main thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        log = pool.submit(inspect_eval, task, model="none", log_dir=str(log_dir),
+                          display="none", max_samples=2).result()[0]
     assert log.status == "success"
     return log
 
