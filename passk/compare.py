@@ -21,8 +21,13 @@ variance of :math:`\hat h` from n runs (:func:`pass_hat_k_sampling_variance`).
 Five ways of turning the :math:`d_i` into an interval and a p-value are
 implemented (:func:`paired_difference_test`); the default, the paired t
 interval, was chosen by the Monte Carlo study in ``benchmarks/bench_compare.py``
-(:func:`simulate_comparison` runs it), and :func:`plan_comparison` predicts
-its power for a grid of tasks × runs per task.
+(:func:`simulate_comparison` runs it). The spread of the :math:`d_i` can be
+0 by chance (two tasks, a suite where every run passes), so
+:func:`compare_pass_hat_k` widens every method's interval to hold a floor
+from each task's own binomial noise, evaluated under the hypothesis tested:
+no comparison of finite runs has a zero-width interval or p = 0.
+:func:`plan_comparison` predicts the power of the floored test for a grid of
+tasks × runs per task.
 
 References
 ----------
@@ -31,6 +36,9 @@ References
 .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
    Chapman & Hall, 1993 (percentile, BCa and bootstrap-t intervals).
 .. [3] S. Yao et al., "tau-bench", arXiv:2406.12045, 2024 (pass^k).
+.. [4] W. Hoeffding, "A class of statistics with asymptotically normal
+   distribution", Ann. Math. Statist. 19(3), 293-325, 1948 (Thm. 5.2:
+   the variance of a U-statistic of degree k is at most k/n times its kernel's).
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from .metrics import (
 from .tables import json_number
 
 __all__ = [
+    "FLOOR_LABEL",
     "METHODS",
     "METHOD_LABELS",
     "VERDICTS",
@@ -61,11 +70,13 @@ __all__ = [
     "PairedTest",
     "TaskPopulation",
     "compare_pass_hat_k",
+    "mean_of",
     "paired_difference_test",
     "pass_hat_k_sampling_variance",
     "plan_comparison",
     "simulate_comparison",
     "simulate_intervals",
+    "simulate_suites",
     "task_population",
 ]
 
@@ -75,6 +86,8 @@ METHODS = ("t", "percentile", "bca", "studentized", "sign-flip")
 METHOD_LABELS = {"t": "paired t over tasks", "percentile": "percentile bootstrap over tasks",
                  "bca": "BCa bootstrap over tasks", "studentized": "bootstrap-t over tasks",
                  "sign-flip": "sign-flip permutation test over tasks"}
+#: What every method's interval is widened to hold (see :func:`compare_pass_hat_k`).
+FLOOR_LABEL = "floored by each task's binomial noise"
 #: Verdicts without a margin, then with one.
 VERDICTS = ("better", "worse", "inconclusive", "non-inferior")
 #: Correlation across tasks of the true pass^k of two versions assumed by the plan.
@@ -321,6 +334,88 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
 
 
 # --------------------------------------------------------------------------
+# the floor: each task's own binomial noise, evaluated under the hypothesis
+# --------------------------------------------------------------------------
+
+#: Grid steps and bisection steps of the floor's endpoint search.
+_FLOOR_GRID, _FLOOR_BISECT = 16, 24
+
+
+def _moved(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-task pass^k moved apart by ``lam`` (new up, old down), kept in [0, 1]."""
+    shift = lam[..., None]
+    return np.clip(h_old - shift, 0.0, 1.0), np.clip(h_new + shift, 0.0, 1.0)
+
+
+def _moved_gap(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    o, n = _moved(h_old, h_new, lam)
+    return np.asarray((n - o).mean(axis=-1))
+
+
+def _floor_se(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
+              lam: np.ndarray) -> np.ndarray:
+    """Standard error of the mean difference from the tasks' binomial noise alone, at the
+    moved rates: Hoeffding's bound (k/n) theta (1 - theta) per task and version."""
+    o, n = _moved(h_old, h_new, lam)
+    var = (w_old * o * (1.0 - o) + w_new * n * (1.0 - n)).sum(axis=-1)
+    return np.asarray(np.sqrt(var) / h_old.shape[-1])
+
+
+def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
+                q: float, df: int, *, p_value: bool = True
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The within-task score interval and its two-sided p-value for no change.
+
+    A change delta0 is accepted when :math:`|\\bar d - \\delta_0| \\le q\\,
+    \\mathrm{SE}(\\delta_0)`, the SE taken at the per-task rates moved (new
+    up, old down, each by the same amount, kept in [0, 1]) until their mean
+    difference is delta0. The outermost accepted change on either side is
+    found on a grid of moves, then by bisection.
+    """
+    d = np.asarray((h_new - h_old).mean(axis=-1))
+    shape = d.shape
+    ends = []
+    for side in (-1.0, 1.0):
+        def excess(lam: np.ndarray, side: float = side) -> np.ndarray:
+            gap = _moved_gap(h_old, h_new, lam)
+            return np.asarray(side * (gap - d) - q * _floor_se(h_old, h_new, w_old, w_new, lam))
+        inner = np.zeros(shape)
+        for j in range(1, _FLOOR_GRID + 1):
+            lam = np.full(shape, side * j / _FLOOR_GRID)
+            inner = np.where(excess(lam) <= 0, lam, inner)
+        lo, hi = inner, np.clip(inner + side / _FLOOR_GRID, -1.0, 1.0)
+        for _ in range(_FLOOR_BISECT):
+            mid = (lo + hi) / 2
+            ok = excess(mid) <= 0
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+        ends.append(_moved_gap(h_old, h_new, lo))
+    if not p_value:
+        return ends[0], ends[1], np.full(shape, np.nan)
+    from scipy import stats
+    a, b = np.full(shape, -1.0), np.full(shape, 1.0)
+    for _ in range(48):  # the move that makes the mean difference 0
+        mid = (a + b) / 2
+        up = _moved_gap(h_old, h_new, mid) >= 0
+        a, b = np.where(up, a, mid), np.where(up, mid, b)
+    se0 = _floor_se(h_old, h_new, w_old, w_new, (a + b) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(np.abs(d) <= 1e-14, 0.0, np.abs(d) / se0)
+    return ends[0], ends[1], np.asarray(2 * stats.t.sf(z, df))
+
+
+def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray,
+             w_new: np.ndarray, alpha: float, *, p_value: bool = True) -> PairedTest:
+    """A method's interval widened to hold the floor's, and the larger of the p-values."""
+    from scipy import stats
+    t_count = h_old.shape[-1]
+    q = float(stats.t.ppf(1 - alpha / 2, t_count - 1))
+    low, high, p = _floor_test(h_old, h_new, w_old, w_new, q, t_count - 1, p_value=p_value)
+    return PairedTest(res.mean, np.minimum(res.low, low), np.maximum(res.high, high),
+                      np.maximum(res.p_value, p) if p_value else res.p_value)
+
+
+# --------------------------------------------------------------------------
 # the comparison of two versions
 # --------------------------------------------------------------------------
 
@@ -360,6 +455,23 @@ class PairedComparison:
                 "verdict": self.verdict, "margin": self.margin,
                 "paired_tasks": self.paired_tasks, "left_out": self.left_out,
                 "method": self.method, "unit": "task (paired differences of unbiased pass^k)"}
+
+
+def mean_of(values: npt.ArrayLike) -> float:
+    """The mean of the finite values, correctly rounded whatever their order (NaN if none).
+
+    ``math.fsum`` adds exactly, so the same numbers give the same mean in any
+    order: a file's mean pass^k prints the same as OLD or as NEW in ``passk diff``.
+
+    Examples
+    --------
+    >>> x = [0.1] * 10 + [1e-17, 0.7]
+    >>> mean_of(x) == mean_of(x[::-1]), float(np.mean(x)) == float(np.mean(x[::-1]))
+    (True, False)
+    """
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[np.isfinite(a)]
+    return math.fsum(a.tolist()) / a.size if a.size else math.nan
 
 
 def _verdict(low: float, high: float, margin: float | None) -> str:
@@ -410,12 +522,36 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     -----
     With :math:`\hat h = \binom{c}{k}/\binom{n}{k}` per task and version and
     :math:`d_i = \hat h_{\text{new},i} - \hat h_{\text{old},i}`, the change is
-    :math:`\bar d` and the default interval is
-    :math:`\bar d \pm t_{T-1,\,1-\alpha/2}\; s_d/\sqrt{T}`. Its target is the
-    change in mean pass^k over the population of tasks the suite samples:
-    each :math:`\hat h` is unbiased for its task's :math:`p^k`, and the
-    spread :math:`s_d` holds both the tasks' own changes and the trial noise.
-    Pairing removes the between-task variance the versions share (Miller 2024).
+    :math:`\bar d`. The interval is the union of two, each at the stated level:
+
+    * the method's interval over tasks (default the paired t,
+      :math:`\bar d \pm t_{T-1,\,1-\alpha/2}\; s_d/\sqrt{T}`, Miller 2024),
+      whose spread :math:`s_d` holds the tasks' own changes and the trial noise;
+    * a floor from the trial noise alone, which :math:`s_d` can miss (two
+      tasks with equal differences, or a saturated suite where every run
+      passes, have :math:`s_d = 0`). :math:`\hat h` is a U-statistic of
+      degree k, so Hoeffding's (1948) bound gives
+      :math:`\operatorname{Var}\hat h \le \tfrac{k}{n}\,\theta(1-\theta)` for
+      a task with :math:`\theta = p^k` (exact for k = 1; it needs no
+      :math:`n \ge 2k`, where the unbiased within-task variance does not
+      exist). The bound is evaluated *under the hypothesis*: a change
+      :math:`\delta_0` is accepted when
+      :math:`|\bar d - \delta_0| \le t_{T-1,1-\alpha/2}\,\mathrm{SE}(\delta_0)`,
+      :math:`\mathrm{SE}(\delta_0)^2 = \sum_i \big(\tfrac{k}{n_{\text{old},i}}
+      \tilde\theta_{\text{old},i}(1-\tilde\theta_{\text{old},i}) +
+      \tfrac{k}{n_{\text{new},i}}\tilde\theta_{\text{new},i}
+      (1-\tilde\theta_{\text{new},i})\big)/T^2`, with
+      :math:`\tilde\theta = \operatorname{clip}(\hat h \mp \lambda, 0, 1)`
+      moved apart by the :math:`\lambda` that makes their mean difference
+      :math:`\delta_0` (a score interval, like Wilson's for one proportion).
+      A suite whose every run passed therefore still has width: at the
+      margin's boundary its new rates are below 1.
+
+    The p-value is the larger of the two tests'. The target is the change in
+    mean pass^k of the suite's tasks (only the runs random), and, through the
+    t part, of the population of tasks the suite samples. The study in
+    ``benchmarks/bench_compare.py`` measures the error rates on identical,
+    Beta, uniform, tau-bench and saturated task sets, T = 5-200, n = 2-12.
 
     Verdicts, from the interval :math:`[L, H]`:
 
@@ -442,10 +578,17 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     >>> c_old = rng.binomial(8, p_old)
     >>> c_new = rng.binomial(8, p_old * 0.85)
     >>> compare_pass_hat_k(c_old, 8, c_new, 8, 4)
-    PairedComparison(k=4, delta=-0.1383, ci=[-0.2272, -0.0494] (95%), p_value=0.002854,
+    PairedComparison(k=4, delta=-0.1383, ci=[-0.2272, -0.0494] (95%), p_value=0.003172,
                      verdict='worse', paired_tasks=60, left_out=0, method='t')
-    >>> compare_pass_hat_k(c_old, 8, c_old, 8, 4, margin=0.05).verdict
+    >>> c_same = rng.binomial(8, p_old)  # the old version run again: no change
+    >>> compare_pass_hat_k(c_old, 8, c_same, 8, 4, margin=0.05).verdict
     'non-inferior'
+    >>> tiny = compare_pass_hat_k([12, 12], 12, [11, 11], 12, 5)  # two tasks: no verdict
+    >>> tiny.verdict, round(tiny.ci.low, 4), round(tiny.ci.high, 4)
+    ('inconclusive', -0.9901, 0.9417)
+    >>> saturated = compare_pass_hat_k([12] * 10, 12, [12] * 10, 12, 1, margin=0.01)
+    >>> saturated.verdict, round(saturated.ci.low, 4)  # 120 passes: 0.99**120 = 0.30
+    ('inconclusive', -0.0409)
     """
     c1, n1 = _counts(c_old, n_old)
     c2, n2 = _counts(c_new, n_new)
@@ -462,13 +605,13 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     h1 = np.asarray(estimate_pass_hat_k(c1[keep], n1[keep], k_), dtype=float)
     h2 = np.asarray(estimate_pass_hat_k(c2[keep], n2[keep], k_), dtype=float)
     paired, left_out = int(keep.sum()), int((~keep).sum())
-    old_mean = float(h1.mean()) if paired else math.nan
-    new_mean = float(h2.mean()) if paired else math.nan
+    old_mean, new_mean = mean_of(h1), mean_of(h2)
     if paired >= 2:
         res = paired_difference_test(h2 - h1, method=method, confidence=confidence,
                                      n_resamples=n_resamples, rng=rng)
+        res = _floored(res, h1, h2, k_ / n1[keep], k_ / n2[keep], 1.0 - confidence)
         # a change in mean pass^k lies in [-1, 1]; the t interval can overshoot with few tasks
-        low, high, p = max(res.low, -1.0), min(res.high, 1.0), res.p_value
+        low, high, p = max(float(res.low), -1.0), min(float(res.high), 1.0), float(res.p_value)
     else:  # one task (or none) says nothing about a population of tasks
         low = high = p = math.nan
     delta = new_mean - old_mean
@@ -852,8 +995,14 @@ def task_population(size: int = 100_000, *, change: str = "none", k: int = 1,
 def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int, *,
                        methods: tuple[str, ...] = METHODS, replicates: int = 2000,
                        confidence: float = 0.95, n_resamples: int = 999,
-                       rng: int | np.random.Generator | None = None) -> dict[str, PairedTest]:
+                       rng: int | np.random.Generator | None = None, floor: bool = True,
+                       p_values: bool = True) -> dict[str, PairedTest]:
     r"""Simulated suites' intervals and p-values per method (see :func:`simulate_comparison`).
+
+    ``floor=False`` gives the methods' intervals without the within-task floor
+    (what :func:`compare_pass_hat_k` computed before it had one, for contrast);
+    ``p_values=False`` skips the floor's p-value (the field is then the
+    method's own), which the error rates of intervals do not need.
 
     Returns
     -------
@@ -880,14 +1029,86 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
         idx = gen.integers(0, population.p_old.size, size=(r, tasks))
         h_old = table[gen.binomial(runs, population.p_old[idx])]
         h_new = table[gen.binomial(runs, population.p_new[idx])]
+        weight = np.full(h_old.shape, k / runs)
         for m in methods:
             if m == "welch":
                 parts[m].append(_welch(h_old, h_new, alpha))
-            else:
-                parts[m].append(paired_difference_test(h_new - h_old, method=m,
-                                                       confidence=1 - alpha,
-                                                       n_resamples=n_resamples, rng=gen))
+                continue
+            res = paired_difference_test(h_new - h_old, method=m, confidence=1 - alpha,
+                                         n_resamples=n_resamples, rng=gen)
+            if floor:
+                res = _floored(res, h_old, h_new, weight, weight, alpha, p_value=p_values)
+            parts[m].append(res)
     return {m: PairedTest(*(np.concatenate(x) for x in zip(*v))) for m, v in parts.items()}
+
+
+def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
+                    drop: float = 0.0, method: str = "t", floor: bool = True,
+                    replicates: int = 2000, confidence: float = 0.95,
+                    rng: int | np.random.Generator | None = None
+                    ) -> tuple[PairedTest, np.ndarray]:
+    r"""Simulated comparisons of suites drawn from a pool of task rates, with an exact change.
+
+    Each replicate draws ``tasks`` single-run rates from ``rates`` (with
+    replacement) for the old version. The new version's pass^k of every task
+    is the old one scaled, :math:`\theta_{\text{new}} = s\,\theta_{\text{old}}`,
+    with s chosen *in each suite* so that the suite's mean pass^k changes by
+    exactly ``-drop`` (:math:`s = 1 - \text{drop}/\bar\theta_{\text{old}}`;
+    ``drop = 0``: the versions are the same). Scaling works where a logit
+    shift cannot (a task at p = 1). Where a suite's mean pass^k is below
+    ``drop`` the whole suite is broken (s = 0) and its true change is larger
+    than ``-drop``: ``truth`` says so.
+
+    Returns
+    -------
+    PairedTest, ndarray
+        The intervals (vectorized over ``replicates``; the floor's p-value is
+        not computed, the field is the method's) and each suite's true change.
+
+    Examples
+    --------
+    >>> res, truth = simulate_suites([1.0], 10, 2, 1, drop=0.01, replicates=500, rng=0)
+    >>> bool(np.allclose(truth, -0.01)), float(np.mean(res.low > -0.01))  # never non-inferior
+    (True, 0.0)
+    >>> old, _ = simulate_suites([1.0], 10, 2, 1, drop=0.01, floor=False, replicates=500,
+    ...                          rng=0)
+    >>> float(np.mean(old.low > -0.01))  # without the floor: 0.99**20 = 0.82
+    0.818
+    """
+    pool = np.asarray(rates, dtype=float).ravel()
+    if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
+        raise ValueError(f"rates ({rates!r}) must be a non-empty array of values in [0, 1]")
+    t_count = int(_whole_numbers(tasks, "tasks", minimum=2))
+    n_runs = int(_whole_numbers(runs, "runs", minimum=1))
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    if k_ > n_runs:
+        raise ValueError(f"k ({k_}) cannot exceed runs ({n_runs})")
+    if not 0 <= drop < 1:
+        raise ValueError(f"drop ({drop!r}) must lie in [0, 1)")
+    gen = np.random.default_rng(rng)
+    alpha = 1.0 - _confidence(confidence)
+    table = np.asarray(estimate_pass_hat_k(np.arange(n_runs + 1), n_runs, k_), dtype=float)
+    parts: list[PairedTest] = []
+    truths = []
+    block = max(1, 400_000 // t_count)
+    for lo in range(0, replicates, block):
+        r = min(block, replicates - lo)
+        p_old = pool[gen.integers(0, pool.size, size=(r, t_count))]
+        theta = p_old**k_
+        mean = theta.mean(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.clip(np.where(mean > 0, 1.0 - drop / mean, 1.0), 0.0, 1.0)
+        theta_new = theta * scale[:, None]
+        truths.append((theta_new - theta).mean(axis=1))
+        h_old = table[gen.binomial(n_runs, p_old)]
+        h_new = table[gen.binomial(n_runs, theta_new ** (1.0 / k_))]
+        res = paired_difference_test(h_new - h_old, method=method, confidence=1 - alpha,
+                                     rng=gen, n_resamples=999)
+        if floor:
+            weight = np.full(h_old.shape, k_ / n_runs)
+            res = _floored(res, h_old, h_new, weight, weight, alpha, p_value=False)
+        parts.append(PairedTest(*(np.atleast_1d(x) for x in res)))
+    return PairedTest(*(np.concatenate(x) for x in zip(*parts))), np.concatenate(truths)
 
 
 def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: int, *,
