@@ -17,6 +17,8 @@ from passk.compare import (
     pass_hat_k_sampling_variance,
     plan_comparison,
     simulate_comparison,
+    simulate_intervals,
+    simulate_suites,
     task_population,
 )
 from passk.metrics import estimate_pass_hat_k
@@ -137,9 +139,11 @@ def test_verdicts(low, high, margin, verdict):
 def test_verdicts_end_to_end():
     rng = np.random.default_rng(0)
     c_old = rng.binomial(8, rng.uniform(0.6, 1.0, 200))
+    # the same counts in both versions: no change seen, but the runs' own noise remains
     same = compare_pass_hat_k(c_old, 8, c_old, 8, 3, margin=0.02)
-    assert (same.delta, same.ci.low, same.ci.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
-    assert same.verdict == "non-inferior"
+    assert (same.delta, same.p_value) == (0.0, 1.0)
+    assert same.ci.low < -0.02 and same.ci.high > 0.02 and same.verdict == "inconclusive"
+    assert compare_pass_hat_k(c_old, 8, c_old, 8, 3, margin=0.1).verdict == "non-inferior"
     assert compare_pass_hat_k(c_old, 8, c_old, 8, 3).verdict == "inconclusive"
     broken = np.maximum(c_old - 3, 0)
     assert compare_pass_hat_k(c_old, 8, broken, 8, 3).verdict == "worse"
@@ -281,13 +285,17 @@ def test_study_small_type_i_coverage_and_pairing():
 
 
 @pytest.mark.slow
-def test_study_bootstraps_are_liberal_with_20_tasks():
-    """The percentile and BCa bootstraps reject too often with 20 tasks; the t does not."""
+def test_study_bootstraps_are_liberal_with_20_tasks_unless_floored():
+    """With 20 tasks the bare percentile and BCa bootstraps reject too often; floored, not."""
     none = task_population(20_000, rng=31)
-    out = simulate_comparison(none, 20, 4, 2, methods=("t", "percentile", "bca"),
-                              replicates=2000, rng=4)
-    assert abs(out["t"]["reject"] - 0.05) < 0.015
-    assert out["percentile"]["reject"] > 0.07 and out["bca"]["reject"] > 0.08
+    bare = simulate_intervals(none, 20, 4, 2, methods=("t", "percentile", "bca"),
+                              replicates=2000, rng=4, floor=False)
+    rate = {m: float(np.mean((r.low > 0) | (r.high < 0))) for m, r in bare.items()}
+    assert abs(rate["t"] - 0.05) < 0.015
+    assert rate["percentile"] > 0.07 and rate["bca"] > 0.08
+    out = simulate_comparison(none, 20, 4, 2, methods=("percentile", "bca"), replicates=2000,
+                              rng=4)
+    assert out["percentile"]["reject"] < 0.05 + 0.01 and out["bca"]["reject"] < 0.05 + 0.01
 
 
 # ---------------------------------------------------------------- passk plan --compare
@@ -319,3 +327,112 @@ def test_plan_compare_cli(tmp_path, capsys):
     assert "tasks from the pilot of 40 tasks" in capsys.readouterr().out
     assert main(["plan", "--compare", "--k", "4", "--runs", "2"]) == 2
     assert "runs (2) must be at least 4" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the floor: no certainty from noise
+
+
+def test_two_tasks_never_give_certainty():
+    same = compare_pass_hat_k([1, 1], 1, [1, 1], 1, 1, margin=0.05)
+    assert same.verdict == "inconclusive" and same.ci.low < -0.05 and same.ci.high > 0
+    equal = compare_pass_hat_k([12, 12], 12, [11, 11], 12, 5)  # d = -5/12 on both tasks
+    assert equal.verdict == "inconclusive" and equal.p_value > 0.05
+    assert equal.ci.low < equal.delta < equal.ci.high and equal.ci.high > 0
+
+
+def test_diff_of_two_one_run_tasks_is_inconclusive(tmp_path, capsys):
+    import json
+
+    from passk.cli import main
+    path = tmp_path / "one.jsonl"
+    path.write_text("".join(json.dumps({"task_id": t, "trial": 0, "success": True}) + "\n"
+                            for t in ("a", "b")))
+    assert main(["diff", str(path), str(path), "--margin", "0.05", "--k", "1"]) == 3
+    assert "verdict: INCONCLUSIVE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("tasks", "runs"), [(10, 2), (50, 12), (400, 3)])
+def test_floor_of_a_saturated_suite_in_closed_form(tasks, runs):
+    """Every run passes, k = 1: the low end L solves L^2 = q^2 (1 + L)(-L) / (nT), the
+    score (Wilson-type) bound, L = -q^2 / (nT + q^2); the high end mirrors it."""
+    q = stats.t.ppf(0.975, tasks - 1)
+    res = compare_pass_hat_k([runs] * tasks, runs, [runs] * tasks, runs, 1)
+    expected = q**2 / (runs * tasks + q**2)
+    assert res.ci.low == pytest.approx(-expected, rel=1e-6)
+    assert res.ci.high == pytest.approx(expected, rel=1e-6)
+
+
+def test_floor_endpoints_against_a_brute_force_grid():
+    """The floor's ends are the outermost changes its test accepts, found on a fine grid."""
+    from passk.compare import _floor_test
+    rng = np.random.default_rng(2)
+    n, k, t = 6, 2, 7
+    c_old, c_new = rng.binomial(n, 0.8, t), rng.binomial(n, 0.6, t)
+    h_old = np.asarray(estimate_pass_hat_k(c_old, n, k), float)
+    h_new = np.asarray(estimate_pass_hat_k(c_new, n, k), float)
+    w = np.full(t, k / n)
+    q = stats.t.ppf(0.975, t - 1)
+    low, high, _ = _floor_test(h_old, h_new, w, w, q, t - 1)
+    lam = np.linspace(-1, 1, 200_001)
+    o = np.clip(h_old[None, :] - lam[:, None], 0, 1)
+    m = np.clip(h_new[None, :] + lam[:, None], 0, 1)
+    delta0 = (m - o).mean(axis=1)
+    se = np.sqrt((w * o * (1 - o) + w * m * (1 - m)).sum(axis=1)) / t
+    accepted = delta0[np.abs((h_new - h_old).mean() - delta0) <= q * se]
+    assert float(low) == pytest.approx(accepted.min(), abs=2e-5)
+    assert float(high) == pytest.approx(accepted.max(), abs=2e-5)
+
+
+def test_hoeffding_bound_holds_for_every_design():
+    """Var(C(c,k)/C(n,k)) <= (k/n) p^k (1 - p^k), the bound the floor rests on."""
+    p = np.linspace(0, 1, 401)
+    for n in range(1, 25):
+        for k in range(1, n + 1):
+            bound = k / n * p**k * (1 - p**k)
+            assert np.all(pass_hat_k_sampling_variance(p, n, k) <= bound + 1e-14)
+
+
+BETA_HALF = np.random.default_rng(0).beta(0.5, 0.5, 20_000)
+
+
+@pytest.mark.parametrize("margin", [0.05, 0.1])
+def test_non_inferiority_at_the_boundary_on_u_shaped_tasks(margin):
+    """Beta(0.5, 0.5) tasks, T = 10, n = 4, k = 4, true change exactly -margin: the bare t
+    declared non-inferior 0.117-0.158 of the time; the floored comparison at most 0.025."""
+    reps = 2000  # Monte Carlo SE of a 2.5 % rate: 0.0035
+    res, truth = simulate_suites(BETA_HALF, 10, 4, 4, drop=margin, replicates=reps, rng=1)
+    bare, _ = simulate_suites(BETA_HALF, 10, 4, 4, drop=margin, replicates=reps, rng=1,
+                              floor=False)
+    exact = np.isclose(truth, -margin)
+    assert exact.mean() > 0.95
+    assert float(np.mean((res.low > -margin)[exact])) <= 0.025 + 0.007
+    assert float(np.mean((bare.low > -margin)[exact])) > 0.07  # the defect this would catch
+    covered = (res.low <= truth + 1e-12) & (truth - 1e-12 <= res.high)
+    assert covered.mean() >= 0.94
+    assert float(np.mean((bare.low <= truth) & (truth <= bare.high))) < 0.9
+
+
+@pytest.mark.parametrize(("tasks", "bare_rate"), [(10, 0.82), (20, 0.67), (50, 0.36)])
+def test_non_inferiority_from_a_saturated_baseline(tasks, bare_rate):
+    """p 1 -> 0.99, k = 1, margin 0.01, 2 runs a task: all-pass suites are 0.99**(2T) likely."""
+    res, truth = simulate_suites([1.0], tasks, 2, 1, drop=0.01, replicates=2000, rng=tasks)
+    bare, _ = simulate_suites([1.0], tasks, 2, 1, drop=0.01, replicates=2000, rng=tasks,
+                              floor=False)
+    assert np.allclose(truth, -0.01)
+    assert float(np.mean(res.low > -0.01)) <= 0.025 + 0.007
+    assert float(np.mean(bare.low > -0.01)) == pytest.approx(0.99 ** (2 * tasks), abs=0.03)
+    assert float(np.mean(bare.low > -0.01)) == pytest.approx(bare_rate, abs=0.03)
+
+
+def test_two_and_five_tasks_with_no_change_keep_the_level():
+    """Two tasks at p = 0.5, one run each, no change: the bare t said better or worse
+    whenever both differences were equal and not 0, 2/16 of the time."""
+    bare, _ = simulate_suites([0.5], 2, 1, 1, floor=False, replicates=4000, rng=6)
+    assert float(np.mean((bare.low > 0) | (bare.high < 0))) == pytest.approx(0.125, abs=0.015)
+    for tasks, runs, k in ((2, 1, 1), (2, 4, 2), (5, 2, 1), (5, 4, 4)):
+        res, _ = simulate_suites([0.5, 0.9], tasks, runs, k, replicates=4000, rng=7)
+        assert float(np.mean((res.low > 0) | (res.high < 0))) <= 0.05 + 0.007
+    pop = task_population(20_000, rng=5)
+    floored = simulate_intervals(pop, 5, 4, 2, methods=("t",), replicates=3000, rng=6,
+                                 p_values=False)["t"]
+    assert float(np.mean((floored.low > 0) | (floored.high < 0))) <= 0.05 + 0.008
