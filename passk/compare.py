@@ -56,7 +56,6 @@ from .metrics import (
     _counts,
     _whole_numbers,
     estimate_pass_hat_k,
-    estimate_pass_hat_k_variance,
 )
 from .tables import json_number
 
@@ -690,6 +689,7 @@ class ComparisonPlan:
     between_variance: float
     within_variance: tuple[float, ...]  # per runs: mean V_n(p) over the tasks' rates
     source: str
+    floor_variance: tuple[float, ...] = ()  # per runs: the floor's per-task variance, 2 F_n
 
     @property
     def cheapest(self) -> int | None:
@@ -714,29 +714,119 @@ class ComparisonPlan:
                 [None if t is None else t * n for t, n in zip(self.tasks_needed, self.runs)],
                 "between_variance": json_number(self.between_variance),
                 "within_variance": [json_number(v) for v in self.within_variance],
+                "floor_variance": [json_number(v) for v in self.floor_variance],
                 "source": self.source,
-                "test": "paired t on per-task pass^k differences, two-sided; power to show "
-                        "a drop (verdict worse)"}
+                "test": "paired t on per-task pass^k differences, floored by each task's "
+                        "binomial noise, two-sided; power to show a drop (verdict worse)"}
 
 
-def _power(delta: float, se: np.ndarray, t_count: np.ndarray, alpha: float) -> np.ndarray:
-    """P(verdict "worse") for a true drop ``delta``: the noncentral t of the paired t test."""
-    from scipy import stats
+def _overlap(n: int, k: int) -> np.ndarray:
+    """P(two independent random k-subsets of n runs share i runs), i = 0..k."""
+    return np.array([math.comb(k, i) * math.comb(n - k, k - i) / math.comb(n, k)
+                     for i in range(k + 1)])
 
+
+def _polynomials(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients (of p^0..p^2k) of V_n(p), the exact variance of the unbiased pass^k
+    from n runs, and of F_n(p) = (k/n) E[h(1 - h)], the floor's expected variance."""
+    pi = _overlap(n, k)
+    v = np.zeros(2 * k + 1)
+    for i, w in enumerate(pi):  # E[h^2] = sum_i pi_i p^(2k - i)
+        v[2 * k - i] += w
+    v[2 * k] -= 1.0
+    f = -v.copy()  # E[h(1 - h)] = p^k - E[h^2]
+    f[k] += 1.0
+    return v, f * (k / n)
+
+
+def _monomial_estimates(c: np.ndarray, m: np.ndarray, degree: int) -> np.ndarray:
+    """est[j, i]: C(c_i, j) / C(m_i, j), unbiased for p_i^j where j <= m_i (else NaN)."""
+    out = np.full((degree + 1, c.size), np.nan)
+    for j in range(degree + 1):
+        ok = m >= j
+        out[j, ok] = np.asarray(estimate_pass_hat_k(c[ok], m[ok], j), dtype=float) if j else 1.0
+    return out
+
+
+def _bernstein_bound(coef: np.ndarray, m: int, upper: bool) -> np.ndarray:
+    """b[c], c = 0..m: the Bernstein polynomial of degree m nearest (in integral over [0, 1])
+    to the polynomial ``coef`` from above (``upper``) or below. b[c] for a task with c of m
+    runs passing is unbiased for that polynomial, so its mean over tasks bounds the mean of
+    ``coef`` at their rates, in expectation, whatever the rates (linear programme)."""
+    from scipy import optimize, stats
+    p = np.concatenate([np.linspace(0.0, 1.0, 801), 1.0 - np.geomspace(1e-6, 1e-2, 60)])
+    basis = stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None])
+    target = np.polynomial.polynomial.polyval(p, coef)
+    sign = 1.0 if upper else -1.0
+    res = optimize.linprog(sign * np.ones(m + 1), A_ub=-sign * basis, b_ub=-sign * target,
+                           bounds=[(None, None)] * (m + 1), method="highs")
+    if not res.success:  # pragma: no cover - the programme is always feasible and bounded
+        raise RuntimeError(f"no Bernstein bound of degree {m}: {res.message}")
+    slack = 1e-12 * sign
+    return np.asarray(res.x, dtype=float) + slack
+
+
+def _pilot_mean(coef: np.ndarray, c: np.ndarray, m: np.ndarray, upper: bool) -> float:
+    """Mean over the pilot's tasks of a polynomial in their rates: unbiased where every
+    power is at most the task's runs, else a Bernstein bound (upper or lower) per task."""
+    degree = int(np.flatnonzero(np.abs(coef) > 0).max()) if np.any(coef) else 0
+    est = np.empty(c.size)
+    exact = m >= degree
+    if exact.any():
+        mono = _monomial_estimates(c[exact], m[exact], degree)
+        est[exact] = coef[: degree + 1] @ mono
+    for m_value in np.unique(m[~exact]):
+        rows = ~exact & (m == m_value)
+        est[rows] = _bernstein_bound(coef, int(m_value), upper)[c[rows]]
+    return mean_of(est)
+
+
+#: Quantile nodes of the chi-square law of the sample variance in the power integral.
+_POWER_NODES = 256
+
+
+def _power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float) -> np.ndarray:
+    """P(verdict "worse") for a true drop ``delta``: the floored paired t test.
+
+    The verdict needs :math:`\bar d < -q\\max(s/\\sqrt T, \\sigma_f)`, with
+    :math:`\bar d \\sim N(-\\delta, \\sigma_d^2/T)`, :math:`(T-1)s^2/\\sigma_d^2 \\sim
+    \\chi^2_{T-1}` and the floor's SE :math:`\\sigma_f = \\sqrt{2\bar F_n/T}` taken as
+    fixed; the chi-square is integrated over quantile nodes. With no floor this is the
+    noncentral t of the paired t test.
+    """
+    from scipy import special, stats
+    delta, var_d, floor_var, t_count = np.broadcast_arrays(
+        *(np.asarray(x, dtype=float) for x in (delta, var_d, floor_var, t_count)))
     df = t_count - 1
-    q = stats.t.ppf(1 - alpha / 2, df)
-    return np.asarray(stats.nct.cdf(-q, df, -delta / se), dtype=float)
+    q = stats.t.ppf(1 - alpha / 2, df)[..., None]
+    u = (np.arange(_POWER_NODES) + 0.5) / _POWER_NODES
+    ratio = stats.chi2.ppf(u, df[..., None]) / df[..., None]
+    sd = np.sqrt(var_d / t_count)[..., None]
+    bar = q * np.maximum(sd * np.sqrt(ratio), np.sqrt(floor_var / t_count)[..., None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, (delta[..., None] - bar) / sd, np.where(delta[..., None] > bar,
+                                                                    np.inf, -np.inf))
+    return np.asarray(special.ndtr(z).mean(axis=-1), dtype=float)
 
 
-def _between_from_pilot(c: np.ndarray, n: np.ndarray, k: int) -> tuple[np.ndarray, float]:
-    """Task rates c/n and the between-task variance of p^k, trial noise removed."""
-    h = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float)
-    rates = c / n
-    # within-task variance of h: unbiased where n >= 2k, else the exact variance at c/n
-    unbiased = np.asarray(estimate_pass_hat_k_variance(c, n, k), dtype=float)
-    plug_in = np.asarray(pass_hat_k_sampling_variance(rates, n, k), dtype=float)
-    within = np.where(n >= 2 * k, unbiased, plug_in)
-    return rates, max(0.0, float(h.var(ddof=1) - within.mean()))
+def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
+                     ) -> tuple[float, tuple[float, ...], tuple[float, ...], bool]:
+    """From a pilot: the between-task variance of p^k (trial noise removed), and per
+    planned n the mean within-task variance V_n and floor variance F_n, each unbiased
+    where the pilot's runs reach the degree 2k, else bounded the cautious way."""
+    h = np.asarray(estimate_pass_hat_k(c, m, k), dtype=float)
+    noise = np.empty(c.size)  # V_m at each task's own m: bounded below (more between-task)
+    for m_value in np.unique(m):
+        rows = m == m_value
+        coef, _ = _polynomials(int(m_value), k)
+        noise[rows] = _pilot_mean(coef, c[rows], m[rows], upper=False)
+    sigma_b2 = max(0.0, float(np.var(h, ddof=1)) - mean_of(noise))
+    within, floor = [], []
+    for n in runs:
+        v, f = _polynomials(n, k)
+        within.append(max(0.0, _pilot_mean(v, c, m, upper=True)))
+        floor.append(max(0.0, _pilot_mean(f, c, m, upper=True)))
+    return sigma_b2, tuple(within), tuple(floor), bool(np.all(m >= 2 * k))
 
 
 def plan_comparison(k: int, *, delta: float | None = None,
@@ -786,26 +876,36 @@ def plan_comparison(k: int, *, delta: float | None = None,
 
     Notes
     -----
-    The standard error of the mean paired difference of T tasks with n runs is
+    The mean paired difference of T tasks with n runs has variance
+    :math:`\sigma_d^2/T`, :math:`\sigma_d^2 = \omega^2 + 2\,\overline{V_n}`,
+    and :func:`compare_pass_hat_k` shows a drop when
+    :math:`\bar d < -t_{T-1,1-\alpha/2}\max(s/\sqrt T, \sigma_f)`, with
+    :math:`\sigma_f^2 = 2\overline{F_n}/T` the floor's variance. Both are
+    means over the tasks of polynomials in their rates:
+    :math:`V_n(p) = \sum_{i=0}^{k}\pi_i\,p^{2k-i} - p^{2k}`, the exact variance
+    of :math:`\hat h` from n runs (:math:`\pi_i` the chance that two random
+    k-subsets of the n runs share i), and
+    :math:`F_n(p) = \tfrac{k}{n}\,\mathrm{E}[\hat h(1-\hat h)] =
+    \tfrac{k}{n}(p^k - \sum_i \pi_i p^{2k-i})`. From a pilot with m runs a
+    task, each power :math:`p^j`, :math:`j \le m`, has the unbiased estimate
+    :math:`\binom{c}{j}/\binom{m}{j}`, so both means are estimated without
+    bias where :math:`m \ge 2k` (putting :math:`c/m` into them instead
+    understates :math:`V_n` by 15-35 %). Where :math:`m < 2k` no unbiased
+    estimate exists; each task then gets :math:`b_c`, the coefficients of the
+    tightest Bernstein polynomial of degree m lying above the target on
+    [0, 1] (a linear programme), whose mean is unbiased for a bound: the plan
+    is then cautious, never optimistic. :math:`\sigma_b^2`, the variance of
+    :math:`p^k` across tasks, is the pilot's variance of :math:`\hat h` less
+    its mean :math:`V_m` (bounded from below where :math:`m < 2k`), and
+    :math:`\omega^2 = 2(1-\rho)\sigma_b^2`. Without a pilot the default
+    population's rates are known and the means exact.
 
-    .. math::
-
-        \mathrm{SE} = \sqrt{\big(\omega^2 + 2\,\overline{V_n}\big)/T},\qquad
-        \overline{V_n} = \frac{1}{m}\sum_i V_n(p_i),
-
-    with :math:`V_n` from :func:`pass_hat_k_sampling_variance` averaged over
-    the tasks' rates (the pilot's :math:`c_i/n_i`) and :math:`\sigma_b^2`
-    the pilot's variance of :math:`\hat h` less its mean within-task variance
-    (unbiased, :math:`\hat h^2 - \binom{c}{2k}/\binom{n}{2k}`, where
-    :math:`n \ge 2k`: :func:`passk.metrics.estimate_pass_hat_k_variance`;
-    else the exact variance at :math:`c/n`). The power to show a drop
-    :math:`\delta` is that of the
-    paired t test, :math:`P(t' < -t_{T-1,1-\alpha/2})` with :math:`t'`
-    noncentral t of T − 1 degrees of freedom and noncentrality
-    :math:`-\delta/\mathrm{SE}`: Miller's (2024) sample-size formula
-    :math:`T = (z_{\alpha/2}+z_\beta)^2(\omega^2 + \sigma^2_A/K_A + \sigma^2_B/K_B)/\delta^2`
-    with the exact variance of pass^k in place of :math:`\sigma^2/K`, and
-    the t in place of z. The cost of a design is tasks × runs per version.
+    The power integrates the normal law of :math:`\bar d` over the
+    chi-square law of :math:`s^2` (the noncentral t of Miller's (2024)
+    sample-size formula when the floor is below :math:`s/\sqrt T`). The
+    cost of a design is tasks × runs per version. ``benchmarks/bench_compare.py``
+    checks the prediction against simulation on populations the plan was not
+    built from.
 
     References
     ----------
@@ -815,10 +915,9 @@ def plan_comparison(k: int, *, delta: float | None = None,
     --------
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     >>> plan.power.round(2)
-    array([[0.11, 0.15],
-           [0.19, 0.26]])
-    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 671 × 4 = 2684 runs < 439 × 8 = 3512
-    ((671, 439), 4)
+    POWER
+    >>> plan.tasks_needed, plan.runs[plan.cheapest]
+    NEEDED
     """
     from scipy import optimize
     k_ = int(_whole_numbers(k, "k", minimum=1))
@@ -839,48 +938,59 @@ def plan_comparison(k: int, *, delta: float | None = None,
     if successes is None or totals is None:
         if successes is not None or totals is not None:
             raise ValueError("a pilot needs both successes and totals")
-        pop = task_population(_DEFAULT_POPULATION_SIZE, change="none", rng=0)
-        rates = pop.p_old
+        rates = task_population(_DEFAULT_POPULATION_SIZE, change="none", rng=0).p_old
         sigma_b2 = float(np.var(rates**k_))
+        polys = [_polynomials(r, k_) for r in run_grid]
+        poly = np.polynomial.polynomial.polyval
+        within = tuple(float(np.mean(poly(rates, v))) for v, _ in polys)
+        floor = tuple(float(np.mean(poly(rates, f))) for _, f in polys)
         source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
     else:
         c, n = _counts(successes, totals)
+        c, n = np.broadcast_arrays(c, n)
         c, n = c.ravel(), n.ravel()
         if c.size < 2:
             raise ValueError(f"a pilot needs at least 2 tasks, not {c.size}")
         if np.any(n < k_):
             raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
                              f"{int(n.min())}")
-        rates, sigma_b2 = _between_from_pilot(c, n, k_)
-        source = f"pilot of {c.size} tasks"
+        sigma_b2, within, floor, unbiased = _pilot_variances(c, n, k_, run_grid)
+        source = f"pilot of {c.size} tasks" + ("" if unbiased else
+                                               f" (fewer than 2k = {2 * k_} runs on some: "
+                                               "within-task variance bounded from above)")
     omega2 = (float(between_variance) if between_variance is not None
               else 2 * (1 - correlation) * sigma_b2)
-    within = tuple(float(np.mean(pass_hat_k_sampling_variance(rates, r, k_)))
-                   for r in run_grid)
     t_arr = np.array(task_grid, dtype=float)[:, None]
     var_d = omega2 + 2 * np.array(within)[None, :]
-    se = np.sqrt(var_d / t_arr)
-    grid_power = None if delta is None else _power(delta, se, t_arr, alpha)
-    detectable = np.empty(se.shape)
-    for idx in np.ndindex(se.shape):
-        def short(x: float, i: tuple[int, ...] = idx) -> float:
-            return float(_power(x, se[i], t_arr[i[0], 0], alpha)) - power
-        detectable[idx] = optimize.brentq(short, 1e-12, 50 * se[idx] + 1e-9) if se[idx] > 0 else 0.0
+    floor_var = 2 * np.array(floor)[None, :]
+    grid_power = None if delta is None else _power(delta, var_d, floor_var, t_arr, alpha)
+    shape = np.broadcast_shapes(var_d.shape, t_arr.shape)
+    detectable = np.empty(shape)
+    for idx in np.ndindex(shape):
+        v, f, t_ = var_d[0, idx[1]], floor_var[0, idx[1]], t_arr[idx[0], 0]
+        if v <= 0 and f <= 0:
+            detectable[idx] = 0.0
+            continue
+
+        def short(x: float, v: float = v, f: float = f, t_: float = t_) -> float:
+            return float(_power(x, v, f, t_, alpha)) - power
+        detectable[idx] = optimize.brentq(short, 1e-12, 1.0) if short(1.0) > 0 else math.inf
     needed: tuple[int | None, ...] | None = None
     if delta is not None:
-        needed = tuple(_tasks_needed(delta, v, alpha, power) for v in var_d[0])
+        needed = tuple(_tasks_needed(delta, v, f, alpha, power)
+                       for v, f in zip(var_d[0], floor_var[0]))
     return ComparisonPlan(k_, delta, 1 - alpha, power, task_grid, run_grid, grid_power,
-                          detectable, needed, omega2, within, source)
+                          detectable, needed, omega2, tuple(within), source,
+                          tuple(2 * x for x in floor))
 
 
-def _tasks_needed(delta: float, var_d: float, alpha: float, power: float,
+def _tasks_needed(delta: float, var_d: float, floor_var: float, alpha: float, power: float,
                   limit: int = 10**7) -> int | None:
-    if var_d <= 0:
+    if var_d <= 0 and floor_var <= 0:
         return 2
 
     def enough(t: int) -> bool:
-        se = np.asarray(math.sqrt(var_d / t))
-        return float(_power(delta, se, np.asarray(t), alpha)) >= power
+        return float(_power(delta, var_d, floor_var, t, alpha)) >= power
     hi = 2
     while not enough(hi):
         hi *= 2
