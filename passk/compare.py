@@ -337,14 +337,16 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
 # --------------------------------------------------------------------------
 
 #: Grid steps and bisection steps of the floor's endpoint search.
-_FLOOR_GRID, _FLOOR_BISECT = 16, 24
+_FLOOR_GRID, _FLOOR_BISECT = 8, 26
 
 
 def _moved(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
     """Per-task pass^k moved apart by ``lam`` (new up, old down), kept in [0, 1]."""
     shift = lam[..., None]
-    return np.clip(h_old - shift, 0.0, 1.0), np.clip(h_new + shift, 0.0, 1.0)
+    o, n = h_old - shift, h_new + shift
+    return (np.minimum(np.maximum(o, 0.0, out=o), 1.0, out=o),
+            np.minimum(np.maximum(n, 0.0, out=n), 1.0, out=n))
 
 
 def _moved_gap(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -357,7 +359,7 @@ def _floor_se(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np
     """Standard error of the mean difference from the tasks' binomial noise alone, at the
     moved rates: Hoeffding's bound (k/n) theta (1 - theta) per task and version."""
     o, n = _moved(h_old, h_new, lam)
-    var = (w_old * o * (1.0 - o) + w_new * n * (1.0 - n)).sum(axis=-1)
+    var = (w_old * (o - o * o)).sum(axis=-1) + (w_new * (n - n * n)).sum(axis=-1)
     return np.asarray(np.sqrt(var) / h_old.shape[-1])
 
 
@@ -370,7 +372,7 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     \\mathrm{SE}(\\delta_0)`, the SE taken at the per-task rates moved (new
     up, old down, each by the same amount, kept in [0, 1]) until their mean
     difference is delta0. The outermost accepted change on either side is
-    found on a grid of moves, then by bisection.
+    found on a grid of moves, then by bisection to 1e-9, rounding outwards.
     """
     d = np.asarray((h_new - h_old).mean(axis=-1))
     shape = d.shape
@@ -388,7 +390,7 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
             mid = (lo + hi) / 2
             ok = excess(mid) <= 0
             lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
-        ends.append(_moved_gap(h_old, h_new, lo))
+        ends.append(_moved_gap(h_old, h_new, hi))  # the outer side: never narrower
     if not p_value:
         return ends[0], ends[1], np.full(shape, np.nan)
     from scipy import stats
@@ -689,7 +691,7 @@ class ComparisonPlan:
     between_variance: float
     within_variance: tuple[float, ...]  # per runs: mean V_n(p) over the tasks' rates
     source: str
-    floor_variance: tuple[float, ...] = ()  # per runs: the floor's per-task variance, 2 F_n
+    floor_variance: tuple[float, ...] = ()  # per runs, at delta: the floor's per-task variance
 
     @property
     def cheapest(self) -> int | None:
@@ -726,17 +728,71 @@ def _overlap(n: int, k: int) -> np.ndarray:
                      for i in range(k + 1)])
 
 
-def _polynomials(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _variance_polynomial(n: int, k: int) -> np.ndarray:
     """Coefficients (of p^0..p^2k) of V_n(p), the exact variance of the unbiased pass^k
-    from n runs, and of F_n(p) = (k/n) E[h(1 - h)], the floor's expected variance."""
-    pi = _overlap(n, k)
+    from n runs: E[h^2] = sum_i pi_i p^(2k - i), less p^2k."""
     v = np.zeros(2 * k + 1)
-    for i, w in enumerate(pi):  # E[h^2] = sum_i pi_i p^(2k - i)
+    for i, w in enumerate(_overlap(n, k)):
         v[2 * k - i] += w
     v[2 * k] -= 1.0
-    f = -v.copy()  # E[h(1 - h)] = p^k - E[h^2]
-    f[k] += 1.0
-    return v, f * (k / n)
+    return v
+
+
+def _hat_law(rates: np.ndarray, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the unbiased pass^k from n runs, and their law mixed over the rates."""
+    from scipy import stats
+    c = np.arange(n + 1)
+    pmf = np.zeros(n + 1)
+    for lo in range(0, rates.size, 20_000):
+        pmf += np.asarray(stats.binom.pmf(c[None, :], n, rates[lo:lo + 20_000, None]),
+                          dtype=float).sum(axis=0)
+    return np.asarray(estimate_pass_hat_k(c, n, k), dtype=float), pmf / pmf.sum()
+
+
+def _floor_variance(old: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray, np.ndarray],
+                    weight: float) -> float:
+    """The floor's variance per task (both versions) where the drop is tested against no
+    change: the estimates (their laws in the two versions) moved apart by the lambda that
+    makes their mean difference 0, in Hoeffding's bound ``weight`` theta (1 - theta)."""
+    h, pmf_old = old
+    _, pmf_new = new
+    a, b = 0.0, 1.0
+    for _ in range(60):
+        mid = (a + b) / 2
+        gap = pmf_new @ np.clip(h + mid, 0, 1) - pmf_old @ np.clip(h - mid, 0, 1)
+        a, b = (a, mid) if gap >= 0 else (mid, b)
+    up, down = np.clip(h + b, 0, 1), np.clip(h - b, 0, 1)
+    return float(weight * (pmf_old @ (down * (1 - down)) + pmf_new @ (up * (1 - up))))
+
+
+def _lowered(rates: np.ndarray, k: int, delta: float) -> np.ndarray | None:
+    """The rates with every logit lowered by the amount that lowers mean p^k by delta
+    (None where the drop is more than the mean)."""
+    from scipy import optimize, special
+    inner = np.clip(rates, 1e-9, 1 - 1e-9)
+    target = float(np.mean(inner**k)) - delta
+    if target <= 1e-12:
+        return None
+    logit = special.logit(inner)
+
+    def gap(shift: float) -> float:
+        return float(np.mean(special.expit(logit - shift) ** k)) - target
+    return np.asarray(special.expit(logit - optimize.brentq(gap, 0.0, 60.0, xtol=1e-12)))
+
+
+def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: float
+            ) -> tuple[float, float]:
+    """For a drop ``delta`` at n = ``runs``: the two versions' within-task variance, and the
+    floor's. The new version is the old with every logit lowered (:func:`_lowered`); its
+    within-task variance is the old's (unbiased) times the ratio of the two at the rates."""
+    lowered = _lowered(rates, k, delta)
+    if lowered is None:
+        return math.inf, math.inf
+    v_old = float(np.mean(pass_hat_k_sampling_variance(rates, runs, k)))
+    v_new = float(np.mean(pass_hat_k_sampling_variance(lowered, runs, k)))
+    ratio = v_new / v_old if v_old > 0 else 1.0
+    floor = _floor_variance(_hat_law(rates, runs, k), _hat_law(lowered, runs, k), k / runs)
+    return within_old * (1.0 + ratio), floor
 
 
 def _monomial_estimates(c: np.ndarray, m: np.ndarray, degree: int) -> np.ndarray:
@@ -755,8 +811,8 @@ def _bernstein_bound(coef: np.ndarray, m: int, upper: bool) -> np.ndarray:
     ``coef`` at their rates, in expectation, whatever the rates (linear programme)."""
     from scipy import optimize, stats
     p = np.concatenate([np.linspace(0.0, 1.0, 801), 1.0 - np.geomspace(1e-6, 1e-2, 60)])
-    basis = stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None])
-    target = np.polynomial.polynomial.polyval(p, coef)
+    basis = np.asarray(stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None]), dtype=float)
+    target = np.asarray(np.polynomial.polynomial.polyval(p, coef), dtype=float)
     sign = 1.0 if upper else -1.0
     res = optimize.linprog(sign * np.ones(m + 1), A_ub=-sign * basis, b_ub=-sign * target,
                            bounds=[(None, None)] * (m + 1), method="highs")
@@ -810,23 +866,20 @@ def _power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float) -
 
 
 def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
-                     ) -> tuple[float, tuple[float, ...], tuple[float, ...], bool]:
+                     ) -> tuple[float, tuple[float, ...], bool]:
     """From a pilot: the between-task variance of p^k (trial noise removed), and per
-    planned n the mean within-task variance V_n and floor variance F_n, each unbiased
-    where the pilot's runs reach the degree 2k, else bounded the cautious way."""
+    planned n the mean within-task variance V_n, each unbiased where the pilot's runs
+    reach the degree 2k, else bounded the cautious way."""
     h = np.asarray(estimate_pass_hat_k(c, m, k), dtype=float)
     noise = np.empty(c.size)  # V_m at each task's own m: bounded below (more between-task)
     for m_value in np.unique(m):
         rows = m == m_value
-        coef, _ = _polynomials(int(m_value), k)
-        noise[rows] = _pilot_mean(coef, c[rows], m[rows], upper=False)
+        noise[rows] = _pilot_mean(_variance_polynomial(int(m_value), k), c[rows], m[rows],
+                                  upper=False)
     sigma_b2 = max(0.0, float(np.var(h, ddof=1)) - mean_of(noise))
-    within, floor = [], []
-    for n in runs:
-        v, f = _polynomials(n, k)
-        within.append(max(0.0, _pilot_mean(v, c, m, upper=True)))
-        floor.append(max(0.0, _pilot_mean(f, c, m, upper=True)))
-    return sigma_b2, tuple(within), tuple(floor), bool(np.all(m >= 2 * k))
+    within = tuple(max(0.0, _pilot_mean(_variance_polynomial(n, k), c, m, upper=True))
+                   for n in runs)
+    return sigma_b2, within, bool(np.all(m >= 2 * k))
 
 
 def plan_comparison(k: int, *, delta: float | None = None,
@@ -938,12 +991,11 @@ def plan_comparison(k: int, *, delta: float | None = None,
     if successes is None or totals is None:
         if successes is not None or totals is not None:
             raise ValueError("a pilot needs both successes and totals")
-        rates = task_population(_DEFAULT_POPULATION_SIZE, change="none", rng=0).p_old
+        rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
         sigma_b2 = float(np.var(rates**k_))
-        polys = [_polynomials(r, k_) for r in run_grid]
         poly = np.polynomial.polynomial.polyval
-        within = tuple(float(np.mean(poly(rates, v))) for v, _ in polys)
-        floor = tuple(float(np.mean(poly(rates, f))) for _, f in polys)
+        within = tuple(float(np.mean(poly(rates, _variance_polynomial(r, k_))))
+                       for r in run_grid)
         source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
     else:
         c, n = _counts(successes, totals)
@@ -954,34 +1006,37 @@ def plan_comparison(k: int, *, delta: float | None = None,
         if np.any(n < k_):
             raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
                              f"{int(n.min())}")
-        sigma_b2, within, floor, unbiased = _pilot_variances(c, n, k_, run_grid)
+        sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
+        rates = (c + 0.5) / (n + 1.0)  # kept off 0 and 1, for the ratios and the floor
         source = f"pilot of {c.size} tasks" + ("" if unbiased else
                                                f" (fewer than 2k = {2 * k_} runs on some: "
                                                "within-task variance bounded from above)")
     omega2 = (float(between_variance) if between_variance is not None
               else 2 * (1 - correlation) * sigma_b2)
     t_arr = np.array(task_grid, dtype=float)[:, None]
-    var_d = omega2 + 2 * np.array(within)[None, :]
-    floor_var = 2 * np.array(floor)[None, :]
-    grid_power = None if delta is None else _power(delta, var_d, floor_var, t_arr, alpha)
-    shape = np.broadcast_shapes(var_d.shape, t_arr.shape)
-    detectable = np.empty(shape)
-    for idx in np.ndindex(shape):
-        v, f, t_ = var_d[0, idx[1]], floor_var[0, idx[1]], t_arr[idx[0], 0]
-        if v <= 0 and f <= 0:
-            detectable[idx] = 0.0
-            continue
-
-        def short(x: float, v: float = v, f: float = f, t_: float = t_) -> float:
-            return float(_power(x, v, f, t_, alpha)) - power
-        detectable[idx] = optimize.brentq(short, 1e-12, 1.0) if short(1.0) > 0 else math.inf
+    grid_power = None
+    floor: tuple[float, ...] = ()
+    if delta is not None:
+        designs = [_design(rates, r, k_, delta, w) for r, w in zip(run_grid, within)]
+        floor = tuple(f for _, f in designs)
+        var_d = omega2 + np.array([v for v, _ in designs])[None, :]
+        grid_power = _power(delta, var_d, np.array(floor)[None, :], t_arr, alpha)
+    detectable = np.empty((len(task_grid), len(run_grid)))
+    for j, (r, w) in enumerate(zip(run_grid, within)):
+        for i, t_ in enumerate(task_grid):
+            def short(x: float, r: int = r, w: float = w, t_: int = t_) -> float:
+                v, f = _design(rates, r, k_, x, w)
+                return float(_power(x, omega2 + v, f, t_, alpha)) - power if \
+                    math.isfinite(v) else -power
+            top = float(np.mean(np.clip(rates, 1e-9, 1 - 1e-9) ** k_)) * (1 - 1e-6)
+            detectable[i, j] = optimize.brentq(short, 1e-6, top, xtol=1e-5) \
+                if short(top) > 0 else math.inf
     needed: tuple[int | None, ...] | None = None
     if delta is not None:
-        needed = tuple(_tasks_needed(delta, v, f, alpha, power)
-                       for v, f in zip(var_d[0], floor_var[0]))
+        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power)
+                       for v, f in designs)
     return ComparisonPlan(k_, delta, 1 - alpha, power, task_grid, run_grid, grid_power,
-                          detectable, needed, omega2, tuple(within), source,
-                          tuple(2 * x for x in floor))
+                          detectable, needed, omega2, tuple(within), source, floor)
 
 
 def _tasks_needed(delta: float, var_d: float, floor_var: float, alpha: float, power: float,
@@ -1012,6 +1067,7 @@ _MIXTURE = ((0.3, -3.5, 1.0), (0.4, -0.5, 1.2), (0.3, 3.5, 1.0))
 #: Spread of a version's own deviation from a task's difficulty, on the logit scale.
 _VERSION_SD = 1.2
 _DEFAULT_POPULATION_SIZE = 20_000
+_PLAN_POPULATION_SIZE = 4_000
 
 
 @dataclass(frozen=True)
