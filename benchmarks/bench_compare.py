@@ -21,7 +21,7 @@ boundary / the lower of the two coverages, for the floored comparison
 
 Part 2, the five methods on the default population, bare and floored.
 
-Part 3, the planner: ``plan_comparison`` from a pilot of 300 tasks drawn from a
+Part 3, the planner: ``plan_comparison`` from a pilot of 1,000 tasks drawn from a
 population the plan knows nothing about, against the simulated power of the
 floored comparison when every task's logit drops by the amount that lowers the
 population's mean pass^k by D (the plan is given the variance across tasks of
@@ -56,6 +56,7 @@ TASKS = (5, 10, 20, 50, 200)
 DESIGNS = ((2, 1), (2, 2), (4, 1), (4, 2), (4, 4), (8, 1), (8, 2), (8, 4), (8, 8),
            (12, 1), (12, 2), (12, 4), (12, 8))
 MARGIN, SATURATED_MARGIN = 0.05, 0.01
+PILOT = 1000  # pilot tasks: the plan's own sampling error shrinks with them
 
 
 def tau_rates() -> np.ndarray:
@@ -95,7 +96,7 @@ def part_one(args: argparse.Namespace, rng: np.random.Generator) -> None:
     tasks = (5, 20, 200) if args.quick else TASKS
     designs = ((2, 1), (4, 4), (12, 8)) if args.quick else DESIGNS
     reps = args.replicates
-    reps_big = max(reps * 2 // 5, 200)
+    reps_big = max(reps // 2, 150)
     print(f"Part 1: {reps} suites a cell ({reps_big} at T = 200); Monte Carlo SE "
           f"{math.sqrt(0.025 * 0.975 / reps):.4f} at a 2.5 % rate, "
           f"{math.sqrt(0.05 * 0.95 / reps):.4f} at 5 %, {math.sqrt(0.05 * 0.95 / reps):.4f} "
@@ -118,7 +119,8 @@ def part_one(args: argparse.Namespace, rng: np.random.Generator) -> None:
                     w = worst[key]
                     w[0], w[2] = max(w[0], v[0]), min(w[2], v[2])
                     w[1] = max(w[1], v[1]) if math.isfinite(v[1]) else w[1]
-                cells.append(f"{new[0]:.3f} {new[1]:.3f} {new[2]:.3f}")
+                ni = f"{new[1]:.3f}" if math.isfinite(new[1]) else "  -  "
+                cells.append(f"{new[0]:.3f} {ni} {new[2]:.3f}")
             print(f"{n:>3} {k:>2} |" + "|".join(f" {c} " for c in cells), flush=True)
         summary.append((name, worst))
     print("\nsummary per population over the grid: highest Type I, highest non-inferior at "
@@ -169,6 +171,7 @@ def part_two(args: argparse.Namespace, rng: np.random.Generator) -> None:
 def logit_drop(p_old: np.ndarray, k: int, delta: float) -> np.ndarray:
     """Every task's logit lowered by the amount that lowers mean pass^k by exactly delta."""
     from scipy import optimize, special
+    p_old = np.clip(p_old, 1e-9, 1 - 1e-9)  # a task at 0 or 1 can move too
     logit = special.logit(p_old)
     target = float(np.mean(p_old**k)) - delta
 
@@ -187,7 +190,7 @@ def part_three(args: argparse.Namespace, rng: np.random.Generator) -> None:
     if args.quick:
         checks = checks[:2]
     reps = 2 * args.replicates
-    print(f"\nPart 3: plan_comparison from a pilot of 300 tasks (m runs each) against "
+    print(f"\nPart 3: plan_comparison from a pilot of {PILOT} tasks (m runs each) against "
           f"{reps} simulated suites; P(verdict worse)")
     print(f"{'population':<16} {'k':>2} {'T':>4} {'n':>3} {'D':>5} {'m':>3} | {'before':>6} "
           f"{'now':>6} {'sim':>6} {'gap now':>8}")
@@ -196,14 +199,14 @@ def part_three(args: argparse.Namespace, rng: np.random.Generator) -> None:
         for k, t, n, delta, m in checks:
             p_new = logit_drop(pool, k, delta)
             omega2 = float(np.var(p_new**k - pool**k))
-            pilot = rng.binomial(m, pool[rng.integers(0, pool.size, 300)])
+            pilot = rng.binomial(m, pool[rng.integers(0, pool.size, PILOT)])
             plan = plan_comparison(k, delta=delta, successes=pilot, totals=m,
                                    between_variance=omega2, tasks=(t,), runs=(n,))
             # before: c/m put into the exact variance, the bare paired t's noncentral t
             within = float(np.mean(pass_hat_k_sampling_variance(pilot / m, n, k)))
             se = math.sqrt((omega2 + 2 * within) / t)
             before = float(stats.nct.cdf(-stats.t.ppf(0.975, t - 1), t - 1, -delta / se))
-            pop = TaskPopulation(pool, p_new, "drop")
+            pop = TaskPopulation(np.clip(pool, 1e-9, 1 - 1e-9), p_new, "drop")
             sim = float(np.mean(simulate_intervals(pop, t, n, k, methods=("t",),
                                                    replicates=reps, p_values=False,
                                                    rng=int(rng.integers(2**63)))["t"].high < 0))
