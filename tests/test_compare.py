@@ -12,6 +12,7 @@ from scipy import stats
 
 from passk.compare import (
     METHODS,
+    TaskPopulation,
     compare_pass_hat_k,
     paired_difference_test,
     pass_hat_k_sampling_variance,
@@ -210,18 +211,56 @@ def test_sampling_variance_is_the_mean_of_the_unbiased_estimator():
     np.testing.assert_allclose(pass_hat_k_sampling_variance(p, n, k), expected, rtol=1e-9)
 
 
-def test_tasks_needed_against_miller_formula():
-    # Miller (2024): T = (z_{a/2} + z_b)^2 Var(d) / delta^2; the t adds a task or two
-    plan = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(4, 8))
-    for n, t_needed, within in zip(plan.runs, plan.tasks_needed, plan.within_variance):
-        var_d = 0.02 + 2 * within
-        z = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 * var_d / 0.05**2
-        assert math.ceil(z) <= t_needed <= math.ceil(z) + 3
-        df = np.array([t_needed - 1, t_needed - 2])
-        se = np.sqrt(var_d / (df + 1))
-        power = stats.nct.cdf(-stats.t.ppf(0.975, df), df, -0.05 / se)
-        assert power[0] >= 0.8 > power[1]  # the fewest tasks that reach 80 %
-    assert plan.cheapest == 0  # with between-task variance, more tasks beat more runs
+def test_power_without_floor_is_the_noncentral_t():
+    """The power integral over the chi-square of s^2 equals scipy's noncentral t (Miller's
+    formula with the t in place of z) when the floor is below s / sqrt(T)."""
+    from passk.compare import _power
+    for t, var_d, delta in ((5, 0.05, 0.1), (30, 0.2, 0.05), (400, 0.1, 0.02)):
+        se = math.sqrt(var_d / t)
+        ref = stats.nct.cdf(-stats.t.ppf(0.975, t - 1), t - 1, -delta / se)
+        assert float(_power(delta, var_d, 0.0, t, 0.05)) == pytest.approx(ref, abs=1e-3)
+    # a floor above the t's spread lowers the power
+    assert float(_power(0.05, 0.05, 0.5, 50, 0.05)) < float(_power(0.05, 0.05, 0.0, 50, 0.05))
+
+
+def test_tasks_needed_is_the_fewest_that_reach_the_power():
+    plan = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(4, 8), tasks=(100,))
+    assert 0 < float(plan.power[0, 0]) < 1 and plan.cheapest == 0  # tasks beat runs
+    assert len(plan.floor_variance) == 2 and all(f > 0 for f in plan.floor_variance)
+    for j, needed in enumerate(plan.tasks_needed):
+        again = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(plan.runs[j],),
+                                tasks=(needed - 1, needed))
+        assert again.power[1, 0] >= 0.8 > again.power[0, 0]
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(8, 12, 4), (4, 4, 2), (12, 2, 1), (6, 24, 3)])
+def test_pilot_within_variance_is_unbiased_where_m_reaches_2k(m, n, k):
+    """E over a pilot task's binomial counts of its estimate = V_n(p), exactly, for every p;
+    c/m put into V_n (what the plan did before) is biased low."""
+    from passk.compare import _pilot_mean, _variance_polynomial
+    coef = _variance_polynomial(n, k)
+    c = np.arange(m + 1)
+    est = np.array([_pilot_mean(coef, np.array([ci]), np.array([m]), upper=True) for ci in c])
+    plug = np.array([pass_hat_k_sampling_variance(ci / m, n, k) for ci in c])
+    for p in (0.3, 0.7, 0.9, 0.97):
+        pmf = stats.binom.pmf(c, m, p)
+        truth = pass_hat_k_sampling_variance(p, n, k)
+        assert pmf @ est == pytest.approx(truth, rel=1e-9, abs=1e-15)
+        if p >= 0.7:  # reliable tasks, where it matters: 8-56 % too low
+            assert pmf @ plug < 0.95 * truth
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(4, 12, 4), (4, 8, 3), (5, 12, 5), (2, 4, 2)])
+def test_pilot_within_variance_is_bounded_above_where_m_is_short_of_2k(m, n, k):
+    """m < 2k: no unbiased estimate exists; the Bernstein bound's mean is at least V_n(p)
+    at every p (so the plan errs on the cautious side)."""
+    from passk.compare import _bernstein_bound, _variance_polynomial
+    b = _bernstein_bound(_variance_polynomial(n, k), m, upper=True)
+    p = np.linspace(0, 1, 2001)
+    expected = stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None]) @ b
+    truth = pass_hat_k_sampling_variance(p, n, k)
+    assert np.all(expected >= truth - 1e-10)
+    assert np.trapezoid(expected - truth, p) < np.trapezoid(truth, p)
 
 
 def test_plan_from_a_pilot():
@@ -231,16 +270,40 @@ def test_plan_from_a_pilot():
     plan = plan_comparison(2, delta=0.05, successes=c, totals=12, correlation=1.0,
                            tasks=(100,), runs=(4,))
     assert plan.between_variance == 0.0 and plan.source == "pilot of 400 tasks"
-    # with no between-task change left, the variance is the trial noise alone
-    v = np.mean(pass_hat_k_sampling_variance(c / 12, 4, 2))
-    assert plan.within_variance[0] == pytest.approx(v)
-    se = math.sqrt(2 * v / 100)
-    expected = stats.nct.cdf(-stats.t.ppf(0.975, 99), 99, -0.05 / se)
-    assert plan.power[0, 0] == pytest.approx(expected)
+    short = plan_comparison(4, delta=0.05, successes=c[:50] % 7, totals=6, tasks=(100,))
+    assert "fewer than 2k = 8 runs on some: within-task variance bounded from above" in \
+        short.source
     with pytest.raises(ValueError, match=r"at least k \(2\) runs; the fewest is 1"):
         plan_comparison(2, successes=[1, 0], totals=[1, 3])
     with pytest.raises(ValueError, match=r"delta \(0\.0\)"):
         plan_comparison(2, delta=0.0)
+
+
+@pytest.mark.slow
+def test_plan_is_not_optimistic_on_a_population_it_was_not_built_from():
+    """Beta(2, 0.7) tasks, k = 5, T = 60, n = 12, every logit lowered so mean pass^5 drops by
+    0.10: the old plan (c/m in the exact variance) was optimistic by more than 0.05."""
+    from scipy import optimize, special
+    rng = np.random.default_rng(40)
+    p_old = rng.beta(2, 0.7, 20_000)
+    k, t, n, delta = 5, 60, 12, 0.10
+    logit = special.logit(p_old)
+    target = float(np.mean(p_old**k)) - delta
+    shift = optimize.brentq(lambda x: float(np.mean(special.expit(logit - x) ** k)) - target,
+                            0, 30)
+    p_new = special.expit(logit - shift)
+    omega2 = float(np.var(p_new**k - p_old**k))
+    pilot = rng.binomial(12, p_old[rng.integers(0, p_old.size, 1000)])
+    plan = plan_comparison(k, delta=delta, successes=pilot, totals=12, between_variance=omega2,
+                           tasks=(t,), runs=(n,))
+    drop = TaskPopulation(p_old, p_new, "drop")
+    sim = simulate_comparison(drop, t, n, k, methods=("t",), replicates=3000, rng=41)
+    # Monte Carlo SE of a power near 0.7 from 3000 suites: 0.008
+    assert float(plan.power[0, 0]) == pytest.approx(sim["t"]["worse"], abs=0.05)
+    within = float(np.mean(pass_hat_k_sampling_variance(pilot / 12, n, k)))
+    se = math.sqrt((omega2 + 2 * within) / t)
+    before = stats.nct.cdf(-stats.t.ppf(0.975, t - 1), t - 1, -delta / se)
+    assert before > sim["t"]["worse"] + 0.04  # the old plan's optimism, caught
 
 
 def test_plan_agrees_with_simulation():
