@@ -238,14 +238,15 @@ def main() -> None:
     ap.add_argument("--replicates", type=int, default=None,
                     help="simulated suites a cell (default 1000, quick 300)")
     ap.add_argument("--seed", type=int, default=20241101)
+    ap.add_argument("--parts", default="123", help="which parts to run (default 123)")
     args = ap.parse_args()
     args.replicates = args.replicates or (300 if args.quick else 1000)
     started = time.perf_counter()
     one, two, three = (np.random.default_rng(s) for s in
                        np.random.SeedSequence(args.seed).spawn(3))
-    part_one(args, one)
-    part_two(args, two)
-    part_three(args, three)
+    for part, run, gen in (("1", part_one, one), ("2", part_two, two), ("3", part_three, three)):
+        if part in args.parts:
+            run(args, gen)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

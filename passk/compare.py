@@ -780,6 +780,15 @@ def _lowered(rates: np.ndarray, k: int, delta: float) -> np.ndarray | None:
     return np.asarray(special.expit(logit - optimize.brentq(gap, 0.0, 60.0, xtol=1e-12)))
 
 
+def _posterior_rates(c: np.ndarray, n: np.ndarray, draws: int = 9) -> np.ndarray:
+    """Each pilot task's rate as ``draws`` quantiles of its Jeffreys posterior
+    Beta(c + 1/2, n - c + 1/2): the spread of the rate the counts leave open."""
+    from scipy import stats
+    u = (np.arange(draws) + 0.5) / draws
+    return np.asarray(stats.beta.ppf(u[None, :], c[:, None] + 0.5, (n - c)[:, None] + 0.5),
+                      dtype=float).ravel()
+
+
 def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: float
             ) -> tuple[float, float]:
     """For a drop ``delta`` at n = ``runs``: the two versions' within-task variance, and the
@@ -1013,7 +1022,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
             raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
                              f"{int(n.min())}")
         sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
-        rates = (c + 0.5) / (n + 1.0)  # kept off 0 and 1, for the ratios and the floor
+        rates = _posterior_rates(c, n)  # for the new version's share, and the floor
         source = f"pilot of {c.size} tasks" + ("" if unbiased else
                                                f" (fewer than 2k = {2 * k_} runs on some: "
                                                "within-task variance bounded from above)")
