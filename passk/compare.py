@@ -789,19 +789,21 @@ def _posterior_rates(c: np.ndarray, n: np.ndarray, draws: int = 9) -> np.ndarray
                       dtype=float).ravel()
 
 
-def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: float
-            ) -> tuple[float, float]:
+def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: float,
+            old_law: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
     """For a drop ``delta`` at n = ``runs``: the two versions' within-task variance, and the
     floor's. The new version is the old with every logit lowered (:func:`_lowered`); its
-    within-task variance is the old's (unbiased) times the ratio of the two at the rates."""
+    within-task variance is the old's (unbiased) times the ratio of the two at the rates
+    (each the mean of E[h^2] - p^2k over the law of h, :func:`_hat_law`)."""
     lowered = _lowered(rates, k, delta)
     if lowered is None:
         return math.inf, math.inf
-    v_old = float(np.mean(pass_hat_k_sampling_variance(rates, runs, k)))
-    v_new = float(np.mean(pass_hat_k_sampling_variance(lowered, runs, k)))
-    ratio = v_new / v_old if v_old > 0 else 1.0
-    floor = _floor_variance(_hat_law(rates, runs, k), _hat_law(lowered, runs, k), k / runs)
-    return within_old * (1.0 + ratio), floor
+    old_law = old_law if old_law is not None else _hat_law(rates, runs, k)
+    new_law = _hat_law(lowered, runs, k)
+    v_old = float(old_law[1] @ old_law[0] ** 2 - np.mean(rates ** (2 * k)))
+    v_new = float(new_law[1] @ new_law[0] ** 2 - np.mean(lowered ** (2 * k)))
+    ratio = v_new / v_old if v_old > 1e-15 else 1.0
+    return within_old * (1.0 + ratio), _floor_variance(old_law, new_law, k / runs)
 
 
 def _monomial_estimates(c: np.ndarray, m: np.ndarray, degree: int) -> np.ndarray:
@@ -967,6 +969,15 @@ def plan_comparison(k: int, *, delta: float | None = None,
     :math:`\omega^2 = 2(1-\rho)\sigma_b^2`. Without a pilot the default
     population's rates are known and the means exact.
 
+    The new version is modelled as the old with every task's logit lowered
+    by the amount that lowers mean pass^k by :math:`\delta`; its within-task
+    variance is the old one's estimate times the ratio of the two at the
+    tasks' rates, and the floor is evaluated on the law of :math:`\hat h` in
+    both versions, moved apart until their means agree (as the test does).
+    For these two a pilot task's rate enters as nine quantiles of its
+    Jeffreys posterior Beta(c + 1/2, m - c + 1/2), so a task seen at 4 of 4
+    is not taken for one at p = 1.
+
     The power integrates the normal law of :math:`\bar d` over the
     chi-square law of :math:`s^2` (the noncentral t of Miller's (2024)
     sample-size formula when the floor is below :math:`s/\sqrt T`). The
@@ -1029,10 +1040,12 @@ def plan_comparison(k: int, *, delta: float | None = None,
     omega2 = (float(between_variance) if between_variance is not None
               else 2 * (1 - correlation) * sigma_b2)
     t_arr = np.array(task_grid, dtype=float)[:, None]
+    laws = [_hat_law(rates, r, k_) for r in run_grid]
     grid_power = None
     floor: tuple[float, ...] = ()
     if delta is not None:
-        designs = [_design(rates, r, k_, delta, w) for r, w in zip(run_grid, within)]
+        designs = [_design(rates, r, k_, delta, w, law)
+                   for r, w, law in zip(run_grid, within, laws)]
         floor = tuple(f for _, f in designs)
         var_d = omega2 + np.array([v for v, _ in designs])[None, :]
         grid_power = _power(delta, var_d, np.array(floor)[None, :], t_arr, alpha)
@@ -1040,7 +1053,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
     top = float(np.mean(np.clip(rates, 1e-9, 1 - 1e-9) ** k_)) * (1 - 1e-6)
     drops = np.geomspace(1e-4, top, 24)  # the design's variances, interpolated in the drop
     for j, (r, w) in enumerate(zip(run_grid, within)):
-        at = np.array([_design(rates, r, k_, x, w) for x in drops])
+        at = np.array([_design(rates, r, k_, x, w, laws[j]) for x in drops])
         for i, t_ in enumerate(task_grid):
             def short(x: float, at: np.ndarray = at, t_: int = t_) -> float:
                 v, f = (float(np.interp(x, drops, at[:, col])) for col in (0, 1))
