@@ -340,6 +340,15 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
 _FLOOR_GRID, _FLOOR_BISECT = 8, 26
 
 
+def _floor_weight(k: int, n: Any) -> Any:
+    """k / (n - 1) where n > k, else k / n: Hoeffding's k/n with Bessel's n - 1, because
+    the floor puts estimates into theta (1 - theta), and E[h (1 - h)] falls short of
+    theta (1 - theta) by Var h (by exactly the factor (n - 1)/n for k = 1). Where n = k,
+    h is 0 or 1 and only the move under the hypothesis gives it a variance."""
+    n_ = np.asarray(n, dtype=float)
+    return np.where(n_ > k, k / np.maximum(n_ - 1.0, 1.0), k / n_)
+
+
 def _moved(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
     """Per-task pass^k moved apart by ``lam`` (new up, old down), kept in [0, 1]."""
@@ -357,7 +366,7 @@ def _moved_gap(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray) -> np.ndar
 def _floor_se(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
               lam: np.ndarray) -> np.ndarray:
     """Standard error of the mean difference from the tasks' binomial noise alone, at the
-    moved rates: Hoeffding's bound (k/n) theta (1 - theta) per task and version."""
+    moved rates: w theta (1 - theta) per task and version, w from :func:`_floor_weight`."""
     o, n = _moved(h_old, h_new, lam)
     var = (w_old * (o - o * o)).sum(axis=-1) + (w_new * (n - n * n)).sum(axis=-1)
     return np.asarray(np.sqrt(var) / h_old.shape[-1])
@@ -535,12 +544,16 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
       :math:`\operatorname{Var}\hat h \le \tfrac{k}{n}\,\theta(1-\theta)` for
       a task with :math:`\theta = p^k` (exact for k = 1; it needs no
       :math:`n \ge 2k`, where the unbiased within-task variance does not
-      exist). The bound is evaluated *under the hypothesis*: a change
-      :math:`\delta_0` is accepted when
+      exist). Estimates put into :math:`\theta(1-\theta)` fall short of it
+      by :math:`\operatorname{Var}\hat h` (by the factor (n - 1)/n for
+      k = 1), so the floor takes :math:`w = k/(n-1)` (Bessel's n - 1) in
+      place of k/n where n > k (where n = k, :math:`\hat h` is 0 or 1 and
+      w = 1). The bound is evaluated *under the hypothesis*:
+      a change :math:`\delta_0` is accepted when
       :math:`|\bar d - \delta_0| \le t_{T-1,1-\alpha/2}\,\mathrm{SE}(\delta_0)`,
-      :math:`\mathrm{SE}(\delta_0)^2 = \sum_i \big(\tfrac{k}{n_{\text{old},i}}
+      :math:`\mathrm{SE}(\delta_0)^2 = \sum_i \big(w_{\text{old},i}
       \tilde\theta_{\text{old},i}(1-\tilde\theta_{\text{old},i}) +
-      \tfrac{k}{n_{\text{new},i}}\tilde\theta_{\text{new},i}
+      w_{\text{new},i}\tilde\theta_{\text{new},i}
       (1-\tilde\theta_{\text{new},i})\big)/T^2`, with
       :math:`\tilde\theta = \operatorname{clip}(\hat h \mp \lambda, 0, 1)`
       moved apart by the :math:`\lambda` that makes their mean difference
@@ -579,7 +592,7 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     >>> c_old = rng.binomial(8, p_old)
     >>> c_new = rng.binomial(8, p_old * 0.85)
     >>> compare_pass_hat_k(c_old, 8, c_new, 8, 4)
-    PairedComparison(k=4, delta=-0.1383, ci=[-0.2272, -0.0494] (95%), p_value=0.003172,
+    PairedComparison(k=4, delta=-0.1383, ci=[-0.2286, -0.0442] (95%), p_value=0.005566,
                      verdict='worse', paired_tasks=60, left_out=0, method='t')
     >>> c_same = rng.binomial(8, p_old)  # the old version run again: no change
     >>> compare_pass_hat_k(c_old, 8, c_same, 8, 4, margin=0.05).verdict
@@ -610,7 +623,8 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     if paired >= 2:
         res = paired_difference_test(h2 - h1, method=method, confidence=confidence,
                                      n_resamples=n_resamples, rng=rng)
-        res = _floored(res, h1, h2, k_ / n1[keep], k_ / n2[keep], 1.0 - confidence)
+        res = _floored(res, h1, h2, _floor_weight(k_, n1[keep]), _floor_weight(k_, n2[keep]),
+                       1.0 - confidence)
         # a change in mean pass^k lies in [-1, 1]; the t interval can overshoot with few tasks
         low, high, p = max(float(res.low), -1.0), min(float(res.high), 1.0), float(res.p_value)
     else:  # one task (or none) says nothing about a population of tasks
@@ -803,7 +817,8 @@ def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: floa
     v_old = float(old_law[1] @ old_law[0] ** 2 - np.mean(rates ** (2 * k)))
     v_new = float(new_law[1] @ new_law[0] ** 2 - np.mean(lowered ** (2 * k)))
     ratio = v_new / v_old if v_old > 1e-15 else 1.0
-    return within_old * (1.0 + ratio), _floor_variance(old_law, new_law, k / runs)
+    return within_old * (1.0 + ratio), _floor_variance(old_law, new_law,
+                                                       float(_floor_weight(k, runs)))
 
 
 def _monomial_estimates(c: np.ndarray, m: np.ndarray, degree: int) -> np.ndarray:
@@ -1224,7 +1239,7 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
         idx = gen.integers(0, population.p_old.size, size=(r, tasks))
         h_old = table[gen.binomial(runs, population.p_old[idx])]
         h_new = table[gen.binomial(runs, population.p_new[idx])]
-        weight = np.full(h_old.shape, k / runs)
+        weight = np.full(h_old.shape, _floor_weight(k, runs))
         for m in methods:
             if m == "welch":
                 parts[m].append(_welch(h_old, h_new, alpha))
@@ -1300,7 +1315,7 @@ def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
         res = paired_difference_test(h_new - h_old, method=method, confidence=1 - alpha,
                                      rng=gen, n_resamples=999)
         if floor:
-            weight = np.full(h_old.shape, k_ / n_runs)
+            weight = np.full(h_old.shape, _floor_weight(k_, n_runs))
             res = _floored(res, h_old, h_new, weight, weight, alpha, p_value=False)
         parts.append(PairedTest(*(np.atleast_1d(x) for x in res)))
     return PairedTest(*(np.concatenate(x) for x in zip(*parts))), np.concatenate(truths)
@@ -1345,7 +1360,7 @@ def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: in
     >>> pop = task_population(10_000, rng=1)
     >>> out = simulate_comparison(pop, 50, 4, 2, methods=("t",), replicates=400, rng=2)
     >>> round(out["t"]["reject"], 3), round(out["t"]["cover"], 3)
-    (0.04, 0.96)
+    (0.037, 0.963)
     """
     truth = population.delta(k)
     out = simulate_intervals(population, tasks, runs, k, methods=methods, replicates=replicates,

@@ -414,13 +414,14 @@ def test_diff_of_two_one_run_tasks_is_inconclusive(tmp_path, capsys):
     assert "verdict: INCONCLUSIVE" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("tasks", "runs"), [(10, 2), (50, 12), (400, 3)])
+@pytest.mark.parametrize(("tasks", "runs"), [(10, 2), (50, 12), (400, 3)])  # runs > k
 def test_floor_of_a_saturated_suite_in_closed_form(tasks, runs):
-    """Every run passes, k = 1: the low end L solves L^2 = q^2 (1 + L)(-L) / (nT), the
-    score (Wilson-type) bound, L = -q^2 / (nT + q^2); the high end mirrors it."""
+    """Every run passes, k = 1: the low end L solves L^2 = q^2 (1 + L)(-L) / ((n - 1) T),
+    the score (Wilson-type) bound with Bessel's n - 1, L = -q^2 / ((n - 1) T + q^2); the
+    high end mirrors it."""
     q = stats.t.ppf(0.975, tasks - 1)
     res = compare_pass_hat_k([runs] * tasks, runs, [runs] * tasks, runs, 1)
-    expected = q**2 / (runs * tasks + q**2)
+    expected = q**2 / ((runs - 1) * tasks + q**2)
     assert res.ci.low == pytest.approx(-expected, rel=1e-6)
     assert res.ci.high == pytest.approx(expected, rel=1e-6)
 
@@ -433,7 +434,7 @@ def test_floor_endpoints_against_a_brute_force_grid():
     c_old, c_new = rng.binomial(n, 0.8, t), rng.binomial(n, 0.6, t)
     h_old = np.asarray(estimate_pass_hat_k(c_old, n, k), float)
     h_new = np.asarray(estimate_pass_hat_k(c_new, n, k), float)
-    w = np.full(t, k / n)
+    w = np.full(t, k / (n - 1))
     q = stats.t.ppf(0.975, t - 1)
     low, high, _ = _floor_test(h_old, h_new, w, w, q, t - 1)
     lam = np.linspace(-1, 1, 200_001)
