@@ -236,11 +236,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller grid")
     ap.add_argument("--replicates", type=int, default=None,
-                    help="simulated suites a cell (default 1000, quick 300)")
+                    help="simulated suites a cell (default 2000, quick 300)")
     ap.add_argument("--seed", type=int, default=20241101)
     ap.add_argument("--parts", default="123", help="which parts to run (default 123)")
     args = ap.parse_args()
-    args.replicates = args.replicates or (300 if args.quick else 1000)
+    args.replicates = args.replicates or (300 if args.quick else 2000)
     started = time.perf_counter()
     one, two, three = (np.random.default_rng(s) for s in
                        np.random.SeedSequence(args.seed).spawn(3))
