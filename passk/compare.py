@@ -961,26 +961,25 @@ def plan_comparison(k: int, *, delta: float | None = None,
     Notes
     -----
     The mean paired difference of T tasks with n runs has variance
-    :math:`\sigma_d^2/T`, :math:`\sigma_d^2 = \omega^2 + 2\,\overline{V_n}`,
-    and :func:`compare_pass_hat_k` shows a drop when
+    :math:`\sigma_d^2/T`, :math:`\sigma_d^2 = \omega^2 + \overline{V_n}^{\,\text{old}}
+    + \overline{V_n}^{\,\text{new}}`, and :func:`compare_pass_hat_k` shows a drop when
     :math:`\bar d < -t_{T-1,1-\alpha/2}\max(s/\sqrt T, \sigma_f)`, with
-    :math:`\sigma_f^2 = 2\overline{F_n}/T` the floor's variance. Both are
-    means over the tasks of polynomials in their rates:
-    :math:`V_n(p) = \sum_{i=0}^{k}\pi_i\,p^{2k-i} - p^{2k}`, the exact variance
-    of :math:`\hat h` from n runs (:math:`\pi_i` the chance that two random
-    k-subsets of the n runs share i), and
-    :math:`F_n(p) = \tfrac{k}{n}\,\mathrm{E}[\hat h(1-\hat h)] =
-    \tfrac{k}{n}(p^k - \sum_i \pi_i p^{2k-i})`. From a pilot with m runs a
-    task, each power :math:`p^j`, :math:`j \le m`, has the unbiased estimate
-    :math:`\binom{c}{j}/\binom{m}{j}`, so both means are estimated without
-    bias where :math:`m \ge 2k` (putting :math:`c/m` into them instead
-    understates :math:`V_n` by 15-35 %). Where :math:`m < 2k` no unbiased
-    estimate exists; each task then gets :math:`b_c`, the coefficients of the
-    tightest Bernstein polynomial of degree m lying above the target on
-    [0, 1] (a linear programme), whose mean is unbiased for a bound: the plan
-    is then cautious, never optimistic. :math:`\sigma_b^2`, the variance of
-    :math:`p^k` across tasks, is the pilot's variance of :math:`\hat h` less
-    its mean :math:`V_m` (bounded from below where :math:`m < 2k`), and
+    :math:`\sigma_f` the floor's standard error. The old version's
+    :math:`\overline{V_n}` is the mean over the tasks of a polynomial in
+    their rates, :math:`V_n(p) = \sum_{i=0}^{k}\pi_i\,p^{2k-i} - p^{2k}`,
+    the exact variance of :math:`\hat h` from n runs (:math:`\pi_i` the
+    chance that two random k-subsets of the n runs share i). From a pilot
+    with m runs a task, each power :math:`p^j`, :math:`j \le m`, has the
+    unbiased estimate :math:`\binom{c}{j}/\binom{m}{j}`, so the mean is
+    estimated without bias where :math:`m \ge 2k` (putting :math:`c/m` into
+    :math:`V_n` instead understates it for reliable tasks: the plan's old
+    optimism). Where :math:`m < 2k` no unbiased estimate exists; each task
+    then gets :math:`b_c`, the coefficients of the tightest Bernstein
+    polynomial of degree m lying above :math:`V_n` on [0, 1] (a linear
+    programme), whose mean is unbiased for a bound: cautious, never
+    optimistic. :math:`\sigma_b^2`, the variance of :math:`p^k` across
+    tasks, is the pilot's variance of :math:`\hat h` less its mean
+    :math:`V_m` (bounded from below where :math:`m < 2k`), and
     :math:`\omega^2 = 2(1-\rho)\sigma_b^2`. Without a pilot the default
     population's rates are known and the means exact.
 
