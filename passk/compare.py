@@ -21,8 +21,13 @@ variance of :math:`\hat h` from n runs (:func:`pass_hat_k_sampling_variance`).
 Five ways of turning the :math:`d_i` into an interval and a p-value are
 implemented (:func:`paired_difference_test`); the default, the paired t
 interval, was chosen by the Monte Carlo study in ``benchmarks/bench_compare.py``
-(:func:`simulate_comparison` runs it), and :func:`plan_comparison` predicts
-its power for a grid of tasks × runs per task.
+(:func:`simulate_comparison` runs it). The spread of the :math:`d_i` can be
+0 by chance (two tasks, a suite where every run passes), so
+:func:`compare_pass_hat_k` widens every method's interval to hold a floor
+from each task's own binomial noise, evaluated under the hypothesis tested:
+no comparison of finite runs has a zero-width interval or p = 0.
+:func:`plan_comparison` predicts the power of the floored test for a grid of
+tasks × runs per task.
 
 References
 ----------
@@ -31,6 +36,9 @@ References
 .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
    Chapman & Hall, 1993 (percentile, BCa and bootstrap-t intervals).
 .. [3] S. Yao et al., "tau-bench", arXiv:2406.12045, 2024 (pass^k).
+.. [4] W. Hoeffding, "A class of statistics with asymptotically normal
+   distribution", Ann. Math. Statist. 19(3), 293-325, 1948 (Thm. 5.2:
+   the variance of a U-statistic of degree k is at most k/n times its kernel's).
 """
 
 from __future__ import annotations
@@ -48,11 +56,11 @@ from .metrics import (
     _counts,
     _whole_numbers,
     estimate_pass_hat_k,
-    estimate_pass_hat_k_variance,
 )
 from .tables import json_number
 
 __all__ = [
+    "FLOOR_LABEL",
     "METHODS",
     "METHOD_LABELS",
     "VERDICTS",
@@ -61,11 +69,13 @@ __all__ = [
     "PairedTest",
     "TaskPopulation",
     "compare_pass_hat_k",
+    "mean_of",
     "paired_difference_test",
     "pass_hat_k_sampling_variance",
     "plan_comparison",
     "simulate_comparison",
     "simulate_intervals",
+    "simulate_suites",
     "task_population",
 ]
 
@@ -75,6 +85,8 @@ METHODS = ("t", "percentile", "bca", "studentized", "sign-flip")
 METHOD_LABELS = {"t": "paired t over tasks", "percentile": "percentile bootstrap over tasks",
                  "bca": "BCa bootstrap over tasks", "studentized": "bootstrap-t over tasks",
                  "sign-flip": "sign-flip permutation test over tasks"}
+#: What every method's interval is widened to hold (see :func:`compare_pass_hat_k`).
+FLOOR_LABEL = "floored by each task's binomial noise"
 #: Verdicts without a margin, then with one.
 VERDICTS = ("better", "worse", "inconclusive", "non-inferior")
 #: Correlation across tasks of the true pass^k of two versions assumed by the plan.
@@ -321,6 +333,99 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
 
 
 # --------------------------------------------------------------------------
+# the floor: each task's own binomial noise, evaluated under the hypothesis
+# --------------------------------------------------------------------------
+
+#: Grid steps and bisection steps of the floor's endpoint search.
+_FLOOR_GRID, _FLOOR_BISECT = 8, 26
+
+
+def _floor_weight(k: int, n: Any) -> Any:
+    """k / (n - 1) where n > k, else k / n: Hoeffding's k/n with Bessel's n - 1, because
+    the floor puts estimates into theta (1 - theta), and E[h (1 - h)] falls short of
+    theta (1 - theta) by Var h (by exactly the factor (n - 1)/n for k = 1). Where n = k,
+    h is 0 or 1 and only the move under the hypothesis gives it a variance."""
+    n_ = np.asarray(n, dtype=float)
+    return np.where(n_ > k, k / np.maximum(n_ - 1.0, 1.0), k / n_)
+
+
+def _moved(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-task pass^k moved apart by ``lam`` (new up, old down), kept in [0, 1]."""
+    shift = lam[..., None]
+    o, n = h_old - shift, h_new + shift
+    return (np.minimum(np.maximum(o, 0.0, out=o), 1.0, out=o),
+            np.minimum(np.maximum(n, 0.0, out=n), 1.0, out=n))
+
+
+def _moved_gap(h_old: np.ndarray, h_new: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    o, n = _moved(h_old, h_new, lam)
+    return np.asarray((n - o).mean(axis=-1))
+
+
+def _floor_se(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
+              lam: np.ndarray) -> np.ndarray:
+    """Standard error of the mean difference from the tasks' binomial noise alone, at the
+    moved rates: w theta (1 - theta) per task and version, w from :func:`_floor_weight`."""
+    o, n = _moved(h_old, h_new, lam)
+    var = (w_old * (o - o * o)).sum(axis=-1) + (w_new * (n - n * n)).sum(axis=-1)
+    return np.asarray(np.sqrt(var) / h_old.shape[-1])
+
+
+def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
+                q: float, df: int, *, p_value: bool = True
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The within-task score interval and its two-sided p-value for no change.
+
+    A change delta0 is accepted when :math:`|\\bar d - \\delta_0| \\le q\\,
+    \\mathrm{SE}(\\delta_0)`, the SE taken at the per-task rates moved (new
+    up, old down, each by the same amount, kept in [0, 1]) until their mean
+    difference is delta0. The outermost accepted change on either side is
+    found on a grid of moves, then by bisection to 1e-9, rounding outwards.
+    """
+    d = np.asarray((h_new - h_old).mean(axis=-1))
+    shape = d.shape
+    ends = []
+    for side in (-1.0, 1.0):
+        def excess(lam: np.ndarray, side: float = side) -> np.ndarray:
+            gap = _moved_gap(h_old, h_new, lam)
+            return np.asarray(side * (gap - d) - q * _floor_se(h_old, h_new, w_old, w_new, lam))
+        inner = np.zeros(shape)
+        for j in range(1, _FLOOR_GRID + 1):
+            lam = np.full(shape, side * j / _FLOOR_GRID)
+            inner = np.where(excess(lam) <= 0, lam, inner)
+        lo, hi = inner, np.clip(inner + side / _FLOOR_GRID, -1.0, 1.0)
+        for _ in range(_FLOOR_BISECT):
+            mid = (lo + hi) / 2
+            ok = excess(mid) <= 0
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+        ends.append(_moved_gap(h_old, h_new, hi))  # the outer side: never narrower
+    if not p_value:
+        return ends[0], ends[1], np.full(shape, np.nan)
+    from scipy import stats
+    a, b = np.full(shape, -1.0), np.full(shape, 1.0)
+    for _ in range(48):  # the move that makes the mean difference 0
+        mid = (a + b) / 2
+        up = _moved_gap(h_old, h_new, mid) >= 0
+        a, b = np.where(up, a, mid), np.where(up, mid, b)
+    se0 = _floor_se(h_old, h_new, w_old, w_new, (a + b) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(np.abs(d) <= 1e-14, 0.0, np.abs(d) / se0)
+    return ends[0], ends[1], np.asarray(2 * stats.t.sf(z, df))
+
+
+def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray,
+             w_new: np.ndarray, alpha: float, *, p_value: bool = True) -> PairedTest:
+    """A method's interval widened to hold the floor's, and the larger of the p-values."""
+    from scipy import stats
+    t_count = h_old.shape[-1]
+    q = float(stats.t.ppf(1 - alpha / 2, t_count - 1))
+    low, high, p = _floor_test(h_old, h_new, w_old, w_new, q, t_count - 1, p_value=p_value)
+    return PairedTest(res.mean, np.minimum(res.low, low), np.maximum(res.high, high),
+                      np.maximum(res.p_value, p) if p_value else res.p_value)
+
+
+# --------------------------------------------------------------------------
 # the comparison of two versions
 # --------------------------------------------------------------------------
 
@@ -360,6 +465,23 @@ class PairedComparison:
                 "verdict": self.verdict, "margin": self.margin,
                 "paired_tasks": self.paired_tasks, "left_out": self.left_out,
                 "method": self.method, "unit": "task (paired differences of unbiased pass^k)"}
+
+
+def mean_of(values: npt.ArrayLike) -> float:
+    """The mean of the finite values, correctly rounded whatever their order (NaN if none).
+
+    ``math.fsum`` adds exactly, so the same numbers give the same mean in any
+    order: a file's mean pass^k prints the same as OLD or as NEW in ``passk diff``.
+
+    Examples
+    --------
+    >>> x = [0.1] * 10 + [1e-17, 0.7]
+    >>> mean_of(x) == mean_of(x[::-1]), float(np.mean(x)) == float(np.mean(x[::-1]))
+    (True, False)
+    """
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[np.isfinite(a)]
+    return math.fsum(a.tolist()) / a.size if a.size else math.nan
 
 
 def _verdict(low: float, high: float, margin: float | None) -> str:
@@ -410,12 +532,40 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     -----
     With :math:`\hat h = \binom{c}{k}/\binom{n}{k}` per task and version and
     :math:`d_i = \hat h_{\text{new},i} - \hat h_{\text{old},i}`, the change is
-    :math:`\bar d` and the default interval is
-    :math:`\bar d \pm t_{T-1,\,1-\alpha/2}\; s_d/\sqrt{T}`. Its target is the
-    change in mean pass^k over the population of tasks the suite samples:
-    each :math:`\hat h` is unbiased for its task's :math:`p^k`, and the
-    spread :math:`s_d` holds both the tasks' own changes and the trial noise.
-    Pairing removes the between-task variance the versions share (Miller 2024).
+    :math:`\bar d`. The interval is the union of two, each at the stated level:
+
+    * the method's interval over tasks (default the paired t,
+      :math:`\bar d \pm t_{T-1,\,1-\alpha/2}\; s_d/\sqrt{T}`, Miller 2024),
+      whose spread :math:`s_d` holds the tasks' own changes and the trial noise;
+    * a floor from the trial noise alone, which :math:`s_d` can miss (two
+      tasks with equal differences, or a saturated suite where every run
+      passes, have :math:`s_d = 0`). :math:`\hat h` is a U-statistic of
+      degree k, so Hoeffding's (1948) bound gives
+      :math:`\operatorname{Var}\hat h \le \tfrac{k}{n}\,\theta(1-\theta)` for
+      a task with :math:`\theta = p^k` (exact for k = 1; it needs no
+      :math:`n \ge 2k`, where the unbiased within-task variance does not
+      exist). Estimates put into :math:`\theta(1-\theta)` fall short of it
+      by :math:`\operatorname{Var}\hat h` (by the factor (n - 1)/n for
+      k = 1), so the floor takes :math:`w = k/(n-1)` (Bessel's n - 1) in
+      place of k/n where n > k (where n = k, :math:`\hat h` is 0 or 1 and
+      w = 1). The bound is evaluated *under the hypothesis*:
+      a change :math:`\delta_0` is accepted when
+      :math:`|\bar d - \delta_0| \le t_{T-1,1-\alpha/2}\,\mathrm{SE}(\delta_0)`,
+      :math:`\mathrm{SE}(\delta_0)^2 = \sum_i \big(w_{\text{old},i}
+      \tilde\theta_{\text{old},i}(1-\tilde\theta_{\text{old},i}) +
+      w_{\text{new},i}\tilde\theta_{\text{new},i}
+      (1-\tilde\theta_{\text{new},i})\big)/T^2`, with
+      :math:`\tilde\theta = \operatorname{clip}(\hat h \mp \lambda, 0, 1)`
+      moved apart by the :math:`\lambda` that makes their mean difference
+      :math:`\delta_0` (a score interval, like Wilson's for one proportion).
+      A suite whose every run passed therefore still has width: at the
+      margin's boundary its new rates are below 1.
+
+    The p-value is the larger of the two tests'. The target is the change in
+    mean pass^k of the suite's tasks (only the runs random), and, through the
+    t part, of the population of tasks the suite samples. The study in
+    ``benchmarks/bench_compare.py`` measures the error rates on identical,
+    Beta, uniform, tau-bench and saturated task sets, T = 5-200, n = 2-12.
 
     Verdicts, from the interval :math:`[L, H]`:
 
@@ -442,10 +592,17 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     >>> c_old = rng.binomial(8, p_old)
     >>> c_new = rng.binomial(8, p_old * 0.85)
     >>> compare_pass_hat_k(c_old, 8, c_new, 8, 4)
-    PairedComparison(k=4, delta=-0.1383, ci=[-0.2272, -0.0494] (95%), p_value=0.002854,
+    PairedComparison(k=4, delta=-0.1383, ci=[-0.2286, -0.0442] (95%), p_value=0.005566,
                      verdict='worse', paired_tasks=60, left_out=0, method='t')
-    >>> compare_pass_hat_k(c_old, 8, c_old, 8, 4, margin=0.05).verdict
+    >>> c_same = rng.binomial(8, p_old)  # the old version run again: no change
+    >>> compare_pass_hat_k(c_old, 8, c_same, 8, 4, margin=0.05).verdict
     'non-inferior'
+    >>> tiny = compare_pass_hat_k([12, 12], 12, [11, 11], 12, 5)  # two tasks: no verdict
+    >>> tiny.verdict, round(tiny.ci.low, 4), round(tiny.ci.high, 4)
+    ('inconclusive', -0.9909, 0.9465)
+    >>> saturated = compare_pass_hat_k([12] * 10, 12, [12] * 10, 12, 1, margin=0.01)
+    >>> saturated.verdict, round(saturated.ci.low, 4)  # 120 passes: 0.99**120 = 0.30
+    ('inconclusive', -0.0445)
     """
     c1, n1 = _counts(c_old, n_old)
     c2, n2 = _counts(c_new, n_new)
@@ -462,13 +619,14 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     h1 = np.asarray(estimate_pass_hat_k(c1[keep], n1[keep], k_), dtype=float)
     h2 = np.asarray(estimate_pass_hat_k(c2[keep], n2[keep], k_), dtype=float)
     paired, left_out = int(keep.sum()), int((~keep).sum())
-    old_mean = float(h1.mean()) if paired else math.nan
-    new_mean = float(h2.mean()) if paired else math.nan
+    old_mean, new_mean = mean_of(h1), mean_of(h2)
     if paired >= 2:
         res = paired_difference_test(h2 - h1, method=method, confidence=confidence,
                                      n_resamples=n_resamples, rng=rng)
+        res = _floored(res, h1, h2, _floor_weight(k_, n1[keep]), _floor_weight(k_, n2[keep]),
+                       1.0 - confidence)
         # a change in mean pass^k lies in [-1, 1]; the t interval can overshoot with few tasks
-        low, high, p = max(res.low, -1.0), min(res.high, 1.0), res.p_value
+        low, high, p = max(float(res.low), -1.0), min(float(res.high), 1.0), float(res.p_value)
     else:  # one task (or none) says nothing about a population of tasks
         low = high = p = math.nan
     delta = new_mean - old_mean
@@ -547,6 +705,7 @@ class ComparisonPlan:
     between_variance: float
     within_variance: tuple[float, ...]  # per runs: mean V_n(p) over the tasks' rates
     source: str
+    floor_variance: tuple[float, ...] = ()  # per runs, at delta: the floor's per-task variance
 
     @property
     def cheapest(self) -> int | None:
@@ -571,29 +730,187 @@ class ComparisonPlan:
                 [None if t is None else t * n for t, n in zip(self.tasks_needed, self.runs)],
                 "between_variance": json_number(self.between_variance),
                 "within_variance": [json_number(v) for v in self.within_variance],
+                "floor_variance": [json_number(v) for v in self.floor_variance],
                 "source": self.source,
-                "test": "paired t on per-task pass^k differences, two-sided; power to show "
-                        "a drop (verdict worse)"}
+                "test": "paired t on per-task pass^k differences, floored by each task's "
+                        "binomial noise, two-sided; power to show a drop (verdict worse)"}
 
 
-def _power(delta: float, se: np.ndarray, t_count: np.ndarray, alpha: float) -> np.ndarray:
-    """P(verdict "worse") for a true drop ``delta``: the noncentral t of the paired t test."""
+def _overlap(n: int, k: int) -> np.ndarray:
+    """P(two independent random k-subsets of n runs share i runs), i = 0..k."""
+    return np.array([math.comb(k, i) * math.comb(n - k, k - i) / math.comb(n, k)
+                     for i in range(k + 1)])
+
+
+def _variance_polynomial(n: int, k: int) -> np.ndarray:
+    """Coefficients (of p^0..p^2k) of V_n(p), the exact variance of the unbiased pass^k
+    from n runs: E[h^2] = sum_i pi_i p^(2k - i), less p^2k."""
+    v = np.zeros(2 * k + 1)
+    for i, w in enumerate(_overlap(n, k)):
+        v[2 * k - i] += w
+    v[2 * k] -= 1.0
+    return v
+
+
+def _hat_law(rates: np.ndarray, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the unbiased pass^k from n runs, and their law mixed over the rates."""
     from scipy import stats
+    c = np.arange(n + 1)
+    pmf = np.zeros(n + 1)
+    for lo in range(0, rates.size, 20_000):
+        pmf += np.asarray(stats.binom.pmf(c[None, :], n, rates[lo:lo + 20_000, None]),
+                          dtype=float).sum(axis=0)
+    return np.asarray(estimate_pass_hat_k(c, n, k), dtype=float), pmf / pmf.sum()
 
+
+def _floor_variance(old: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray, np.ndarray],
+                    weight: float) -> float:
+    """The floor's variance per task (both versions) where the drop is tested against no
+    change: the estimates (their laws in the two versions) moved apart by the lambda that
+    makes their mean difference 0, in Hoeffding's bound ``weight`` theta (1 - theta)."""
+    h, pmf_old = old
+    _, pmf_new = new
+    a, b = 0.0, 1.0
+    for _ in range(60):
+        mid = (a + b) / 2
+        gap = pmf_new @ np.clip(h + mid, 0, 1) - pmf_old @ np.clip(h - mid, 0, 1)
+        a, b = (a, mid) if gap >= 0 else (mid, b)
+    up, down = np.clip(h + b, 0, 1), np.clip(h - b, 0, 1)
+    return float(weight * (pmf_old @ (down * (1 - down)) + pmf_new @ (up * (1 - up))))
+
+
+def _lowered(rates: np.ndarray, k: int, delta: float) -> np.ndarray | None:
+    """The rates with every logit lowered by the amount that lowers mean p^k by delta
+    (None where the drop is more than the mean)."""
+    from scipy import optimize, special
+    inner = np.clip(rates, 1e-9, 1 - 1e-9)
+    target = float(np.mean(inner**k)) - delta
+    if target <= 1e-12:
+        return None
+    logit = special.logit(inner)
+
+    def gap(shift: float) -> float:
+        return float(np.mean(special.expit(logit - shift) ** k)) - target
+    return np.asarray(special.expit(logit - optimize.brentq(gap, 0.0, 60.0, xtol=1e-12)))
+
+
+def _posterior_rates(c: np.ndarray, n: np.ndarray, draws: int = 9) -> np.ndarray:
+    """Each pilot task's rate as ``draws`` quantiles of its Jeffreys posterior
+    Beta(c + 1/2, n - c + 1/2): the spread of the rate the counts leave open."""
+    from scipy import stats
+    u = (np.arange(draws) + 0.5) / draws
+    return np.asarray(stats.beta.ppf(u[None, :], c[:, None] + 0.5, (n - c)[:, None] + 0.5),
+                      dtype=float).ravel()
+
+
+def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: float,
+            old_law: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
+    """For a drop ``delta`` at n = ``runs``: the two versions' within-task variance, and the
+    floor's. The new version is the old with every logit lowered (:func:`_lowered`); its
+    within-task variance is the old's (unbiased) times the ratio of the two at the rates
+    (each the mean of E[h^2] - p^2k over the law of h, :func:`_hat_law`)."""
+    lowered = _lowered(rates, k, delta)
+    if lowered is None:
+        return math.inf, math.inf
+    old_law = old_law if old_law is not None else _hat_law(rates, runs, k)
+    new_law = _hat_law(lowered, runs, k)
+    v_old = float(old_law[1] @ old_law[0] ** 2 - np.mean(rates ** (2 * k)))
+    v_new = float(new_law[1] @ new_law[0] ** 2 - np.mean(lowered ** (2 * k)))
+    ratio = v_new / v_old if v_old > 1e-15 else 1.0
+    return within_old * (1.0 + ratio), _floor_variance(old_law, new_law,
+                                                       float(_floor_weight(k, runs)))
+
+
+def _monomial_estimates(c: np.ndarray, m: np.ndarray, degree: int) -> np.ndarray:
+    """est[j, i]: C(c_i, j) / C(m_i, j), unbiased for p_i^j where j <= m_i (else NaN)."""
+    out = np.full((degree + 1, c.size), np.nan)
+    for j in range(degree + 1):
+        ok = m >= j
+        out[j, ok] = np.asarray(estimate_pass_hat_k(c[ok], m[ok], j), dtype=float) if j else 1.0
+    return out
+
+
+def _bernstein_bound(coef: np.ndarray, m: int, upper: bool) -> np.ndarray:
+    """b[c], c = 0..m: the Bernstein polynomial of degree m nearest (in integral over [0, 1])
+    to the polynomial ``coef`` from above (``upper``) or below. b[c] for a task with c of m
+    runs passing is unbiased for that polynomial, so its mean over tasks bounds the mean of
+    ``coef`` at their rates, in expectation, whatever the rates (linear programme)."""
+    from scipy import optimize, stats
+    p = np.concatenate([np.linspace(0.0, 1.0, 801), 1.0 - np.geomspace(1e-6, 1e-2, 60)])
+    basis = np.asarray(stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None]), dtype=float)
+    target = np.asarray(np.polynomial.polynomial.polyval(p, coef), dtype=float)
+    sign = 1.0 if upper else -1.0
+    res = optimize.linprog(sign * np.ones(m + 1), A_ub=-sign * basis, b_ub=-sign * target,
+                           bounds=[(None, None)] * (m + 1), method="highs")
+    if not res.success:  # pragma: no cover - the programme is always feasible and bounded
+        raise RuntimeError(f"no Bernstein bound of degree {m}: {res.message}")
+    b = np.asarray(res.x, dtype=float)
+    # between the programme's nodes the bound may miss by ~1e-7: shift it (the basis sums
+    # to 1, so adding e to every b[c] adds e everywhere) by the worst miss on a finer grid
+    fine = np.linspace(0.0, 1.0, 20_001)
+    miss = sign * (np.asarray(np.polynomial.polynomial.polyval(fine, coef), dtype=float)
+                   - stats.binom.pmf(np.arange(m + 1)[None, :], m, fine[:, None]) @ b)
+    return b + sign * (max(float(miss.max()), 0.0) + 1e-12)
+
+
+def _pilot_mean(coef: np.ndarray, c: np.ndarray, m: np.ndarray, upper: bool) -> float:
+    """Mean over the pilot's tasks of a polynomial in their rates: unbiased where every
+    power is at most the task's runs, else a Bernstein bound (upper or lower) per task."""
+    degree = int(np.flatnonzero(np.abs(coef) > 0).max()) if np.any(coef) else 0
+    est = np.empty(c.size)
+    exact = m >= degree
+    if exact.any():
+        mono = _monomial_estimates(c[exact], m[exact], degree)
+        est[exact] = coef[: degree + 1] @ mono
+    for m_value in np.unique(m[~exact]):
+        rows = ~exact & (m == m_value)
+        est[rows] = _bernstein_bound(coef, int(m_value), upper)[c[rows]]
+    return mean_of(est)
+
+
+#: Quantile nodes of the chi-square law of the sample variance in the power integral.
+_POWER_NODES = 256
+
+
+def _power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float) -> np.ndarray:
+    """P(verdict "worse") for a true drop ``delta``: the floored paired t test.
+
+    The verdict needs :math:`\bar d < -q\\max(s/\\sqrt T, \\sigma_f)`, with
+    :math:`\bar d \\sim N(-\\delta, \\sigma_d^2/T)`, :math:`(T-1)s^2/\\sigma_d^2 \\sim
+    \\chi^2_{T-1}` and the floor's SE :math:`\\sigma_f = \\sqrt{2\bar F_n/T}` taken as
+    fixed; the chi-square is integrated over quantile nodes. With no floor this is the
+    noncentral t of the paired t test.
+    """
+    from scipy import special, stats
+    delta, var_d, floor_var, t_count = np.broadcast_arrays(
+        *(np.asarray(x, dtype=float) for x in (delta, var_d, floor_var, t_count)))
     df = t_count - 1
-    q = stats.t.ppf(1 - alpha / 2, df)
-    return np.asarray(stats.nct.cdf(-q, df, -delta / se), dtype=float)
+    q = stats.t.ppf(1 - alpha / 2, df)[..., None]
+    u = (np.arange(_POWER_NODES) + 0.5) / _POWER_NODES
+    ratio = stats.chi2.ppf(u, df[..., None]) / df[..., None]
+    sd = np.sqrt(var_d / t_count)[..., None]
+    bar = q * np.maximum(sd * np.sqrt(ratio), np.sqrt(floor_var / t_count)[..., None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, (delta[..., None] - bar) / sd, np.where(delta[..., None] > bar,
+                                                                    np.inf, -np.inf))
+    return np.asarray(special.ndtr(z).mean(axis=-1), dtype=float)
 
 
-def _between_from_pilot(c: np.ndarray, n: np.ndarray, k: int) -> tuple[np.ndarray, float]:
-    """Task rates c/n and the between-task variance of p^k, trial noise removed."""
-    h = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float)
-    rates = c / n
-    # within-task variance of h: unbiased where n >= 2k, else the exact variance at c/n
-    unbiased = np.asarray(estimate_pass_hat_k_variance(c, n, k), dtype=float)
-    plug_in = np.asarray(pass_hat_k_sampling_variance(rates, n, k), dtype=float)
-    within = np.where(n >= 2 * k, unbiased, plug_in)
-    return rates, max(0.0, float(h.var(ddof=1) - within.mean()))
+def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
+                     ) -> tuple[float, tuple[float, ...], bool]:
+    """From a pilot: the between-task variance of p^k (trial noise removed), and per
+    planned n the mean within-task variance V_n, each unbiased where the pilot's runs
+    reach the degree 2k, else bounded the cautious way."""
+    h = np.asarray(estimate_pass_hat_k(c, m, k), dtype=float)
+    noise = np.empty(c.size)  # V_m at each task's own m: bounded below (more between-task)
+    for m_value in np.unique(m):
+        rows = m == m_value
+        noise[rows] = _pilot_mean(_variance_polynomial(int(m_value), k), c[rows], m[rows],
+                                  upper=False)
+    sigma_b2 = max(0.0, float(np.var(h, ddof=1)) - mean_of(noise))
+    within = tuple(max(0.0, _pilot_mean(_variance_polynomial(n, k), c, m, upper=True))
+                   for n in runs)
+    return sigma_b2, within, bool(np.all(m >= 2 * k))
 
 
 def plan_comparison(k: int, *, delta: float | None = None,
@@ -643,26 +960,44 @@ def plan_comparison(k: int, *, delta: float | None = None,
 
     Notes
     -----
-    The standard error of the mean paired difference of T tasks with n runs is
+    The mean paired difference of T tasks with n runs has variance
+    :math:`\sigma_d^2/T`, :math:`\sigma_d^2 = \omega^2 + \overline{V_n}^{\,\text{old}}
+    + \overline{V_n}^{\,\text{new}}`, and :func:`compare_pass_hat_k` shows a drop when
+    :math:`\bar d < -t_{T-1,1-\alpha/2}\max(s/\sqrt T, \sigma_f)`, with
+    :math:`\sigma_f` the floor's standard error. The old version's
+    :math:`\overline{V_n}` is the mean over the tasks of a polynomial in
+    their rates, :math:`V_n(p) = \sum_{i=0}^{k}\pi_i\,p^{2k-i} - p^{2k}`,
+    the exact variance of :math:`\hat h` from n runs (:math:`\pi_i` the
+    chance that two random k-subsets of the n runs share i). From a pilot
+    with m runs a task, each power :math:`p^j`, :math:`j \le m`, has the
+    unbiased estimate :math:`\binom{c}{j}/\binom{m}{j}`, so the mean is
+    estimated without bias where :math:`m \ge 2k` (putting :math:`c/m` into
+    :math:`V_n` instead understates it for reliable tasks: the plan's old
+    optimism). Where :math:`m < 2k` no unbiased estimate exists; each task
+    then gets :math:`b_c`, the coefficients of the tightest Bernstein
+    polynomial of degree m lying above :math:`V_n` on [0, 1] (a linear
+    programme), whose mean is unbiased for a bound: cautious, never
+    optimistic. :math:`\sigma_b^2`, the variance of :math:`p^k` across
+    tasks, is the pilot's variance of :math:`\hat h` less its mean
+    :math:`V_m` (bounded from below where :math:`m < 2k`), and
+    :math:`\omega^2 = 2(1-\rho)\sigma_b^2`. Without a pilot the default
+    population's rates are known and the means exact.
 
-    .. math::
+    The new version is modelled as the old with every task's logit lowered
+    by the amount that lowers mean pass^k by :math:`\delta`; its within-task
+    variance is the old one's estimate times the ratio of the two at the
+    tasks' rates, and the floor is evaluated on the law of :math:`\hat h` in
+    both versions, moved apart until their means agree (as the test does).
+    For these two a pilot task's rate enters as nine quantiles of its
+    Jeffreys posterior Beta(c + 1/2, m - c + 1/2), so a task seen at 4 of 4
+    is not taken for one at p = 1.
 
-        \mathrm{SE} = \sqrt{\big(\omega^2 + 2\,\overline{V_n}\big)/T},\qquad
-        \overline{V_n} = \frac{1}{m}\sum_i V_n(p_i),
-
-    with :math:`V_n` from :func:`pass_hat_k_sampling_variance` averaged over
-    the tasks' rates (the pilot's :math:`c_i/n_i`) and :math:`\sigma_b^2`
-    the pilot's variance of :math:`\hat h` less its mean within-task variance
-    (unbiased, :math:`\hat h^2 - \binom{c}{2k}/\binom{n}{2k}`, where
-    :math:`n \ge 2k`: :func:`passk.metrics.estimate_pass_hat_k_variance`;
-    else the exact variance at :math:`c/n`). The power to show a drop
-    :math:`\delta` is that of the
-    paired t test, :math:`P(t' < -t_{T-1,1-\alpha/2})` with :math:`t'`
-    noncentral t of T − 1 degrees of freedom and noncentrality
-    :math:`-\delta/\mathrm{SE}`: Miller's (2024) sample-size formula
-    :math:`T = (z_{\alpha/2}+z_\beta)^2(\omega^2 + \sigma^2_A/K_A + \sigma^2_B/K_B)/\delta^2`
-    with the exact variance of pass^k in place of :math:`\sigma^2/K`, and
-    the t in place of z. The cost of a design is tasks × runs per version.
+    The power integrates the normal law of :math:`\bar d` over the
+    chi-square law of :math:`s^2` (the noncentral t of Miller's (2024)
+    sample-size formula when the floor is below :math:`s/\sqrt T`). The
+    cost of a design is tasks × runs per version. ``benchmarks/bench_compare.py``
+    checks the prediction against simulation on populations the plan was not
+    built from.
 
     References
     ----------
@@ -674,8 +1009,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
     >>> plan.power.round(2)
     array([[0.11, 0.15],
            [0.19, 0.26]])
-    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 671 × 4 = 2684 runs < 439 × 8 = 3512
-    ((671, 439), 4)
+    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 663 × 4 = 2652 runs < 437 × 8 = 3496
+    ((663, 437), 4)
     """
     from scipy import optimize
     k_ = int(_whole_numbers(k, "k", minimum=1))
@@ -696,48 +1031,64 @@ def plan_comparison(k: int, *, delta: float | None = None,
     if successes is None or totals is None:
         if successes is not None or totals is not None:
             raise ValueError("a pilot needs both successes and totals")
-        pop = task_population(_DEFAULT_POPULATION_SIZE, change="none", rng=0)
-        rates = pop.p_old
+        rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
         sigma_b2 = float(np.var(rates**k_))
+        poly = np.polynomial.polynomial.polyval
+        within = tuple(float(np.mean(poly(rates, _variance_polynomial(r, k_))))
+                       for r in run_grid)
         source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
     else:
         c, n = _counts(successes, totals)
+        c, n = np.broadcast_arrays(c, n)
         c, n = c.ravel(), n.ravel()
         if c.size < 2:
             raise ValueError(f"a pilot needs at least 2 tasks, not {c.size}")
         if np.any(n < k_):
             raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
                              f"{int(n.min())}")
-        rates, sigma_b2 = _between_from_pilot(c, n, k_)
-        source = f"pilot of {c.size} tasks"
+        sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
+        rates = _posterior_rates(c, n)  # for the new version's share, and the floor
+        source = f"pilot of {c.size} tasks" + ("" if unbiased else
+                                               f" (fewer than 2k = {2 * k_} runs on some: "
+                                               "within-task variance bounded from above)")
     omega2 = (float(between_variance) if between_variance is not None
               else 2 * (1 - correlation) * sigma_b2)
-    within = tuple(float(np.mean(pass_hat_k_sampling_variance(rates, r, k_)))
-                   for r in run_grid)
     t_arr = np.array(task_grid, dtype=float)[:, None]
-    var_d = omega2 + 2 * np.array(within)[None, :]
-    se = np.sqrt(var_d / t_arr)
-    grid_power = None if delta is None else _power(delta, se, t_arr, alpha)
-    detectable = np.empty(se.shape)
-    for idx in np.ndindex(se.shape):
-        def short(x: float, i: tuple[int, ...] = idx) -> float:
-            return float(_power(x, se[i], t_arr[i[0], 0], alpha)) - power
-        detectable[idx] = optimize.brentq(short, 1e-12, 50 * se[idx] + 1e-9) if se[idx] > 0 else 0.0
+    laws = [_hat_law(rates, r, k_) for r in run_grid]
+    grid_power = None
+    floor: tuple[float, ...] = ()
+    if delta is not None:
+        designs = [_design(rates, r, k_, delta, w, law)
+                   for r, w, law in zip(run_grid, within, laws)]
+        floor = tuple(f for _, f in designs)
+        var_d = omega2 + np.array([v for v, _ in designs])[None, :]
+        grid_power = _power(delta, var_d, np.array(floor)[None, :], t_arr, alpha)
+    detectable = np.empty((len(task_grid), len(run_grid)))
+    top = float(np.mean(np.clip(rates, 1e-9, 1 - 1e-9) ** k_)) * (1 - 1e-6)
+    drops = np.geomspace(1e-4, top, 24)  # the design's variances, interpolated in the drop
+    for j, (r, w) in enumerate(zip(run_grid, within)):
+        at = np.array([_design(rates, r, k_, x, w, laws[j]) for x in drops])
+        for i, t_ in enumerate(task_grid):
+            def short(x: float, at: np.ndarray = at, t_: int = t_) -> float:
+                v, f = (float(np.interp(x, drops, at[:, col])) for col in (0, 1))
+                return float(_power(x, omega2 + v, f, t_, alpha)) - power
+            detectable[i, j] = optimize.brentq(short, drops[0], top, xtol=1e-5) \
+                if short(top) > 0 and short(drops[0]) < 0 else math.inf
     needed: tuple[int | None, ...] | None = None
     if delta is not None:
-        needed = tuple(_tasks_needed(delta, v, alpha, power) for v in var_d[0])
+        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power)
+                       for v, f in designs)
     return ComparisonPlan(k_, delta, 1 - alpha, power, task_grid, run_grid, grid_power,
-                          detectable, needed, omega2, within, source)
+                          detectable, needed, omega2, tuple(within), source, floor)
 
 
-def _tasks_needed(delta: float, var_d: float, alpha: float, power: float,
+def _tasks_needed(delta: float, var_d: float, floor_var: float, alpha: float, power: float,
                   limit: int = 10**7) -> int | None:
-    if var_d <= 0:
+    if var_d <= 0 and floor_var <= 0:
         return 2
 
     def enough(t: int) -> bool:
-        se = np.asarray(math.sqrt(var_d / t))
-        return float(_power(delta, se, np.asarray(t), alpha)) >= power
+        return float(_power(delta, var_d, floor_var, t, alpha)) >= power
     hi = 2
     while not enough(hi):
         hi *= 2
@@ -759,6 +1110,7 @@ _MIXTURE = ((0.3, -3.5, 1.0), (0.4, -0.5, 1.2), (0.3, 3.5, 1.0))
 #: Spread of a version's own deviation from a task's difficulty, on the logit scale.
 _VERSION_SD = 1.2
 _DEFAULT_POPULATION_SIZE = 20_000
+_PLAN_POPULATION_SIZE = 4_000
 
 
 @dataclass(frozen=True)
@@ -852,8 +1204,14 @@ def task_population(size: int = 100_000, *, change: str = "none", k: int = 1,
 def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int, *,
                        methods: tuple[str, ...] = METHODS, replicates: int = 2000,
                        confidence: float = 0.95, n_resamples: int = 999,
-                       rng: int | np.random.Generator | None = None) -> dict[str, PairedTest]:
+                       rng: int | np.random.Generator | None = None, floor: bool = True,
+                       p_values: bool = True) -> dict[str, PairedTest]:
     r"""Simulated suites' intervals and p-values per method (see :func:`simulate_comparison`).
+
+    ``floor=False`` gives the methods' intervals without the within-task floor
+    (what :func:`compare_pass_hat_k` computed before it had one, for contrast);
+    ``p_values=False`` skips the floor's p-value (the field is then the
+    method's own), which the error rates of intervals do not need.
 
     Returns
     -------
@@ -880,14 +1238,86 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
         idx = gen.integers(0, population.p_old.size, size=(r, tasks))
         h_old = table[gen.binomial(runs, population.p_old[idx])]
         h_new = table[gen.binomial(runs, population.p_new[idx])]
+        weight = np.full(h_old.shape, _floor_weight(k, runs))
         for m in methods:
             if m == "welch":
                 parts[m].append(_welch(h_old, h_new, alpha))
-            else:
-                parts[m].append(paired_difference_test(h_new - h_old, method=m,
-                                                       confidence=1 - alpha,
-                                                       n_resamples=n_resamples, rng=gen))
+                continue
+            res = paired_difference_test(h_new - h_old, method=m, confidence=1 - alpha,
+                                         n_resamples=n_resamples, rng=gen)
+            if floor:
+                res = _floored(res, h_old, h_new, weight, weight, alpha, p_value=p_values)
+            parts[m].append(res)
     return {m: PairedTest(*(np.concatenate(x) for x in zip(*v))) for m, v in parts.items()}
+
+
+def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
+                    drop: float = 0.0, method: str = "t", floor: bool = True,
+                    replicates: int = 2000, confidence: float = 0.95,
+                    rng: int | np.random.Generator | None = None
+                    ) -> tuple[PairedTest, np.ndarray]:
+    r"""Simulated comparisons of suites drawn from a pool of task rates, with an exact change.
+
+    Each replicate draws ``tasks`` single-run rates from ``rates`` (with
+    replacement) for the old version. The new version's pass^k of every task
+    is the old one scaled, :math:`\theta_{\text{new}} = s\,\theta_{\text{old}}`,
+    with s chosen *in each suite* so that the suite's mean pass^k changes by
+    exactly ``-drop`` (:math:`s = 1 - \text{drop}/\bar\theta_{\text{old}}`;
+    ``drop = 0``: the versions are the same). Scaling works where a logit
+    shift cannot (a task at p = 1). Where a suite's mean pass^k is below
+    ``drop`` the whole suite is broken (s = 0) and its true change is larger
+    than ``-drop``: ``truth`` says so.
+
+    Returns
+    -------
+    PairedTest, ndarray
+        The intervals (vectorized over ``replicates``; the floor's p-value is
+        not computed, the field is the method's) and each suite's true change.
+
+    Examples
+    --------
+    >>> res, truth = simulate_suites([1.0], 10, 2, 1, drop=0.01, replicates=500, rng=0)
+    >>> bool(np.allclose(truth, -0.01)), float(np.mean(res.low > -0.01))  # never non-inferior
+    (True, 0.0)
+    >>> old, _ = simulate_suites([1.0], 10, 2, 1, drop=0.01, floor=False, replicates=500,
+    ...                          rng=0)
+    >>> float(np.mean(old.low > -0.01))  # without the floor: 0.99**20 = 0.82
+    0.826
+    """
+    pool = np.asarray(rates, dtype=float).ravel()
+    if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
+        raise ValueError(f"rates ({rates!r}) must be a non-empty array of values in [0, 1]")
+    t_count = int(_whole_numbers(tasks, "tasks", minimum=2))
+    n_runs = int(_whole_numbers(runs, "runs", minimum=1))
+    k_ = int(_whole_numbers(k, "k", minimum=1))
+    if k_ > n_runs:
+        raise ValueError(f"k ({k_}) cannot exceed runs ({n_runs})")
+    if not 0 <= drop < 1:
+        raise ValueError(f"drop ({drop!r}) must lie in [0, 1)")
+    gen = np.random.default_rng(rng)
+    alpha = 1.0 - _confidence(confidence)
+    table = np.asarray(estimate_pass_hat_k(np.arange(n_runs + 1), n_runs, k_), dtype=float)
+    parts: list[PairedTest] = []
+    truths = []
+    block = max(1, 400_000 // t_count)
+    for lo in range(0, replicates, block):
+        r = min(block, replicates - lo)
+        p_old = pool[gen.integers(0, pool.size, size=(r, t_count))]
+        theta = p_old**k_
+        mean = theta.mean(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.clip(np.where(mean > 0, 1.0 - drop / mean, 1.0), 0.0, 1.0)
+        theta_new = theta * scale[:, None]
+        truths.append((theta_new - theta).mean(axis=1))
+        h_old = table[gen.binomial(n_runs, p_old)]
+        h_new = table[gen.binomial(n_runs, theta_new ** (1.0 / k_))]
+        res = paired_difference_test(h_new - h_old, method=method, confidence=1 - alpha,
+                                     rng=gen, n_resamples=999)
+        if floor:
+            weight = np.full(h_old.shape, _floor_weight(k_, n_runs))
+            res = _floored(res, h_old, h_new, weight, weight, alpha, p_value=False)
+        parts.append(PairedTest(*(np.atleast_1d(x) for x in res)))
+    return PairedTest(*(np.concatenate(x) for x in zip(*parts))), np.concatenate(truths)
 
 
 def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: int, *,
@@ -929,7 +1359,7 @@ def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: in
     >>> pop = task_population(10_000, rng=1)
     >>> out = simulate_comparison(pop, 50, 4, 2, methods=("t",), replicates=400, rng=2)
     >>> round(out["t"]["reject"], 3), round(out["t"]["cover"], 3)
-    (0.04, 0.96)
+    (0.037, 0.963)
     """
     truth = population.delta(k)
     out = simulate_intervals(population, tasks, runs, k, methods=methods, replicates=replicates,

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .compare import METHOD_LABELS, PairedComparison, compare_pass_hat_k
+from .compare import FLOOR_LABEL, METHOD_LABELS, PairedComparison, compare_pass_hat_k, mean_of
 from .io import Results
 from .metrics import estimate_pass_hat_k, flakiness
 from .stability import CLASS_THRESHOLD, classify
@@ -254,9 +254,7 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
         rows.append(TaskDiff(tid, (int(c1[i]), int(n1[i])), (int(c2[i]), int(n2[i])),
                              float(h1[i]), float(h2[i]), float(f1[i]), float(f2[i]), cls1, cls2,
                              float(p[i]), float(adj[i]), status))
-    with np.errstate(invalid="ignore"):
-        old_mean = float(np.nanmean(h1)) if h1.size and not np.isnan(h1).all() else math.nan
-        new_mean = float(np.nanmean(h2)) if h2.size and not np.isnan(h2).all() else math.nan
+    old_mean, new_mean = mean_of(h1), mean_of(h2)  # one summation, whatever the order
     suite = compare_pass_hat_k(c1, n1, c2, n2, int(k), margin=margin, confidence=1 - alpha,
                                method=method, rng=rng)
     return SuiteDiff(int(k), tuple(rows), tuple(t for t in old.task_ids if t not in new_index),
@@ -271,7 +269,7 @@ def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:
               f"out: fewer than {k} runs in a version)"),
              (f"  old {cell(s.old_mean)} → new {cell(s.new_mean)}: change {signed(s.delta)}, "
               f"{s.confidence:.0%} interval [{signed(s.ci.low)}, {signed(s.ci.high)}], "
-              f"p = {_p(s.p_value)} ({METHOD_LABELS[s.method]})")]
+              f"p = {_p(s.p_value)} ({METHOD_LABELS[s.method]}, {FLOOR_LABEL})")]
     low, high = s.ci.low, s.ci.high
     if s.paired_tasks < 2:
         why = "fewer than 2 paired tasks say nothing about a suite"

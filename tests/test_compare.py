@@ -12,11 +12,14 @@ from scipy import stats
 
 from passk.compare import (
     METHODS,
+    TaskPopulation,
     compare_pass_hat_k,
     paired_difference_test,
     pass_hat_k_sampling_variance,
     plan_comparison,
     simulate_comparison,
+    simulate_intervals,
+    simulate_suites,
     task_population,
 )
 from passk.metrics import estimate_pass_hat_k
@@ -137,9 +140,11 @@ def test_verdicts(low, high, margin, verdict):
 def test_verdicts_end_to_end():
     rng = np.random.default_rng(0)
     c_old = rng.binomial(8, rng.uniform(0.6, 1.0, 200))
+    # the same counts in both versions: no change seen, but the runs' own noise remains
     same = compare_pass_hat_k(c_old, 8, c_old, 8, 3, margin=0.02)
-    assert (same.delta, same.ci.low, same.ci.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
-    assert same.verdict == "non-inferior"
+    assert (same.delta, same.p_value) == (0.0, 1.0)
+    assert same.ci.low < -0.02 and same.ci.high > 0.02 and same.verdict == "inconclusive"
+    assert compare_pass_hat_k(c_old, 8, c_old, 8, 3, margin=0.1).verdict == "non-inferior"
     assert compare_pass_hat_k(c_old, 8, c_old, 8, 3).verdict == "inconclusive"
     broken = np.maximum(c_old - 3, 0)
     assert compare_pass_hat_k(c_old, 8, broken, 8, 3).verdict == "worse"
@@ -206,18 +211,56 @@ def test_sampling_variance_is_the_mean_of_the_unbiased_estimator():
     np.testing.assert_allclose(pass_hat_k_sampling_variance(p, n, k), expected, rtol=1e-9)
 
 
-def test_tasks_needed_against_miller_formula():
-    # Miller (2024): T = (z_{a/2} + z_b)^2 Var(d) / delta^2; the t adds a task or two
-    plan = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(4, 8))
-    for n, t_needed, within in zip(plan.runs, plan.tasks_needed, plan.within_variance):
-        var_d = 0.02 + 2 * within
-        z = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 * var_d / 0.05**2
-        assert math.ceil(z) <= t_needed <= math.ceil(z) + 3
-        df = np.array([t_needed - 1, t_needed - 2])
-        se = np.sqrt(var_d / (df + 1))
-        power = stats.nct.cdf(-stats.t.ppf(0.975, df), df, -0.05 / se)
-        assert power[0] >= 0.8 > power[1]  # the fewest tasks that reach 80 %
-    assert plan.cheapest == 0  # with between-task variance, more tasks beat more runs
+def test_power_without_floor_is_the_noncentral_t():
+    """The power integral over the chi-square of s^2 equals scipy's noncentral t (Miller's
+    formula with the t in place of z) when the floor is below s / sqrt(T)."""
+    from passk.compare import _power
+    for t, var_d, delta in ((5, 0.05, 0.1), (30, 0.2, 0.05), (400, 0.1, 0.02)):
+        se = math.sqrt(var_d / t)
+        ref = stats.nct.cdf(-stats.t.ppf(0.975, t - 1), t - 1, -delta / se)
+        assert float(_power(delta, var_d, 0.0, t, 0.05)) == pytest.approx(ref, abs=1e-3)
+    # a floor above the t's spread lowers the power
+    assert float(_power(0.05, 0.05, 0.5, 50, 0.05)) < float(_power(0.05, 0.05, 0.0, 50, 0.05))
+
+
+def test_tasks_needed_is_the_fewest_that_reach_the_power():
+    plan = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(4, 8), tasks=(100,))
+    assert 0 < float(plan.power[0, 0]) < 1 and plan.cheapest == 0  # tasks beat runs
+    assert len(plan.floor_variance) == 2 and all(f > 0 for f in plan.floor_variance)
+    for j, needed in enumerate(plan.tasks_needed):
+        again = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(plan.runs[j],),
+                                tasks=(needed - 1, needed))
+        assert again.power[1, 0] >= 0.8 > again.power[0, 0]
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(8, 12, 4), (4, 4, 2), (12, 2, 1), (6, 24, 3)])
+def test_pilot_within_variance_is_unbiased_where_m_reaches_2k(m, n, k):
+    """E over a pilot task's binomial counts of its estimate = V_n(p), exactly, for every p;
+    c/m put into V_n (what the plan did before) is biased low."""
+    from passk.compare import _pilot_mean, _variance_polynomial
+    coef = _variance_polynomial(n, k)
+    c = np.arange(m + 1)
+    est = np.array([_pilot_mean(coef, np.array([ci]), np.array([m]), upper=True) for ci in c])
+    plug = np.array([pass_hat_k_sampling_variance(ci / m, n, k) for ci in c])
+    for p in (0.3, 0.7, 0.9, 0.97):
+        pmf = stats.binom.pmf(c, m, p)
+        truth = pass_hat_k_sampling_variance(p, n, k)
+        assert pmf @ est == pytest.approx(truth, rel=1e-9, abs=1e-15)
+        if p >= 0.7:  # reliable tasks, where it matters: 8-56 % too low
+            assert pmf @ plug < 0.95 * truth
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(4, 12, 4), (4, 8, 3), (5, 12, 5), (2, 4, 2)])
+def test_pilot_within_variance_is_bounded_above_where_m_is_short_of_2k(m, n, k):
+    """m < 2k: no unbiased estimate exists; the Bernstein bound's mean is at least V_n(p)
+    at every p (so the plan errs on the cautious side)."""
+    from passk.compare import _bernstein_bound, _variance_polynomial
+    b = _bernstein_bound(_variance_polynomial(n, k), m, upper=True)
+    p = np.linspace(0, 1, 2001)
+    expected = stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None]) @ b
+    truth = pass_hat_k_sampling_variance(p, n, k)
+    assert np.all(expected >= truth - 1e-10)
+    assert np.trapezoid(expected - truth, p) < np.trapezoid(truth, p)
 
 
 def test_plan_from_a_pilot():
@@ -227,16 +270,40 @@ def test_plan_from_a_pilot():
     plan = plan_comparison(2, delta=0.05, successes=c, totals=12, correlation=1.0,
                            tasks=(100,), runs=(4,))
     assert plan.between_variance == 0.0 and plan.source == "pilot of 400 tasks"
-    # with no between-task change left, the variance is the trial noise alone
-    v = np.mean(pass_hat_k_sampling_variance(c / 12, 4, 2))
-    assert plan.within_variance[0] == pytest.approx(v)
-    se = math.sqrt(2 * v / 100)
-    expected = stats.nct.cdf(-stats.t.ppf(0.975, 99), 99, -0.05 / se)
-    assert plan.power[0, 0] == pytest.approx(expected)
+    short = plan_comparison(4, delta=0.05, successes=c[:50] % 7, totals=6, tasks=(100,))
+    assert "fewer than 2k = 8 runs on some: within-task variance bounded from above" in \
+        short.source
     with pytest.raises(ValueError, match=r"at least k \(2\) runs; the fewest is 1"):
         plan_comparison(2, successes=[1, 0], totals=[1, 3])
     with pytest.raises(ValueError, match=r"delta \(0\.0\)"):
         plan_comparison(2, delta=0.0)
+
+
+@pytest.mark.slow
+def test_plan_is_not_optimistic_on_a_population_it_was_not_built_from():
+    """Beta(2, 0.7) tasks, k = 5, T = 60, n = 12, every logit lowered so mean pass^5 drops by
+    0.10: the old plan (c/m in the exact variance) was optimistic by more than 0.05."""
+    from scipy import optimize, special
+    rng = np.random.default_rng(40)
+    p_old = rng.beta(2, 0.7, 20_000)
+    k, t, n, delta = 5, 60, 12, 0.10
+    logit = special.logit(p_old)
+    target = float(np.mean(p_old**k)) - delta
+    shift = optimize.brentq(lambda x: float(np.mean(special.expit(logit - x) ** k)) - target,
+                            0, 30)
+    p_new = special.expit(logit - shift)
+    omega2 = float(np.var(p_new**k - p_old**k))
+    pilot = rng.binomial(12, p_old[rng.integers(0, p_old.size, 1000)])
+    plan = plan_comparison(k, delta=delta, successes=pilot, totals=12, between_variance=omega2,
+                           tasks=(t,), runs=(n,))
+    drop = TaskPopulation(p_old, p_new, "drop")
+    sim = simulate_comparison(drop, t, n, k, methods=("t",), replicates=3000, rng=41)
+    # Monte Carlo SE of a power near 0.7 from 3000 suites: 0.008
+    assert float(plan.power[0, 0]) == pytest.approx(sim["t"]["worse"], abs=0.05)
+    within = float(np.mean(pass_hat_k_sampling_variance(pilot / 12, n, k)))
+    se = math.sqrt((omega2 + 2 * within) / t)
+    before = stats.nct.cdf(-stats.t.ppf(0.975, t - 1), t - 1, -delta / se)
+    assert before > sim["t"]["worse"] + 0.04  # the old plan's optimism, caught
 
 
 def test_plan_agrees_with_simulation():
@@ -281,13 +348,17 @@ def test_study_small_type_i_coverage_and_pairing():
 
 
 @pytest.mark.slow
-def test_study_bootstraps_are_liberal_with_20_tasks():
-    """The percentile and BCa bootstraps reject too often with 20 tasks; the t does not."""
+def test_study_bootstraps_are_liberal_with_20_tasks_unless_floored():
+    """With 20 tasks the bare percentile and BCa bootstraps reject too often; floored, not."""
     none = task_population(20_000, rng=31)
-    out = simulate_comparison(none, 20, 4, 2, methods=("t", "percentile", "bca"),
-                              replicates=2000, rng=4)
-    assert abs(out["t"]["reject"] - 0.05) < 0.015
-    assert out["percentile"]["reject"] > 0.07 and out["bca"]["reject"] > 0.08
+    bare = simulate_intervals(none, 20, 4, 2, methods=("t", "percentile", "bca"),
+                              replicates=2000, rng=4, floor=False)
+    rate = {m: float(np.mean((r.low > 0) | (r.high < 0))) for m, r in bare.items()}
+    assert abs(rate["t"] - 0.05) < 0.015
+    assert rate["percentile"] > 0.07 and rate["bca"] > 0.08
+    out = simulate_comparison(none, 20, 4, 2, methods=("percentile", "bca"), replicates=2000,
+                              rng=4)
+    assert out["percentile"]["reject"] < 0.05 + 0.01 and out["bca"]["reject"] < 0.05 + 0.01
 
 
 # ---------------------------------------------------------------- passk plan --compare
@@ -319,3 +390,113 @@ def test_plan_compare_cli(tmp_path, capsys):
     assert "tasks from the pilot of 40 tasks" in capsys.readouterr().out
     assert main(["plan", "--compare", "--k", "4", "--runs", "2"]) == 2
     assert "runs (2) must be at least 4" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the floor: no certainty from noise
+
+
+def test_two_tasks_never_give_certainty():
+    same = compare_pass_hat_k([1, 1], 1, [1, 1], 1, 1, margin=0.05)
+    assert same.verdict == "inconclusive" and same.ci.low < -0.05 and same.ci.high > 0
+    equal = compare_pass_hat_k([12, 12], 12, [11, 11], 12, 5)  # d = -5/12 on both tasks
+    assert equal.verdict == "inconclusive" and equal.p_value > 0.05
+    assert equal.ci.low < equal.delta < equal.ci.high and equal.ci.high > 0
+
+
+def test_diff_of_two_one_run_tasks_is_inconclusive(tmp_path, capsys):
+    import json
+
+    from passk.cli import main
+    path = tmp_path / "one.jsonl"
+    path.write_text("".join(json.dumps({"task_id": t, "trial": 0, "success": True}) + "\n"
+                            for t in ("a", "b")))
+    assert main(["diff", str(path), str(path), "--margin", "0.05", "--k", "1"]) == 3
+    assert "verdict: INCONCLUSIVE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("tasks", "runs"), [(10, 2), (50, 12), (400, 3)])  # runs > k
+def test_floor_of_a_saturated_suite_in_closed_form(tasks, runs):
+    """Every run passes, k = 1: the low end L solves L^2 = q^2 (1 + L)(-L) / ((n - 1) T),
+    the score (Wilson-type) bound with Bessel's n - 1, L = -q^2 / ((n - 1) T + q^2); the
+    high end mirrors it."""
+    q = stats.t.ppf(0.975, tasks - 1)
+    res = compare_pass_hat_k([runs] * tasks, runs, [runs] * tasks, runs, 1)
+    expected = q**2 / ((runs - 1) * tasks + q**2)
+    assert res.ci.low == pytest.approx(-expected, rel=1e-6)
+    assert res.ci.high == pytest.approx(expected, rel=1e-6)
+
+
+def test_floor_endpoints_against_a_brute_force_grid():
+    """The floor's ends are the outermost changes its test accepts, found on a fine grid."""
+    from passk.compare import _floor_test
+    rng = np.random.default_rng(2)
+    n, k, t = 6, 2, 7
+    c_old, c_new = rng.binomial(n, 0.8, t), rng.binomial(n, 0.6, t)
+    h_old = np.asarray(estimate_pass_hat_k(c_old, n, k), float)
+    h_new = np.asarray(estimate_pass_hat_k(c_new, n, k), float)
+    w = np.full(t, k / (n - 1))
+    q = stats.t.ppf(0.975, t - 1)
+    low, high, _ = _floor_test(h_old, h_new, w, w, q, t - 1)
+    lam = np.linspace(-1, 1, 200_001)
+    o = np.clip(h_old[None, :] - lam[:, None], 0, 1)
+    m = np.clip(h_new[None, :] + lam[:, None], 0, 1)
+    delta0 = (m - o).mean(axis=1)
+    se = np.sqrt((w * o * (1 - o) + w * m * (1 - m)).sum(axis=1)) / t
+    accepted = delta0[np.abs((h_new - h_old).mean() - delta0) <= q * se]
+    assert float(low) == pytest.approx(accepted.min(), abs=2e-5)
+    assert float(high) == pytest.approx(accepted.max(), abs=2e-5)
+
+
+def test_hoeffding_bound_holds_for_every_design():
+    """Var(C(c,k)/C(n,k)) <= (k/n) p^k (1 - p^k), the bound the floor rests on."""
+    p = np.linspace(0, 1, 401)
+    for n in range(1, 25):
+        for k in range(1, n + 1):
+            bound = k / n * p**k * (1 - p**k)
+            assert np.all(pass_hat_k_sampling_variance(p, n, k) <= bound + 1e-14)
+
+
+BETA_HALF = np.random.default_rng(0).beta(0.5, 0.5, 20_000)
+
+
+@pytest.mark.parametrize("margin", [0.05, 0.1])
+def test_non_inferiority_at_the_boundary_on_u_shaped_tasks(margin):
+    """Beta(0.5, 0.5) tasks, T = 10, n = 4, k = 4, true change exactly -margin: the bare t
+    declared non-inferior 0.117-0.158 of the time; the floored comparison at most 0.025."""
+    reps = 2000  # Monte Carlo SE of a 2.5 % rate: 0.0035
+    res, truth = simulate_suites(BETA_HALF, 10, 4, 4, drop=margin, replicates=reps, rng=1)
+    bare, _ = simulate_suites(BETA_HALF, 10, 4, 4, drop=margin, replicates=reps, rng=1,
+                              floor=False)
+    exact = np.isclose(truth, -margin)
+    assert exact.mean() > 0.95
+    assert float(np.mean((res.low > -margin)[exact])) <= 0.025 + 0.007
+    assert float(np.mean((bare.low > -margin)[exact])) > 0.07  # the defect this would catch
+    covered = (res.low <= truth + 1e-12) & (truth - 1e-12 <= res.high)
+    assert covered.mean() >= 0.94
+    assert float(np.mean((bare.low <= truth) & (truth <= bare.high))) < 0.9
+
+
+@pytest.mark.parametrize(("tasks", "bare_rate"), [(10, 0.82), (20, 0.67), (50, 0.36)])
+def test_non_inferiority_from_a_saturated_baseline(tasks, bare_rate):
+    """p 1 -> 0.99, k = 1, margin 0.01, 2 runs a task: all-pass suites are 0.99**(2T) likely."""
+    res, truth = simulate_suites([1.0], tasks, 2, 1, drop=0.01, replicates=2000, rng=tasks)
+    bare, _ = simulate_suites([1.0], tasks, 2, 1, drop=0.01, replicates=2000, rng=tasks,
+                              floor=False)
+    assert np.allclose(truth, -0.01)
+    assert float(np.mean(res.low > -0.01)) <= 0.025 + 0.007
+    assert float(np.mean(bare.low > -0.01)) == pytest.approx(0.99 ** (2 * tasks), abs=0.03)
+    assert float(np.mean(bare.low > -0.01)) == pytest.approx(bare_rate, abs=0.03)
+
+
+def test_two_and_five_tasks_with_no_change_keep_the_level():
+    """Two tasks at p = 0.5, one run each, no change: the bare t said better or worse
+    whenever both differences were equal and not 0, 2/16 of the time."""
+    bare, _ = simulate_suites([0.5], 2, 1, 1, floor=False, replicates=4000, rng=6)
+    assert float(np.mean((bare.low > 0) | (bare.high < 0))) == pytest.approx(0.125, abs=0.015)
+    for tasks, runs, k in ((2, 1, 1), (2, 4, 2), (5, 2, 1), (5, 4, 4)):
+        res, _ = simulate_suites([0.5, 0.9], tasks, runs, k, replicates=4000, rng=7)
+        assert float(np.mean((res.low > 0) | (res.high < 0))) <= 0.05 + 0.007
+    pop = task_population(20_000, rng=5)
+    floored = simulate_intervals(pop, 5, 4, 2, methods=("t",), replicates=3000, rng=6,
+                                 p_values=False)["t"]
+    assert float(np.mean((floored.low > 0) | (floored.high < 0))) <= 0.05 + 0.008

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ from scipy import stats
 
 from passk.cli import main
 from passk.diff import diff_results, fisher_exact_two_sided, holm
-from passk.io import Run, results_from_runs
+from passk.io import Run, read_results, results_from_runs
+from passk.metrics import estimate_pass_hat_k
 
 
 def test_fisher_matches_scipy_on_random_tables():
@@ -98,13 +100,15 @@ def test_diff_suite_comes_first_with_its_verdict(tmp_path, capsys):
     d = np.array([0.0] * 24 + [-1.0] * 6)
     ci = stats.ttest_1samp(d, 0.0).confidence_interval()
     assert f"change {d.mean():+.3f}, 95% interval [{ci.low:+.3f}, {ci.high:+.3f}]" in out[1]
-    assert "(paired t over tasks)" in out[1]
+    assert "(paired t over tasks, floored by each task's binomial noise)" in out[1]
     assert out[2].startswith("  verdict: WORSE (the interval lies below 0: a drop is shown)")
     assert "no task regressed beyond repeat noise" in out[-1]  # only the suite shows it
 
 
 @pytest.mark.parametrize(("new_counts", "margin", "code", "decision"), [
-    ([(8, 8)] * 30, "0.05", 0, "non-inferior"),  # identical: the interval is [0, 0]
+    # identical files, every run passing: 240 passes per version cannot rule out pass^4
+    # 0.95 in the new version (the floor at the boundary), so no non-inferiority
+    ([(8, 8)] * 30, "0.05", 3, "inconclusive"),
     ([(8, 8)] * 24 + [(3, 8)] * 6, "0.05", 1, "worse"),  # a drop of 0.2 is shown
     ([(8, 8)] * 29 + [(3, 8)], "0.05", 3, "inconclusive"),  # [-0.10, +0.03]: neither
     ([(8, 8)] * 29 + [(3, 8)], None, 0, "no regression shown"),
@@ -124,11 +128,11 @@ def test_diff_exit_codes_with_margin(tmp_path, capsys, new_counts, margin, code,
 
 
 def test_diff_counts_left_out_tasks_and_other_methods(tmp_path, capsys):
-    old = write(tmp_path, "old.jsonl", many([(8, 8)] * 20 + [(2, 2)]))
-    new = write(tmp_path, "new.jsonl", many([(8, 8)] * 20 + [(2, 2)]))
+    old = write(tmp_path, "old.jsonl", many([(8, 8)] * 60 + [(0, 8)] * 20 + [(2, 2)]))
+    new = write(tmp_path, "new.jsonl", many([(8, 8)] * 60 + [(0, 8)] * 20 + [(2, 2)]))
     assert main(["diff", old, new, "--k", "4", "--method", "sign-flip", "--margin", "0.1"]) == 0
     out = capsys.readouterr().out
-    assert "over 20 paired tasks (1 left out: fewer than 4 runs in a version)" in out
+    assert "over 80 paired tasks (1 left out: fewer than 4 runs in a version)" in out
     assert "sign-flip permutation test over tasks" in out and "NON-INFERIOR" in out
 
 
@@ -155,7 +159,11 @@ def test_gate_baseline_margin(tmp_path, capsys):
     one_off = write(tmp_path, "one.jsonl", many([(8, 8)] * 29 + [(3, 8)]))
     broken = write(tmp_path, "broken.jsonl", many([(8, 8)] * 24 + [(3, 8)] * 6))
     gate = ["gate", "--k", "4", "--max-flakiness", "1"]
-    assert main([*gate, old, "--baseline", old, "--margin", "0.05"]) == 0
+    # the same 240 passing runs as both versions cannot show a drop under 0.05: fails closed
+    assert main([*gate, old, "--baseline", old, "--margin", "0.05"]) == 1
+    assert "suite: non-inferiority within 0.05 not shown" in capsys.readouterr().out
+    many_old = write(tmp_path, "many.jsonl", many([(12, 12)] * 100))
+    assert main([*gate, many_old, "--baseline", many_old, "--margin", "0.05"]) == 0
     capsys.readouterr()
     # no shown regression: passes without a margin, blocks with one (non-inferiority not shown)
     assert main([*gate, one_off, "--baseline", old]) == 0
@@ -175,3 +183,23 @@ def test_diff_bad_input(tmp_path, capsys):
     assert err.startswith("passk diff: error: ") and "missing.jsonl: no such file" in err
 
 
+
+
+def test_the_same_file_prints_the_same_mean_as_old_or_new(tmp_path, capsys):
+    """One summation for every printed mean: the order of the tasks cannot change it."""
+    rng = np.random.default_rng(3)
+    n = rng.integers(4, 13, 300)
+    counts = {f"t{i:03d}": (int(rng.binomial(m, rng.uniform())), int(m)) for i, m in enumerate(n)}
+    ids = list(counts)
+    a = write(tmp_path, "a.jsonl", counts)
+    b = write(tmp_path, "b.jsonl", {t: counts[t] for t in reversed(ids)})  # same, reversed
+    ab, ba = (diff_results(read_results(x), read_results(y), k=3) for x, y in ((a, b), (b, a)))
+    h = [float(estimate_pass_hat_k(*counts[t], 3)) for t in ids]
+    assert float(np.mean(h)) != float(np.mean(h[::-1]))  # the order matters to a plain mean
+    exact = math.fsum(h) / len(h)  # the exactly rounded sum, whatever the order
+    assert ab.old_mean == ab.new_mean == ba.old_mean == ba.new_mean == exact
+    assert ab.suite.old_mean == ab.suite.new_mean == exact
+    for x, y in ((a, b), (b, a)):
+        main(["diff", x, y, "--k", "3"])
+        line = capsys.readouterr().out.splitlines()[1]
+        assert line.startswith(f"  old {exact:.3f} → new {exact:.3f}: change +0.000")

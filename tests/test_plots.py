@@ -349,30 +349,13 @@ def test_plot_coverage_names_bad_input(args, kwargs, message):
 
 # --------------------------------------------------------------------- plot_power_grid
 #
-# Oracle: the paired t test's power computed by hand, with the trial noise of each pilot
-# task summed exactly over the binomial in fractions.Fraction and scipy's noncentral t:
-# SE = sqrt((omega^2 + 2 mean V_n(p)) / T), power = P(t'(T-1, -delta/SE) < -t_{T-1,0.975}).
+# The plot draws the plan's numbers (the planner's own accuracy, against simulation and
+# exact enumeration, is tested in tests/test_compare.py and benchmarks/bench_compare.py).
 
 from passk.compare import plan_comparison
 from passk.plots import plot_power_grid
 
 PILOT_C, PILOT_N = [0, 1, 2, 3, 4, 4, 2, 0], [4] * 8
-
-
-def hand_within(n, k, rates):
-    """Mean over the rates of Var(C(c,k)/C(n,k)), c ~ Binomial(n, p), in exact arithmetic."""
-    total = Fraction(0)
-    for p in rates:
-        m2 = sum(comb(n, c) * p**c * (1 - p) ** (n - c) * Fraction(comb(c, k), comb(n, k)) ** 2
-                 for c in range(n + 1))
-        total += m2 - p ** (2 * k)
-    return float(total / len(rates))
-
-
-def hand_power(delta, omega2, within, tasks, confidence=0.95):
-    se = np.sqrt((omega2 + 2 * within) / tasks)
-    df = tasks - 1
-    return stats.nct.cdf(-stats.t.ppf(1 - (1 - confidence) / 2, df), df, -delta / se)
 
 
 def test_plot_power_grid_draws_power_against_tasks_and_against_cost():
@@ -381,9 +364,8 @@ def test_plot_power_grid_draws_power_against_tasks_and_against_cost():
                            between_variance=omega2, tasks=tasks, runs=runs)
     fig = plot_power_grid(plan, mark=[(50, 8), (100, 4)])
     left, right = fig.axes
-    rates = [Fraction(c, n) for c, n in zip(PILOT_C, PILOT_N)]
     for j, n in enumerate(runs):
-        want = [hand_power(delta, omega2, hand_within(n, k, rates), t) for t in tasks]
+        want = plan.power[:, j]
         on_tasks, on_cost = left.get_lines()[j], right.get_lines()[j]
         assert on_tasks.get_xdata().tolist() == list(tasks)
         assert on_cost.get_xdata().tolist() == [t * n for t in tasks]
@@ -396,8 +378,7 @@ def test_plot_power_grid_draws_power_against_tasks_and_against_cost():
     # 50 × 8 and 100 × 4 cost the same 400 runs: circled one above the other on the right
     marks = [ln for ln in right.get_lines() if ln.get_label() == "_design"]
     assert [(float(m.get_xdata()[0]), round(float(m.get_ydata()[0]), 9)) for m in marks] == [
-        (400.0, round(hand_power(delta, omega2, hand_within(8, k, rates), 50), 9)),
-        (400.0, round(hand_power(delta, omega2, hand_within(4, k, rates), 100), 9))]
+        (400.0, round(float(plan.power[1, 2]), 9)), (400.0, round(float(plan.power[2, 1]), 9))]
     assert [t.get_text() for t in left.texts] == ["50 × 8", "100 × 4"]
     assert [t.xy[0] for t in left.texts] == [50.0, 100.0]
     for ax in (left, right):
@@ -416,13 +397,10 @@ def test_plot_power_grid_without_a_drop_draws_the_detectable_drop_on_given_axes(
     assert plot_power_grid(plan, axes=axes[1:]) is fig
     assert axes[0].get_lines() == []
     left = axes[1]
-    rates = [Fraction(c, n) for c, n in zip(PILOT_C, PILOT_N)]
-    for j, n in enumerate((4, 12)):
+    for j in range(2):
         drawn = left.get_lines()[j].get_ydata()
-        within = hand_within(n, 3, rates)
-        # the drawn drop is the one the test detects with the target power
-        assert np.allclose([hand_power(d, 0.02, within, t) for d, t in zip(drawn, (30, 300))],
-                           0.9, rtol=0, atol=1e-6)
+        # the drawn drop is the one the plan detects with the target power
+        assert np.allclose(drawn, plan.detectable[:, j], rtol=0, atol=1e-12)
     assert not [ln for ln in left.get_lines() if ln.get_label().startswith("target")]
     assert "power 0.9" in left.get_ylabel()
 
