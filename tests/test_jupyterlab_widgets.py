@@ -244,6 +244,15 @@ def lab_server(tmp_path_factory):
 # ------------------------------------------------------------------------------ helpers
 
 # Resolves once the notebook panel is current, its session ready and the kernel idle.
+# The lab server restores the tabs earlier tests opened, and the current widget may be one
+# of them for a while: wait until it is the notebook just opened.
+_CURRENT_IS = r"""
+(name) => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  return !!(w && w.context && w.context.path.endsWith(name));
+}
+"""
+
 _WAIT_READY = """
 () => {
   const app = window.jupyterapp;
@@ -325,6 +334,7 @@ def _check_notebook(page, base_url: str, name: str, shots: Path) -> list[str]:
     return what moved (``"interact 0 p: 0.90 -> 0.95"``, ...)."""
     moved: list[str] = []
     page.goto(f"{base_url}/lab/tree/{name}", wait_until="domcontentloaded")
+    page.wait_for_function(_CURRENT_IS, arg=name, timeout=60_000)
     page.wait_for_function(_WAIT_READY, timeout=60_000)
 
     # The command's promise resolves (to true if every cell succeeded) once all the
@@ -584,6 +594,7 @@ def test_prose_shows_its_numbers_in_jupyterlab(lab_server, browser, tmp_path):
     seen = watch(context, page)
     try:
         page.goto(f"{base_url}/lab/tree/{name}", wait_until="domcontentloaded")
+        page.wait_for_function(_CURRENT_IS, arg=name, timeout=60_000)
         page.wait_for_function(_WAIT_READY, timeout=60_000)
         page.wait_for_function(_ALL_MARKDOWN_RENDERED, timeout=30_000)
         page.wait_for_timeout(500)  # jupyterlab-myst renders asynchronously
