@@ -13,4 +13,9 @@ export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activ
 ruff check passk tests benchmarks scripts _ext   # lint (rules: ruff's defaults, pinned ruff)
 mypy passk                                  # types, with scipy-stubs and types-tqdm
 actionlint                                  # .github/workflows/*.yml (the lint extra; offline)
-pytest --nbval -rs "$@"                     # -rs: every skip says why
+# The browser tests read the built books; build them first if they are missing, so that
+# two test workers never build at once.
+[ -f _build/html/index.html ] && [ -f _build/html/zh/index.html ] || bash scripts/book.sh
+# -rs: every skip says why. Test files are spread over the cores, one file to a worker
+# (--dist loadfile keeps a notebook's cells, and a module's fixtures, in one process).
+pytest --nbval -rs --numprocesses auto --maxprocesses 4 --dist loadfile "$@"

@@ -15,9 +15,13 @@ if str(HELPERS) not in sys.path:  # tests import their helpers (adapters, browse
 from offline_browser import CHROMIUM, CHROMIUM_ARGS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by playwright; a clear failure (never a skip) when missing."""
+    """Debian's Chromium driven by playwright; a clear failure (never a skip) when missing.
+
+    One per module: playwright's sync API keeps an event loop marked running in the main
+    thread while it is open, and ``asyncio.run`` in a later module (the runner's async
+    adapters, Inspect's evals) would refuse to start."""
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"{CHROMIUM} not found: install Debian's Chromium with "
                     "`apt-get update && apt-get install -y chromium` "

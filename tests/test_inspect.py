@@ -322,8 +322,8 @@ def test_the_extension_is_registered_as_inspect_extensions_are():
 
 
 def run_async(coroutine):
-    """``asyncio.run`` in a thread of its own: the session's browser fixture (playwright's
-    sync API) keeps an event loop marked running in the main thread."""
+    """``asyncio.run`` in a thread of its own, whatever loop the main thread has running
+    (a browser test's playwright, a notebook's kernel)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:
@@ -333,8 +333,8 @@ def run_async(coroutine):
 def run_eval(task, log_dir: Path):
     """One eval, quiet, two samples in flight; returns the log (read while its file exists).
 
-    In a thread of its own: Inspect starts an event loop, and the session's browser
-    fixture (playwright's sync API) keeps one marked running in the main thread."""
+    In a thread of its own: Inspect starts an event loop, which it cannot do in a thread
+    that has one running (a browser test's playwright, a notebook's kernel)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:
