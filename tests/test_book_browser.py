@@ -57,20 +57,17 @@ installed by ``scripts/setup.sh``); playwright's own browser download is never u
 
 from __future__ import annotations
 
-import functools
 import html
-import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 from book_page import PAGE_READING, raw_markup
-from offline_browser import CHROMIUM, CHROMIUM_ARGS, watch
+from offline_browser import CHROMIUM, CHROMIUM_ARGS, serve_directory, watch
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
@@ -168,11 +165,6 @@ PAGES = _pages()
 # --------------------------------------------------------------------------- fixtures
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def built_site() -> Path:
     """_build/html, built first if index.html is absent (a failed build fails
@@ -184,17 +176,8 @@ def built_site() -> Path:
 
 @pytest.fixture(scope="module")
 def site_url(built_site):
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serve_directory(HTML) as url:
+        yield url
 
 
 # ------------------------------------------------------------------------------ tests

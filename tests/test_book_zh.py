@@ -48,21 +48,18 @@ A failed build fails the tests.
 
 from __future__ import annotations
 
-import functools
 import html
-import http.server
 import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
-import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from offline_browser import CHROMIUM, CHROMIUM_ARGS, watch
+from offline_browser import CHROMIUM, CHROMIUM_ARGS, serve_directory, watch
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -336,24 +333,10 @@ def test_search_index_segments_chinese_words(built):
 # ----------------------------------------------------------------------- in a browser
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url(built):
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serve_directory(HTML) as url:
+        yield url
 
 
 _MATH_STATE = r"""

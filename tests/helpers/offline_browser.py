@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
@@ -53,3 +58,25 @@ def watch(context, page) -> PageWatch:
     page.on("request", lambda req: None if is_local(req.url) else seen.outside.append(req.url))
     page.on("websocket", lambda ws: None if is_local(ws.url) else seen.outside.append(ws.url))
     return seen
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve_directory(directory) -> Iterator[str]:
+    """Serve ``directory`` on a free localhost port for as long as the block runs; yields
+    its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
