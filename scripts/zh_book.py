@@ -86,8 +86,8 @@ class Unit:
 # ----------------------------------------------------------------------------- pages
 
 
-def toc_pages(root: Path = ROOT) -> list[str]:
-    """Every page of ``_toc.yml`` in order, with its file extension (``.md``/``.ipynb``)."""
+def toc_entries(root: Path = ROOT) -> list[str]:
+    """Every document ``_toc.yml`` names (root, chapters, sections, parts), as written."""
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     names: list[str] = []
 
@@ -104,8 +104,13 @@ def toc_pages(root: Path = ROOT) -> list[str]:
                 walk(item)
 
     walk(toc)
+    return names
+
+
+def toc_pages(root: Path = ROOT) -> list[str]:
+    """Every page of ``_toc.yml`` in order, with its file extension (``.md``/``.ipynb``)."""
     pages = []
-    for name in names:
+    for name in toc_entries(root):
         stem = Path(name).with_suffix("") if Path(name).suffix in (".md", ".ipynb") else Path(name)
         for suffix in (".ipynb", ".md"):
             if (root / stem.with_suffix(suffix)).exists():

@@ -58,6 +58,7 @@ installed by ``scripts/setup.sh``); playwright's own browser download is never u
 from __future__ import annotations
 
 import html
+import importlib.util
 import os
 import re
 import shutil
@@ -124,26 +125,14 @@ def _build_book() -> None:
 
 
 def _toc_files() -> list[str]:
-    """Every document named in _toc.yml (root, chapters, sections, parts)."""
-    import yaml
-
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key in ("root", "file"):
-                if isinstance(node.get(key), str):
-                    files.append(node[key])
-            for value in node.values():
-                if isinstance(value, (list, dict)):
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    return files
+    """Every document named in _toc.yml (root, chapters, sections, parts): the walk the
+    Chinese edition's script uses (scripts/zh_book.py)."""
+    zh_book = sys.modules.get("zh_book")
+    if zh_book is None:
+        spec = importlib.util.spec_from_file_location("zh_book", ROOT / "scripts" / "zh_book.py")
+        zh_book = sys.modules["zh_book"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(zh_book)
+    return zh_book.toc_entries(ROOT)
 
 
 def _pages() -> list[str]:
