@@ -13,14 +13,31 @@ chapter                   passk                        what
 ``src/stability.ts``      :mod:`passk.stability`       tiered repeats, the report, the dual gate
 ========================  ===========================  ==============================================
 
-Everything below is imported on first use, so ``import passk`` and the
-``passk`` command start fast: numpy and scipy load only when a computation
-needs them. Every public module is reachable as ``passk.NAME``.
+Beyond the chapter, the package is layered, each folder one step of a command's
+single pass down (``passk/CONTRIBUTING`` has the diagram)::
+
+    cli, integrations     parse arguments (or pytest's / Inspect's hooks)
+    run                   run a suite: run_suite, its log, resume, curtailment
+    analysis, book        the report, the plan, the diff; the book's figures
+    gate                  criteria, protocol, curtailment, decide: the one verdict
+    results               Results with where they came from; one reader per format
+    stats                 the suite interval, exact coverage, comparison and power
+    render                text: cells, columns, Markdown, escaping what files say
+
+No layer imports a higher one (import-linter's contracts in ``pyproject.toml``).
+Everything is imported on first use, so ``import passk`` and the ``passk``
+command start fast: numpy and scipy load only when a computation needs them.
+The modules' old paths (``passk.io``, ``passk.reporting``, ``passk.runner``,
+``passk.formats``, ...) still import: each is the module's new home.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -45,17 +62,56 @@ _OWNER = {
     "TaskReport": "stability", "classify": "stability", "evaluate_suite": "stability",
     "reliability_gate": "stability", "suite_report": "stability",
     # beyond the chapter
-    "run_suite": "runner", "SuiteRun": "runner",
+    "run_suite": "run.runner", "SuiteRun": "run.runner",
     "PairedComparison": "compare", "compare_pass_hat_k": "compare",
     "plan_comparison": "compare",
+    "Results": "results.counts", "read_results": "results.read",
 }
 
-#: Every public module, reachable as ``passk.NAME``.
+#: Where each module of the flat layout went; the old paths still import.
+MOVED = {
+    "io": "results.read", "runlog": "results.runlog",
+    "formats": "results.formats", "protocol": "gate", "curtailment": "gate.curtailment",
+    "reporting": "analysis.report", "planning": "analysis.plan", "diff": "analysis.diff",
+    "runner": "run.runner", "tables": "render.tables",
+    "pytest_plugin": "integrations.pytest_plugin", "inspect": "integrations.inspect",
+    "options": "cli.options", "scenarios": "book.scenarios", "trajectory": "book.trajectory",
+    "plots": "book.plots", "coverage": "stats.coverage",
+}
+
+#: Every public module and package, reachable as ``passk.NAME``.
 _SUBMODULES = frozenset({
-    "adapter", "cli", "compare", "coverage", "diff", "flaky_adapter", "formats", "io", "options",
-    "metrics", "planning", "plots", "protocol", "pytest_plugin", "repeats", "reporting",
-    "runner", "scenarios", "stability", "tables", "trajectory",
+    "adapter", "analysis", "book", "cli", "compare", "flaky_adapter", "gate", "integrations",
+    "metrics", "render", "repeats", "results", "run", "stability", "stats", *MOVED,
 })
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports ``passk.io`` (and every path in :data:`MOVED`) as the module's new home.
+
+    ``sys.modules["passk.io"]`` is then the very module ``passk.results.read``, so
+    ``from passk.io import read_results`` and ``mock.patch("passk.io.x")`` keep working.
+    """
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        head, _, rest = fullname.removeprefix(f"{__name__}.").partition(".")
+        if not fullname.startswith(f"{__name__}.") or head not in MOVED:
+            return None
+        new = f"{__name__}.{MOVED[head]}" + (f".{rest}" if rest else "")
+        if new == fullname:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, origin=new)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(str(spec.origin))
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the module was imported under its new name."""
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())  # before the path finder: one module, two names
 
 __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the map above)
     # metrics
@@ -75,16 +131,18 @@ __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the m
     "reliability_gate", "suite_report",
     # runner, compare
     "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
+    # results
+    "Results", "read_results",
 ]
 
 
 def __getattr__(name: str) -> Any:
     if name in _OWNER:
-        value = getattr(importlib.import_module(f".{_OWNER[name]}", __name__), name)
+        value = getattr(importlib.import_module(f"{__name__}.{_OWNER[name]}"), name)
         globals()[name] = value  # the next lookup is a plain attribute
         return value
     if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'passk' has no attribute {name!r}")
 
 
@@ -93,10 +151,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
-    from .adapter import *
-    from .compare import PairedComparison, compare_pass_hat_k, plan_comparison
-    from .flaky_adapter import Grader, OnCallSimulator, demo_tasks
-    from .metrics import *
-    from .repeats import *
-    from .runner import SuiteRun, run_suite
-    from .stability import *
+    from passk.adapter import *
+    from passk.compare import PairedComparison, compare_pass_hat_k, plan_comparison
+    from passk.flaky_adapter import Grader, OnCallSimulator, demo_tasks
+    from passk.metrics import *
+    from passk.repeats import *
+    from passk.results.counts import Results
+    from passk.results.read import read_results
+    from passk.run.runner import SuiteRun, run_suite
+    from passk.stability import *

@@ -50,14 +50,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from .metrics import (
+from passk.metrics import (
     ConfidenceInterval,
     _confidence,
     _counts,
     _whole_numbers,
     estimate_pass_hat_k,
 )
-from .tables import json_number
+from passk.render.tables import json_number
 
 __all__ = [
     "FLOOR_LABEL",

@@ -62,7 +62,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .adapter import RunResult, Task, ToolCall
+from passk.adapter import RunResult, Task, ToolCall
 
 __all__ = [
     "DIRECTIVE_PRIORITY",

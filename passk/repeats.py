@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .adapter import HarnessAdapter, InfrastructureError, RunResult, Task
+from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 
 __all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .adapter import HarnessAdapter, Task
-from .metrics import (
+from passk.adapter import HarnessAdapter, Task
+from passk.metrics import (
     CI_METHODS,
     ConfidenceInterval,
     estimate_pass_at_k,
@@ -26,9 +26,9 @@ from .metrics import (
     pass_hat_k_ci,
     pass_hat_k_lower_bound,
 )
-from .protocol import Protocol
-from .repeats import RepeatRun, repeat_run
-from .tables import cell, cells, format_columns, json_number
+from passk.render.tables import cell, cells, format_columns, json_number
+from passk.repeats import RepeatRun, repeat_run
+from passk.results.protocol import Protocol
 
 __all__ = [
     "CLASSES",
@@ -742,7 +742,7 @@ DEMO_SEED = 3
 
 def run_demo(seed: int = DEMO_SEED, *, k: int = 5) -> tuple[SuiteReport, SuiteReport]:
     """The chapter's demo: the suite with the tie-order nondeterminism, then with the fix."""
-    from .flaky_adapter import OnCallSimulator, demo_tasks
+    from passk.flaky_adapter import OnCallSimulator, demo_tasks
 
     before = evaluate_suite(OnCallSimulator(), demo_tasks(), k=k, seed=seed)
     after = evaluate_suite(OnCallSimulator(deterministic_sort=True), demo_tasks(), k=k, seed=seed)

@@ -1,0 +1,402 @@
+"""Score a results file: the engine behind ``passk report`` and ``passk gate``.
+
+Builds on :func:`passk.stability.suite_report` (the per-task rows, the gate
+and the report JSON) and adds what a file of someone else's runs needs:
+
+- a per-task k (``k_for`` by risk label), with a task that has fewer runs
+  than its k, or than ``min_runs``, failing the gate closed, by name;
+- ``gate_on="lower-bound"``: the dual gate on each task's exact one-sided
+  lower bound instead of its point estimate, so 3 passes in 3 runs do not
+  clear a strict bar they have not earned;
+- a results file that says it is incomplete (a cancelled log, missing
+  samples) fails the gate closed unless the user accepts it;
+- the suite's pass@k and pass^k curve over k, on one set of tasks for every
+  k, with an interval over tasks.
+
+Everything is vectorized over tasks; nothing calls scipy once per task.
+Which tasks more runs could still change is :mod:`passk.planning`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k, mean_pass_hat_k_ci
+from passk.render.tables import cell, cells, format_columns, format_rows, json_number
+from passk.results.read import Results
+from passk.stability import (
+    CLASS_THRESHOLD,
+    GATE_ON,
+    SHOWN_REASONS,
+    GateResult,
+    SuiteReport,
+    interval_note,
+    order_rows,
+    reason_lines,
+    suite_report,
+)
+
+__all__ = [
+    "GATE_ON",
+    "Curve",
+    "FileReport",
+    "build_report",
+    "format_curve",
+    "format_gate",
+    "format_report",
+    "suite_curve",
+    "with_gate",
+]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The suite's pass@k and pass^k for k = 1..K, over one set of tasks.
+
+    Attributes
+    ----------
+    ks : numpy.ndarray
+        1..K.
+    pass_at_k, pass_hat_k : numpy.ndarray
+        Means over the curve's tasks of the per-task unbiased estimates.
+    at_ci, hat_ci : numpy.ndarray
+        Shape (K, 2): each mean's interval over tasks.
+    tasks : int
+        The tasks in the curve: those with at least K runs, the same for every k.
+    left_out : int
+        Tasks with fewer than K runs, left out of every k (so the curve cannot
+        rise with k because its task set shrank).
+    method : str
+        The interval's method, in words.
+    level : str
+        The level as printed: ``'95%'``, or ``'95% nominal, not guaranteed'``
+        when some k's interval does not keep it (see
+        :attr:`passk.metrics.SuiteInterval.level`).
+    """
+
+    ks: np.ndarray
+    pass_at_k: np.ndarray
+    pass_hat_k: np.ndarray
+    at_ci: np.ndarray
+    hat_ci: np.ndarray
+    tasks: int
+    left_out: int
+    method: str
+    level: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The curve in the report JSON, at full precision."""
+        return {
+            "k": self.ks.tolist(),
+            "pass_at_k": [json_number(x) for x in self.pass_at_k],
+            "pass_at_k_ci": [[json_number(lo), json_number(hi)] for lo, hi in self.at_ci],
+            "pass_hat_k": [json_number(x) for x in self.pass_hat_k],
+            "pass_hat_k_ci": [[json_number(lo), json_number(hi)] for lo, hi in self.hat_ci],
+            "tasks": self.tasks,
+            "tasks_left_out": self.left_out,
+            "interval": self.method,
+            "interval_level": self.level,
+        }
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """A results file scored: the suite report, per-task k and exclusions, the curve.
+
+    In a notebook it displays itself as ``passk report`` prints it.
+    """
+
+    report: SuiteReport
+    results: Results
+    ks: np.ndarray
+    curve: Curve
+    per_task_at: np.ndarray  # shape (tasks, K)
+    per_task_hat: np.ndarray
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gate(self) -> GateResult:
+        """The dual gate's verdict on the file."""
+        return self.report.gate
+
+    def to_dict(self, *, curves: bool = True) -> dict[str, Any]:
+        """The report JSON of :meth:`SuiteReport.to_dict`, plus added keys.
+
+        Added: ``format``, ``notes``, ``incomplete``, ``curve``, ``options``;
+        per task ``excluded``, ``k``, and (``curves=True``) ``pass_at_k_by_k``
+        and ``pass_hat_k_by_k`` for k = 1..K; in ``gate``, ``on``, ``min_runs``,
+        ``bar``, ``cap``, ``declared`` (the protocol's criteria) and ``stricter``.
+        Every float at full precision.
+        """
+        out = self.report.to_dict()
+        excluded = self.results.excluded.tolist()
+        ks = self.ks.tolist()
+        for i, row in enumerate(out["tasks"]):
+            row["excluded"] = excluded[i]
+            row["k"] = ks[i]
+            if curves:
+                row["pass_at_k_by_k"] = [json_number(x) for x in self.per_task_at[i].tolist()]
+                row["pass_hat_k_by_k"] = [json_number(x) for x in self.per_task_hat[i].tolist()]
+        opts = self.options
+        out["gate"].update({"on": opts.get("gate_on", "estimate"),
+                            "min_runs": opts.get("min_runs", 0),
+                            "bar": opts.get("min_overall", 0.7),
+                            "cap": opts.get("max_flakiness", 0.2),
+                            "declared": dict(opts.get("declared", {})),
+                            "stricter": list(opts.get("stricter", ()))})
+        if self.results.protocol is not None:
+            out["protocol"] = self.results.protocol.to_dict()
+        out["format"] = self.results.source
+        out["notes"] = list(self.results.notes)
+        out["incomplete"] = list(_incomplete(self.results))
+        out["curve"] = self.curve.to_dict()
+        out["options"] = dict(opts)
+        return out
+
+    def __str__(self) -> str:
+        return format_report(self, limit=SHOWN_REASONS)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_markdown_(self) -> str:
+        return format_report(self, markdown=True, limit=SHOWN_REASONS)
+
+
+def _incomplete(results: Results) -> tuple[str, ...]:
+    return tuple(getattr(results, "incomplete", ()) or ())
+
+
+# --------------------------------------------------------------------------
+# the curve
+# --------------------------------------------------------------------------
+
+
+def _curve_matrix(c: np.ndarray, n: np.ndarray, kmax: int, *, at: bool) -> np.ndarray:
+    ks = np.arange(1, kmax + 1)
+    f = estimate_pass_at_k if at else estimate_pass_hat_k
+    if c.size == 0:
+        return np.empty((0, kmax))
+    return np.asarray(f(c[:, None], n[:, None], ks[None, :]), dtype=float).reshape(c.size, kmax)
+
+
+def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
+                confidence: float = 0.95) -> Curve:
+    """The suite's mean pass@k and pass^k for k = 1..``kmax``, with intervals over tasks.
+
+    Every k uses the same tasks, those with at least ``kmax`` runs; the
+    others are counted in ``left_out``. The interval for each mean is
+    :func:`passk.metrics.mean_pass_hat_k_ci` (pass@k through its dual:
+    pass@k = 1 - the pass^k of the failures).
+
+    Examples
+    --------
+    >>> cv = suite_curve(np.array([4, 2, 1]), np.array([4, 4, 2]), 4)
+    >>> cv.tasks, cv.left_out, cv.pass_hat_k.round(4).tolist()
+    (2, 1, [0.75, 0.5833, 0.5, 0.5])
+    """
+    c, n = np.asarray(successes), np.asarray(totals)
+    keep = n >= kmax
+    c, n = c[keep], n[keep]
+    ks = np.arange(1, kmax + 1)
+    hat = np.full(kmax, np.nan)
+    at = np.full(kmax, np.nan)
+    hat_ci = np.full((kmax, 2), np.nan)
+    at_ci = np.full((kmax, 2), np.nan)
+    labels: list[str] = []
+    kept = True
+    if c.size:
+        for j, k in enumerate(ks.tolist()):
+            h = mean_pass_hat_k_ci(c, n, k, confidence=confidence)
+            f = mean_pass_hat_k_ci(n - c, n, k, confidence=confidence)  # failures' pass^k
+            hat[j], hat_ci[j] = h.estimate, (h.ci.low, h.ci.high)
+            at[j], at_ci[j] = 1 - f.estimate, (1 - f.ci.high, 1 - f.ci.low)
+            kept = kept and h.level_kept and f.level_kept
+            if h.label not in labels:
+                labels.append(h.label)
+    # the interval is for the mean over these tasks (their runs are the noise),
+    # not for tasks like them: the paired comparison (passk.compare) is for that
+    method = f"{' / '.join(labels)}, for these tasks" if labels else ""
+    level = f"{confidence:.0%}" + ("" if kept else " nominal, not guaranteed")
+    return Curve(ks, at, hat, at_ci, hat_ci, int(c.size), int((~keep).sum()), method,
+                 level if labels else "")
+
+
+# --------------------------------------------------------------------------
+# the report
+# --------------------------------------------------------------------------
+
+
+def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = None,
+            ) -> np.ndarray:
+    """Each task's k: ``k_for[risk]`` where given, else ``k``, else the smallest n over tasks.
+
+    Examples
+    --------
+    >>> from passk.io import Run, results_from_runs
+    >>> r = results_from_runs([Run("a", True, t, "high") for t in range(6)] + [Run("b", True)])
+    >>> task_ks(r, None).tolist(), task_ks(r, 3, {"high": 5}).tolist()
+    ([1, 1], [5, 3])
+    """
+    n = results.totals
+    if k is None:
+        positive = n[n > 0]
+        k = int(positive.min()) if positive.size else 1
+    ks = np.full(len(results), int(k), dtype=np.int64)
+    for risk, kk in (k_for or {}).items():
+        ks[np.asarray([r == risk for r in results.risks], dtype=bool)] = int(kk)
+    return ks
+
+
+def build_report(
+    results: Results, *, k: int | None = None, k_for: Mapping[str, int] | None = None,
+    confidence: float = 0.95, ci_method: str = "exact", class_threshold: float = CLASS_THRESHOLD,
+    min_overall_pass_hat_k: float = 0.7, max_flakiness: float = 0.2, gate_on: str = "estimate",
+    min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
+    declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
+) -> FileReport:
+    """Score a results file's counts: rows at each task's k, the dual gate, the curve.
+
+    Parameters
+    ----------
+    results : Results
+    k : int, optional
+        The k of pass^k; default the smallest n over tasks that have runs.
+    k_for : Mapping[str, int], optional
+        A k per risk label, overriding ``k`` for tasks with that label.
+    confidence, ci_method, class_threshold
+        See :func:`passk.stability.suite_report`.
+    min_overall_pass_hat_k, max_flakiness, gate_on, min_runs
+        The gate's settings: see :func:`passk.stability.reliability_gate`.
+    curve_k : int, optional
+        The curve's largest k; default the largest per-task k.
+    accept_incomplete : bool, default False
+        When the file says it is incomplete (``results.incomplete``), the gate
+        fails closed with each reason unless this is True.
+    declared, stricter
+        The protocol's declared criteria and the ones tightened beyond them,
+        recorded in the report (see :func:`passk.protocol.bind_criteria`).
+
+    Examples
+    --------
+    >>> from passk.io import Run, results_from_runs
+    >>> runs = [Run("a", True, t) for t in range(4)] + [Run("b", t < 2, t) for t in range(4)]
+    >>> fr = build_report(results_from_runs(runs), min_overall_pass_hat_k=0.5)
+    >>> fr.ks.tolist(), fr.curve.pass_hat_k.round(4).tolist()
+    ([4, 4], [0.75, 0.5833, 0.5, 0.5])
+    """
+    ks = task_ks(results, k, k_for)
+    c, n = results.successes, results.totals
+    report = suite_report(
+        results.task_ids, c, n, risks=results.risks, k=ks, confidence=confidence,
+        ci_method=ci_method, class_threshold=class_threshold,
+        min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
+        on=gate_on, min_runs=min_runs, excluded=results.excluded.tolist(),
+        excluded_reason=getattr(results, "excluded_reason", "") or "infrastructure errors",
+        settled_early=dict(getattr(results, "settled_early", {}) or {}) or None,
+    )
+    incomplete = _incomplete(results)
+    if incomplete and not accept_incomplete:
+        gate = report.gate
+        extra = tuple(f"incomplete results: {why} (--accept-incomplete to gate on them anyway)"
+                      for why in incomplete)
+        report = replace(report, gate=replace(gate, passed=False, reasons=gate.reasons + extra))
+    report = replace(report, protocol=results.protocol)
+    kmax = int(curve_k or ks.max(initial=1))
+    at = _curve_matrix(c, n, kmax, at=True)
+    hat = _curve_matrix(c, n, kmax, at=False)
+    curve = suite_curve(c, n, kmax, confidence=confidence)
+    options = {"k": None if k is None else int(k), "k_for": dict(k_for or {}),
+               "confidence": confidence, "ci_method": ci_method,
+               "class_threshold": class_threshold, "min_overall": min_overall_pass_hat_k,
+               "max_flakiness": max_flakiness, "gate_on": gate_on, "min_runs": min_runs,
+               "accept_incomplete": accept_incomplete, "declared": dict(declared or {}),
+               "stricter": list(stricter)}
+    return FileReport(report, results, ks, curve, at, hat, options)
+
+
+def with_gate(fr: FileReport, gate: GateResult) -> FileReport:
+    """A copy of ``fr`` with another gate verdict."""
+    return replace(fr, report=replace(fr.report, gate=gate))
+
+
+# --------------------------------------------------------------------------
+# printing
+# --------------------------------------------------------------------------
+
+
+def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
+                  limit: int | None = None) -> str:
+    """Per-task table (flaky tasks on top), the suite curve, and the gate.
+
+    ``limit`` caps the gate's reasons shown (None, the command line's choice: every one).
+    """
+    rows = fr.report.tasks
+    ks = fr.ks.tolist()
+    uniform = len(set(ks)) <= 1
+    kname = f"{ks[0]}" if uniform and ks else "k"
+    header = ["task", "risk", "n", "left out", "passed", "p̂"]
+    if not uniform:
+        header.append("k")
+    header += [f"pass@{kname}", f"pass^{kname}", f"{fr.report.confidence:.0%} CI", "lower",
+               "flakiness", "class"]
+    order = order_rows(rows)
+    ordered = [rows[i] for i in order]
+    excluded = fr.results.excluded[order].tolist() if rows else []
+    cols = [[t.task_id for t in ordered], [t.risk for t in ordered],
+            [str(t.runs) for t in ordered], list(map(str, excluded)),
+            [str(t.successes) for t in ordered], cells([t.pass_rate for t in ordered])]
+    if not uniform:
+        cols.append(list(map(str, fr.ks[order].tolist())))
+    lo, hi = cells([t.ci.low for t in ordered]), cells([t.ci.high for t in ordered])
+    cols += [cells([t.pass_at_k for t in ordered]), cells([t.pass_hat_k for t in ordered]),
+             [f"[{a}, {b}]" for a, b in zip(lo, hi)], cells([t.lower_bound for t in ordered]),
+             cells([t.flakiness for t in ordered]), [t.cls for t in ordered]]
+    numeric = {i for i, h in enumerate(header) if h not in ("task", "risk", "class")}
+    note = interval_note(fr.report.confidence, fr.report.ci_method)
+    # In Markdown the note is a paragraph after a blank line, not one more table row.
+    parts = [format_columns(header, cols, numeric=numeric, markdown=markdown)]
+    parts += ["", note] if markdown else [note]
+    if curve:
+        parts += ["", format_curve(fr, markdown=markdown)]
+    parts += ["", format_gate(fr, markdown=markdown, limit=limit)]
+    notes = list(fr.results.notes) + [f"stricter than declared: {s}"
+                                      for s in fr.options.get("stricter", ())]
+    if notes:
+        parts += [""] + [("- " if markdown else "note: ") + note for note in notes]
+    return "\n".join(parts)
+
+
+def format_curve(fr: FileReport, *, markdown: bool = False) -> str:
+    """The suite's pass@k and pass^k by k, each with its interval over tasks."""
+    cv = fr.curve
+    conf = f"{fr.options.get('confidence', 0.95):.0%}"
+    level = cv.level or conf
+    kmax = int(cv.ks[-1]) if cv.ks.size else 0
+    left = (f"; {cv.left_out} task(s) with fewer than {kmax} runs left out of every k"
+            if cv.left_out else "")
+    how = (f"{level} {cv.method}" if cv.method else
+           f"no {conf} interval: no task has {kmax} counted runs to estimate from")
+    title = (f"suite of {cv.tasks} tasks, the same for every k, pass@k and pass^k by k "
+             f"({how}){left}:")
+    header = ["k", "pass@k", f"{conf} CI", "pass^k", f"{conf} CI "]
+    body = [[str(k), cell(a), f"[{cell(alo)}, {cell(ahi)}]", cell(h),
+             f"[{cell(hlo)}, {cell(hhi)}]"]
+            for k, a, (alo, ahi), h, (hlo, hhi) in zip(
+                cv.ks.tolist(), cv.pass_at_k, cv.at_ci, cv.pass_hat_k, cv.hat_ci)]
+    table = format_rows(header, body, numeric={0, 1, 2, 3, 4}, markdown=markdown)
+    return (f"**{title}**\n\n" if markdown else title + "\n") + table
+
+
+def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = None) -> str:
+    """The gate's verdict line, with the bar and cap in force, and every reason."""
+    gate = fr.gate
+    verdict = gate.verdict()
+    if fr.options.get("declared"):
+        verdict = verdict[:-1] + " as declared by the run's protocol)"
+    lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
+    return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)

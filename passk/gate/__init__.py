@@ -1,0 +1,45 @@
+"""The gate: its criteria, the protocol they are bound to, curtailment, and the decision.
+
+==========================  =====================================================
+module                      what
+==========================  =====================================================
+:mod:`.criteria`            binding declared criteria; refusing looser ones
+:mod:`.curtailment`         the settle rule of curtailed repetition
+:mod:`.honest`              page 6's honest gate
+==========================  =====================================================
+
+``passk.protocol`` (the module these came from) still imports: it is this package.
+"""
+
+from __future__ import annotations
+
+from passk.gate.criteria import (
+    GATE_CRITERIA,
+    BoundCriteria,
+    LoosenedCriteria,
+    bind_criteria,
+    curtailment_refusal,
+)
+from passk.gate.honest import Criteria, HonestGateResult, Measurement, honest_gate
+from passk.results.protocol import (
+    Protocol,
+    ProtocolMismatch,
+    protocol_differences,
+    require_same_protocol,
+)
+
+__all__ = [
+    "GATE_CRITERIA",
+    "BoundCriteria",
+    "Criteria",
+    "HonestGateResult",
+    "LoosenedCriteria",
+    "Measurement",
+    "Protocol",
+    "ProtocolMismatch",
+    "bind_criteria",
+    "curtailment_refusal",
+    "honest_gate",
+    "protocol_differences",
+    "require_same_protocol",
+]

@@ -1,0 +1,1 @@
+"""passk inside other tools: the pytest plugin and the Inspect AI extension."""

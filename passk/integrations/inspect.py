@@ -1,0 +1,497 @@
+"""passk inside Inspect AI: curtailed epochs, and mean pass^k with its interval.
+
+Needs the optional extra ``inspect`` (``pip install 'passk[inspect]'``).
+Installing passk registers this module with Inspect (the ``inspect_ai``
+entry point), so its reducer and metric are also known by name, as
+``passk/pass_hat_k_counts`` and ``passk/mean_pass_hat_k``.
+
+- :class:`Curtailment` is Inspect's ``EarlyStopping``
+  (``Task(early_stopping=Curtailment(...))``): it skips a sample's remaining
+  epochs exactly when passk's settle rule (:mod:`passk.curtailment`, the rule
+  of ``passk run --policy curtailed``) says no outcome of them can change the
+  gate's decision. What it stopped, and the protocol it served, go into the
+  log (``results.early_stopping``), where ``passk report`` and ``passk gate``
+  read them.
+- :func:`pass_hat_k_counts` is an epochs reducer that keeps each sample's
+  counts (passes c of runs n) in the reduced score, and
+  :func:`mean_pass_hat_k` a metric that turns them into the suite's mean
+  pass^k with passk's suite interval (:func:`passk.metrics.mean_pass_hat_k_ci`),
+  the figures ``passk report`` prints for the same log.
+
+A score value counts as a success by Inspect's binary convention: ``"C"``,
+``True`` and ``1`` pass, ``"I"``, ``"N"``, ``False`` and ``0`` fail; any other
+value is an error naming it, unless ``success_values`` (added to those) or
+``success_threshold`` says how to judge it.
+
+Examples
+--------
+>>> from passk.inspect import Curtailment
+>>> Curtailment(k=2, min_overall_pass_hat_k=0.5).gate.describe()
+'k 2, bar 0.5 on the estimate, flakiness cap 0.2'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+try:
+    from inspect_ai.scorer import (
+        Metric,
+        SampleScore,
+        Score,
+        ScoreReducer,
+        Value,
+        metric,
+        score_reducer,
+    )
+    from inspect_ai.util import EarlyStop
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError("passk.inspect needs the optional extra 'inspect': pip install "
+                      "'passk[inspect]' (or pip install inspect-ai)") from exc
+
+from passk.gate.curtailment import GateSettings, SettleTracker
+from passk.results.protocol import Protocol
+
+if TYPE_CHECKING:
+    from inspect_ai.dataset import Sample
+    from inspect_ai.log import EvalSpec
+
+__all__ = ["MANAGER", "Curtailment", "is_success", "mean_pass_hat_k", "pass_hat_k_counts",
+           "replay"]
+
+#: The early-stopping manager's name, as the log records it.
+MANAGER = "passk.curtailment"
+
+_PASS = ("C",)
+_FAIL = ("I", "N")
+
+
+def is_success(value: Any, *, success_values: Sequence[str] = (),
+               success_threshold: float | None = None) -> bool:
+    """Whether an Inspect score value counts as a success.
+
+    ``"C"``, ``True`` and ``1`` pass; so do ``success_values`` (compared as
+    text, or as numbers for numeric values) and, with ``success_threshold``, a
+    number at least the threshold. Without either, ``"I"``, ``"N"``,
+    ``False`` and ``0`` fail and any other value raises; with either, every
+    other value fails.
+
+    Raises
+    ------
+    ValueError
+        For a value the rule cannot judge, naming it.
+
+    Examples
+    --------
+    >>> is_success("C"), is_success(0), is_success(0.5, success_threshold=0.5)
+    (True, False, True)
+    >>> is_success("8")
+    Traceback (most recent call last):
+    ...
+    ValueError: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
+    """
+    number = (float(value) if isinstance(value, (int, float)) and not isinstance(value, bool)
+              else None)
+    if value is True or value in _PASS or number == 1.0:
+        return True
+    for s in success_values:
+        if isinstance(value, str) and value == s:
+            return True
+        if isinstance(value, bool) and str(value).lower() == s.lower():
+            return True
+        if number is not None:
+            try:
+                if float(s) == number:
+                    return True
+            except ValueError:
+                pass
+    if success_threshold is not None:
+        if number is None and isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                number = None
+        return number is not None and math.isfinite(number) and number >= success_threshold
+    if success_values:
+        return False
+    if value is False or value in _FAIL or number == 0.0:
+        return False
+    raise ValueError(f"score value {value!r:.60} is neither a success (C, True, 1) nor a "
+                     "failure (I, N, False, 0): pass success_values or success_threshold to "
+                     "say how to judge it")
+
+
+class Curtailment:
+    """Inspect AI early stopping by passk's settle rule: epochs stop once they cannot matter.
+
+    ``Task(..., epochs=n, early_stopping=Curtailment(k=5, ...))`` runs a
+    sample's epochs until no outcome of its remaining epochs (each a pass, a
+    failure, or left out as an error) can change the dual gate's decision:
+    mean pass^k (or its lower bound) at least the bar and no sample flakier
+    than the cap. The gate on the epochs made is then the gate on all n, for
+    every sample (see :mod:`passk.curtailment`; the rule is the one of
+    ``passk run --policy curtailed`` and of the pytest plugin).
+
+    Inspect may run epochs of a sample concurrently and finish them out of
+    order: an epoch in flight counts as open until its score arrives, so a
+    stop is decided only on outcomes known, and stays exact. How much is saved
+    depends on how many epochs are in flight at once (``max_samples``). An
+    epoch that errored is never scored and stays open (left out, as ``passk``
+    leaves out errored samples); an epoch Inspect re-runs and scores anew
+    replaces its first score.
+
+    Parameters
+    ----------
+    k : int, default 5
+        k of pass^k.
+    min_overall_pass_hat_k : float, default 0.7
+        The gate's bar on the mean over samples.
+    max_flakiness : float, default 0.2
+        The cap on any sample's flakiness.
+    on : {'estimate', 'lower-bound'}, default 'estimate'
+        What the mean is of: each sample's pass^k estimate, or its exact
+        one-sided lower bound at ``confidence``.
+    min_runs : int, default 0
+        Fewer scored epochs fail a sample.
+    scorer : str, optional
+        The scorer whose value decides success; needed when the task has several.
+    confidence : float, default 0.95
+        The lower bounds' confidence.
+    success_values, success_threshold
+        How to judge values beyond pass/fail (see :func:`is_success`).
+
+    Examples
+    --------
+    Driven by hand as Inspect drives it (``start_task``, then ``schedule_sample``
+    before each epoch and ``complete_sample`` after it): a sample that passes
+    once and fails once is flaky whatever its last epoch gives, which blocks
+    the gate, so that epoch is stopped.
+
+    >>> import asyncio
+    >>> from types import SimpleNamespace
+    >>> from inspect_ai.scorer import Score, SampleScore
+    >>> def scored(value):
+    ...     return {"check": SampleScore(score=Score(value=value), sample_id="a")}
+    >>> async def drive(c):
+    ...     await c.start_task(None, [SimpleNamespace(id="a")], epochs=3)
+    ...     for epoch, value in ((1, "C"), (2, "I")):
+    ...         assert await c.schedule_sample("a", epoch) is None
+    ...         await c.complete_sample("a", epoch, scored(value))
+    ...     stop = await c.schedule_sample("a", 3)
+    ...     return stop.reason, await c.complete_task()
+    >>> reason, meta = asyncio.run(drive(Curtailment(k=1)))
+    >>> reason
+    "settled after 2 of 3 epochs (1 passed, 1 failed): no outcome of the rest can change the gate's decision"
+    >>> meta["settled_early"], meta["epochs_saved"]
+    ({'a': 2}, 1)
+    """
+
+    def __init__(self, *, k: int = 5, min_overall_pass_hat_k: float = 0.7,
+                 max_flakiness: float = 0.2, on: str = "estimate", min_runs: int = 0,
+                 scorer: str | None = None, confidence: float = 0.95,
+                 success_values: Sequence[str] = (), success_threshold: float | None = None):
+        self.gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, on, confidence,
+                                 min_runs)
+        self.scorer = scorer
+        self.success_values = tuple(success_values)
+        self.success_threshold = success_threshold
+        self._started = False
+
+    def _reset(self, ids: Sequence[str | int], epochs: int, task: str | None) -> None:
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+            raise ValueError(f"epochs ({epochs!r}) must be a whole number >= 1")
+        keys = [str(i) for i in ids]
+        if len(set(keys)) != len(keys):
+            raise ValueError("sample ids must be unique within a task for passk's curtailment")
+        self.epochs, self.task_name, self.ids = epochs, task, keys
+        self.outcomes: dict[str, dict[int, bool]] = {key: {} for key in keys}
+        self.in_flight: dict[str, set[int]] = {key: set() for key in keys}
+        self.stopped: dict[str, set[int]] = {key: set() for key in keys}
+        self.scheduled: set[tuple[str, int]] = set()
+        self.tracker = SettleTracker(self.gate, len(keys))
+        for key in keys:
+            self.tracker.update(key, 0, 0, epochs)
+        self._started = True
+
+    # -- Inspect's EarlyStopping protocol --------------------------------
+
+    async def start_task(self, task: EvalSpec | None, samples: list[Sample], epochs: int
+                         ) -> str:
+        """Register the samples and epochs; return the manager's name, ``passk.curtailment``."""
+        if getattr(self, "_running", False):
+            raise RuntimeError("this Curtailment is already curtailing a task: give each "
+                               "Task its own Curtailment(...)")
+        ids = [s.id for s in samples]
+        if any(i is None for i in ids):
+            raise ValueError("every sample needs an id for passk's curtailment")
+        self._reset([i for i in ids if i is not None], epochs, getattr(task, "task", None))
+        self._running = True
+        return MANAGER
+
+    async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
+        """An ``EarlyStop`` when the settle rule holds for the sample, else None (run it)."""
+        key = self._key(id)
+        passes, failures, remaining = self._counts(key)
+        if self.tracker.settled(key, remaining) and epoch not in self.outcomes[key]:
+            self.stopped[key].add(epoch)
+            done = passes + failures
+            return EarlyStop(id=id, epoch=epoch, reason=(
+                f"settled after {done} of {self.epochs} epochs ({passes} passed, {failures} "
+                "failed): no outcome of the rest can change the gate's decision"),
+                metadata={"passes": passes, "runs": done, "suite": self.tracker.suite})
+        self.in_flight[key].add(epoch)
+        self.scheduled.add((key, epoch))
+        return None
+
+    async def complete_sample(self, id: str | int, epoch: int,
+                              scores: dict[str, SampleScore]) -> None:
+        """Record the epoch's outcome (success by the scorer's value, see :func:`is_success`)."""
+        key = self._key(id)
+        self.in_flight[key].discard(epoch)
+        value = self._value(scores)
+        if value is None:
+            return  # not scored: it stays open, as an epoch left out is one completion
+        won = is_success(value, success_values=self.success_values,
+                         success_threshold=self.success_threshold)
+        replaced = self.outcomes[key].get(epoch, won) != won
+        self.outcomes[key][epoch] = won
+        if replaced:  # a requeued epoch scored again, otherwise: start the outlooks afresh
+            self.tracker = SettleTracker(self.gate, len(self.ids))
+            for other in self.ids:
+                self.tracker.update(other, *self._counts(other))
+            return
+        passes, failures, remaining = self._counts(key)
+        self.tracker.update(key, passes, failures, remaining)
+
+    async def complete_task(self) -> dict[str, Any]:
+        """What curtailment did, for the log: the protocol it served, the samples it
+        settled early (with the epochs scored), and the epochs planned, run and saved."""
+        if not self._started:
+            raise RuntimeError("complete_task before start_task")
+        self._running = False
+        settled = {key: len(self.outcomes[key]) for key in self.ids if self.stopped[key]}
+        saved = sum(len(s) for s in self.stopped.values())
+        return {
+            "protocol": self.protocol().to_dict(),
+            "settled_early": settled,
+            "epochs_planned": self.epochs * len(self.ids),
+            "epochs_run": len(self.scheduled),
+            "epochs_saved": saved,
+        }
+
+    # -- the protocol and helpers ------------------------------------------
+
+    def protocol(self) -> Protocol:
+        """The measurement's protocol, with the settings ``passk run`` writes where they
+        apply: the gate curtailment served binds ``passk gate`` on the log."""
+        from passk.stability import CLASS_THRESHOLD
+
+        g = self.gate
+        settings: dict[str, Any] = {
+            "runner": "inspect_ai (passk.inspect.Curtailment)",
+            "stopping": "curtailed",
+            "k": g.k, "min_overall_pass_hat_k": g.min_overall_pass_hat_k,
+            "max_flakiness": g.max_flakiness, "gate_on": g.on, "confidence": g.confidence,
+            "class_threshold": CLASS_THRESHOLD, "default_runs": self.epochs,
+            "min_runs": g.min_runs, "tasks": sorted(self.ids), "scorer": self.scorer,
+        }
+        if self.task_name:
+            settings["eval_task"] = self.task_name
+        if self.success_values or self.success_threshold is not None:
+            settings["success_values"] = list(self.success_values)
+            settings["success_threshold"] = self.success_threshold
+        return Protocol(settings)
+
+    def _key(self, id: str | int) -> str:
+        if not self._started:
+            raise RuntimeError("Inspect called the early stopping before start_task")
+        key = str(id)
+        if key not in self.outcomes:
+            raise ValueError(f"sample {id!r} was not registered by start_task")
+        return key
+
+    def _counts(self, key: str) -> tuple[int, int, int]:
+        """Passes, failures, and epochs still open (in flight, not started, or stopped)."""
+        done = self.outcomes[key]
+        passes = sum(done.values())
+        return passes, len(done) - passes, self.epochs - len(done)
+
+    def _value(self, scores: dict[str, SampleScore]) -> Any:
+        if not scores:
+            return None
+        if self.scorer is None:
+            if len(scores) > 1:
+                raise ValueError(f"the task has several scorers ({', '.join(scores)}): pass "
+                                 "scorer= to Curtailment")
+            self.scorer = next(iter(scores))
+        sample_score = scores.get(self.scorer)
+        if sample_score is None:
+            raise ValueError(f"no scorer {self.scorer!r} in the sample's scores; it has "
+                             f"{', '.join(scores)}")
+        return sample_score.score.value
+
+
+def _now(step: Any) -> Any:
+    """Run a coroutine that never suspends (Curtailment's methods), without an event loop,
+    so that replay works in Jupyter too, where a loop is already running."""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value
+    step.close()
+    raise RuntimeError("the early stopping suspended: it cannot be replayed synchronously")
+
+
+def replay(curtailment: Curtailment, outcomes: Any, *, ids: Sequence[str | int] | None = None,
+           in_flight: int = 1) -> dict[str, Any]:
+    """What curtailment does to a table of epoch outcomes, calling it as Inspect does.
+
+    Epochs are scheduled epoch by epoch over the samples (Inspect's order),
+    ``in_flight`` at a time; each finishes before the next starts when
+    ``in_flight`` is 1, else the oldest in flight finishes first. An epoch
+    whose outcome is ``None`` (or NaN) ended in an error: it is never
+    completed. Run it on the outcomes of a full-epoch log to see what
+    curtailment would have saved there.
+
+    Parameters
+    ----------
+    curtailment : Curtailment
+        A fresh one (it is started here).
+    outcomes : array_like of bool, shape (samples, epochs)
+    ids : sequence, optional
+        The samples' ids (default ``0, 1, ...``).
+    in_flight : int, default 1
+        Epochs running at once (Inspect's ``max_samples``).
+
+    Returns
+    -------
+    dict
+        :meth:`Curtailment.complete_task`'s metadata.
+
+    Examples
+    --------
+    >>> table = [[True] * 6, [True, False] * 3, [True] * 6]
+    >>> meta = replay(Curtailment(k=2), table)
+    >>> meta["settled_early"], meta["epochs_saved"], meta["epochs_planned"]
+    ({'1': 2}, 4, 18)
+    """
+    rows = [list(r) for r in outcomes]
+    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
+        raise ValueError("outcomes must be a non-empty table: one row of epochs per sample")
+    if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
+        raise ValueError(f"in_flight ({in_flight!r}) must be a whole number >= 1")
+    names = list(ids) if ids is not None else list(range(len(rows)))
+    if len(names) != len(rows):
+        raise ValueError(f"{len(names)} ids for {len(rows)} rows of outcomes")
+    epochs = len(rows[0])
+    samples = [_Registered(i) for i in names]
+    _now(curtailment.start_task(None, samples, epochs))  # type: ignore[arg-type]
+    running: list[tuple[int, int]] = []
+
+    def finish() -> None:
+        row, epoch = running.pop(0)
+        won = rows[row][epoch - 1]
+        if won is None or (isinstance(won, float) and math.isnan(won)):
+            return  # errored: Inspect does not complete it
+        score = Score(value="C" if bool(won) else "I")
+        _now(curtailment.complete_sample(names[row], epoch, {scorer: SampleScore(
+            score=score, sample_id=names[row])}))
+
+    scorer = curtailment.scorer or "passk"
+    for epoch in range(1, epochs + 1):
+        for row, name in enumerate(names):
+            if _now(curtailment.schedule_sample(name, epoch)) is None:
+                running.append((row, epoch))
+            if len(running) >= in_flight:
+                finish()
+    while running:
+        finish()
+    meta: dict[str, Any] = _now(curtailment.complete_task())
+    return meta
+
+
+class _Registered:
+    """What start_task reads of a sample: its id."""
+
+    def __init__(self, id: str | int):
+        self.id = id
+
+
+def _counts_of(score: Score) -> tuple[int, int]:
+    meta = score.metadata or {}
+    c, n = meta.get("passes"), meta.get("runs")
+    if not (isinstance(c, int) and isinstance(n, int) and 0 <= c <= n):
+        raise ValueError("mean_pass_hat_k needs each sample's counts: use the epochs "
+                         "reducer passk.inspect.pass_hat_k_counts (Epochs(n, "
+                         "pass_hat_k_counts()))")
+    return c, n
+
+
+def pass_hat_k_counts(success_values: Sequence[str] = (),
+                      success_threshold: float | None = None) -> ScoreReducer:
+    """An epochs reducer that keeps a sample's counts: ``c`` passes of ``n`` epochs.
+
+    The reduced score's value is ``c / n`` (so Inspect's ``accuracy`` still
+    reads as the mean success rate), and its metadata holds ``passes`` and
+    ``runs`` for :func:`mean_pass_hat_k`. Success is :func:`is_success`.
+
+    Examples
+    --------
+    >>> from inspect_ai.scorer import Score
+    >>> reduce = pass_hat_k_counts()
+    >>> reduce([Score(value="C"), Score(value="I"), Score(value="C")]).metadata
+    {'passes': 2, 'runs': 3}
+    """
+    def reduce(scores: list[Score]) -> Score:
+        wins = [is_success(s.value, success_values=success_values,
+                           success_threshold=success_threshold) for s in scores]
+        c, n = sum(wins), len(wins)
+        return Score(value=c / n if n else math.nan,
+                     explanation=f"{c} of {n} epochs passed",
+                     metadata={"passes": c, "runs": n})
+
+    return reduce
+
+
+def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
+                    method: str | None = None) -> Metric:
+    r"""The suite's mean pass^k with passk's interval, from the samples' counts.
+
+    Needs the epochs reducer :func:`pass_hat_k_counts`. The estimate is
+    :math:`\frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over the samples
+    with at least k scored epochs, and the interval
+    :func:`passk.metrics.mean_pass_hat_k_ci`'s (its default method unless
+    ``method`` names another): the figures ``passk report`` prints for the same log. Reported as ``pass^k``, ``pass^k_low`` and
+    ``pass^k_high`` (with k's value), and ``samples``, the samples averaged.
+
+    Examples
+    --------
+    >>> from inspect_ai.scorer import Score, SampleScore
+    >>> scores = [SampleScore(score=Score(value=c / 4, metadata={"passes": c, "runs": 4}),
+    ...                       sample_id=i) for i, c in enumerate([4, 3, 4, 2, 4])]
+    >>> {name: round(v, 4) for name, v in mean_pass_hat_k(k=2)(scores).items()}
+    {'pass^2': 0.7333, 'pass^2_low': 0.4029, 'pass^2_high': 0.9351, 'samples': 5}
+    """
+    from passk.metrics import mean_pass_hat_k_ci
+
+    def compute(scores: list[SampleScore]) -> Value:
+        counts = [_counts_of(s.score) for s in scores]
+        c = [x for x, _ in counts]
+        n = [y for _, y in counts]
+        suite = (mean_pass_hat_k_ci(c, n, k, confidence=confidence) if method is None else
+                 mean_pass_hat_k_ci(c, n, k, confidence=confidence, method=method))
+        return {f"pass^{k}": float(suite.estimate), f"pass^{k}_low": float(suite.ci.low),
+                f"pass^{k}_high": float(suite.ci.high), "samples": int(suite.n_tasks)}
+
+    return compute
+
+
+# Inspect's decorators register the two under their names and return wrappers without
+# the docstrings: keep the undecorated functions for doctest and the docs.
+__test__ = {"pass_hat_k_counts": pass_hat_k_counts, "mean_pass_hat_k": mean_pass_hat_k}
+_reducer_doc, _metric_doc = pass_hat_k_counts.__doc__, mean_pass_hat_k.__doc__
+pass_hat_k_counts = score_reducer(pass_hat_k_counts)
+mean_pass_hat_k = metric(mean_pass_hat_k)
+pass_hat_k_counts.__doc__, mean_pass_hat_k.__doc__ = _reducer_doc, _metric_doc

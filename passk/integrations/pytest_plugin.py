@@ -1,0 +1,685 @@
+"""passk for pytest: repeat marked tests, report pass^k and flakiness, gate the session.
+
+Installing ``passk`` registers this module as a pytest plugin (the ``pytest11``
+entry point). A test marked ``@pytest.mark.passk(runs=12, k=5)`` runs twelve
+times; the session then prints the chapter's table for the marked tests (runs,
+passed, pass@k, pass^k, its interval, flakiness, class) and the dual gate's
+verdict with every reason, and a blocked gate fails the session with exit
+status :data:`EXIT_GATE_BLOCKED`.
+
+How it repeats
+--------------
+Like pytest-repeat, each repetition is an item of its own, made by
+``pytest_generate_tests`` (``test_x[passk3of12]``): a fresh call with fresh
+function-scoped fixtures, one JUnit testcase per repetition, spread over
+pytest-xdist workers like any other items, selectable with ``-k``/``-m``.
+Repetition *i* of a test gets the fixture ``passk_seed`` =
+:func:`passk.repeats.run_seed` ``(--passk-seed, task_id, i)``, where the
+task id is the test's node id without the repetition, so the same suite seed
+gives the same seeds on any machine, in any order, on any worker.
+
+Like pytest-rerunfailures, a repetition that raises
+:class:`passk.InfrastructureError` (in the test or a fixture) is run again by
+re-entering pytest's own test protocol, with fresh fixtures and the seed
+``passk run`` gives a retry, up to ``--passk-max-retries`` times; it is never
+counted as a failure, and one that keeps failing is reported as skipped and
+left out of the counts, as ``passk run`` does.
+
+Each report carries a small ``passk`` dict (task id, run index, planned runs,
+k, risk, seed, retries), which pytest-xdist ships to the controller with the
+report; the controller (or the single process) tallies the repetitions from
+the reports alone, so the log and the verdict do not depend on how the
+repetitions were spread.
+
+The module imports nothing but pytest when it loads; passk's estimators (numpy,
+scipy) are imported only once a session has marked tests. Unmarked tests and
+sessions without marked tests run exactly as without the plugin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
+
+from passk.cli.options import positive_int, probability, whole
+from passk.render.tables import cell
+
+if TYPE_CHECKING:
+    from passk.stability import GateResult, SuiteReport
+
+__all__ = ["EXIT_GATE_BLOCKED", "MARKER", "PasskSession", "task_id_of"]
+
+#: The session's exit status when the passk gate blocked and nothing else failed.
+#: pytest uses 0-6 and pytest-rerunfailures' ``--fail-on-flaky`` 7.
+EXIT_GATE_BLOCKED = 10
+
+#: The marker's name: ``@pytest.mark.passk(runs=N, k=K, risk=LABEL)``.
+MARKER = "passk"
+
+_META = pytest.StashKey[dict[str, Any]]()      # a repetition's task, index, runs, k, risk
+_ATTEMPT = pytest.StashKey[int]()               # 0, then 1, 2, ... for infrastructure retries
+_INFRA = pytest.StashKey[bool]()                # this attempt raised InfrastructureError
+_SEEN_MARKED = pytest.StashKey[bool]()          # the session generated marked repetitions
+
+_DEFAULTS = {"passk_k": 5, "passk_seed": 0, "passk_min_overall": 0.7,
+             "passk_max_flakiness": 0.2, "passk_on": "estimate", "passk_policy": "fixed",
+             "passk_max_retries": 3}
+
+
+# --------------------------------------------------------------------------
+# options, marker, fixtures
+# --------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("passk", "passk: repeat marked tests, pass^k, flakiness, dual gate")
+    group.addoption("--passk-runs", type=positive_int, default=None, metavar="N",
+                    help="runs of a marked test whose marker gives none (default: by its "
+                    "risk, 12 for high-risk-write, 5 otherwise)")
+    group.addoption("--passk-k", type=positive_int, default=None, metavar="K",
+                    help="k of pass^k for a marked test whose marker gives none (default 5)")
+    group.addoption("--passk-seed", type=whole, default=None, metavar="S",
+                    help="suite seed; repetition i of a test gets passk_seed = "
+                    "run_seed(S, test id, i) (default 0)")
+    group.addoption("--passk-min-overall", type=probability, default=None, metavar="BAR",
+                    help="the gate's bar for the mean pass^k over marked tests (default 0.7)")
+    group.addoption("--passk-max-flakiness", type=probability, default=None, metavar="CAP",
+                    help="the gate's cap on any marked test's flakiness (default 0.2)")
+    group.addoption("--passk-on", choices=("estimate", "lower-bound"), default=None,
+                    help="gate on each test's pass^k estimate (default) or its exact 95%% "
+                    "lower bound")
+    group.addoption("--passk-policy", choices=("fixed", "curtailed"), default=None,
+                    help="curtailed: skip a test's remaining repetitions once the gate's "
+                    "verdict on it is settled (default fixed)")
+    group.addoption("--passk-max-retries", type=whole, default=None, metavar="R",
+                    help="retries of a repetition that raised passk.InfrastructureError "
+                    "(default 3)")
+    group.addoption("--passk-log", default=None, metavar="FILE",
+                    help="write the runs as JSON Lines with the protocol header, for passk "
+                    "report/gate/diff/plan")
+
+
+def _option(config: pytest.Config, name: str) -> Any:
+    value = config.getoption(name)
+    return _DEFAULTS.get(name) if value is None else value
+
+
+def _gate_requested(config: pytest.Config) -> bool:
+    """Whether the command line asked for the gate (then an empty selection fails it)."""
+    return any(config.getoption(name) is not None for name in (
+        "passk_log", "passk_min_overall", "passk_max_flakiness", "passk_on"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(runs=None, k=None, risk='read-only'): run the test `runs` times (fresh "
+        "fixtures each time, a passk_seed per run), report its pass^k and flakiness, and "
+        "gate the session on them (passk)")
+    session = PasskSession(config)
+    config.pluginmanager.register(session, "passk-session")
+
+
+@pytest.fixture
+def passk_run(request: pytest.FixtureRequest) -> int:
+    """The repetition's index, 0 to runs - 1 (0 for an unmarked test)."""
+    return int(getattr(request, "param", 0))
+
+
+@pytest.fixture
+def passk_seed(request: pytest.FixtureRequest, passk_run: int) -> int:
+    """This repetition's seed: ``run_seed(--passk-seed, task id, run index)``.
+
+    A retry after an infrastructure error gets the seed ``passk run`` gives a
+    retry. An unmarked test gets the seed of run 0 of its node id.
+    """
+    node = request.node
+    meta = node.stash.get(_META, None)
+    if meta is None:
+        from passk.repeats import run_seed
+
+        return run_seed(_option(request.config, "passk_seed"), node.nodeid, 0)
+    from passk.repeats import attempt_seed  # attempt 0: run_seed(suite seed, task id, run index)
+
+    return attempt_seed(meta["suite_seed"], meta["task"], meta["run"],
+                         node.stash.get(_ATTEMPT, 0))
+
+
+def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tuple[int, int, str]:
+    """``(runs, k, risk)`` of a marked test, from its marker and the options."""
+    kwargs = dict(mark.kwargs)
+    if len(mark.args) > 1:
+        raise ValueError(f"@pytest.mark.passk on {where}: takes at most one positional argument "
+                         f"(runs), got {mark.args!r}")
+    if mark.args:
+        if "runs" in kwargs:
+            raise ValueError(f"@pytest.mark.passk on {where}: runs given twice")
+        kwargs["runs"] = mark.args[0]
+    unknown = set(kwargs) - {"runs", "k", "risk"}
+    if unknown:
+        raise ValueError(f"@pytest.mark.passk on {where}: unknown argument(s) "
+                         f"{sorted(unknown)}; it takes runs, k and risk")
+    risk = kwargs.get("risk", "read-only")
+    if not isinstance(risk, str) or not risk:
+        raise ValueError(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
+                         "as 'read-only' or 'high-risk-write'")
+    runs = kwargs.get("runs")
+    if runs is None:
+        runs = config.getoption("passk_runs")
+    if runs is None:
+        from passk.adapter import Task
+        from passk.stability import RepeatPolicy
+
+        runs = RepeatPolicy().runs_for(Task(where, risk=risk))
+    k = kwargs.get("k", config.getoption("passk_k") or _DEFAULTS["passk_k"])
+    for name, value in (("runs", runs), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
+                             "number >= 1")
+    return runs, k, risk
+
+
+def _run_id(index: int, runs: int) -> str:
+    return f"passk{index + 1}of{runs}"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    mark = metafunc.definition.get_closest_marker(MARKER)
+    if mark is None:
+        return
+    runs, _, _ = _marker_settings(metafunc.config, mark, metafunc.definition.nodeid)
+    metafunc.config.stash[_SEEN_MARKED] = True
+    if "passk_run" not in metafunc.fixturenames:
+        metafunc.fixturenames.append("passk_run")
+    metafunc.parametrize("passk_run", range(runs), indirect=True,
+                         ids=[_run_id(i, runs) for i in range(runs)])
+
+
+def task_id_of(nodeid: str, run_id: str) -> str:
+    """A repetition's node id without its repetition: the task id of the log and the seeds.
+
+    Examples
+    --------
+    >>> task_id_of("t.py::test_x[passk3of12]", "passk3of12")
+    't.py::test_x'
+    >>> task_id_of("t.py::test_x[gpt-passk3of12]", "passk3of12")
+    't.py::test_x[gpt]'
+    """
+    for old, new in ((f"[{run_id}]", ""), (f"-{run_id}]", "]"), (f"[{run_id}-", "["),
+                     (f"-{run_id}-", "-")):
+        if old in nodeid:
+            head, _, tail = nodeid.rpartition(old)
+            return head + new + tail
+    return nodeid
+
+
+# --------------------------------------------------------------------------
+# the session: repetitions in, table, gate, log and exit status out
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """One repetition as its reports told it (on the controller under xdist)."""
+
+    index: int
+    nodeid: str
+    node_key: Any
+    failed: bool = False
+    passed_call: bool = False
+    skipped: bool = False
+    infrastructure_error: bool = False
+    retries: int = 0
+    settled: bool = False
+    message: str = ""
+
+    @property
+    def outcome(self) -> str:
+        """``passed``, ``failed``, ``infrastructure`` (left out) or ``skipped`` (not run)."""
+        if self.infrastructure_error:
+            return "infrastructure"
+        if self.failed:
+            return "failed"
+        if self.skipped or not self.passed_call:
+            return "skipped"
+        return "passed"
+
+
+@dataclass
+class _Test:
+    """One marked test: the task of the report."""
+
+    task_id: str
+    runs: int
+    k: int
+    risk: str
+    reps: dict[int, _Run] = field(default_factory=dict)
+    first_failure: _Run | None = None
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    report: SuiteReport
+    tests: tuple[_Test, ...]
+    notes: tuple[str, ...]
+
+
+class PasskSession:
+    """The plugin's per-session state and hooks (registered as ``passk-session``)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        self.opt = {name: _option(config, name) for name in _DEFAULTS}
+        self.tests: dict[str, _Test] = {}
+        self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
+        self.plan: dict[str, tuple[int, int]] = {}  # runs and k of each task collected here
+        self.local: dict[str, list[int]] = {}  # passed, failed, finished runs seen here
+        self.local_settled: set[str] | None = None  # tasks settled on that view (None: recompute)
+        self.verdict: _Verdict | None = None
+        self.exit_note = ""
+
+    # -- collection: what each repetition is -------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if not config.stash.get(_SEEN_MARKED, False):
+            return
+        suite_seed = self.opt["passk_seed"]
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            if callspec is None or "passk_run" not in callspec.params:
+                continue
+            mark = item.get_closest_marker(MARKER)
+            if mark is None:
+                continue
+            runs, k, risk = _marker_settings(config, mark, item.nodeid)
+            index = int(callspec.params["passk_run"])
+            task = task_id_of(item.nodeid, _run_id(index, runs))
+            self.plan[task] = (runs, k)
+            item.stash[_META] = {"task": task, "run": index, "runs": runs, "k": k,
+                                 "risk": risk, "suite_seed": suite_seed}
+
+    # -- running a repetition: infrastructure retries, curtailment ---------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
+                                ) -> bool | None:
+        meta = item.stash.get(_META, None)
+        if meta is None:
+            return None  # not a passk repetition: pytest's own protocol
+        settled = self._curtail(meta)
+        if settled:
+            item.add_marker(pytest.mark.skip(reason=settled))
+        max_retries = self.opt["passk_max_retries"]
+        ihook = item.ihook
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        attempt = 0
+        while True:
+            item.stash[_ATTEMPT] = attempt
+            item.stash[_INFRA] = False
+            reports = runtestprotocol(item, nextitem=nextitem, log=False)
+            infra = item.stash[_INFRA]
+            session = item.session
+            if not infra or attempt >= max_retries or session.shouldstop or session.shouldfail:
+                break
+            attempt += 1
+        info = {"task": meta["task"], "run": meta["run"], "runs": meta["runs"], "k": meta["k"],
+                "risk": meta["risk"], "retries": attempt, "settled": bool(settled),
+                "infrastructure_error": infra}
+        for report in reports:
+            # what the controller tallies; pytest-xdist ships it with the report
+            report.passk = dict(info)  # type: ignore[attr-defined]
+            if infra and report.failed:  # left out, as passk run leaves it: not a failure
+                reason = (f"passk: infrastructure error after {attempt} retries, left out of "
+                          f"the counts: {_crash_message(report)}")
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), item.location[1] or 0, reason)
+            ihook.pytest_runtest_logreport(report=report)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        if not settled:
+            failed = any(r.failed or hasattr(r, "wasxfail") for r in reports)
+            passed = any(r.when == "call" and r.passed for r in reports)
+            self._tally_local(meta, "left out" if infra else "failed" if failed else
+                              "passed" if passed else "left out")
+        return True
+
+    def pytest_exception_interact(self, node: pytest.Item | pytest.Collector,
+                                  call: pytest.CallInfo[Any], report: Any) -> None:
+        """Note an InfrastructureError (pytest calls this for every failed phase)."""
+        if isinstance(node, pytest.Item) and _META in node.stash and call.excinfo is not None:
+            from passk.adapter import InfrastructureError
+
+            if call.excinfo.errisinstance(InfrastructureError):
+                node.stash[_INFRA] = True
+
+    def _tally_local(self, meta: Mapping[str, Any], outcome: str) -> None:
+        """Count a finished repetition in this process's view, for curtailment."""
+        if self.opt["passk_policy"] != "curtailed":
+            return
+        tally = self.local.setdefault(meta["task"], [0, 0, 0])  # passed, failed, finished
+        tally[0] += outcome == "passed"
+        tally[1] += outcome == "failed"
+        tally[2] += 1
+        self.local_settled = None
+
+    def gate_settings(self) -> Any:
+        """The gate the session decides with, and curtailment serves."""
+        from passk.gate.curtailment import GateSettings
+
+        return GateSettings(k=self.opt["passk_k"], on=self.opt["passk_on"],
+                            min_overall_pass_hat_k=self.opt["passk_min_overall"],
+                            max_flakiness=self.opt["passk_max_flakiness"], confidence=0.95)
+
+    def _curtail(self, meta: Mapping[str, Any]) -> str:
+        """The skip reason when curtailment stops this repetition, else ``""``.
+
+        :func:`passk.curtailment.settled_tasks` decides (the settle rule
+        ``passk run --policy curtailed`` uses, under either ``--passk-on``), on
+        this process's view: the runs it has finished, every other planned run
+        still open. Under xdist a worker has not seen the other workers' runs,
+        which are then open too, so a verdict settled on its view is settled on
+        all the runs.
+        """
+        if self.opt["passk_policy"] != "curtailed":
+            return ""
+        if self.local_settled is None:
+            from passk.gate.curtailment import settled_tasks
+
+            tasks = list(self.plan)
+            tallies = [self.local.get(t, (0, 0, 0)) for t in tasks]
+            settled = settled_tasks([s for s, _, _ in tallies], [f for _, f, _ in tallies],
+                                    [self.plan[t][0] - done for t, (_, _, done)
+                                     in zip(tasks, tallies)],
+                                    self.gate_settings(), ks=[self.plan[t][1] for t in tasks])
+            self.local_settled = {t for t, yes in zip(tasks, settled) if yes}
+        if meta["task"] not in self.local_settled:
+            return ""
+        s, f, done = self.local.get(meta["task"], (0, 0, 0))
+        return (f"passk: curtailed, the gate's verdict on {meta['task']} is settled after "
+                f"{done} of {meta['runs']} runs ({s} passed, {f} failed)")
+
+    # -- the controller: tally the reports ---------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        info = getattr(report, "passk", None)
+        if info is None or self.is_worker:
+            return
+        test = self.tests.get(info["task"])
+        if test is None:
+            test = self.tests[info["task"]] = _Test(info["task"], int(info["runs"]),
+                                                     int(info["k"]), str(info["risk"]))
+        rep = test.reps.get(info["run"])
+        if rep is None:
+            rep = test.reps[info["run"]] = _Run(int(info["run"]), report.nodeid,
+                                                getattr(report, "id", report.nodeid))
+        rep.retries = int(info.get("retries", 0))
+        rep.settled = rep.settled or bool(info.get("settled"))
+        rep.infrastructure_error = rep.infrastructure_error or bool(
+            info.get("infrastructure_error"))
+        if report.when == "call" and report.passed:
+            rep.passed_call = True
+        if report.skipped:
+            if hasattr(report, "wasxfail"):
+                rep.failed = True  # an expected failure is a failed run
+                rep.message = rep.message or f"xfail: {report.wasxfail}"
+            else:
+                rep.skipped = True
+        if report.failed:
+            rep.failed = True
+            self.marked_failures += not hasattr(report, "wasxfail")
+            rep.message = rep.message or _crash_message(report)
+            if test.first_failure is None:
+                test.first_failure = rep
+            else:  # the traceback is printed once per test: its first failed run
+                first = test.first_failure
+                report.longrepr = (
+                    f"{_crash_message(report)}\n(passk: run {rep.index + 1} of {test.runs} of "
+                    f"{test.task_id} failed in {report.when}; the traceback is shown once per "
+                    f"test, for its first failed run: {first.nodeid})")
+
+    # -- the verdict, the log, the exit status -----------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        config = self.config
+        if self.is_worker or config.getoption("collectonly"):
+            return
+        if not self.tests and not _gate_requested(config):
+            return
+        self.verdict = self._verdict()
+        gate = self.verdict.report.gate
+        self._mark_last_failed()
+        self._junit_properties(gate)
+        log = config.getoption("passk_log")
+        if log and not self.tests:
+            self.exit_note = f"passk: no marked test ran, so no log was written to {log}"
+        elif log:
+            count = self.write_log(log)
+            self.exit_note = f"passk: wrote {count} runs to {log}"
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return  # interrupted, internal or usage error, nothing collected: pytest's own
+        others = session.testsfailed - self.marked_failures
+        if others > 0:
+            return  # unmarked tests failed: pytest's exit status 1 stands
+        session.exitstatus = pytest.ExitCode.OK if gate.passed else EXIT_GATE_BLOCKED
+
+    def _verdict(self) -> _Verdict:
+        from passk.stability import GateResult, suite_report
+
+        bar = self.opt["passk_min_overall"]
+        cap = self.opt["passk_max_flakiness"]
+        on = self.opt["passk_on"]
+        tests = tuple(self.tests[t] for t in sorted(self.tests))
+        counted = [[r for r in t.reps.values() if r.outcome in ("passed", "failed")]
+                   for t in tests]
+        excluded = [sum(r.retries + r.infrastructure_error for r in t.reps.values())
+                    for t in tests]
+        ks = [t.k for t in tests]
+        curtailed = self.opt["passk_policy"] == "curtailed"
+        early = {t.task_id: t.runs for t, c in zip(tests, counted)
+                 if curtailed and len(c) < t.runs and any(r.settled for r in t.reps.values())}
+        # the settle rule stopped a test only when every completion of its runs gives the
+        # gate the same verdict, so the gate on the runs made is fixed-n's
+        report = suite_report([t.task_id for t in tests],
+                              [sum(r.outcome == "passed" for r in c) for c in counted],
+                              [len(c) for c in counted], risks=[t.risk for t in tests],
+                              k=ks if tests else 5, min_overall_pass_hat_k=bar,
+                              max_flakiness=cap, on=on, excluded=excluded, settled_early=early)
+        gate = report.gate
+        if early and not gate.passed:  # what blocks whatever the runs not made would give
+            gate = dataclasses.replace(gate, reasons=gate.reasons + self._why_blocked(tests))
+        short = []
+        for t, c in zip(tests, counted):
+            missing = t.runs - len(c) - sum(r.outcome == "infrastructure"
+                                            for r in t.reps.values())
+            if missing > 0 and t.task_id not in early:
+                short.append(f"task {t.task_id}: {len(c)} of its {t.runs} planned runs "
+                             f"counted ({missing} skipped, deselected or not run)")
+        if short:  # fail closed, as reliability_gate does for too few runs
+            gate = GateResult(float("nan"), False, gate.flaky_tasks, gate.reasons + tuple(short))
+        report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
+                                     0 if ks else self.opt["passk_k"])
+        notes = []
+        if sum(excluded):
+            notes.append(f"{sum(excluded)} attempt(s) hit an infrastructure error and were "
+                         "left out of the counts")
+        if early:
+            skipped = sum(r.settled for t in tests for r in t.reps.values())
+            notes.append(f"curtailed: {skipped} repetition(s) not run once their test's "
+                         "verdict was settled")
+        return _Verdict(report, tests, tuple(notes))
+
+    def _why_blocked(self, tests: tuple[_Test, ...]) -> tuple[str, ...]:
+        """:func:`passk.curtailment.why_blocked` on the tallies: each test's runs not
+        made (planned, neither counted nor left out) are the ones still open."""
+        from passk.gate.curtailment import task_outlook, why_blocked
+
+        g = self.gate_settings()
+        counts = [(sum(r.outcome == "passed" for r in t.reps.values()),
+                   sum(r.outcome == "failed" for r in t.reps.values()),
+                   sum(r.outcome == "infrastructure" for r in t.reps.values())) for t in tests]
+        remaining = [t.runs - s - f - x for t, (s, f, x) in zip(tests, counts)]
+        outlooks = [task_outlook(s, f, r, k=t.k, max_flakiness=g.max_flakiness, on=g.on,
+                                 confidence=g.confidence)
+                    for t, (s, f, _), r in zip(tests, counts, remaining)]
+        return why_blocked([t.task_id for t in tests], outlooks, remaining,
+                           [t.runs for t in tests],
+                           [s + f + r for (s, f, _), r in zip(counts, remaining)], g,
+                           ks=[t.k for t in tests])
+
+    def _mark_last_failed(self) -> None:
+        """Let ``--lf`` rerun every repetition of a test with a failed one, not just those."""
+        lf = self.config.pluginmanager.get_plugin("lfplugin")
+        lastfailed = getattr(lf, "lastfailed", None)
+        if not isinstance(lastfailed, dict):
+            return
+        for test in self.tests.values():
+            if any(r.failed for r in test.reps.values()):
+                for r in test.reps.values():
+                    lastfailed[r.node_key] = True
+
+    def _junit_properties(self, gate: GateResult) -> None:
+        """The verdict as testsuite properties of ``--junitxml`` (one testcase per run)."""
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover - pytest moved it
+            return
+        xml = self.config.stash.get(xml_key, None)
+        if xml is None:
+            return
+        xml.add_global_property("passk_gate", "PASSED" if gate.passed else "BLOCKED")
+        xml.add_global_property("passk_overall", cell(gate.overall))
+        for reason in gate.reasons:
+            xml.add_global_property("passk_reason", reason)
+
+    def runs(self) -> list[Any]:
+        """The session's runs as :class:`passk.repeats.RepeatRun`, by test and run index.
+
+        Each retried infrastructure error is a run flagged ``infrastructure_error``
+        before the run's last attempt, as ``passk run`` logs them.
+        """
+        from passk.adapter import RunResult, Task
+        from passk.repeats import RepeatRun, attempt_seed
+
+        out = []
+        suite_seed = self.opt["passk_seed"]
+        for task_id in sorted(self.tests):
+            test = self.tests[task_id]
+            results = []
+            for i in sorted(test.reps):
+                r = test.reps[i]
+                # each attempt's record carries the seed the passk_seed fixture gave it
+                results += [RunResult(task_id, i, False, infrastructure_error=True,
+                                      error="InfrastructureError (retried)",
+                                      seed=attempt_seed(suite_seed, task_id, i, a))
+                            for a in range(r.retries)]
+                if r.outcome in ("passed", "failed", "infrastructure"):
+                    results.append(RunResult(task_id, i, r.outcome == "passed",
+                                             error=r.message or None,
+                                             seed=attempt_seed(suite_seed, task_id, i,
+                                                               r.retries),
+                                             infrastructure_error=r.outcome == "infrastructure"))
+            out.append(RepeatRun(Task(task_id, risk=test.risk), tuple(results)))
+        return out
+
+    def protocol(self) -> Any:
+        """The measurement's protocol: the tests, their runs, k and risk, and the gate."""
+        from passk.results.protocol import Protocol
+
+        ks = {t.k for t in self.tests.values()}
+        return Protocol({
+            "runner": "pytest (passk.pytest_plugin)",
+            "k": ks.pop() if len(ks) == 1 else None,  # the k passk report and gate then use
+            "tests": {t.task_id: {"runs": t.runs, "k": t.k, "risk": t.risk}
+                      for t in self.tests.values()},
+            "stopping": self.opt["passk_policy"],
+            "max_retries": self.opt["passk_max_retries"],
+            "min_overall_pass_hat_k": self.opt["passk_min_overall"],
+            "max_flakiness": self.opt["passk_max_flakiness"],
+            "gate_on": self.opt["passk_on"],
+            "confidence": 0.95,
+        })
+
+    def write_log(self, path: str | os.PathLike[str]) -> int:
+        """Write the runs as JSON Lines behind the protocol header; return the run count."""
+        from passk.results.read import write_runs
+
+        return write_runs(path, self.runs(), protocol=self.protocol(),
+                          seed=self.opt["passk_seed"])
+
+    # -- the terminal -----------------------------------------------------
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.verdict is None:
+            return
+        tr = terminalreporter
+        tr.write_sep("=", "passk: pass^k and flakiness of marked tests")
+        for line in self.summary_lines():
+            tr.write_line(line)
+
+    def summary_lines(self) -> list[str]:
+        """The passk section of the terminal summary, line by line."""
+        assert self.verdict is not None
+        from passk.repeats import run_seed
+        from passk.stability import format_table
+
+        report, tests = self.verdict.report, self.verdict.tests
+        gate = report.gate
+        total = sum(len(t.reps) for t in tests)
+        bar, cap = self.opt["passk_min_overall"], self.opt["passk_max_flakiness"]
+        lines = [(f"{len(tests)} marked test(s), {total} repetition(s); suite seed "
+                  f"{self.opt['passk_seed']}; bar {bar:.3f} on the "
+                  f"{self.opt['passk_on']}, flakiness cap {cap:.3f}")]
+        if report.k:
+            lines += format_table(report, flaky_first=True).splitlines()
+        else:  # tests with different k: a table per k, then the verdict
+            for k in sorted({t.k for t in tests}):
+                rows = tuple(r for r in report.tasks if r.k == k)
+                alone = dataclasses.replace(report, k=k, tasks=rows,
+                                            gate=dataclasses.replace(gate, reasons=()))
+                table = format_table(alone, flaky_first=True).splitlines()
+                lines += table[:-2]  # without the interval note and the verdict
+            lines.append(table[-2])
+            lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
+                         f"(each test at its k) = {cell(gate.overall)}")
+            lines += [f"  - {reason}" for reason in gate.reasons]
+        failing = [t for t in tests if t.first_failure is not None]
+        if failing:
+            lines.append("failed repetitions (the traceback of each test's first failed run is "
+                         "under FAILURES; the others are shortened):")
+        for t in failing:
+            failed = sorted(r.index + 1 for r in t.reps.values() if r.outcome == "failed")
+            counted = sum(r.outcome in ("passed", "failed") for r in t.reps.values())
+            first = t.first_failure
+            assert first is not None
+            seed = run_seed(self.opt["passk_seed"], t.task_id, first.index)
+            lines.append(f"  {t.task_id}: {len(failed)} of {counted} runs failed (runs "
+                         f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
+                         f"passk_seed={seed}: {first.message}")
+        lines += [f"note: {n}" for n in self.verdict.notes]
+        if self.exit_note:
+            lines.append(self.exit_note)
+        if not gate.passed:
+            lines.append(f"passk: the gate BLOCKED: exit status {EXIT_GATE_BLOCKED} unless "
+                         "an unmarked test failed (then 1)")
+        return lines
+
+
+def _crash_message(report: pytest.TestReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return str(crash.message).splitlines()[0] if crash.message else ""
+    text = report.longreprtext.strip().splitlines()
+    return text[-1] if text else report.outcome
+
+

@@ -1,0 +1,629 @@
+"""Runs and per-task counts: the data every reader returns, and the one place that counts.
+
+:class:`Run` is one run as a reader found it, :class:`Results` the per-task
+counts, and :func:`tally_runs` turns located runs into counts with one rule for
+a repeated (task, trial) in every format. :class:`ResultsError` is a results
+file that cannot be read, naming the file and the record. This module imports
+no reader, so every reader (:mod:`passk.formats`) and :mod:`passk.io` build on
+it without importing each other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from passk.results.protocol import Protocol
+
+__all__ = [
+    "CACHED_RESULTS",
+    "DUPLICATES",
+    "INFRASTRUCTURE_ERRORS",
+    "Results",
+    "ResultsError",
+    "Run",
+    "Source",
+    "check_duplicates_option",
+    "combine_trials",
+    "declared_tasks",
+    "results_from_runs",
+    "tally_runs",
+    "with_notes",
+    "with_unrun_tasks",
+]
+
+#: What to do with a repeated (task, trial): refuse the file, keep the first, keep the last.
+DUPLICATES = ("error", "first", "last")
+
+#: Why runs were left out, as ``Results.excluded_reason`` names it.
+INFRASTRUCTURE_ERRORS = "infrastructure errors"
+CACHED_RESULTS = "cached results"
+_UNLABELLED = "infrastructure errors or cached results"  # a Run(excluded=True) without a label
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read; the message names the file and the record."""
+
+    def __init__(self, path: str | os.PathLike[str], where: int | str | None, message: str):
+        # a line number reads ``file.jsonl:17: ...``; a record ``file.json: record 17: ...``
+        if where is None:
+            location = os.fspath(path)
+        elif isinstance(where, int):
+            location = f"{os.fspath(path)}:{where}"
+        else:
+            location = f"{os.fspath(path)}: {where}"
+        super().__init__(f"{location}: {message}")
+        self.path, self.where, self.message = os.fspath(path), where, message
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run as read from a file.
+
+    ``excluded`` runs are not evidence about the agent (an infrastructure
+    error, a cached result, an errored sample); ``excluded_as`` names their
+    kind in the plural, as reasons print it (e.g. ``"infrastructure errors"``).
+    """
+
+    task_id: str
+    success: bool
+    trial: int | None = None
+    risk: str | None = None
+    excluded: bool = False
+    excluded_as: str = ""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One source of evidence, and what makes it that evidence and no other.
+
+    Two sources with the same content, the same producer's run id, or a
+    record of the same (task, seed, attempt) are the same evidence twice;
+    two sources whose ``evaluation`` differs in a field are different
+    evaluations (another model, other task arguments), not trials of one.
+    :func:`combine_trials` refuses both.
+
+    Attributes
+    ----------
+    path : str
+        The file or directory, as given.
+    sha256 : str
+        The SHA-256 of its bytes (of a directory: of its files' names and bytes).
+    producer : str
+        The format it was read as (``Results.source``).
+    run_ids : tuple of (str, str)
+        The producer's own ids, each with what it is: ``("Inspect eval_id", "...")``,
+        ``("passk run seed", "3")``.
+    evaluation : tuple of (str, str)
+        What defines "the same evaluation" where the file records it: the
+        model, its roles, the task and its arguments, the solver plan, the
+        generate config, the dataset and its sample ids, the protocol.
+    trials : frozenset of (str, str)
+        Each counted record's task and its seed and attempt, where the file
+        records them (``passk run`` logs).
+    """
+
+    path: str
+    sha256: str
+    producer: str
+    run_ids: tuple[tuple[str, str], ...] = ()
+    evaluation: tuple[tuple[str, str], ...] = ()
+    trials: frozenset[tuple[str, str]] = frozenset()
+
+
+@dataclass(frozen=True)
+class Results:
+    """Per-task counts read from a results file.
+
+    Attributes
+    ----------
+    task_ids : tuple of str
+        In order of first appearance.
+    successes, totals : numpy.ndarray of int
+        Counted runs per task that passed, and counted runs per task (the n).
+    excluded : numpy.ndarray of int
+        Runs per task left out of the counts.
+    risks : tuple of str
+        Each task's risk label (``"read-only"`` when the file gives none).
+    source : str
+        Which reader produced them (``"jsonl"``, ``"csv"``, ``"tau-bench"``,
+        ``"tau2"``, ``"inspect"``).
+    notes : tuple of str
+        What the reader wants a reader of the report to know.
+    protocol : Protocol or None
+        The measurement's protocol, when the file records one (``passk run`` logs do).
+    incomplete : tuple of str
+        One sentence each, with counts, for every way the run stopped short of
+        its own plan (a cancelled Inspect eval, a tau2 run with fewer
+        simulations than ``num_trials`` × tasks, a tau-bench run with uneven
+        trials, a ``passk run`` log short of its protocol). Empty when the file
+        looks complete. The same sentences are in ``notes``.
+    excluded_reason : str
+        Why the ``excluded`` runs were left out, in the plural, e.g.
+        ``"infrastructure errors"``, ``"errored samples"``, ``"cached results"``
+        or ``"infrastructure errors or cached results"``; empty when none were.
+    settled_early : dict of str to int
+        Tasks whose remaining runs a curtailed protocol did not make because no
+        outcome of them could change the gate's decision, with the runs made
+        (an Inspect log written with ``passk.inspect.Curtailment``).
+    suite : str
+        The evaluation's name where the file records one (an Inspect log's
+        task), so that several files read as one suite can be checked to match.
+    never_ran : tuple of str
+        Tasks the file's own plan lists that have no record at all (an Inspect
+        log's selected samples that never ran); ``passk plan`` counts them.
+    sources : tuple of Source
+        Where the evidence came from, one per file read (empty for runs built
+        in memory); see :class:`Source`.
+    """
+
+    task_ids: tuple[str, ...]
+    successes: np.ndarray
+    totals: np.ndarray
+    excluded: np.ndarray
+    risks: tuple[str, ...]
+    source: str = "jsonl"
+    notes: tuple[str, ...] = field(default=())
+    protocol: Protocol | None = None
+    incomplete: tuple[str, ...] = field(default=())
+    excluded_reason: str = ""
+    settled_early: Mapping[str, int] = field(default_factory=dict)
+    suite: str = ""
+    never_ran: tuple[str, ...] = ()
+    sources: tuple[Source, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.task_ids)
+
+
+# --------------------------------------------------------------------------
+# runs into counts: the one place, with one rule for duplicates
+# --------------------------------------------------------------------------
+
+
+def _at(where: int | str) -> str:
+    return f"on line {where}" if isinstance(where, int) else f"at {where}"
+
+
+def _named(where: int | str) -> str:
+    return f"line {where}" if isinstance(where, int) else str(where)
+
+
+def check_duplicates_option(duplicates: str) -> None:
+    if duplicates not in DUPLICATES:
+        raise ValueError(f"duplicates ({duplicates!r}) must be one of {', '.join(DUPLICATES)}")
+
+
+def dedupe(located: Iterable[tuple[int | str, Run]], path: Any, duplicates: str,
+            dropped: list[int | str]) -> Iterator[Run]:
+    """Apply the duplicates rule to counted runs; a run left out may repeat (a retry).
+
+    ``"error"`` and ``"first"`` stream; ``"last"`` holds the runs until the end
+    and puts each kept run where its (task, trial) first appeared, so the order
+    of tasks does not change. Dropped records' locations go to ``dropped``.
+    """
+    seen: dict[tuple[str, int], int | str] = {}
+    if duplicates != "last":
+        for where, run in located:
+            if run.trial is not None and not run.excluded:
+                key = (run.task_id, run.trial)
+                if key in seen:
+                    if duplicates == "error":
+                        raise ResultsError(
+                            path, where, f"duplicate run: task {run.task_id!r} trial {run.trial} "
+                            f"already appears {_at(seen[key])} (a resumed or merged run? "
+                            "duplicates='first' or 'last', --duplicates on the command line, "
+                            "keeps one record of each)")
+                    dropped.append(where)
+                    continue
+                seen[key] = where
+            yield run
+        return
+    kept: list[Run] = []
+    slot: dict[tuple[str, int], tuple[int, int | str]] = {}
+    for where, run in located:
+        if run.trial is not None and not run.excluded:
+            key = (run.task_id, run.trial)
+            if key in slot:
+                i, earlier = slot[key]
+                dropped.append(earlier)
+                kept[i] = run
+                slot[key] = (i, where)
+                continue
+            slot[key] = (len(kept), where)
+        kept.append(run)
+    yield from kept
+
+
+def _dropped_note(dropped: Sequence[int | str], duplicates: str) -> str:
+    shown = ", ".join(_named(w) for w in dropped[:10])
+    more = f", and {len(dropped) - 10} more" if len(dropped) > 10 else ""
+    return (f"{len(dropped)} duplicate record(s) of a (task, trial) dropped, keeping the "
+            f"{duplicates} of each (duplicates={duplicates!r}): {shown}{more}")
+
+
+def _reason(labels: Iterable[str]) -> str:
+    """One phrase for the kinds of runs left out, in order of first appearance."""
+    return " or ".join(dict.fromkeys(label or _UNLABELLED for label in labels))
+
+
+def tally_runs(runs: Iterable[tuple[int | str, Run]], *, path: str | os.PathLike[str] = "<runs>",
+               source: str = "jsonl", duplicates: str = "error", task_ids: Iterable[str] = (),
+               notes: Sequence[str] = (), protocol: Protocol | None = None) -> Results:
+    """Group located runs by task into counts, applying the duplicates rule.
+
+    Every reader ends here, so a repeated (task, trial) is treated alike in
+    every format.
+
+    Parameters
+    ----------
+    runs : iterable of (where, Run)
+        Each run with its location, a line number (int) or a label such as
+        ``"record 3"``, for messages.
+    path : str or PathLike
+        The file, for messages.
+    source : str
+        The format's name, kept in ``Results.source``.
+    duplicates : {'error', 'first', 'last'}
+        A counted run whose (task, trial) was already seen is an error naming
+        both records, or the first or the last of them is kept (and the others
+        are counted in a note). Runs left out (``excluded``) may repeat: a
+        retried infrastructure error is logged once per attempt.
+    task_ids : iterable of str
+        Tasks to list first, in this order, even if none of their runs was found
+        (their n is then 0, and a gate fails closed on them).
+    notes : sequence of str
+        The reader's own notes, kept before the duplicate note.
+    protocol : Protocol, optional
+        The measurement's protocol; a ``"fixed"`` plan's tasks and runs are
+        checked against the runs found (see ``Results.incomplete``).
+
+    Returns
+    -------
+    Results
+
+    Examples
+    --------
+    >>> r = tally_runs([(1, Run("a", True, 0)), (2, Run("a", False, 0)), (3, Run("a", True, 1))],
+    ...                duplicates="last")
+    >>> r.successes.tolist(), r.totals.tolist(), r.notes[0][:41]
+    ([1], [2], '1 duplicate record(s) of a (task, trial) ')
+    """
+    check_duplicates_option(duplicates)
+    order: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(task_ids))}
+    labels = ["read-only"] * len(order)
+    index: list[int] = []
+    success: list[bool] = []
+    excluded: list[bool] = []
+    trial_keys: set[tuple[int, Any]] = set()
+    untrialled = [0] * len(order)
+    reasons: list[str] = []
+    dropped: list[int | str] = []
+    for run in dedupe(runs, path, duplicates, dropped):
+        i = order.get(run.task_id)
+        if i is None:
+            i = order[run.task_id] = len(order)
+            labels.append(run.risk or "read-only")
+            untrialled.append(0)
+        elif run.risk and labels[i] == "read-only":
+            labels[i] = run.risk
+        index.append(i)
+        success.append(run.success)
+        excluded.append(run.excluded)
+        if run.excluded:
+            reasons.append(run.excluded_as)
+        if protocol is not None:
+            if run.trial is None:
+                untrialled[i] += 1
+            else:
+                trial_keys.add((i, run.trial))
+    if not order:
+        raise ResultsError(path, None, "no runs found")
+    all_notes = list(notes)
+    if dropped:
+        all_notes.append(_dropped_note(dropped, duplicates))
+    m = len(order)
+    results = tally_arrays(tuple(order), np.asarray(index, dtype=np.int64),
+                     np.asarray(success, dtype=bool), np.asarray(excluded, dtype=bool),
+                     tuple(labels), source, protocol, _reason(reasons))
+    gaps: tuple[str, ...] = ()
+    if protocol is not None:
+        distinct = np.asarray(untrialled, dtype=np.int64)
+        if trial_keys:
+            distinct += np.bincount(np.fromiter((i for i, _ in trial_keys), dtype=np.int64,
+                                                count=len(trial_keys)), minlength=m)
+        gaps = plan_gaps(protocol, results.task_ids, results.risks, distinct)
+    return with_notes(results, all_notes, gaps)
+
+
+def with_notes(results: Results, notes: Iterable[str] = (),
+               incomplete: Iterable[str] = ()) -> Results:
+    """``results`` with more notes, and incomplete-run sentences added to both fields."""
+    incomplete = tuple(incomplete)
+    return replace(results, notes=results.notes + tuple(notes) + incomplete,
+                   incomplete=results.incomplete + incomplete)
+
+
+def results_from_runs(runs: Iterable[Run], *, path: str | os.PathLike[str] = "<runs>",
+                      source: str = "jsonl", duplicates: str = "error") -> Results:
+    """Group runs by task into counts (vectorized over runs).
+
+    A repeated (task, trial) is an error naming the runs by their index
+    (``run 3``), unless ``duplicates`` is ``"first"`` or ``"last"``; see
+    :func:`tally_runs`.
+
+    Examples
+    --------
+    >>> r = results_from_runs([Run("a", True), Run("a", False), Run("b", True, excluded=True)])
+    >>> r.task_ids, r.successes.tolist(), r.totals.tolist(), r.excluded.tolist()
+    (('a', 'b'), [1, 0], [2, 0], [0, 1])
+    """
+    return tally_runs(((f"run {i}", run) for i, run in enumerate(runs)), path=path,
+                      source=source, duplicates=duplicates)
+
+
+def tally_arrays(task_ids: tuple[str, ...], index: np.ndarray, ok: np.ndarray, out: np.ndarray,
+           risks: tuple[str, ...], source: str, protocol: Protocol | None = None,
+           excluded_reason: str = "") -> Results:
+    """Per-task counts from per-run arrays: task index, success, and left out."""
+    m = len(task_ids)
+    return Results(
+        task_ids=task_ids,
+        successes=np.bincount(index, weights=ok & ~out, minlength=m).astype(np.int64),
+        totals=np.bincount(index, weights=~out, minlength=m).astype(np.int64),
+        excluded=np.bincount(index, weights=out, minlength=m).astype(np.int64),
+        risks=risks,
+        source=source,
+        protocol=protocol,
+        excluded_reason=excluded_reason if out.any() else "",
+    )
+
+
+def declared_tasks(protocol: Protocol | None) -> dict[str, str | None]:
+    """The tasks a protocol declares, each with its risk where the protocol records it.
+
+    ``passk run`` lists ``tasks``; the pytest plugin lists ``tests`` with their
+    runs, k and risk. Other protocols declare none.
+    """
+    if protocol is None:
+        return {}
+    s = protocol.settings
+    if isinstance(s.get("tasks"), list):
+        return {str(t): None for t in s["tasks"]}
+    if isinstance(s.get("tests"), Mapping):
+        return {str(t): (v.get("risk") if isinstance(v, Mapping) else None)
+                for t, v in s["tests"].items()}
+    return {}
+
+
+def with_unrun_tasks(results: Results, tasks: Mapping[str, str | None] | Sequence[str]
+                     ) -> Results:
+    """``results`` with each of ``tasks`` it lacks added with no runs.
+
+    A log is its whole protocol: a task the protocol declares but no record
+    names (settled before its first run, or never reached) is still a task of
+    the suite, and a gate fails closed on it (no runs, no evidence).
+
+    Examples
+    --------
+    >>> r = with_unrun_tasks(results_from_runs([Run("a", True)]), ["a", "b"])
+    >>> r.task_ids, r.totals.tolist()
+    (('a', 'b'), [1, 0])
+    """
+    risk_of = dict(tasks) if isinstance(tasks, Mapping) else dict.fromkeys(tasks)
+    have = set(results.task_ids)
+    never = [t for t in risk_of if t not in have]
+    if not never:
+        return results
+    zeros = np.zeros(len(never), dtype=np.int64)
+    return replace(results, task_ids=results.task_ids + tuple(never),
+                   successes=np.concatenate([results.successes, zeros]),
+                   totals=np.concatenate([results.totals, zeros]),
+                   excluded=np.concatenate([results.excluded, zeros]),
+                   risks=results.risks + tuple(risk_of[t] or "read-only" for t in never),
+                   never_ran=tuple(t for t in results.never_ran if t not in risk_of))
+
+
+def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
+               runs: np.ndarray) -> tuple[str, ...]:
+    """Where a fixed-repetition ``passk run`` log falls short of its protocol's plan.
+
+    The plan is the protocol's task list and ``runs_by_risk`` (``default_runs``
+    for other labels); a task flagged previously flaky may be planned more, so
+    this is a lower bound and never reports a complete log as short. ``runs``
+    counts each task's distinct trials, counted or left out.
+    """
+    s = protocol.settings
+    planned_tasks, by_risk, default = s.get("tasks"), s.get("runs_by_risk"), s.get("default_runs")
+    if (s.get("stopping") != "fixed" or not isinstance(planned_tasks, list)
+            or not isinstance(by_risk, Mapping) or not isinstance(default, int)):
+        return ()
+    have = dict(zip(task_ids, runs.tolist()))
+    risk_of = dict(zip(task_ids, risks))
+    missing = [str(t) for t in planned_tasks if str(t) not in have]
+    short = []
+    for t in map(str, planned_tasks):
+        if t in have:
+            n = by_risk.get(risk_of[t], default)
+            if isinstance(n, int) and have[t] < n:
+                short.append(f"{t}: {have[t]} of {n}")
+    parts = []
+    if missing:
+        shown = ", ".join(missing[:10]) + (f", and {len(missing) - 10} more"
+                                           if len(missing) > 10 else "")
+        verb = "has" if len(missing) == 1 else "have"
+        parts.append(f"{len(missing)} of its {len(planned_tasks)} tasks {verb} no runs ({shown})")
+    if short:
+        shown = "; ".join(short[:10]) + (f"; and {len(short) - 10} more" if len(short) > 10
+                                         else "")
+        tasks = "1 task has" if len(short) == 1 else f"{len(short)} tasks have"
+        parts.append(f"{tasks} fewer runs than planned ({shown})")
+    if not parts:
+        return ()
+    return ("the log is short of its protocol's fixed plan (an interrupted passk run? "
+            "--resume finishes it): " + "; ".join(parts),)
+
+
+
+
+def _listed(items: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
+def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
+                            pool_evaluations: bool = False) -> tuple[str, ...]:
+    """Refuse the same evidence twice, and different evaluations read as trials of one.
+
+    Each part's :class:`Source` is compared with every earlier part's: the same
+    content (SHA-256), the same producer's run id, or a record of the same
+    (task, seed, attempt) is the same evidence counted twice; a field of
+    ``evaluation`` that both record with different values (the model, the
+    task's arguments, ...) makes them different evaluations. Returns the notes
+    that say what was pooled when ``pool_evaluations`` allows that.
+
+    Raises
+    ------
+    ResultsError
+        Naming the later file, the earlier one, and what is repeated or differs.
+    """
+    pooled: dict[str, list[str]] = {}
+    seen: list[tuple[str, Source]] = []
+    for label, r in parts:
+        for src in r.sources:
+            for other_label, other in seen:
+                if src.sha256 == other.sha256:
+                    raise ResultsError(label, None, f"has the same content as {other_label} "
+                                       f"(SHA-256 {src.sha256[:12]}): a copy is not new runs")
+                shared = set(src.run_ids) & set(other.run_ids)
+                if shared:
+                    what, rid = min(shared)
+                    raise ResultsError(label, None, f"is the same run as {other_label} ({what} "
+                                       f"{_short(rid)}): one run's outcomes count once")
+                twice = src.trials & other.trials
+                if twice:
+                    task, key = min(twice)
+                    raise ResultsError(label, None, f"holds task {_short(task)} {key}, which "
+                                       f"{other_label} holds too: the same run counted twice "
+                                       f"({len(twice)} such records)")
+                mine, theirs = dict(src.evaluation), dict(other.evaluation)
+                for name in sorted(set(mine) & set(theirs)):
+                    if mine[name] == theirs[name]:
+                        continue
+                    if not pool_evaluations:
+                        raise ResultsError(label, None, f"is an evaluation with {name} "
+                                           f"{_short(mine[name])} but {other_label} with "
+                                           f"{_short(theirs[name])}: not trials of one evaluation "
+                                           "(--pool-evaluations pools them on purpose)")
+                    pooled.setdefault(name, [])
+                    for value in (theirs[name], mine[name]):
+                        if value not in pooled[name]:
+                            pooled[name].append(value)
+            seen.append((label, src))
+    return tuple(f"evaluations pooled on purpose (--pool-evaluations): {name} "
+                 + ", ".join(_short(v) for v in values) for name, values in pooled.items())
+
+
+def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathLike[str],
+                   what: str = "files", pool_evaluations: bool = False) -> Results:
+    """Several results of one suite read as its trials: each task's counts added up.
+
+    People re-run an evaluation (an Inspect task with ``epochs=1``, a
+    terminal-bench run) and keep one file a run; together they are the
+    suite's repeats. The parts must hold the same tasks, come from the same
+    format and evaluation (``Results.suite``, and each :class:`Source`'s
+    ``evaluation``), and record the same protocol (or none); otherwise the
+    error names the part and what differs. The same evidence twice (a copy,
+    the same run, a repeated (task, seed, attempt)) is refused: see
+    :func:`check_distinct_evidence`.
+
+    Parameters
+    ----------
+    parts : sequence of (label, Results)
+        Each part with the name it is reported by (its file).
+    path : str or PathLike
+        What the parts make up together, for messages.
+    what : str
+        What the parts are, in the plural, for the note.
+    pool_evaluations : bool, default False
+        Read parts of different evaluations (another model, other task
+        arguments) as trials of one suite anyway; the notes say what was pooled.
+
+    Examples
+    --------
+    >>> a = results_from_runs([Run("x", True), Run("y", False)])
+    >>> b = results_from_runs([Run("x", True), Run("y", True)])
+    >>> both = combine_trials([("a.jsonl", a), ("b.jsonl", b)], path="a.jsonl + b.jsonl")
+    >>> both.successes.tolist(), both.totals.tolist()
+    ([2, 1], [2, 2])
+    """
+    if not parts:
+        raise ResultsError(path, None, f"no {what} to read")
+    if len(parts) == 1:
+        return parts[0][1]
+    pooled = check_distinct_evidence(parts, pool_evaluations=pool_evaluations)
+    first_label, first = parts[0]
+    tasks = first.task_ids
+    known = set(tasks)
+    for label, r in parts[1:]:
+        if r.source != first.source:
+            raise ResultsError(label, None, f"is {r.source} results but {first_label} is "
+                               f"{first.source}: the {what} of one suite come from one format")
+        if r.suite != first.suite:
+            raise ResultsError(label, None, f"is an evaluation of {r.suite or 'an unnamed task'!r} "
+                               f"but {first_label} of {first.suite or 'an unnamed task'!r}: "
+                               "not trials of one suite")
+        mine = set(r.task_ids)
+        if mine != known:
+            missing = [t for t in tasks if t not in mine]
+            extra = [t for t in r.task_ids if t not in known]
+            said = []
+            if missing:
+                said.append(f"lacks {len(missing)} of {first_label}'s tasks ({_listed(missing)})")
+            if extra:
+                said.append(f"has {len(extra)} tasks {first_label} has not ({_listed(extra)})")
+            raise ResultsError(label, None, f"{' and '.join(said)}: the {what} of one suite "
+                               "must hold the same tasks")
+        fp = None if r.protocol is None else r.protocol.fingerprint
+        first_fp = None if first.protocol is None else first.protocol.fingerprint
+        if fp != first_fp:
+            raise ResultsError(label, None, f"records protocol {fp or 'none'} but {first_label} "
+                               f"records {first_fp or 'none'}: trials of one suite are measured "
+                               "under one protocol")
+    m = len(tasks)
+    successes = np.zeros(m, dtype=np.int64)
+    totals = np.zeros(m, dtype=np.int64)
+    excluded = np.zeros(m, dtype=np.int64)
+    settled: dict[str, int] = {}
+    notes = [f"{len(parts)} {what} read as trials of one suite: "
+             + _listed([f"{label} ({int(r.totals.sum())} runs)" for label, r in parts], 10)]
+    incomplete: list[str] = []
+    reasons: list[str] = []
+    for label, r in parts:
+        order = {t: i for i, t in enumerate(r.task_ids)}
+        at = np.fromiter((order[t] for t in tasks), dtype=np.int64, count=m)
+        successes += r.successes[at]
+        totals += r.totals[at]
+        excluded += r.excluded[at]
+        for t, n in r.settled_early.items():
+            settled[t] = settled.get(t, 0) + n
+        notes += [f"{label}: {note}" for note in r.notes if note not in r.incomplete]
+        incomplete += [f"{label}: {why}" for why in r.incomplete]
+        if r.excluded_reason:
+            reasons += r.excluded_reason.split(" or ")
+    combined = Results(task_ids=tasks, successes=successes, totals=totals, excluded=excluded,
+                       risks=first.risks, source=first.source, protocol=first.protocol,
+                       excluded_reason=" or ".join(dict.fromkeys(reasons)),
+                       settled_early=settled, suite=first.suite,
+                       never_ran=tuple(dict.fromkeys(t for _, r in parts for t in r.never_ran
+                                                     if t not in known)),
+                       sources=tuple(src for _, r in parts for src in r.sources))
+    return with_notes(combined, [*notes, *pooled], incomplete)

@@ -1,0 +1,282 @@
+"""The generic formats: JSON Lines (one run a line, as ``passk run`` logs) and CSV.
+
+Fields: ``task_id`` (str, required), ``success`` (bool, required), ``trial``
+(int, optional; a repeated ``(task_id, trial)`` is an error unless
+``duplicates`` says which to keep), ``risk`` (str, optional), and, as written
+by ``passk run``, ``infrastructure_error`` and ``cached`` (bool, optional;
+such runs are not counted as evidence about the agent). A JSON Lines file may
+start with a protocol header, ``{"protocol": {...}, "seed": ...}``; the other
+fields of :class:`passk.runlog.RunRecord` (``seed``, ``attempt``, ...) are
+kept in the file and ignored by the counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import gc
+import json
+import os
+from collections.abc import Iterator, Mapping
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from passk.results.counts import (
+    CACHED_RESULTS,
+    INFRASTRUCTURE_ERRORS,
+    Results,
+    ResultsError,
+    Run,
+    check_duplicates_option,
+    declared_tasks,
+    dedupe,
+    plan_gaps,
+    tally_arrays,
+    tally_runs,
+    with_notes,
+    with_unrun_tasks,
+)
+from passk.results.protocol import Protocol
+from passk.results.runlog import is_header, protocol_of, read_run_log
+
+__all__ = ["read_csv", "read_csv_runs", "read_jsonl", "read_jsonl_runs"]
+
+#: What a file's first record is when it is a task list for ``passk run``, not results.
+_TASK_LIST_HINT = ("; this looks like a task list for `passk run ADAPTER TASKS --log LOG` "
+                   "(it has 'instruction' and no 'success'), not results: run it, then "
+                   "report the log")
+
+#: Trial labels beyond this are counted on the line-by-line path (numpy's int64 ends at 2**63).
+_FAST_TRIAL_LIMIT = 2**40
+
+
+def _field(record: Mapping[str, Any], name: str, kinds: tuple[type, ...], path: Any, line: int,
+           *, required: bool = False, what: str = "") -> Any:
+    if name not in record or record[name] is None:
+        if required:
+            hint = _TASK_LIST_HINT if name == "success" and "instruction" in record else ""
+            raise ResultsError(path, line, f"missing field {name!r}{hint}")
+        return None
+    value = record[name]
+    # bool is an int in Python; only accept it where a bool is asked for
+    if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+        raise ResultsError(path, line, f"field {name!r} must be {what}, got {value!r:.60}")
+    return value
+
+
+def _left_out_as(infra: bool, cached: bool) -> str:
+    return INFRASTRUCTURE_ERRORS if infra else CACHED_RESULTS if cached else ""
+
+
+def _run_from_record(record: Any, path: Any, line: int) -> Run:
+    if not isinstance(record, dict):
+        raise ResultsError(path, line, f"expected a JSON object, got {type(record).__name__}")
+    task_id = _field(record, "task_id", (str, int), path, line, required=True,
+                     what="a string")
+    success = _field(record, "success", (bool,), path, line, required=True,
+                     what="a boolean (true or false)")
+    trial = _field(record, "trial", (int,), path, line, what="a whole number")
+    risk = _field(record, "risk", (str,), path, line, what="a string")
+    infra = bool(_field(record, "infrastructure_error", (bool,), path, line, what="a boolean"))
+    cached = bool(_field(record, "cached", (bool,), path, line, what="a boolean"))
+    return Run(str(task_id), success, trial, risk, infra or cached, _left_out_as(infra, cached))
+
+
+def _jsonl_located(path: str | os.PathLike[str]) -> tuple[Protocol | None, list[tuple[int, Run]]]:
+    log = read_run_log(path)
+    return (protocol_of(log.header, path),
+            [(line, _run_from_record(record, path, line)) for line, record in log.records])
+
+
+def read_jsonl_runs(path: str | os.PathLike[str], *, duplicates: str = "error") -> Iterator[Run]:
+    """Yield the runs of a JSON Lines file, one object a line (blank lines skipped).
+
+    A protocol header is skipped (see :func:`read_run_log`); a repeated
+    (task, trial) follows ``duplicates`` (see :func:`tally_runs`).
+    """
+    check_duplicates_option(duplicates)
+    return dedupe(_jsonl_located(path)[1], path, duplicates, [])
+
+
+_TRUE = {"true": True, "1": True, "false": False, "0": False}
+
+
+def _csv_located(path: str | os.PathLike[str]) -> Iterator[tuple[int, Run]]:
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        missing = {"task_id", "success"} - set(reader.fieldnames or ())
+        if missing:
+            raise ResultsError(path, 1, f"missing column(s) {sorted(missing)} in the header")
+        width = len(reader.fieldnames or ())
+        for row in reader:
+            line = reader.line_num
+            if None in row:  # DictReader's restkey: cells beyond the header's
+                raise ResultsError(path, line, f"{width + len(row[None])} cells where the "
+                                   f"header has {width} (an extra cell, or an unquoted comma?)")
+            short = [name for name, value in row.items() if value is None]
+            if short:
+                raise ResultsError(path, line, f"{width - len(short)} cells where the header has "
+                                   f"{width}: no cell for {', '.join(map(repr, short))}")
+            if not row.get("task_id"):
+                raise ResultsError(path, line, "missing field 'task_id'")
+            raw = (row.get("success") or "").strip().lower()
+            if raw not in _TRUE:
+                raise ResultsError(path, line, f"field 'success' must be true/false or "
+                                   f"1/0, got {row.get('success')!r}")
+            trial = (row.get("trial") or "").strip()
+            if trial and not trial.lstrip("-").isdigit():
+                raise ResultsError(path, line, f"field 'trial' must be a whole number, "
+                                   f"got {trial!r}")
+            infra, cached = [(row.get(name) or "").strip().lower() in ("true", "1")
+                             for name in ("infrastructure_error", "cached")]
+            yield line, Run(row["task_id"], _TRUE[raw], int(trial) if trial else None,
+                            (row.get("risk") or None), infra or cached,
+                            _left_out_as(infra, cached))
+
+
+def read_csv_runs(path: str | os.PathLike[str], *, duplicates: str = "error") -> Iterator[Run]:
+    """Yield the runs of a CSV file with a header row (``success`` as true/false or 1/0)."""
+    check_duplicates_option(duplicates)
+    return dedupe(_csv_located(path), path, duplicates, [])
+
+
+_NONE = type(None)
+
+
+def _fast_jsonl(path: Path) -> Results | None:
+    """Counts from a JSON Lines file in bulk: one ``json.loads`` and column checks.
+
+    Returns None when anything is off (bad JSON, a wrong type, a duplicate);
+    the caller then re-reads line by line, which names the exact line. Valid
+    files never take that slow path, so a million runs parse in about a second.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except UnicodeDecodeError:
+        return None  # the line-by-line path names the line
+    if not all(lines):
+        lines = [line for line in lines if line.strip()]
+    if not lines:
+        return None
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a million new dicts would trigger many useless collections
+    try:
+        records = json.loads("[" + ",".join(lines) + "]")
+    except json.JSONDecodeError:
+        return None
+    finally:
+        if gc_was_on:
+            gc.enable()
+    if len(records) != len(lines) or set(map(type, records)) != {dict}:
+        return None
+    protocol = None
+    if is_header(records[0]):
+        protocol = protocol_of(records[0], path)
+        records = records[1:]
+    if not records or any(map(is_header, records)):
+        return None
+
+    def column(name: str) -> list[Any]:  # a C-level map: ~10x a comprehension
+        return list(map(dict.get, records, repeat(name, len(records))))
+
+    task_ids, success, trials = column("task_id"), column("success"), column("trial")
+    risks, infra, cached = column("risk"), column("infrastructure_error"), column("cached")
+    id_types = set(map(type, task_ids))
+    if (not id_types <= {str, int} or set(map(type, success)) != {bool}
+            or not set(map(type, trials)) <= {int, _NONE}
+            or not set(map(type, risks)) <= {str, _NONE}
+            or not set(map(type, infra)) <= {bool, _NONE}
+            or not set(map(type, cached)) <= {bool, _NONE}):
+        return None
+    if int in id_types:
+        task_ids = list(map(str, task_ids))
+    task_of = {t: i for i, t in enumerate(dict.fromkeys(task_ids))}
+    index = np.fromiter(map(task_of.__getitem__, task_ids), dtype=np.int64, count=len(task_ids))
+    m = len(task_of)
+    out = np.zeros(len(records), dtype=bool)  # left out: infrastructure errors, cached runs
+    kinds = []
+    for flags, kind in ((infra, INFRASTRUCTURE_ERRORS), (cached, CACHED_RESULTS)):
+        if True in flags:
+            out |= np.fromiter((x is True for x in flags), dtype=bool, count=len(flags))
+            kinds.append(kind)
+    has = np.zeros(len(records), dtype=bool)
+    key = np.zeros(0, dtype=np.int64)  # each distinct (task, trial) as one number
+    span = 1
+    if any(t is not None for t in trials):
+        if any(t is not None and not -_FAST_TRIAL_LIMIT < t < _FAST_TRIAL_LIMIT
+               for t in trials):
+            return None  # huge labels: Python's ints on the line-by-line path
+        has = np.fromiter((t is not None for t in trials), dtype=bool, count=len(trials))
+        trial = np.fromiter((0 if t is None else t for t in trials), dtype=np.int64,
+                            count=len(trials))[has]
+        lo = int(trial.min())
+        span = int(trial.max()) - lo + 1
+        key = index[has] * span + (trial - lo)
+        counted = np.sort(key[~out[has]])
+        if np.any(counted[1:] == counted[:-1]):
+            return None  # a duplicate (task, trial): the slow path names both lines
+        if not out.any():
+            key = counted  # every row counted: already sorted and free of repeats
+        else:
+            key = np.unique(key)  # a retried run left out may repeat its (task, trial)
+    labels = ["read-only"] * m
+    if any(risks):
+        for i, risk in zip(index.tolist(), risks):
+            if risk and labels[i] == "read-only":
+                labels[i] = risk
+    results = tally_arrays(tuple(task_of), index, np.asarray(success, dtype=bool), out, tuple(labels),
+                     "jsonl", protocol, " or ".join(kinds))
+    if protocol is None:
+        return results
+    distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
+    if key.size:
+        distinct = distinct + np.bincount(key // span, minlength=m)
+    return with_notes(results, incomplete=plan_gaps(protocol, results.task_ids, results.risks,
+                                                     distinct))
+
+
+
+def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
+               duplicates: str = "error") -> Results:
+    """Read a JSON Lines results file (a ``passk run`` log, or :func:`passk.io.write_runs`'s).
+
+    Valid files are counted in bulk; anything off is re-read line by line, so
+    that the error names the line. Every task the log's protocol declares is a
+    task of the results, with no runs when no record names it (a curtailed run
+    settles a task that can never clear the gate before its first run), so a
+    gate on the log decides as the run did.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "runs.jsonl"
+    >>> _ = p.write_text('{"task_id": "a", "trial": 0, "success": true}\\n'
+    ...                  '{"task_id": "a", "trial": 1, "success": false}\\n')
+    >>> read_jsonl(p).successes.tolist(), read_jsonl(p).totals.tolist()
+    ([1], [2])
+    """
+    p = Path(path)
+    check_duplicates_option(duplicates)
+    results = _fast_jsonl(p)
+    if results is None:
+        protocol, located = _jsonl_located(p)
+        if not located:
+            raise ResultsError(path, None, "no runs found" + (
+                " (only a protocol header)" if protocol is not None else " (only blank lines)"))
+        results = tally_runs(located, path=path, source="jsonl", duplicates=duplicates,
+                             protocol=protocol)
+    # a log is its whole protocol: a declared task with no record is a task with no runs
+    return with_unrun_tasks(results, declared_tasks(results.protocol))
+
+
+def read_csv(path: str | os.PathLike[str], data: Any = None, *,
+             duplicates: str = "error") -> Results:
+    """Read a CSV results file with a header row; a row of the wrong width names its line."""
+    check_duplicates_option(duplicates)
+    try:
+        return tally_runs(_csv_located(path), path=path, source="csv", duplicates=duplicates)
+    except csv.Error as exc:
+        raise ResultsError(path, None, f"not readable as CSV ({exc})") from None

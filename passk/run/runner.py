@@ -1,0 +1,736 @@
+"""Run a whole suite at scale: concurrent or async repeats, a crash-safe log, resume,
+infrastructure errors kept apart, and curtailed repetition.
+
+:func:`run_suite` is :func:`passk.stability.evaluate_suite` for real agents. It
+runs sync adapters on any :class:`concurrent.futures.Executor` (threads,
+processes, a Dask cluster through ``client.get_executor(pure=False)``) and
+async adapters (``async def run``) on an event loop, with the same per-run
+seeds either way, so the outcomes do not depend on how the runs were spread.
+
+Every finished run is appended to the log at once, as one JSON line in the
+format ``passk report`` reads, and flushed to disk. ``resume=True`` reads the
+log, ignores a torn last line, and runs only the missing (task, run) pairs
+with their original seeds: an interrupted-then-resumed suite ends with exactly
+the outcomes of an uninterrupted one.
+
+Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
+``policy="curtailed"``) stops a task as soon as no outcome of its remaining
+runs could change what the gate decides about it; the settle rule is
+:mod:`passk.curtailment`'s (:func:`~passk.curtailment.task_settled`), the one
+the pytest plugin and Inspect AI's early stopping use too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from passk.adapter import HarnessAdapter, RunResult, Task
+from passk.gate.curtailment import (
+    SUITE_OUTLOOKS,
+    GateSettings,
+    SettleTracker,
+    TaskOutlook,
+    _outlook,
+    _runs_surely_needed,
+    suite_outlook,
+    task_outlook,
+    task_settled,
+    why_blocked,
+)
+from passk.repeats import attempt_seed, run_once, run_once_async
+from passk.results.protocol import Protocol, require_same_protocol
+from passk.results.read import ResultsError, read_log_header, read_run_log
+from passk.results.runlog import RunRecord
+from passk.stability import (
+    GateResult,
+    RepeatPolicy,
+    SuiteReport,
+    TaskReport,
+    reliability_gate,
+    suite_protocol,
+    suite_report,
+)
+
+__all__ = ["SUITE_OUTLOOKS", "GateSettings", "LogRecord", "SuiteRun", "TaskOutlook", "load_adapter", "load_tasks",
+           "read_log", "read_log_header", "run_suite", "suite_outlook", "suite_protocol",
+           "task_outlook", "task_settled"]
+
+
+# --------------------------------------------------------------------------
+# the log
+# --------------------------------------------------------------------------
+
+
+#: One line of the run log: the one record every writer writes (passk.runlog).
+LogRecord = RunRecord
+
+
+def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogRecord]:
+    """Read a run log, tolerating a torn last line (a run killed mid-write).
+
+    With ``repair=True`` the torn tail is cut off the file, so that appending
+    starts on a fresh line. A bad line anywhere else is an error naming it.
+    The parsing is :func:`passk.io.read_run_log`'s, the one reader of run logs.
+    """
+    if not Path(path).exists():
+        return []
+    try:
+        parsed = read_run_log(path, torn_tail=True, repair=repair)
+    except ResultsError as exc:
+        raise ValueError(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
+    records: list[LogRecord] = []
+    for number, fields in parsed.records:
+        try:
+            records.append(LogRecord(**fields))
+        except TypeError as exc:
+            raise ValueError(f"{path}:{number}: not a run-log record ({exc})") from None
+    return records
+
+
+class _Log:
+    def __init__(self, path: str | os.PathLike[str] | None, header: dict[str, Any] | None = None):
+        # open for the whole run (closed by close()): a context manager cannot span it
+        self._file: TextIO | None = (open(path, "a", encoding="utf-8")  # noqa: SIM115
+                                     if path else None)
+        if self._file is not None and header is not None and self._file.tell() == 0:
+            self._file.write(json.dumps(header, separators=(",", ":")) + "\n")
+            self._file.flush()
+
+    def write(self, record: LogRecord) -> None:
+        if self._file is not None:
+            self._file.write(record.to_json() + "\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+# --------------------------------------------------------------------------
+# one run, sync or async, with infrastructure-error retries
+# --------------------------------------------------------------------------
+
+
+def _run_sync(adapter: HarnessAdapter, task: Task, run_index: int, seed: int,
+              timeout: float | None = None, delay: float = 0.0) -> RunResult:
+    """:func:`passk.repeats.run_once` after a retry's backoff, slept by the worker so
+    that the others keep going."""
+    if delay:
+        time.sleep(delay)
+    started = time.perf_counter()
+    return _clocked(run_once(adapter, task, run_index, seed, timeout=timeout), started)
+
+
+async def _run_async(adapter: Any, task: Task, run_index: int, seed: int,
+                     timeout: float | None) -> RunResult:
+    """:func:`passk.repeats.run_once_async`, clocked like :func:`_run_sync`."""
+    started = time.perf_counter()
+    return _clocked(await run_once_async(adapter, task, run_index, seed, timeout=timeout),
+                    started)
+
+
+def _clocked(result: RunResult, started: float) -> RunResult:
+    """The log's ``seconds``: the adapter's own figure, else the wall clock."""
+    if result.seconds:
+        return result
+    return dataclasses.replace(result, seconds=time.perf_counter() - started)
+
+
+# --------------------------------------------------------------------------
+# the schedule: which (task, run, attempt) to start next
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _TaskState:
+    task: Task
+    n: int
+    successes: int = 0
+    failures: int = 0
+    next_index: int = 0
+    in_flight: int = 0
+    cached: int = 0
+    infrastructure_errors: int = 0
+    retries: int = 0
+    gave_up: int = 0
+    done: set[int] = field(default_factory=set)
+    started: set[int] = field(default_factory=set)  # done, in flight, or awaiting a retry
+
+    @property
+    def remaining(self) -> int:
+        """Planned runs without a final outcome yet (in flight, awaiting a retry, not started)."""
+        return self.n - len(self.done)
+
+
+class _Schedule:
+    def __init__(self, tasks: Sequence[Task], policy: RepeatPolicy, *, gate: GateSettings,
+                 max_retries: int, curtailed: bool):
+        self.states = {t.task_id: _TaskState(t, policy.runs_for(t)) for t in tasks}
+        if len(self.states) != len(tasks):
+            raise ValueError("task ids must be unique within a suite")
+        self.gate, self.max_retries, self.curtailed = gate, max_retries, curtailed
+        self.retries: deque[tuple[_TaskState, int, int]] = deque()
+        self._order = list(self.states.values())
+        self._cursor = 0
+        self.active = 0  # runs in flight across the suite
+        # curtailment: the settle rule kept up to date as runs end
+        self.tracker = SettleTracker(gate, len(self.states))
+        if curtailed:
+            for s in self._order:
+                self._account(s)
+
+    @property
+    def suite(self) -> str:
+        return self.tracker.suite
+
+    def outlook(self, s: _TaskState) -> TaskOutlook:
+        g = self.gate
+        return _outlook(s.successes, s.failures, s.remaining, g.k, g.max_flakiness, g.min_runs,
+                        g.on, g.confidence)
+
+    def _account(self, s: _TaskState) -> None:
+        """The task's new state into the settle rule's tracker."""
+        self.tracker.update(s.task.task_id, s.successes, s.failures, s.remaining)
+
+    def settled(self, s: _TaskState) -> bool:
+        if s.remaining <= 0:
+            return True
+        if not self.curtailed:
+            return False
+        return self.tracker.settled(s.task.task_id, s.remaining)
+
+    def settled_early(self) -> dict[str, int]:
+        """Tasks stopped before all their planned runs ended, with their planned runs."""
+        return {s.task.task_id: s.n for s in self._order if s.remaining > 0}
+
+    def next_item(self) -> tuple[_TaskState, int, int] | None:
+        """The next (task, run index, attempt) to start, retries first; None when nothing can."""
+        while self.retries:
+            s, run_index, attempt = self.retries.popleft()
+            if self.curtailed and self.settled(s):
+                s.retries -= 1  # its verdict no longer needs this run
+                continue
+            s.in_flight += 1
+            self.active += 1
+            return s, run_index, attempt
+        i = self._cursor
+        while i < len(self._order):
+            s = self._order[i]
+            while s.next_index < s.n and s.next_index in s.started:
+                s.next_index += 1
+            if s.next_index >= s.n or self.settled(s):
+                if i == self._cursor:  # nothing new will ever start here: skip it for good
+                    self._cursor += 1
+                i += 1
+                continue
+            if self.curtailed and s.in_flight and s.in_flight >= self.runs_surely_needed(s):
+                i += 1
+                continue
+            run_index = s.next_index
+            s.started.add(run_index)
+            s.in_flight += 1
+            self.active += 1
+            return s, run_index, 0
+        return None
+
+    def runs_surely_needed(self, s: _TaskState) -> int:
+        """How many more runs end before any outcome could settle the task.
+
+        Curtailment may run that many at once without wasting one (unless
+        another task settles the suite meanwhile).
+        """
+        g = self.gate
+        return _runs_surely_needed(s.successes, s.failures, s.remaining, g.k, g.max_flakiness,
+                                   g.min_runs, self.suite, g.on, g.confidence)
+
+    def record(self, s: _TaskState, result: RunResult, attempt: int, *, replay: bool = False
+               ) -> bool:
+        """Account for a finished attempt; return True when it was the run's last attempt."""
+        if not replay:
+            s.in_flight -= 1
+            self.active -= 1
+        if result.infrastructure_error:
+            s.infrastructure_errors += 1
+            if attempt < self.max_retries:
+                if not replay:
+                    s.retries += 1
+                    self.retries.append((s, result.run_index, attempt + 1))
+                return False
+            s.gave_up += 1
+        elif result.cached:
+            s.cached += 1
+        elif result.success:
+            s.successes += 1
+        else:
+            s.failures += 1
+        s.done.add(result.run_index)
+        if self.curtailed:
+            self._account(s)
+        return True
+
+
+# --------------------------------------------------------------------------
+# the result
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """What :func:`run_suite` did and what it found.
+
+    Attributes
+    ----------
+    report : SuiteReport
+        Scored on the counted runs (fresh, not infrastructure errors).
+    results : tuple of RunResult
+        Every final attempt of every run, this session's and the log's.
+    runs_spent : int
+        Counted runs the decisions rest on.
+    runs_fixed : int
+        What fixed-n repetition would have spent.
+    retries, cached, infrastructure_errors : dict[str, int]
+        Per task.
+    effective_n : dict[str, int]
+        Counted runs per task (the ``runs`` of its row in the report).
+    protocol : Protocol or None
+        The settings the suite was run under, ``stopping`` as applied.
+    settled_early : dict[str, int]
+        Tasks curtailment stopped before all their planned runs had ended,
+        with the runs they were planned; their rows show the runs made, and
+        the gate's verdict on them is the one every completion gives.
+    """
+
+    report: SuiteReport
+    results: tuple[RunResult, ...]
+    runs_spent: int
+    runs_fixed: int
+    retries: Mapping[str, int]
+    cached: Mapping[str, int]
+    infrastructure_errors: Mapping[str, int]
+    effective_n: Mapping[str, int]
+    protocol: Protocol | None = None
+    settled_early: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def runs_saved(self) -> int:
+        """Runs curtailment did not start (cached and given-up runs were started)."""
+        left_out = sum(self.cached.values()) + sum(self.infrastructure_errors.values())
+        return self.runs_fixed - self.runs_spent - left_out
+
+
+def _as_policy(policy: RepeatPolicy | Mapping[str, int] | str | None) -> RepeatPolicy:
+    if policy is None:
+        return RepeatPolicy()
+    if isinstance(policy, RepeatPolicy):
+        return policy
+    if isinstance(policy, str):
+        return RepeatPolicy(stopping=policy)
+    return RepeatPolicy(runs_by_risk=dict(policy))
+
+
+def run_suite(
+    adapter: HarnessAdapter,
+    tasks: Sequence[Task],
+    policy: RepeatPolicy | Mapping[str, int] | str | None = None,
+    *,
+    k: int = 5,
+    seed: int = 0,
+    executor: Executor | None = None,
+    max_concurrency: int | None = None,
+    log: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    timeout: float | None = None,
+    max_retries: int = 3,
+    backoff: float = 0.5,
+    min_overall_pass_hat_k: float = 0.7,
+    max_flakiness: float = 0.2,
+    min_runs: int = 0,
+    gate_on: str = "estimate",
+    confidence: float = 0.95,
+) -> SuiteRun:
+    """Run every task of a suite as its repeat policy says, logging each run as it ends.
+
+    Parameters
+    ----------
+    adapter : HarnessAdapter
+        Sync (``def run``) or async (``async def run``).
+    tasks : sequence of Task
+    policy : RepeatPolicy, Mapping[str, int], {'fixed', 'curtailed'} or None
+        Runs per risk label, and whether to stop a task once its verdict is settled.
+    k : int, default 5
+    seed : int, default 0
+        Suite seed; run i of task t gets ``run_seed(seed, t, i)`` whatever the executor.
+    executor : concurrent.futures.Executor, optional
+        For sync adapters. ``None`` makes a thread pool of ``max_concurrency``
+        threads, or runs in this thread when that is also ``None``.
+    max_concurrency : int, optional
+        Runs in flight at once (async adapters: default 64).
+    log : path, optional
+        The JSON Lines run log (appended, flushed and fsync'ed per run).
+    resume : bool, default False
+        Read ``log`` first and run only what it lacks.
+    progress : bool, default True
+        One tqdm bar for the suite; quiet when not attached to a terminal.
+    timeout : float, optional
+        Per-run limit in seconds (async adapters: the run is cancelled; sync
+        adapters: the run is recorded as a failure when it comes back late).
+    max_retries : int, default 3
+        Retries of a run that ended in an infrastructure error.
+    backoff : float, default 0.5
+        Seconds before the first retry, doubling each time.
+    min_overall_pass_hat_k, max_flakiness : float
+        The gate's bar and cap.
+    min_runs : int, default 0
+        The gate fails a task with fewer counted runs (recorded in the
+        protocol when not 0).
+    gate_on : {'estimate', 'lower-bound'}, default 'estimate'
+        What the gate's mean is of: each task's pass^k estimate, or its exact
+        one-sided lower bound at ``confidence``. Curtailment serves this gate,
+        and the protocol records it.
+    confidence : float, default 0.95
+        The lower bounds' confidence.
+
+    Returns
+    -------
+    SuiteRun
+
+    Notes
+    -----
+    Curtailed repetition decides exactly as fixed n. Run i of a task has one
+    outcome whoever runs it (its seed is fixed), so the runs a curtailed
+    suite makes are some of the fixed-n runs. A task stops only when
+    :func:`task_settled` holds: every completion of its remaining runs (each
+    a pass, a failure, or left out as an infrastructure error) leaves its
+    flaky verdict unchanged, and either its term in the gate's mean is fixed
+    or the verdict on the whole suite is the same under every completion of
+    every task (:func:`suite_outlook`). The gate then gives fixed-n's
+    verdict and flaky tasks on the runs made.
+
+    Examples
+    --------
+    >>> from passk import OnCallSimulator, demo_tasks
+    >>> fixed = run_suite(OnCallSimulator(), demo_tasks(), seed=3, progress=False)
+    >>> cut = run_suite(OnCallSimulator(), demo_tasks(), "curtailed", seed=3, progress=False)
+    >>> fixed.report.gate.passed == cut.report.gate.passed, cut.runs_spent < fixed.runs_spent
+    (True, True)
+    """
+    policy = _as_policy(policy)
+    if policy.stopping not in ("fixed", "curtailed"):
+        raise ValueError(f"stopping ({policy.stopping!r}) must be 'fixed' or 'curtailed'")
+    if resume and log is None:
+        raise ValueError("resume=True needs the log to resume from")
+    if max_concurrency is not None and max_concurrency < 1:
+        raise ValueError(f"max_concurrency ({max_concurrency}) must be at least 1")
+    if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 0:
+        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
+    gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs)
+    schedule = _Schedule(tasks, policy, gate=gate, max_retries=max_retries,
+                         curtailed=policy.stopping == "curtailed")
+    protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=max_retries,
+                              timeout=timeout, min_overall_pass_hat_k=min_overall_pass_hat_k,
+                              max_flakiness=max_flakiness, gate_on=gate_on,
+                              confidence=confidence)
+    if min_runs:
+        protocol = Protocol({**protocol.settings, "min_runs": min_runs})
+    header = {"protocol": protocol.to_dict(), "seed": seed}
+    if resume and log is not None and (found := read_log_header(log)) is not None:
+        require_same_protocol(Protocol.from_dict(found["protocol"]), protocol)
+        if found.get("seed") != seed:
+            raise ValueError(f"the log was written with seed {found.get('seed')}, not {seed}: "
+                             "resuming would mix two sets of runs")
+    elif log is not None and not resume and Path(log).exists() and Path(log).stat().st_size:
+        raise ValueError(f"{log} already holds runs: pass resume=True (--resume) to continue "
+                         "it, or choose a new log")
+    finished: dict[tuple[str, int], RunResult] = {}
+    if resume and log is not None:
+        retry_of: dict[tuple[str, int], int] = {}  # runs whose last logged attempt needs a retry
+        for rec in read_log(log, repair=True):
+            s = schedule.states.get(rec.task_id)
+            if s is None or rec.trial >= s.n or rec.trial in s.done:
+                continue
+            s.started.add(rec.trial)
+            result = RunResult(rec.task_id, rec.trial, rec.success, seconds=rec.seconds,
+                               error=rec.error, infrastructure_error=rec.infrastructure_error,
+                               cached=rec.cached, seed=rec.seed)
+            if schedule.record(s, result, rec.attempt, replay=True):
+                finished[(rec.task_id, rec.trial)] = result
+                retry_of.pop((rec.task_id, rec.trial), None)
+            else:
+                s.retries += 1
+                retry_of[(rec.task_id, rec.trial)] = rec.attempt + 1
+        for (task_id, trial), attempt in sorted(retry_of.items()):
+            schedule.retries.append((schedule.states[task_id], trial, attempt))
+    is_async = inspect.iscoroutinefunction(getattr(adapter, "run", None))
+    total = sum(s.n for s in schedule.states.values())
+    from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
+
+    bar = tqdm(total=total, desc="runs", unit="run", disable=not progress or None,
+               initial=len(finished), dynamic_ncols=True)
+    failures = sum(1 for r in finished.values() if not r.success and r.counted)
+    out = _Log(log, header)
+
+    def on_result(s: _TaskState, result: RunResult, attempt: int) -> None:
+        nonlocal failures
+        out.write(LogRecord(result.task_id, result.run_index, bool(result.success), attempt,
+                            round(float(result.seconds), 6), result.error,
+                            result.infrastructure_error, result.cached, result.seed,
+                            s.task.risk))
+        if schedule.record(s, result, attempt):
+            finished[(result.task_id, result.run_index)] = result
+            failures += int(result.counted and not result.success)
+            bar.update()
+            bar.set_postfix(failures=failures, refresh=False)
+
+    limit = max_concurrency or (64 if is_async else 1)
+    try:
+        if is_async:
+            if asyncio.run(_drive_async(adapter, schedule, seed, limit, timeout, backoff,
+                                        on_result)):
+                raise KeyboardInterrupt
+        else:
+            own = executor is None and max_concurrency is not None
+            pool = ThreadPoolExecutor(max_concurrency) if own else executor
+            try:
+                _drive_sync(adapter, schedule, seed, pool, limit if pool is None else
+                            (max_concurrency or 10**9), timeout, backoff, on_result)
+            finally:
+                if own and pool is not None:
+                    pool.shutdown(wait=False, cancel_futures=True)
+    except KeyboardInterrupt:
+        bar.close()
+        where = f" in {log}" if log else ""
+        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "
+              + ("resume=True with the same log and seed runs only the rest" if log else
+                 "without a log there is nothing to resume from"), file=sys.stderr)
+        raise
+    finally:
+        bar.close()
+        out.close()
+    return _summarise(schedule, finished, protocol=protocol)
+
+
+def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: Executor | None,
+                limit: int, timeout: float | None, backoff: float, on_result: Any) -> None:
+    if pool is None:  # in this thread, one run after another
+        while (item := schedule.next_item()) is not None:
+            s, index, attempt = item
+            on_result(s, _run_sync(adapter, s.task, index,
+                                   attempt_seed(seed, s.task.task_id, index, attempt), timeout,
+                                   _backoff_delay(attempt, backoff)),
+                      attempt)
+        return
+    in_flight: dict[Future[RunResult], tuple[_TaskState, int]] = {}
+    try:
+        while True:
+            while len(in_flight) < limit and (item := schedule.next_item()) is not None:
+                s, index, attempt = item
+                fut = pool.submit(_run_sync, adapter, s.task, index,
+                                  attempt_seed(seed, s.task.task_id, index, attempt), timeout,
+                                  _backoff_delay(attempt, backoff))
+                in_flight[fut] = (s, attempt)
+            if not in_flight:
+                return
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for fut in done:
+                s, attempt = in_flight.pop(fut)
+                on_result(s, fut.result(), attempt)
+    finally:
+        for fut in in_flight:
+            fut.cancel()
+
+
+def _backoff_delay(attempt: int, backoff: float) -> float:
+    """Seconds to wait before attempt ``attempt`` (0 for the first), doubling each retry."""
+    return backoff * 2 ** (attempt - 1) if attempt else 0.0
+
+
+async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
+                       timeout: float | None, backoff: float, on_result: Any) -> bool:
+    """``limit`` workers, each taking the next run from the schedule as soon as it is free.
+
+    Returns True when an adapter raised KeyboardInterrupt: the workers stop, and
+    the caller re-raises it outside the event loop (raised inside, asyncio would
+    also report the main task's exception as never retrieved).
+    """
+    changed = asyncio.Event()
+    interrupted = False
+
+    async def worker() -> None:
+        nonlocal interrupted
+        while not interrupted:
+            item = schedule.next_item()
+            if item is None:
+                if schedule.active == 0:
+                    return
+                changed.clear()
+                await changed.wait()  # curtailment: wait for a result to free more work
+                continue
+            s, index, attempt = item
+            if attempt:
+                await asyncio.sleep(_backoff_delay(attempt, backoff))
+            try:
+                result = await _run_async(adapter, s.task, index,
+                                          attempt_seed(seed, s.task.task_id, index, attempt),
+                                          timeout)
+            except KeyboardInterrupt:
+                interrupted = True
+                changed.set()
+                return
+            on_result(s, result, attempt)
+            changed.set()
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(limit)]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+    return interrupted
+
+
+def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *,
+               protocol: Protocol) -> SuiteRun:
+    states = list(schedule.states.values())
+    g = schedule.gate
+    report = suite_report(
+        [s.task.task_id for s in states], [s.successes for s in states],
+        [s.successes + s.failures for s in states], risks=[s.task.risk for s in states], k=g.k,
+        min_overall_pass_hat_k=g.min_overall_pass_hat_k, max_flakiness=g.max_flakiness,
+        on=g.on, confidence=g.confidence,
+    )
+    report = dataclasses.replace(report, gate=_gate(schedule, report.tasks), protocol=protocol)
+    ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
+    return SuiteRun(
+        report=report,
+        results=ordered,
+        runs_spent=sum(s.successes + s.failures for s in states),
+        runs_fixed=sum(s.n for s in states),
+        retries={s.task.task_id: s.retries for s in states},
+        cached={s.task.task_id: s.cached for s in states},
+        infrastructure_errors={s.task.task_id: s.gave_up for s in states},
+        effective_n={s.task.task_id: s.successes + s.failures for s in states},
+        protocol=protocol,
+        settled_early=schedule.settled_early(),
+    )
+
+
+def _gate(schedule: _Schedule, rows: Sequence[TaskReport]) -> GateResult:
+    """The gate on the runs made (``rows``: the report's, in the schedule's task order).
+
+    A curtailed suite's runs made are one completion of its runs not made (all
+    left out), and the settle rule stopped a task only when every completion
+    gives the same verdict and flaky tasks, so this gate gives fixed n's. When
+    it blocks, the reasons also name the tasks stopped early and what blocks
+    whatever their runs not made would give; when it passes, nothing is said.
+    """
+    g = schedule.gate
+    early = schedule.settled_early()
+    result = reliability_gate(rows, min_overall_pass_hat_k=g.min_overall_pass_hat_k,
+                              max_flakiness=g.max_flakiness, min_runs=g.min_runs,
+                              settled_early=early, on=g.on, confidence=g.confidence)
+    if early and not result.passed:
+        result = dataclasses.replace(result, reasons=result.reasons + _why_blocked(schedule))
+    return result
+
+
+def _why_blocked(schedule: _Schedule) -> tuple[str, ...]:
+    """What blocks a curtailed suite under every completion of the runs not made, beyond
+    the reasons the gate gives on the runs made (flaky tasks, tasks run in full)."""
+    states = list(schedule.states.values())
+    return why_blocked([s.task.task_id for s in states], [schedule.outlook(s) for s in states],
+                       [s.remaining for s in states], [s.n for s in states],
+                       [s.successes + s.failures + s.remaining for s in states], schedule.gate)
+
+
+# --------------------------------------------------------------------------
+# what ``passk run`` needs: an adapter by name, tasks from a file
+# --------------------------------------------------------------------------
+
+_TASK_FIELDS = {"task_id", "instruction", "risk", "previously_flaky"}
+
+
+def load_tasks(path: str | os.PathLike[str]) -> list[Task]:
+    """Read tasks from JSON Lines: ``task_id`` (required), ``instruction``, ``risk``,
+    ``previously_flaky``; every other field goes to ``Task.params``.
+
+    Raises ``ValueError`` naming the file and line for a bad record or a repeated id.
+    """
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("task_id"), (str, int)):
+                raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+                    f"{path}:{number}: a task needs a 'task_id' (a string)")
+            task_id = str(record["task_id"])
+            if task_id in seen:
+                raise ValueError(f"{path}:{number}: task {task_id!r} already defined on line "
+                                 f"{seen[task_id]}")
+            seen[task_id] = number
+            risk = record.get("risk", "read-only")
+            if not isinstance(risk, str):
+                raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+                    f"{path}:{number}: 'risk' must be a string, got {risk!r}")
+            tasks.append(Task(task_id, str(record.get("instruction", "")), risk,
+                              bool(record.get("previously_flaky", False)),
+                              {k: v for k, v in record.items() if k not in _TASK_FIELDS}))
+    if not tasks:
+        raise ValueError(f"{path}: no tasks")
+    return tasks
+
+
+def load_adapter(spec: str) -> HarnessAdapter:
+    """Resolve ``module:attribute`` to an adapter.
+
+    The attribute is an adapter object (anything with a ``run`` method), or a
+    class or function that takes no arguments and returns one.
+
+    Examples
+    --------
+    >>> type(load_adapter("passk.flaky_adapter:OnCallSimulator")).__name__
+    'OnCallSimulator'
+    """
+    import importlib
+
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"adapter {spec!r} must look like 'module:attribute'")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"adapter {spec!r}: cannot import {module_name!r} ({exc})") from None
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"adapter {spec!r}: {module_name!r} has no attribute {attribute!r}")
+        obj = getattr(obj, part)
+    if not hasattr(obj, "run") or isinstance(obj, type):
+        if not callable(obj):
+            raise ValueError(f"adapter {spec!r} is neither an adapter nor a factory")
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise ValueError(f"adapter {spec!r} must take no arguments ({exc})") from None
+    if not callable(getattr(obj, "run", None)):
+        raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+            f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
+    return obj

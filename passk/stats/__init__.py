@@ -1,0 +1,1 @@
+"""Statistics beyond the chapter: the suite interval, exact coverage, the paired comparison and power."""
