@@ -26,7 +26,14 @@ from passk.metrics import (
     pass_hat_k_ci,
     pass_hat_k_lower_bound,
 )
-from passk.render.tables import cell, cells, format_columns, json_number
+from passk.render.tables import (
+    cell,
+    cells,
+    escape_markdown,
+    format_columns,
+    json_number,
+    one_line,
+)
 from passk.repeats import RepeatRun, repeat_run
 from passk.results.protocol import Protocol
 
@@ -215,7 +222,7 @@ class GateResult:
         printer.text(str(self))
 
     def _repr_markdown_(self) -> str:
-        return self.describe(markdown=True)
+        return escape_markdown(self.describe(markdown=True))
 
 
 def reason_lines(reasons: Sequence[str], *, markdown: bool = False,
@@ -236,6 +243,7 @@ def reason_lines(reasons: Sequence[str], *, markdown: bool = False,
     if limit is not None and limit < 0:
         raise ValueError(f"limit ({limit!r}) must be None or at least 0")
     bullet = "- " if markdown else "  - "
+    reasons = [one_line(r) for r in reasons]  # a task id's line break never starts a line
     if limit is None or len(reasons) <= limit + 1:
         return [bullet + r for r in reasons]
     rest = len(reasons) - limit

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k, mean_pass_hat_k_ci
-from passk.render.tables import cell, cells, format_columns, format_rows, json_number
+from passk.render.tables import cell, cells, format_columns, format_rows, json_number, one_line
 from passk.results.read import Results
 from passk.stability import (
     CLASS_THRESHOLD,
@@ -367,7 +367,7 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     notes = list(fr.results.notes) + [f"stricter than declared: {s}"
                                       for s in fr.options.get("stricter", ())]
     if notes:
-        parts += [""] + [("- " if markdown else "note: ") + note for note in notes]
+        parts += [""] + [("- " if markdown else "note: ") + one_line(note) for note in notes]
     return "\n".join(parts)
 
 

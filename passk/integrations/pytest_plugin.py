@@ -48,7 +48,7 @@ import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 from passk.cli.options import positive_int, probability, whole
-from passk.render.tables import cell
+from passk.render.tables import cell, one_line
 
 if TYPE_CHECKING:
     from passk.stability import GateResult, SuiteReport
@@ -666,7 +666,7 @@ class PasskSession:
             lines.append(f"  {t.task_id}: {len(failed)} of {counted} runs failed (runs "
                          f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
                          f"passk_seed={seed}: {first.message}")
-        lines += [f"note: {n}" for n in self.verdict.notes]
+        lines += [f"note: {one_line(n)}" for n in self.verdict.notes]
         if self.exit_note:
             lines.append(self.exit_note)
         if not gate.passed:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["cell", "cells", "escape_markdown", "escape_text", "format_columns", "format_rows",
-           "json_number", "markdown_cell", "signed"]
+           "json_number", "markdown_cell", "one_line", "signed"]
 
 #: C0 and C1 control characters, DEL, and the Unicode line and bidirectional-override marks.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -50,6 +50,24 @@ def escape_text(text: str, *, keep_newlines: bool = False) -> str:
     """
     pattern = _CONTROL_BUT_NEWLINE if keep_newlines else _CONTROL
     return pattern.sub(_escaped, text) if pattern.search(text) else text
+
+
+def one_line(text: str) -> str:
+    r"""A line of output built from text that came from a file (a reason, a note, an error).
+
+    Every control character is escaped, line breaks included, so one reason or
+    note is one line: a task id can never start a line of its own (a forged
+    ``gate: PASSED``) or move the cursor. For Markdown, the whole output then
+    goes through :func:`escape_markdown`.
+
+    Examples
+    --------
+    >>> print(one_line("task x
+gate: PASSED"))
+    task x
+gate: PASSED
+    """
+    return escape_text(text)
 
 
 def markdown_cell(text: str) -> str:
