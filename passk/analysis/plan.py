@@ -17,7 +17,7 @@ import numpy as np
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
-from passk.stability import RepeatPolicy
+from passk.stability import DEFAULT_CRITERIA, RepeatPolicy
 
 __all__ = ["TaskPlan", "format_plan", "plan_tasks", "policy_max_runs"]
 
@@ -77,8 +77,8 @@ class TaskPlan:
 
 
 def plan_tasks(results: Results, ks: Sequence[int], max_runs: Sequence[int], *,
-               min_overall_pass_hat_k: float = 0.7, max_flakiness: float = 0.2,
-               gate_on: str = "estimate", min_runs: int = 0,
+               min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+               gate_on: str = DEFAULT_CRITERIA.on, min_runs: int = 0,
                confidence: float = 0.95) -> list[TaskPlan]:
     """For each task: does it clear the bar on its own now, and can more runs change that?
 

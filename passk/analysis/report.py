@@ -25,13 +25,16 @@ from typing import Any
 
 import numpy as np
 
+from passk.gate.decide import Baseline, decide
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k, mean_pass_hat_k_ci
 from passk.render.tables import cell, cells, format_columns, format_rows, json_number, one_line
 from passk.results.read import Results
 from passk.stability import (
     CLASS_THRESHOLD,
+    DEFAULT_CRITERIA,
     GATE_ON,
     SHOWN_REASONS,
+    GateCriteria,
     GateResult,
     SuiteReport,
     interval_note,
@@ -49,7 +52,6 @@ __all__ = [
     "format_gate",
     "format_report",
     "suite_curve",
-    "with_gate",
 ]
 
 
@@ -255,9 +257,10 @@ def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = N
 def build_report(
     results: Results, *, k: int | None = None, k_for: Mapping[str, int] | None = None,
     confidence: float = 0.95, ci_method: str = "exact", class_threshold: float = CLASS_THRESHOLD,
-    min_overall_pass_hat_k: float = 0.7, max_flakiness: float = 0.2, gate_on: str = "estimate",
+    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
     min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
     declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
+    baseline: Baseline | None = None,
 ) -> FileReport:
     """Score a results file's counts: rows at each task's k, the dual gate, the curve.
 
@@ -280,6 +283,13 @@ def build_report(
     declared, stricter
         The protocol's declared criteria and the ones tightened beyond them,
         recorded in the report (see :func:`passk.protocol.bind_criteria`).
+    baseline : Baseline, optional
+        A comparison with a baseline version, for the gate (``passk gate
+        --baseline``).
+
+    The gate is :func:`passk.gate.decide.decide`'s on the rows, with the
+    file's incomplete-run sentences and the baseline: the one place its
+    reasons are made.
 
     Examples
     --------
@@ -299,13 +309,17 @@ def build_report(
         excluded_reason=getattr(results, "excluded_reason", "") or "infrastructure errors",
         settled_early=dict(getattr(results, "settled_early", {}) or {}) or None,
     )
-    incomplete = _incomplete(results)
-    if incomplete and not accept_incomplete:
-        gate = report.gate
-        extra = tuple(f"incomplete results: {why} (--accept-incomplete to gate on them anyway)"
-                      for why in incomplete)
-        report = replace(report, gate=replace(gate, passed=False, reasons=gate.reasons + extra))
-    report = replace(report, protocol=results.protocol)
+    criteria = GateCriteria(k=int(ks.min(initial=1)) or 1,
+                            min_overall_pass_hat_k=min_overall_pass_hat_k,
+                            max_flakiness=max_flakiness, on=gate_on, confidence=confidence,
+                            min_runs=min_runs)
+    gate = decide(report.tasks, criteria, excluded=results.excluded.tolist(),
+                  excluded_reason=getattr(results, "excluded_reason", "") or
+                  "infrastructure errors",
+                  settled_early=dict(getattr(results, "settled_early", {}) or {}) or None,
+                  incomplete=_incomplete(results), accept_incomplete=accept_incomplete,
+                  baseline=baseline)
+    report = replace(report, gate=gate, protocol=results.protocol)
     kmax = int(curve_k or ks.max(initial=1))
     at = _curve_matrix(c, n, kmax, at=True)
     hat = _curve_matrix(c, n, kmax, at=False)
@@ -317,11 +331,6 @@ def build_report(
                "accept_incomplete": accept_incomplete, "declared": dict(declared or {}),
                "stricter": list(stricter)}
     return FileReport(report, results, ks, curve, at, hat, options)
-
-
-def with_gate(fr: FileReport, gate: GateResult) -> FileReport:
-    """A copy of ``fr`` with another gate verdict."""
-    return replace(fr, report=replace(fr.report, gate=gate))
 
 
 # --------------------------------------------------------------------------

@@ -31,11 +31,12 @@ from passk.cli.options import (
     whole,
 )
 from passk.gate.criteria import LoosenedCriteria, bind_criteria, curtailment_refusal
+from passk.gate.decide import Baseline
 from passk.metrics import CI_METHODS
 from passk.results.counts import with_unrun_tasks
 from passk.results.protocol import require_same_protocol
 from passk.results.read import FORMATS, Results, ResultsError, read_results
-from passk.stability import CLASS_THRESHOLD, DEMO_SEED, GATE_ON
+from passk.stability import CLASS_THRESHOLD, DEFAULT_CRITERIA, DEMO_SEED, GATE_ON
 
 if TYPE_CHECKING:
     from passk.analysis.report import FileReport
@@ -95,11 +96,13 @@ def _label(path: str | Sequence[str]) -> str:
 
 
 #: What the gate applies when neither the protocol nor the command line says.
-GATE_DEFAULTS = {"k": None, "min_overall_pass_hat_k": 0.7, "max_flakiness": 0.2,
-                 "gate_on": "estimate", "confidence": 0.95}
+GATE_DEFAULTS = {"k": None, "min_overall_pass_hat_k": DEFAULT_CRITERIA.min_overall_pass_hat_k,
+                 "max_flakiness": DEFAULT_CRITERIA.max_flakiness,
+                 "gate_on": DEFAULT_CRITERIA.on, "confidence": DEFAULT_CRITERIA.confidence}
 
 
-def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
+def _file_report(args: argparse.Namespace, results: Results | None = None,
+                 baseline: Baseline | None = None, *, quiet: bool = False) -> FileReport:
     """Score a file under the criteria in force: the protocol's, tightened by the options.
 
     An option that would loosen what the results' protocol declared is refused
@@ -129,12 +132,12 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
             raise BadInput(f"--k-for {risk}={kk} would loosen the declared k {declared_k}: "
                            "criteria are fixed before the runs")
     v = bound.values
-    if v["k"] is None and not k_for:
+    if v["k"] is None and not k_for and not quiet:
         positive = results.totals[results.totals > 0]
         smallest = int(positive.min()) if positive.size else 1
         print(f"passk {args.command}: k = {smallest}, the smallest number of runs of any task "
               "(--k to choose)", file=sys.stderr)
-    for line in bound.stricter:
+    for line in () if quiet else bound.stricter:
         print(f"passk {args.command}: {line}", file=sys.stderr)
     class_threshold = (results.protocol.settings.get("class_threshold")
                        if results.protocol is not None else None)
@@ -147,7 +150,7 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
         min_overall_pass_hat_k=v["min_overall_pass_hat_k"], max_flakiness=v["max_flakiness"],
         gate_on=v["gate_on"], min_runs=min_runs,
         accept_incomplete=getattr(args, "accept_incomplete", False),
-        declared=bound.declared, stricter=bound.stricter,
+        declared=bound.declared, stricter=bound.stricter, baseline=baseline,
     )
 
 
@@ -200,31 +203,18 @@ def cmd_gate(args: argparse.Namespace) -> int:
     """``passk gate FILE``: the dual gate under the run's protocol; with ``--baseline OLD``
     also the paired comparison (and ``--margin``: non-inferiority must be shown)."""
     from passk.analysis.diff import diff_results
-    from passk.analysis.report import format_report, with_gate
+    from passk.analysis.report import format_report
 
     results = _read(args)
     fr = _file_report(args, results)
-    if args.baseline is not None:
+    if args.baseline is not None:  # the comparison is evidence too: the gate decides once
         baseline = _read(args, args.baseline)
         _require_same_protocol(args, baseline, results, args.baseline, _label(args.file))
         d = diff_results(baseline, results, k=int(fr.report.k), alpha=0.05,
                          correction="holm", margin=args.margin)
-        extra = tuple(f"task {t.task_id}: regressed against the baseline beyond repeat "
-                      f"noise (adjusted p = {t.p_adjusted:.3g})" for t in d.regressed)
-        if not args.accept_incomplete:  # the new file's own gaps are the report's reasons
-            extra += tuple(f"baseline {line} (--accept-incomplete to compare anyway)"
-                           for line in _incomplete_lines(args, [(args.baseline, baseline)]))
-        s = d.suite
-        if s is not None:
-            shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, "
-                     f"{s.confidence:.0%} interval "
-                     f"[{s.ci.low:+.3f}, {s.ci.high:+.3f}] over {s.paired_tasks} paired tasks")
-            if s.verdict == "worse":  # fails closed: with a margin, non-inferiority must be shown
-                extra += (f"suite: worse: {shown}",)
-            elif s.margin is not None and s.verdict != "non-inferior":
-                extra += (f"suite: non-inferiority within {s.margin:g} not shown: {shown}",)
-        if extra:
-            fr = with_gate(fr, replace(fr.gate, passed=False, reasons=fr.gate.reasons + extra))
+        fr = _file_report(args, results, Baseline(
+            suite=d.suite, regressed=tuple((t.task_id, t.p_adjusted) for t in d.regressed),
+            incomplete=tuple(_incomplete_lines(args, [(args.baseline, baseline)]))), quiet=True)
     elif args.margin is not None:
         raise BadInput("--margin needs --baseline OLD to compare against")
     if args.json:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passk.results.protocol import Protocol, _canonical
+from passk.stability import DEFAULT_CRITERIA
 
 __all__ = [
     "CURTAILMENT_CRITERIA",
@@ -131,7 +132,8 @@ def bind_criteria(protocol: Protocol | None, requested: Mapping[str, Any],
 #: before it recorded either, and with no minimum of runs unless it says one).
 CURTAILMENT_CRITERIA: dict[str, Any] = {
     "k": None, "min_overall_pass_hat_k": None, "max_flakiness": None,
-    "gate_on": "estimate", "confidence": 0.95, "min_runs": 0,
+    "gate_on": DEFAULT_CRITERIA.on, "confidence": DEFAULT_CRITERIA.confidence,
+    "min_runs": DEFAULT_CRITERIA.min_runs,
 }
 
 

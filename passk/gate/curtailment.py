@@ -29,13 +29,13 @@ from fractions import Fraction
 import numpy as np
 
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
+from passk.stability import DEFAULT_CRITERIA, GATE_ON, GateCriteria, check_criteria
+
+#: The criteria a curtailment serves (the name they had before the gate had one type).
+GateSettings = GateCriteria
 
 __all__ = ["GATE_ON", "SUITE_OUTLOOKS", "GateSettings", "TaskOutlook", "settled_tasks",
            "suite_outlook", "task_outlook", "task_settled", "why_blocked"]
-
-#: What the gate compares with its bar: each task's pass^k estimate, or its exact
-#: one-sided lower bound.
-GATE_ON = ("estimate", "lower-bound")
 
 #: What the gate on the whole suite can still decide: ``'open'`` (either way), or
 #: ``'blocked'`` / ``'passed'`` whatever the runs not yet made give.
@@ -50,66 +50,6 @@ _MEAN_MARGIN = Fraction(1, 10**9)
 #: A task planned more runs than this is not tabulated (tables are (n + 1)^2): its
 #: outlook is taken as undecided, which only means it is never curtailed.
 _MAX_PLANNED = 500
-
-
-@dataclass(frozen=True)
-class GateSettings:
-    """The gate a curtailment serves: the decision it must leave as fixed n makes it.
-
-    Attributes
-    ----------
-    k : int
-        k of pass^k (a suite may give each task its own, see :func:`settled_tasks`).
-    min_overall_pass_hat_k, max_flakiness : float
-        The bar on the mean and the cap on any task's flakiness.
-    on : {'estimate', 'lower-bound'}
-        What the mean is of: pass^k estimates or their exact lower bounds.
-    confidence : float
-        The lower bounds' one-sided confidence.
-    min_runs : int
-        Fewer counted runs than this fail a task.
-
-    Examples
-    --------
-    >>> GateSettings(k=2, on="lower-bound").describe()
-    'k 2, bar 0.7 on the lower bound (95%), flakiness cap 0.2'
-    """
-
-    k: int = 5
-    min_overall_pass_hat_k: float = 0.7
-    max_flakiness: float = 0.2
-    on: str = "estimate"
-    confidence: float = 0.95
-    min_runs: int = 0
-
-    def __post_init__(self) -> None:
-        _check_gate(self.k, self.max_flakiness, self.min_runs, self.on, self.confidence)
-        if not 0 <= self.min_overall_pass_hat_k <= 1:
-            raise ValueError(f"min_overall_pass_hat_k ({self.min_overall_pass_hat_k!r}) must "
-                             "lie in [0, 1]")
-
-    def describe(self) -> str:
-        """The gate in one phrase, as the refusal and the notes print it."""
-        on = ("the estimate" if self.on == "estimate"
-              else f"the lower bound ({self.confidence:.0%})")
-        runs = f", at least {self.min_runs} runs" if self.min_runs else ""
-        return (f"k {self.k}, bar {self.min_overall_pass_hat_k:g} on {on}, flakiness cap "
-                f"{self.max_flakiness:g}{runs}")
-
-
-def _check_gate(k: object, cap: object, min_runs: object, on: object, confidence: object
-                ) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k ({k!r}) must be a whole number >= 1")
-    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap <= 1:
-        raise ValueError(f"max_flakiness ({cap!r}) must lie in [0, 1]")
-    if isinstance(min_runs, bool) or not isinstance(min_runs, (int, np.integer)) or min_runs < 0:
-        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
-    if on not in GATE_ON:
-        raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
-    if (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
-            or not 0 < confidence < 1):
-        raise ValueError(f"confidence ({confidence!r}) must lie strictly between 0 and 1")
 
 
 @dataclass(frozen=True)
@@ -148,9 +88,9 @@ class TaskOutlook:
     fixed: bool
 
 
-def task_outlook(successes: int, failures: int, remaining: int, *, k: int = 5,
-                 max_flakiness: float = 0.2, min_runs: int = 0, on: str = "estimate",
-                 confidence: float = 0.95) -> TaskOutlook:
+def task_outlook(successes: int, failures: int, remaining: int, *, k: int = DEFAULT_CRITERIA.k,
+                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, min_runs: int = DEFAULT_CRITERIA.min_runs, on: str = DEFAULT_CRITERIA.on,
+                 confidence: float = DEFAULT_CRITERIA.confidence) -> TaskOutlook:
     """Summarise the completions of a task's remaining runs (see :class:`TaskOutlook`).
 
     Each completion's final counts ``(c, m)`` are scored exactly as the gate
@@ -184,7 +124,7 @@ def task_outlook(successes: int, failures: int, remaining: int, *, k: int = 5,
                         ("remaining", remaining)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} ({value!r}) must be a whole number >= 0")
-    _check_gate(k, max_flakiness, min_runs, on, confidence)
+    check_criteria(k, max_flakiness, min_runs, on, confidence)
     return _outlook(int(successes), int(failures), int(remaining), int(k),
                     float(max_flakiness), int(min_runs), on, float(confidence))
 
@@ -194,7 +134,7 @@ _UNDECIDED = TaskOutlook(None, None, 0.0, 1.0, False)
 
 
 def _outlook(s: int, f: int, r: int, k: int, cap: float, min_runs: int,
-             on: str = "estimate", confidence: float = 0.95) -> TaskOutlook:
+             on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> TaskOutlook:
     """:func:`task_outlook` without the checks (the caller checked its settings once)."""
     if s + f + r > _MAX_PLANNED:
         return _UNDECIDED
@@ -230,8 +170,8 @@ class _OutlookTable:
     settles: Mapping[str, np.ndarray]
 
 
-def _outlook_table(total: int, k: int, cap: float, min_runs: int, on: str = "estimate",
-                   confidence: float = 0.95) -> _OutlookTable:
+def _outlook_table(total: int, k: int, cap: float, min_runs: int, on: str = DEFAULT_CRITERIA.on,
+                   confidence: float = DEFAULT_CRITERIA.confidence) -> _OutlookTable:
     """One table per planned total and gate (many small ones are kept, few large ones)."""
     if total <= 64:
         return _small_table(total, k, cap, min_runs, on, confidence)
@@ -317,9 +257,9 @@ def _settles(outlook: TaskOutlook, suite: str) -> bool:
     return outlook.flaky is not None and (suite != "open" or outlook.fixed)
 
 
-def task_settled(successes: int, failures: int, *, remaining: int, k: int = 5,
-                 max_flakiness: float = 0.2, min_runs: int = 0, suite: str = "open",
-                 on: str = "estimate", confidence: float = 0.95) -> bool:
+def task_settled(successes: int, failures: int, *, remaining: int, k: int = DEFAULT_CRITERIA.k,
+                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, min_runs: int = DEFAULT_CRITERIA.min_runs, suite: str = "open",
+                 on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> bool:
     """Whether a task may stop: no completion of its remaining runs can change the gate.
 
     The settle rule of curtailed repetition. A task may stop when
@@ -420,7 +360,7 @@ def settled_tasks(successes: Sequence[int], failures: Sequence[int],
 @functools.lru_cache(maxsize=1 << 12)
 def _runs_surely_needed(successes: int, failures: int, remaining: int, k: int,
                         max_flakiness: float, min_runs: int, suite: str,
-                        on: str = "estimate", confidence: float = 0.95) -> int:
+                        on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> int:
     """The fewest further run outcomes (a passes, b failures, x left out) after which
     :func:`task_settled` could hold.
 

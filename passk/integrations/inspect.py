@@ -53,6 +53,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from passk.gate.curtailment import GateSettings, SettleTracker
 from passk.results.protocol import Protocol
+from passk.stability import DEFAULT_CRITERIA
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
@@ -188,8 +189,8 @@ class Curtailment:
     ({'a': 2}, 1)
     """
 
-    def __init__(self, *, k: int = 5, min_overall_pass_hat_k: float = 0.7,
-                 max_flakiness: float = 0.2, on: str = "estimate", min_runs: int = 0,
+    def __init__(self, *, k: int = 5, min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, on: str = DEFAULT_CRITERIA.on, min_runs: int = 0,
                  scorer: str | None = None, confidence: float = 0.95,
                  success_values: Sequence[str] = (), success_threshold: float | None = None):
         self.gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, on, confidence,

@@ -48,7 +48,9 @@ import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 from passk.cli.options import positive_int, probability, whole
+from passk.gate.decide import decide
 from passk.render.tables import cell, one_line
+from passk.stability import DEFAULT_CRITERIA, GateCriteria
 
 if TYPE_CHECKING:
     from passk.stability import GateResult, SuiteReport
@@ -67,8 +69,10 @@ _ATTEMPT = pytest.StashKey[int]()               # 0, then 1, 2, ... for infrastr
 _INFRA = pytest.StashKey[bool]()                # this attempt raised InfrastructureError
 _SEEN_MARKED = pytest.StashKey[bool]()          # the session generated marked repetitions
 
-_DEFAULTS = {"passk_k": 5, "passk_seed": 0, "passk_min_overall": 0.7,
-             "passk_max_flakiness": 0.2, "passk_on": "estimate", "passk_policy": "fixed",
+_DEFAULTS = {"passk_k": DEFAULT_CRITERIA.k, "passk_seed": 0,
+             "passk_min_overall": DEFAULT_CRITERIA.min_overall_pass_hat_k,
+             "passk_max_flakiness": DEFAULT_CRITERIA.max_flakiness,
+             "passk_on": DEFAULT_CRITERIA.on, "passk_policy": "fixed",
              "passk_max_retries": 3}
 
 
@@ -371,13 +375,12 @@ class PasskSession:
         tally[2] += 1
         self.local_settled = None
 
-    def gate_settings(self) -> Any:
+    def gate_settings(self) -> GateCriteria:
         """The gate the session decides with, and curtailment serves."""
-        from passk.gate.curtailment import GateSettings
-
-        return GateSettings(k=self.opt["passk_k"], on=self.opt["passk_on"],
+        return GateCriteria(k=self.opt["passk_k"], on=self.opt["passk_on"],
                             min_overall_pass_hat_k=self.opt["passk_min_overall"],
-                            max_flakiness=self.opt["passk_max_flakiness"], confidence=0.95)
+                            max_flakiness=self.opt["passk_max_flakiness"],
+                            confidence=DEFAULT_CRITERIA.confidence)
 
     def _curtail(self, meta: Mapping[str, Any]) -> str:
         """The skip reason when curtailment stops this repetition, else ``""``.
@@ -474,7 +477,7 @@ class PasskSession:
         session.exitstatus = pytest.ExitCode.OK if gate.passed else EXIT_GATE_BLOCKED
 
     def _verdict(self) -> _Verdict:
-        from passk.stability import GateResult, suite_report
+        from passk.stability import suite_report
 
         bar = self.opt["passk_min_overall"]
         cap = self.opt["passk_max_flakiness"]
@@ -495,9 +498,6 @@ class PasskSession:
                               [len(c) for c in counted], risks=[t.risk for t in tests],
                               k=ks if tests else 5, min_overall_pass_hat_k=bar,
                               max_flakiness=cap, on=on, excluded=excluded, settled_early=early)
-        gate = report.gate
-        if early and not gate.passed:  # what blocks whatever the runs not made would give
-            gate = dataclasses.replace(gate, reasons=gate.reasons + self._why_blocked(tests))
         short = []
         for t, c in zip(tests, counted):
             missing = t.runs - len(c) - sum(r.outcome == "infrastructure"
@@ -505,8 +505,10 @@ class PasskSession:
             if missing > 0 and t.task_id not in early:
                 short.append(f"task {t.task_id}: {len(c)} of its {t.runs} planned runs "
                              f"counted ({missing} skipped, deselected or not run)")
-        if short:  # fail closed, as reliability_gate does for too few runs
-            gate = GateResult(float("nan"), False, gate.flaky_tasks, gate.reasons + tuple(short))
+        # the settle rule stopped a test only when every completion of its runs gives the
+        # gate the same verdict, so the gate on the runs made is fixed-n's
+        gate = decide(report.tasks, self.gate_settings(), excluded=excluded, settled_early=early,
+                      curtailment=self._why_blocked(tests) if early else (), unfinished=short)
         report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
                                      0 if ks else self.opt["passk_k"])
         notes = []
@@ -607,7 +609,7 @@ class PasskSession:
             "min_overall_pass_hat_k": self.opt["passk_min_overall"],
             "max_flakiness": self.opt["passk_max_flakiness"],
             "gate_on": self.opt["passk_on"],
-            "confidence": 0.95,
+            "confidence": DEFAULT_CRITERIA.confidence,
         })
 
     def write_log(self, path: str | os.PathLike[str]) -> int:

@@ -60,6 +60,8 @@ class ResultsError(ValueError):
         self.path, self.where, self.message = os.fspath(path), where, message
 
 
+ResultsError.__module__ = "passk.results"  # where users catch it (tracebacks name it so)
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """One run as read from a file.

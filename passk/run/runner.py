@@ -49,16 +49,17 @@ from passk.gate.curtailment import (
     task_settled,
     why_blocked,
 )
+from passk.gate.decide import decide
 from passk.repeats import attempt_seed, run_once, run_once_async
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
 from passk.results.runlog import RunRecord
 from passk.stability import (
+    DEFAULT_CRITERIA,
     GateResult,
     RepeatPolicy,
     SuiteReport,
     TaskReport,
-    reliability_gate,
     suite_protocol,
     suite_report,
 )
@@ -356,10 +357,10 @@ def run_suite(
     timeout: float | None = None,
     max_retries: int = 3,
     backoff: float = 0.5,
-    min_overall_pass_hat_k: float = 0.7,
-    max_flakiness: float = 0.2,
+    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+    max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
     min_runs: int = 0,
-    gate_on: str = "estimate",
+    gate_on: str = DEFAULT_CRITERIA.on,
     confidence: float = 0.95,
 ) -> SuiteRun:
     """Run every task of a suite as its repeat policy says, logging each run as it ends.
@@ -637,14 +638,9 @@ def _gate(schedule: _Schedule, rows: Sequence[TaskReport]) -> GateResult:
     it blocks, the reasons also name the tasks stopped early and what blocks
     whatever their runs not made would give; when it passes, nothing is said.
     """
-    g = schedule.gate
     early = schedule.settled_early()
-    result = reliability_gate(rows, min_overall_pass_hat_k=g.min_overall_pass_hat_k,
-                              max_flakiness=g.max_flakiness, min_runs=g.min_runs,
-                              settled_early=early, on=g.on, confidence=g.confidence)
-    if early and not result.passed:
-        result = dataclasses.replace(result, reasons=result.reasons + _why_blocked(schedule))
-    return result
+    return decide(rows, schedule.gate, settled_early=early,
+                  curtailment=_why_blocked(schedule) if early else ())
 
 
 def _why_blocked(schedule: _Schedule) -> tuple[str, ...]:

@@ -1,0 +1,150 @@
+"""The one decision: the gate's verdict and every reason in it.
+
+The command line, :func:`passk.run_suite` and the pytest plugin each gather
+their evidence (the per-task rows, what was left out, what a curtailed run
+settled early, what fell short of its plan, a comparison with a baseline) and
+call :func:`decide`. It is the only place a verdict is made and the only place
+a reason is added to one: nothing is appended afterwards.
+
+The reasons come in a fixed order: the suite and each task
+(:func:`passk.stability.reliability_gate`, the chapter's dual gate), what
+blocks a curtailed run whatever its runs not made would give, tasks short of
+their planned runs, incomplete inputs, and the baseline comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from passk.stability import GateCriteria, GateResult, TaskReport, reliability_gate
+
+if TYPE_CHECKING:
+    from passk.compare import PairedComparison
+
+__all__ = ["Baseline", "decide"]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a comparison with a baseline says, for the gate.
+
+    Attributes
+    ----------
+    suite : PairedComparison or None
+        The paired comparison of the suite's mean pass^k (None when no task is
+        paired).
+    regressed : tuple of (str, float)
+        Tasks whose success rate fell beyond repeat noise, each with its
+        adjusted p-value.
+    incomplete : tuple of str
+        The baseline's own gaps, one sentence each (it fails closed on them
+        unless incomplete inputs are accepted).
+    """
+
+    suite: PairedComparison | None = None
+    regressed: tuple[tuple[str, float], ...] = ()
+    incomplete: tuple[str, ...] = ()
+
+
+def _baseline_reasons(baseline: Baseline, accept_incomplete: bool) -> list[str]:
+    reasons = [f"task {task}: regressed against the baseline beyond repeat noise "
+               f"(adjusted p = {p:.3g})" for task, p in baseline.regressed]
+    if not accept_incomplete:
+        reasons += [f"baseline {line} (--accept-incomplete to compare anyway)"
+                    for line in baseline.incomplete]
+    s = baseline.suite
+    if s is not None:
+        shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, {s.confidence:.0%} "
+                 f"interval [{s.ci.low:+.3f}, {s.ci.high:+.3f}] over {s.paired_tasks} "
+                 "paired tasks")
+        if s.verdict == "worse":  # fails closed: with a margin, non-inferiority must be shown
+            reasons.append(f"suite: worse: {shown}")
+        elif s.margin is not None and s.verdict != "non-inferior":
+            reasons.append(f"suite: non-inferiority within {s.margin:g} not shown: {shown}")
+    return reasons
+
+
+def decide(
+    rows: Sequence[TaskReport],
+    criteria: GateCriteria,
+    *,
+    ks: Sequence[int] | None = None,
+    excluded: Sequence[int] | None = None,
+    excluded_reason: str = "infrastructure errors",
+    settled_early: Mapping[str, int] | None = None,
+    curtailment: Sequence[str] = (),
+    unfinished: Sequence[str] = (),
+    incomplete: Sequence[str] = (),
+    accept_incomplete: bool = False,
+    baseline: Baseline | None = None,
+) -> GateResult:
+    """The gate's verdict on a suite, with every reason that blocks it.
+
+    It fails closed: any reason blocks. The suite and each task are judged by
+    the chapter's dual gate (:func:`passk.stability.reliability_gate`: mean
+    pass^k at least the bar AND no task flakier than the cap, with too few
+    runs a reason of its own); then, when a curtailed run's gate on its runs
+    made blocks, what blocks it whatever the runs not made would give; then
+    tasks short of their planned runs (the mean is then not estimated);
+    incomplete inputs (unless accepted); and the comparison with a baseline.
+
+    Parameters
+    ----------
+    rows : sequence of TaskReport
+        One per task (:func:`passk.stability.suite_report`'s ``tasks``).
+    criteria : GateCriteria
+        The bar, the cap, what the bar is compared with, the confidence of the
+        lower bounds and the fewest runs a task needs.
+    ks : sequence of int, optional
+        Each task's k when they differ; default each row's own.
+    excluded, excluded_reason
+        Runs left out per task, and what they were, for the reasons.
+    settled_early : Mapping[str, int], optional
+        Tasks a curtailed run stopped once their verdict was settled, each with
+        its planned runs.
+    curtailment : sequence of str
+        What blocks a curtailed run whatever its runs not made give
+        (:func:`passk.gate.curtailment.why_blocked`); said when it blocks.
+    unfinished : sequence of str
+        One sentence per task short of its planned runs for a reason other
+        than curtailment (skipped, deselected, a session cut short).
+    incomplete : sequence of str
+        One sentence per way the inputs fall short of their own plan.
+    accept_incomplete : bool, default False
+        Gate on incomplete inputs anyway.
+    baseline : Baseline, optional
+        The comparison with a baseline version.
+
+    Returns
+    -------
+    GateResult
+
+    Examples
+    --------
+    >>> from passk.stability import suite_report
+    >>> rows = suite_report(["a", "b"], [12, 12], [12, 12], k=5).tasks
+    >>> decide(rows, GateCriteria(k=5)).passed
+    True
+    >>> gate = decide(rows, GateCriteria(k=5), incomplete=["2 of 3 tasks ran"])
+    >>> gate.passed, gate.reasons[0]
+    (False, 'incomplete results: 2 of 3 tasks ran (--accept-incomplete to gate on them anyway)')
+    """
+    gate = reliability_gate(
+        rows, min_overall_pass_hat_k=criteria.min_overall_pass_hat_k,
+        max_flakiness=criteria.max_flakiness, ks=ks, on=criteria.on,
+        min_runs=criteria.min_runs, excluded=excluded, settled_early=settled_early,
+        confidence=criteria.confidence, excluded_reason=excluded_reason)
+    reasons = list(gate.reasons)
+    if settled_early and not gate.passed:
+        reasons += curtailment
+    reasons += unfinished
+    if not accept_incomplete:
+        reasons += [f"incomplete results: {why} (--accept-incomplete to gate on them anyway)"
+                    for why in incomplete]
+    if baseline is not None:
+        reasons += _baseline_reasons(baseline, accept_incomplete)
+    overall = math.nan if unfinished else gate.overall
+    return replace(gate, overall=overall, passed=not reasons, reasons=tuple(reasons))
