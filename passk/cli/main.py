@@ -101,16 +101,15 @@ GATE_DEFAULTS = {"k": None, "min_overall_pass_hat_k": DEFAULT_CRITERIA.min_overa
                  "gate_on": DEFAULT_CRITERIA.on, "confidence": DEFAULT_CRITERIA.confidence}
 
 
-def _file_report(args: argparse.Namespace, results: Results | None = None,
-                 baseline: Baseline | None = None, *, quiet: bool = False) -> FileReport:
-    """Score a file under the criteria in force: the protocol's, tightened by the options.
+def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
+    """The criteria in force for ``results``: the protocol's, tightened by the options,
+    as :func:`passk.analysis.report.build_report`'s keywords.
 
     An option that would loosen what the results' protocol declared is refused
     (exit 2, one line naming the declared value). The default k is one rule
     for every command: the protocol's, else ``--k``, else the smallest n
     (said on stderr).
     """
-    results = results if results is not None else _read(args)
     requested = {"k": args.k, "min_overall_pass_hat_k": getattr(args, "min_overall", None),
                  "max_flakiness": getattr(args, "max_flakiness", None),
                  "gate_on": getattr(args, "on", None),
@@ -132,26 +131,32 @@ def _file_report(args: argparse.Namespace, results: Results | None = None,
             raise BadInput(f"--k-for {risk}={kk} would loosen the declared k {declared_k}: "
                            "criteria are fixed before the runs")
     v = bound.values
-    if v["k"] is None and not k_for and not quiet:
+    if v["k"] is None and not k_for:
         positive = results.totals[results.totals > 0]
         smallest = int(positive.min()) if positive.size else 1
         print(f"passk {args.command}: k = {smallest}, the smallest number of runs of any task "
               "(--k to choose)", file=sys.stderr)
-    for line in () if quiet else bound.stricter:
+    for line in bound.stricter:
         print(f"passk {args.command}: {line}", file=sys.stderr)
     class_threshold = (results.protocol.settings.get("class_threshold")
                        if results.protocol is not None else None)
+    return {
+        "k": v["k"], "k_for": k_for, "confidence": v["confidence"],
+        "ci_method": getattr(args, "ci_method", "exact"),
+        "class_threshold": class_threshold if class_threshold is not None else CLASS_THRESHOLD,
+        "min_overall_pass_hat_k": v["min_overall_pass_hat_k"], "max_flakiness": v["max_flakiness"],
+        "gate_on": v["gate_on"], "min_runs": min_runs,
+        "accept_incomplete": getattr(args, "accept_incomplete", False),
+        "declared": bound.declared, "stricter": bound.stricter,
+    }
+
+
+def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
+    """Score a file under the criteria in force (see :func:`_criteria`)."""
     from passk.analysis.report import build_report
 
-    return build_report(
-        results, k=v["k"], k_for=k_for, confidence=v["confidence"],
-        ci_method=getattr(args, "ci_method", "exact"),
-        class_threshold=class_threshold if class_threshold is not None else CLASS_THRESHOLD,
-        min_overall_pass_hat_k=v["min_overall_pass_hat_k"], max_flakiness=v["max_flakiness"],
-        gate_on=v["gate_on"], min_runs=min_runs,
-        accept_incomplete=getattr(args, "accept_incomplete", False),
-        declared=bound.declared, stricter=bound.stricter, baseline=baseline,
-    )
+    results = results if results is not None else _read(args)
+    return build_report(results, **_criteria(args, results))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -203,20 +208,23 @@ def cmd_gate(args: argparse.Namespace) -> int:
     """``passk gate FILE``: the dual gate under the run's protocol; with ``--baseline OLD``
     also the paired comparison (and ``--margin``: non-inferiority must be shown)."""
     from passk.analysis.diff import diff_results
-    from passk.analysis.report import format_report
+    from passk.analysis.report import build_report, format_report, task_ks
 
     results = _read(args)
-    fr = _file_report(args, results)
-    if args.baseline is not None:  # the comparison is evidence too: the gate decides once
-        baseline = _read(args, args.baseline)
-        _require_same_protocol(args, baseline, results, args.baseline, _label(args.file))
-        d = diff_results(baseline, results, k=int(fr.report.k), alpha=0.05,
+    old = _read(args, args.baseline) if args.baseline is not None else None
+    criteria = _criteria(args, results)
+    comparison = None
+    if old is not None:  # the comparison is evidence too: the gate decides once, below
+        _require_same_protocol(args, old, results, args.baseline, _label(args.file))
+        ks = task_ks(results, criteria["k"], criteria["k_for"])
+        d = diff_results(old, results, k=int(ks.max(initial=1)), alpha=0.05,
                          correction="holm", margin=args.margin)
-        fr = _file_report(args, results, Baseline(
+        comparison = Baseline(
             suite=d.suite, regressed=tuple((t.task_id, t.p_adjusted) for t in d.regressed),
-            incomplete=tuple(_incomplete_lines(args, [(args.baseline, baseline)]))), quiet=True)
+            incomplete=tuple(_incomplete_lines(args, [(args.baseline, old)])))
     elif args.margin is not None:
         raise BadInput("--margin needs --baseline OLD to compare against")
+    fr = build_report(results, **criteria, baseline=comparison)
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:

@@ -509,7 +509,7 @@ def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
                 if shared:
                     what, rid = min(shared)
                     raise ResultsError(label, None, f"is the same run as {other_label} ({what} "
-                                       f"{_short(rid)}): one run's outcomes count once")
+                                       f"{_short(rid)[1:-1]}): one run's outcomes count once")
                 twice = src.trials & other.trials
                 if twice:
                     task, key = min(twice)

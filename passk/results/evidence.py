@@ -110,8 +110,8 @@ def _inspect_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
         value = spec.get(key)
         if key == "dataset" and isinstance(value, Mapping):
             value = {k: v for k, v in value.items() if k in ("name", "location")}
-        if value not in (None, {}, []):
-            evaluation.append((key, _canonical(value)))
+        # every field, an absent or empty one as "": no arguments and some differ
+        evaluation.append((key, "" if value in (None, {}, [], "") else _canonical(value)))
     plan = header.get("plan")
     if isinstance(plan, Mapping) and plan.get("steps"):
         evaluation.append(("plan", _canonical({"steps": plan.get("steps"),

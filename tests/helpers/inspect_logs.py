@@ -16,7 +16,8 @@ def write_log(path: Path, values: Mapping[tuple[Any, int], Any], *, epochs: int 
               sample_ids: Sequence[Any] | None = None, status: str = "success",
               errored: Sequence[tuple[Any, int]] = (), scorer: str = "match",
               task: str = "airline", early_stopping: Any = None,
-              transcript: str = "", error_message: str | None = None) -> Path:
+              transcript: str = "", error_message: str | None = None,
+              model: str = "mockllm/model", task_args: Mapping[str, Any] | None = None) -> Path:
     """Write an Inspect log: ``values[(sample id, epoch)]`` is the scorer's value.
 
     ``sample_ids`` (default: the ids in ``values``) is the dataset's selection;
@@ -39,7 +40,8 @@ def write_log(path: Path, values: Mapping[tuple[Any, int], Any], *, epochs: int 
     ids = list(dict.fromkeys(i for i, _ in [*values, *errored])) if sample_ids is None \
         else list(sample_ids)
     n_epochs = epochs or max([e for _, e in [*values, *errored]] or [1])
-    spec = EvalSpec(created="2025-01-01T00:00:00+00:00", task=task, model="mockllm/model",
+    spec = EvalSpec(created="2025-01-01T00:00:00+00:00", task=task, model=model,
+                    task_args=dict(task_args or {}),
                     dataset=EvalDataset(name="tiny", samples=len(ids), sample_ids=ids),
                     config=EvalConfig(epochs=n_epochs))
     messages = ([ChatMessageUser(content="q"), ChatMessageAssistant(content=transcript)]
