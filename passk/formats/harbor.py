@@ -133,11 +133,11 @@ def _dir_kind(path: Path) -> str | None:
 
 
 def sniff_dir(path: Path) -> bool:
-    """A job directory, a trial's folder, or a folder whose every folder is a job directory."""
+    """A job directory, a trial's folder, or a folder of job directories (one is enough to
+    claim it: the reader names the folders that are not)."""
     if (path / RESULT).is_file():
         return _dir_kind(path) is not None
-    subdirs = _subdirs(path)
-    return bool(subdirs) and all(_dir_kind(d) == "job" for d in subdirs)
+    return any(_dir_kind(d) == "job" for d in _subdirs(path))
 
 
 def _load(file: Path, report_as: Path, where: str | None, what: str) -> Any:
