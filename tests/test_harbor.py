@@ -151,12 +151,12 @@ def test_an_unfinished_job_is_incomplete_and_the_gate_fails_closed(capsys):
     job = HARBOR / "job_unfinished"
     r = read_results(job)
     assert r.incomplete == (
-        "Harbor job job_unfinished: result.json has no finished_at: the job is still running or "
-        "was stopped (`harbor jobs resume` finishes it)",
-        "Harbor job job_unfinished: holds 3 of its n_total_trials 6 trials (1 trial folder "
-        "without a result.json: y__running1)",
-        "Harbor job holds 3 of 6 trials (2 tasks × config.json n_attempts 3); 2 tasks have "
-        "fewer than 3 (x: 2, y: 1)")
+        ("Harbor job job_unfinished: result.json has no finished_at: the job is still running or "
+        "was stopped (`harbor jobs resume` finishes it)"),
+        ("Harbor job job_unfinished: holds 3 of its n_total_trials 6 trials (1 trial folder "
+        "without a result.json: y__running1)"),
+        ("Harbor job holds 3 of 6 trials (2 tasks × config.json n_attempts 3); 2 tasks have "
+        "fewer than 3 (x: 2, y: 1)"))
     assert main(["gate", str(job), "--k", "1", "--min-overall", "0", "--max-flakiness",
                  "1"]) == 1
     out = capsys.readouterr().out
@@ -180,11 +180,11 @@ def test_a_job_with_a_task_short_of_n_attempts_is_incomplete(tmp_path):
 
 @pytest.mark.parametrize("field,value,said", [
     ("pass_at_k", {"2": 0.6, "4": 0.7, "5": 0.75},
-     r"stats.evals\[.*\].pass_at_k\['2'\]: Harbor's stored pass@2 0.6 disagrees with its 20 "
-     r"trials, which give 0.575"),
+     (r"stats.evals\[.*\].pass_at_k\['2'\]: Harbor's stored pass@2 0.6 disagrees with its 20 "
+     r"trials, which give 0.575")),
     ("metrics", [{"mean": 0.5}],
-     r"stats.evals\[.*\].metrics\[0\]: Harbor's stored mean 0.5 disagrees with its 20 trials, "
-     r"which give 0.45 "),
+     (r"stats.evals\[.*\].metrics\[0\]: Harbor's stored mean 0.5 disagrees with its 20 trials, "
+     r"which give 0.45 ")),
 ])
 def test_stored_figures_that_disagree_with_the_trials_are_an_error(tmp_path, field, value, said):
     job = copy_job(JOB, tmp_path)

@@ -205,8 +205,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
     ``.jsonl``/``.ndjson`` → jsonl, ``.csv`` → csv, ``.eval`` → inspect; a
     ``.json`` by content (an Inspect log's object, tau2's object or bare array
-    of simulations, terminal-bench's ``results``, tau-bench's array); a
-    directory by its layout (a tau2 run directory, a terminal-bench run
+    of simulations, terminal-bench's ``results``, a Harbor trial's or job's
+    ``result.json``, tau-bench's array); a directory by its layout (a tau2 run
+    directory, a terminal-bench run directory or folder of them, a Harbor job
     directory or folder of them), and an error otherwise.
     """
     p = Path(path)
