@@ -25,7 +25,7 @@ import pytest
 
 from passk.cli import main
 from passk.formats import FORMAT_TABLE, detect_format
-from passk.formats.harbor import identity
+from passk.formats.harbor import ERROR_KINDS, identity
 from passk.io import ResultsError, read_results
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
 
@@ -89,6 +89,26 @@ def test_errors_not_the_agents_are_left_out_and_counted():
     # Harbor 0.26's own figures leave out every trial without a valid reward: 5 of the 8
     figures = stored(ERRORS)
     assert figures["n_trials"] == 5 and figures["pass_at_k"] == {"2": 1.0}
+
+
+def test_the_kinds_left_out_are_harbors_own_error_policy():
+    policy = json.loads((HARBOR / "error_policy.json").read_text())  # dumped from Harbor
+    listed = [name for names in ERROR_KINDS.values() for name in names]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == {name for name, valid in policy.items() if not valid}
+
+
+def test_a_policy_the_job_overrode_is_followed(tmp_path):
+    """A trial's stored ``policy`` (Harbor applies the job's override_error_policy) wins."""
+    job = copy_job(ERRORS, tmp_path)
+    for file in trial_files(job):
+        data = json.loads(file.read_text())
+        if (data["exception_info"] or {}).get("exception_type") == "ApiRateLimitError":
+            data["exception_info"]["policy"]["has_valid_reward"] = True
+            file.write_text(json.dumps(data))
+    r = read_results(job)  # the rate-limited trial is now the agent's: counted, reward 0
+    assert r.excluded.tolist() == [0, 1] and r.totals.tolist() == [4, 3]
+    assert r.successes.tolist() == [2, 1]
 
 
 def test_errors_as_failures_gives_harbor_013s_own_figures():
