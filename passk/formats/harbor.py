@@ -462,10 +462,9 @@ def _runs(trials: list[_Trial], report_as: Path, score_key: str | None,
         by_task[t.task].append(t)
     for task, group in by_task.items():
         for i, t in enumerate(sorted(group, key=lambda t: (t.started, t.name))):
-            not_agents = [(name, kind) for name, kind in t.errors if kind is not None]
+            not_agents = [(kind, name) for name, kind in t.errors if kind is not None]
             if not_agents and not count_errors_as_failures:
-                for name, kind in not_agents[:1]:
-                    left_out[(kind or "", name)] += 1
+                left_out[not_agents[0]] += 1  # counted by the trial's first such error
                 yield t.where, Run(task, False, i, excluded=True, excluded_as=NOT_THE_AGENTS)
                 continue
             yield t.where, Run(task, _judge(t, report_as, score_key, success_threshold), i)
