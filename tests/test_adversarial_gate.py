@@ -55,6 +55,7 @@ SOURCES = {
     "tau-bench": lambda d: shutil.copy(FIXTURES / "tau_bench_small.json", d / "tau.json"),
     "tau2": lambda d: shutil.copytree(FIXTURES / "tau2_dir", d / "tau2"),
     "terminal-bench": lambda d: shutil.copytree(FIXTURES / "terminal_bench" / "run", d / "tb"),
+    "harbor": lambda d: shutil.copytree(FIXTURES / "harbor" / "job", d / "job"),
     "inspect .eval": lambda d: _inspect(d / "log.eval"),
     "inspect .json": lambda d: _inspect(d / "log.json"),
 }

@@ -78,7 +78,10 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None) -> 
                            success_values=getattr(args, "success_value", None),
                            success_threshold=getattr(args, "success_threshold", None),
                            score_key=getattr(args, "score_key", None),
-                           pool_evaluations=getattr(args, "pool_evaluations", False))
+                           pool_evaluations=getattr(args, "pool_evaluations", False),
+                           eval_key=getattr(args, "eval_key", None),
+                           count_errors_as_failures=getattr(args, "count_errors_as_failures",
+                                                            None) or None)
     if fmt == "auto" and any(Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths):
         print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
               f"--format to override)", file=sys.stderr)
@@ -482,7 +485,15 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    help="Inspect logs: a numeric score (or numeric string) of at least X is a "
                    "success, as Inspect's pass_k and pass_at count (they use 1)")
     p.add_argument("--score-key", default=None, metavar="KEY",
-                   help="Inspect logs with dict-valued scores: the key whose value is judged")
+                   help="Inspect logs with dict-valued scores: the key whose value is judged "
+                   "(Harbor jobs with several rewards: the reward that decides success)")
+    p.add_argument("--eval-key", default=None, metavar="KEY",
+                   help="Harbor jobs holding several evaluations: the one to read, as Harbor "
+                   "keys it (AGENT__MODEL__DATASET)")
+    p.add_argument("--count-errors-as-failures", action="store_true",
+                   help="Harbor jobs: count trials that failed for reasons Harbor's error "
+                   "policy says are not the agent's (sandbox, model provider, verifier) as "
+                   "failures, as Harbor up to 0.13 did, instead of leaving them out")
     p.add_argument("--duplicates", choices=DUPLICATES, default="error",
                    help="a (task, trial) recorded twice, as a resumed run can leave: error "
                    "(default; the message names both records), or keep the first or the last "

@@ -119,10 +119,24 @@ def _inspect_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
     return {"run_ids": run_ids, "evaluation": evaluation}
 
 
+def _harbor_job(path: Path, results: Results, trials: bool) -> dict[str, Any]:
+    """A Harbor job: its job ids (a trial's id alone); agent, version, model, dataset."""
+    from passk.results.formats.harbor import identity
+
+    found = identity(path, eval_key=_harbor_key(results))
+    return {"run_ids": [("Harbor job", str(i)) for i in found["run_ids"]],
+            "evaluation": [(k, _canonical(v)) for k, v in found["evaluation"].items()]}
+
+
+def _harbor_key(results: Results) -> str | None:
+    return results.suite or None
+
+
 #: One reader of ids per producer (``Results.source``); others are known by content only.
 IDENTITIES: dict[str, Callable[[Path, Results, bool], dict[str, Any]]] = {
     "jsonl": _passk_log,
     "inspect": _inspect_log,
+    "harbor": _harbor_job,
 }
 
 

@@ -8,6 +8,7 @@ format (``--format``)     module                           what it reads
 ``tau2``                  :mod:`passk.formats.tau2`        tau2-bench's runs
 ``inspect``               :mod:`passk.formats.inspect_log` Inspect AI eval logs
 ``terminal-bench``        :mod:`passk.formats.terminal_bench`  terminal-bench's runs
+``harbor``                :mod:`passk.formats.harbor`      Harbor jobs (terminal-bench 2)
 ========================  ===============================  ==============================
 
 Each reader validates its input, turns every run into a
@@ -52,6 +53,7 @@ __all__ = [
     "detect_format",
     "is_successful",
     "read_formatted",
+    "read_harbor",
     "read_inspect",
     "read_tau2",
     "read_tau_bench",
@@ -86,6 +88,7 @@ class Format:
 
 
 _INSPECT_OPTIONS = ("scorer", "success_values", "success_threshold", "score_key")
+_HARBOR_OPTIONS = ("eval_key", "score_key", "success_threshold", "count_errors_as_failures")
 
 #: Every format passk reads. A new format is one row here and one module beside this file.
 FORMAT_TABLE: tuple[Format, ...] = (
@@ -97,6 +100,8 @@ FORMAT_TABLE: tuple[Format, ...] = (
            extensions=(".eval",), detect=0),
     Format("terminal-bench", "terminal-bench", "terminal_bench", "read_terminal_bench",
            detect=2),
+    Format("harbor", "Harbor (terminal-bench 2)", "harbor", "read_harbor",
+           options=_HARBOR_OPTIONS, detect=3),
 )
 
 _BY_NAME = {f.name: f for f in FORMAT_TABLE}
@@ -115,12 +120,14 @@ FORMAT_OPTIONS = {f.name: f.options for f in FORMAT_TABLE}
 READER_OPTIONS = {"scorer": ("--scorer", "inspect"),
                   "success_values": ("--success-value", "inspect"),
                   "success_threshold": ("--success-threshold", "inspect"),
-                  "score_key": ("--score-key", "inspect")}
+                  "score_key": ("--score-key", "inspect"),
+                  "eval_key": ("--eval-key", "harbor"),
+                  "count_errors_as_failures": ("--count-errors-as-failures", "harbor")}
 
 _REEXPORTED = {"read_inspect": "inspect_log", "INSPECT_SUCCESS_VALUES": "inspect_log",
                "ERRORED_SAMPLES": "inspect_log", "read_tau2": "tau2",
                "TAU2_EXCLUDED_TERMINATIONS": "tau2", "read_tau_bench": "tau_bench",
-               "read_terminal_bench": "terminal_bench"}
+               "read_terminal_bench": "terminal_bench", "read_harbor": "harbor"}
 
 
 def __getattr__(name: str) -> Any:
@@ -149,23 +156,27 @@ file; it is for Inspect AI logs
         if value is None or value == [] or name in allowed:
             continue
         flag, owner = READER_OPTIONS.get(name, (name, ""))
+        owners = [f"{f.title} {'jobs' if f.name == 'harbor' else 'logs'}"
+                  for f in FORMAT_TABLE if name in f.options] or [FORMAT_NAMES.get(owner, owner)]
         raise ResultsError(path, None, f"{flag} ({name}=) does not apply to a "
                            f"{FORMAT_NAMES.get(format, format)} file; it is for "
-                           f"{FORMAT_NAMES.get(owner, owner)} logs")
+                           f"{' and '.join(owners)}")
 
 
 def _unknown() -> str:
     return ("cannot tell the format: expected a JSON array of tau-bench runs or tau2-bench "
             "simulations, a tau2-bench object with 'simulations' (or a run directory), a "
-            "terminal-bench results.json (or run directory), or an Inspect AI log; pass "
+            "terminal-bench results.json (or run directory), a Harbor (terminal-bench 2) "
+            "trial's or job's result.json (or job directory), or an Inspect AI log; pass "
             "--format (supported: " + ", ".join(FORMATS[1:]) + ")")
 
 
 def _directory_error(path: Path) -> ResultsError:
     return ResultsError(path, None, "is a directory, not a results file: pass one results file "
                         "(e.g. one Inspect .eval log), a tau2-bench run directory (results.json "
-                        "beside a simulations/ folder), or a terminal-bench run directory or "
-                        "folder of run directories")
+                        "beside a simulations/ folder), a terminal-bench run directory or "
+                        "folder of run directories, or a Harbor (terminal-bench 2) job directory "
+                        "(config.json, result.json and one folder a trial) or folder of jobs")
 
 
 def _by_content(path: Path, data: Any) -> Format | None:
@@ -194,8 +205,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
     ``.jsonl``/``.ndjson`` → jsonl, ``.csv`` → csv, ``.eval`` → inspect; a
     ``.json`` by content (an Inspect log's object, tau2's object or bare array
-    of simulations, terminal-bench's ``results``, tau-bench's array); a
-    directory by its layout (a tau2 run directory, a terminal-bench run
+    of simulations, terminal-bench's ``results``, a Harbor trial's or job's
+    ``result.json``, tau-bench's array); a directory by its layout (a tau2 run
+    directory, a terminal-bench run directory or folder of them, a Harbor job
     directory or folder of them), and an error otherwise.
     """
     p = Path(path)
