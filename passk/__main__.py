@@ -2,6 +2,6 @@
 
 import sys
 
-from passk.cli.main import main
+from passk.cli.commands import main
 
 sys.exit(main())

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from passk.cli.main import main
+from passk.cli import main
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
 from passk.results.formats import FORMAT_TABLE, detect_format
 from passk.results.formats.harbor import ERROR_KINDS, identity

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from passk.criteria import DEFAULT_CRITERIA
 from passk.results.protocol import Protocol, _canonical
-from passk.stability import DEFAULT_CRITERIA
 
 __all__ = [
     "CURTAILMENT_CRITERIA",

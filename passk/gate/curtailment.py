@@ -28,8 +28,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria, check_criteria
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
-from passk.stability import DEFAULT_CRITERIA, GATE_ON, GateCriteria, check_criteria
 
 #: The criteria a curtailment serves (the name they had before the gate had one type).
 GateSettings = GateCriteria

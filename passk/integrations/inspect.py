@@ -51,9 +51,9 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError("passk.inspect needs the optional extra 'inspect': pip install "
                       "'passk[inspect]' (or pip install inspect-ai)") from exc
 
+from passk.criteria import DEFAULT_CRITERIA
 from passk.gate.curtailment import GateSettings, SettleTracker
 from passk.results.protocol import Protocol
-from passk.stability import DEFAULT_CRITERIA
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample

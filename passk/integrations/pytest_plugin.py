@@ -48,9 +48,8 @@ import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 from passk.cli.options import positive_int, probability, whole
-from passk.gate.decide import decide
+from passk.criteria import DEFAULT_CRITERIA, GateCriteria
 from passk.render.tables import cell, one_line
-from passk.stability import DEFAULT_CRITERIA, GateCriteria
 
 if TYPE_CHECKING:
     from passk.stability import GateResult, SuiteReport
@@ -507,6 +506,8 @@ class PasskSession:
                              f"counted ({missing} skipped, deselected or not run)")
         # the settle rule stopped a test only when every completion of its runs gives the
         # gate the same verdict, so the gate on the runs made is fixed-n's
+        from passk.gate.decide import decide
+
         gate = decide(report.tasks, self.gate_settings(), excluded=excluded, settled_early=early,
                       curtailment=self._why_blocked(tests) if early else (), unfinished=short)
         report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else

@@ -571,7 +571,6 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
         raise ResultsError(path, None, f"no {what} to read")
     if len(parts) == 1:
         return parts[0][1]
-    pooled = check_distinct_evidence(parts, pool_evaluations=pool_evaluations)
     first_label, first = parts[0]
     tasks = first.task_ids
     known = set(tasks)
@@ -600,6 +599,7 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
             raise ResultsError(label, None, f"records protocol {fp or 'none'} but {first_label} "
                                f"records {first_fp or 'none'}: trials of one suite are measured "
                                "under one protocol")
+    pooled = check_distinct_evidence(parts, pool_evaluations=pool_evaluations)
     m = len(tasks)
     successes = np.zeros(m, dtype=np.int64)
     totals = np.zeros(m, dtype=np.int64)

@@ -1,0 +1,90 @@
+"""The dual gate's criteria: one type, and the one place their defaults are written.
+
+The chapter's gate (``src/stability.ts``): the mean pass^k over tasks must reach
+a bar (0.7) AND no task's flakiness may exceed a cap (0.2). :class:`GateCriteria`
+holds those two with what the bar is compared with, k, the confidence of the
+lower bounds and the fewest runs a task needs. Every gate takes its defaults
+from :data:`DEFAULT_CRITERIA`: :func:`passk.stability.reliability_gate`, the
+report, the command line, :func:`passk.run_suite`, the pytest plugin and the
+Inspect extension. This module imports nothing, so the pytest plugin can read
+the defaults without loading numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+__all__ = ["DEFAULT_CRITERIA", "GATE_ON", "GateCriteria", "check_criteria"]
+
+#: What a gate can compare with the bar: the pass^k estimate or its exact lower bound.
+GATE_ON = ("estimate", "lower-bound")
+
+
+@dataclass(frozen=True)
+class GateCriteria:
+    """The dual gate's criteria: the one type, and the one place their defaults are written.
+
+    Every gate takes them from here: :func:`reliability_gate`, the report, the
+    command line, :func:`passk.run_suite`, the pytest plugin and the Inspect
+    extension; a curtailment serves them (it must leave the decision fixed n makes).
+
+    Attributes
+    ----------
+    k : int
+        k of pass^k (a suite may give each task its own, see :func:`settled_tasks`).
+    min_overall_pass_hat_k, max_flakiness : float
+        The bar on the mean and the cap on any task's flakiness.
+    on : {'estimate', 'lower-bound'}
+        What the mean is of: pass^k estimates or their exact lower bounds.
+    confidence : float
+        The lower bounds' one-sided confidence.
+    min_runs : int
+        Fewer counted runs than this fail a task.
+
+    Examples
+    --------
+    >>> GateCriteria(k=2, on="lower-bound").describe()
+    'k 2, bar 0.7 on the lower bound (95%), flakiness cap 0.2'
+    """
+
+    k: int = 5
+    min_overall_pass_hat_k: float = 0.7
+    max_flakiness: float = 0.2
+    on: str = "estimate"
+    confidence: float = 0.95
+    min_runs: int = 0
+
+    def __post_init__(self) -> None:
+        check_criteria(self.k, self.max_flakiness, self.min_runs, self.on, self.confidence)
+        if not 0 <= self.min_overall_pass_hat_k <= 1:
+            raise ValueError(f"min_overall_pass_hat_k ({self.min_overall_pass_hat_k!r}) must "
+                             "lie in [0, 1]")
+
+    def describe(self) -> str:
+        """The gate in one phrase, as the refusal and the notes print it."""
+        on = ("the estimate" if self.on == "estimate"
+              else f"the lower bound ({self.confidence:.0%})")
+        runs = f", at least {self.min_runs} runs" if self.min_runs else ""
+        return (f"k {self.k}, bar {self.min_overall_pass_hat_k:g} on {on}, flakiness cap "
+                f"{self.max_flakiness:g}{runs}")
+
+
+def check_criteria(k: object, cap: object, min_runs: object, on: object, confidence: object
+                   ) -> None:
+    """Refuse criteria out of range, naming the argument and the value."""
+    if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+        raise ValueError(f"k ({k!r}) must be a whole number >= 1")
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap <= 1:
+        raise ValueError(f"max_flakiness ({cap!r}) must lie in [0, 1]")
+    if isinstance(min_runs, bool) or not isinstance(min_runs, Integral) or min_runs < 0:
+        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
+    if on not in GATE_ON:
+        raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
+    if (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+            or not 0 < confidence < 1):
+        raise ValueError(f"confidence ({confidence!r}) must lie strictly between 0 and 1")
+
+
+#: The gate's defaults: the chapter's bar 0.7 and cap 0.2, on the estimate, k = 5.
+DEFAULT_CRITERIA = GateCriteria()
