@@ -62,10 +62,8 @@ def one_line(text: str) -> str:
 
     Examples
     --------
-    >>> print(one_line("task x
-gate: PASSED"))
-    task x
-gate: PASSED
+    >>> print(one_line("task x\ngate: PASSED"))
+    task x\ngate: PASSED
     """
     return escape_text(text)
 
