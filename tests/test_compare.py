@@ -132,7 +132,7 @@ def test_left_out_tasks_are_counted():
     (-0.08, 0.01, 0.05, "inconclusive"), (-0.05, 0.1, 0.05, "inconclusive"),
 ])
 def test_verdicts(low, high, margin, verdict):
-    from passk.compare import _verdict
+    from passk.stats.compare import _verdict
 
     assert _verdict(low, high, margin) == verdict
 
@@ -214,7 +214,7 @@ def test_sampling_variance_is_the_mean_of_the_unbiased_estimator():
 def test_power_without_floor_is_the_noncentral_t():
     """The power integral over the chi-square of s^2 equals scipy's noncentral t (Miller's
     formula with the t in place of z) when the floor is below s / sqrt(T)."""
-    from passk.compare import _power
+    from passk.stats.power import _power
     for t, var_d, delta in ((5, 0.05, 0.1), (30, 0.2, 0.05), (400, 0.1, 0.02)):
         se = math.sqrt(var_d / t)
         ref = stats.nct.cdf(-stats.t.ppf(0.975, t - 1), t - 1, -delta / se)
@@ -237,7 +237,7 @@ def test_tasks_needed_is_the_fewest_that_reach_the_power():
 def test_pilot_within_variance_is_unbiased_where_m_reaches_2k(m, n, k):
     """E over a pilot task's binomial counts of its estimate = V_n(p), exactly, for every p;
     c/m put into V_n (what the plan did before) is biased low."""
-    from passk.compare import _pilot_mean, _variance_polynomial
+    from passk.stats.power import _pilot_mean, _variance_polynomial
     coef = _variance_polynomial(n, k)
     c = np.arange(m + 1)
     est = np.array([_pilot_mean(coef, np.array([ci]), np.array([m]), upper=True) for ci in c])
@@ -254,7 +254,7 @@ def test_pilot_within_variance_is_unbiased_where_m_reaches_2k(m, n, k):
 def test_pilot_within_variance_is_bounded_above_where_m_is_short_of_2k(m, n, k):
     """m < 2k: no unbiased estimate exists; the Bernstein bound's mean is at least V_n(p)
     at every p (so the plan errs on the cautious side)."""
-    from passk.compare import _bernstein_bound, _variance_polynomial
+    from passk.stats.power import _bernstein_bound, _variance_polynomial
     b = _bernstein_bound(_variance_polynomial(n, k), m, upper=True)
     p = np.linspace(0, 1, 2001)
     expected = stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None]) @ b
@@ -428,7 +428,7 @@ def test_floor_of_a_saturated_suite_in_closed_form(tasks, runs):
 
 def test_floor_endpoints_against_a_brute_force_grid():
     """The floor's ends are the outermost changes its test accepts, found on a fine grid."""
-    from passk.compare import _floor_test
+    from passk.stats.compare import _floor_test
     rng = np.random.default_rng(2)
     n, k, t = 6, 2, 7
     c_old, c_new = rng.binomial(n, 0.8, t), rng.binomial(n, 0.6, t)

@@ -1,0 +1,1 @@
+"""Statistics beyond the chapter's estimators: intervals, comparisons, planning, simulation."""
