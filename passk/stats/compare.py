@@ -362,24 +362,50 @@ def _floor_se(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np
     return np.asarray(np.sqrt(var) / h_old.shape[-1])
 
 
+def _floor_skew(h_old: np.ndarray, h_new: np.ndarray, k: int, n_old: np.ndarray,
+                n_new: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Skewness of the mean difference from the tasks' binomial noise alone, at the moved
+    rates: third central moments (k/n)^2 theta (1 - theta) (1 - 2 theta) per task and
+    version (exact for k = 1 and for n = k, where the estimate is c/n or Bernoulli)."""
+    o, n = _moved(h_old, h_new, lam)
+    ko, kn = (k / np.asarray(n_old, dtype=float)) ** 2, (k / np.asarray(n_new, dtype=float)) ** 2
+    m3 = (kn * n * (1 - n) * (1 - 2 * n)).sum(axis=-1) - (ko * o * (1 - o) * (1 - 2 * o)).sum(
+        axis=-1)
+    var = (_floor_weight(k, n_old) * (o - o * o)).sum(axis=-1) + (
+        _floor_weight(k, n_new) * (n - n * n)).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.where(var > 0, m3 / np.maximum(var, 1e-300) ** 1.5, 0.0))
+
+
 def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
-                q: float, df: int, *, p_value: bool = True
+                q: float, df: int, *, p_value: bool = True,
+                skew: tuple[int, np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The within-task score interval and its two-sided p-value for no change.
 
-    A change delta0 is accepted when :math:`|\\bar d - \\delta_0| \\le q\\,
-    \\mathrm{SE}(\\delta_0)`, the SE taken at the per-task rates moved (new
-    up, old down, each by the same amount, kept in [0, 1]) until their mean
-    difference is delta0. The outermost accepted change on either side is
-    found on a grid of moves, then by bisection to 1e-9, rounding outwards.
+    A change delta0 is accepted when :math:`-q_+ \\le (\\bar d - \\delta_0)/
+    \\mathrm{SE}(\\delta_0) \\le q_-`, the SE taken at the per-task rates moved
+    (new up, old down, each by the same amount, kept in [0, 1]) until their
+    mean difference is delta0. Without ``skew`` :math:`q_\\pm = q`; with
+    ``skew = (k, n_old, n_new)`` each end is widened by the Cornish-Fisher
+    term of the statistic's skewness :math:`\\gamma(\\delta_0)` at the moved
+    rates (:func:`_floor_skew`), :math:`q_\\pm = q + \\max(0, \\pm\\gamma(q^2-1)/6)`.
+    The outermost accepted change on either side is found on a grid of moves,
+    then by bisection to 1e-9, rounding outwards.
     """
+    from scipy import special
     d = np.asarray((h_new - h_old).mean(axis=-1))
     shape = d.shape
     ends = []
     for side in (-1.0, 1.0):
         def excess(lam: np.ndarray, side: float = side) -> np.ndarray:
             gap = _moved_gap(h_old, h_new, lam)
-            return np.asarray(side * (gap - d) - q * _floor_se(h_old, h_new, w_old, w_new, lam))
+            q_side: Any = q
+            if skew is not None:
+                g = _floor_skew(h_old, h_new, skew[0], skew[1], skew[2], lam)
+                q_side = q + np.maximum(0.0, -side * g * (q * q - 1) / 6)
+            return np.asarray(side * (gap - d) - q_side * _floor_se(h_old, h_new, w_old, w_new,
+                                                                   lam))
         inner = np.zeros(shape)
         for j in range(1, _FLOOR_GRID + 1):
             lam = np.full(shape, side * j / _FLOOR_GRID)
@@ -401,18 +427,68 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     se0 = _floor_se(h_old, h_new, w_old, w_new, (a + b) / 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(np.abs(d) <= 1e-14, 0.0, np.abs(d) / se0)
-    return ends[0], ends[1], np.asarray(2 * stats.t.sf(z, df))
+    p = np.asarray(2 * stats.t.sf(z, df))
+    if skew is not None:  # the Edgeworth tail of the side observed, never below the t's
+        g = _floor_skew(h_old, h_new, skew[0], skew[1], skew[2], (a + b) / 2)
+        g = np.where(d < 0, -g, g)  # the tail beyond |z| on the side of the sign of d
+        p = np.maximum(p, 2 * (special.ndtr(-z) + g * (z * z - 1) * _phi(z) / 6))
+    return ends[0], ends[1], np.minimum(p, 1.0)
 
 
-def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray,
-             w_new: np.ndarray, alpha: float, *, p_value: bool = True) -> PairedTest:
-    """A method's interval widened to hold the floor's, and the larger of the p-values."""
+def _phi(x: Any) -> Any:
+    return np.exp(-0.5 * np.asarray(x) ** 2) / math.sqrt(2 * math.pi)
+
+
+def _skew_t(d: np.ndarray, alpha: float, p_value: bool = True) -> PairedTest:
+    r"""The paired t interval widened on the side its skewness points to.
+
+    The studentized mean :math:`\sqrt T(\bar d-\delta)/s` has the Edgeworth law
+    :math:`\Phi(x) + \gamma(2x^2+1)\varphi(x)/(6\sqrt T) + O(1/T)` (Hall 1992,
+    sec. 2.6), so its quantiles move by :math:`a = \gamma(2q^2+1)/(6\sqrt T)`;
+    only the widening side is kept: :math:`[\bar d - (q + a^-)s/\sqrt T,\;
+    \bar d + (q + a^+)s/\sqrt T]`. :math:`\gamma` is the adjusted sample
+    skewness :math:`G_1`.
+    """
+    from scipy import special, stats
+    t_count = d.shape[-1]
+    mean = d.mean(axis=-1)
+    dev = d - mean[..., None]
+    m2 = (dev**2).mean(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g1 = np.where(m2 > 1e-24, (dev**3).mean(axis=-1) / np.maximum(m2, 1e-300) ** 1.5, 0.0)
+    gamma = g1 * math.sqrt(t_count * (t_count - 1)) / (t_count - 2) if t_count > 2 else 0 * g1
+    se = np.sqrt(m2 * t_count / (t_count - 1) / t_count)
+    q = float(stats.t.ppf(1 - alpha / 2, t_count - 1))
+    a = gamma * (2 * q * q + 1) / (6 * math.sqrt(t_count))
+    low = mean - (q + np.maximum(0.0, -a)) * se
+    high = mean + (q + np.maximum(0.0, a)) * se
+    p = np.full(mean.shape, np.nan)
+    if p_value:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t0 = np.where(se > 0, np.abs(mean) / np.where(se > 0, se, 1.0), 0.0)
+        g = np.where(mean < 0, -gamma, gamma)
+        edge = special.ndtr(-t0) - g * (2 * t0 * t0 + 1) * _phi(t0) / (6 * math.sqrt(t_count))
+        p = np.minimum(1.0, np.maximum(2 * stats.t.sf(t0, t_count - 1), 2 * edge))
+        p = np.where(se > 0, p, np.where(mean == 0, 1.0, 0.0))
+    return PairedTest(mean, low, high, p)
+
+
+def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, k: int, n_old: Any,
+             n_new: Any, alpha: float, *, p_value: bool = True) -> PairedTest:
+    """A method's interval widened to hold the skew-corrected t's and the floor's, and the
+    largest of the p-values."""
     from scipy import stats
     t_count = h_old.shape[-1]
+    n_old = np.broadcast_to(np.asarray(n_old, dtype=float), h_old.shape)
+    n_new = np.broadcast_to(np.asarray(n_new, dtype=float), h_new.shape)
     q = float(stats.t.ppf(1 - alpha / 2, t_count - 1))
-    low, high, p = _floor_test(h_old, h_new, w_old, w_new, q, t_count - 1, p_value=p_value)
+    low, high, p = _floor_test(h_old, h_new, _floor_weight(k, n_old), _floor_weight(k, n_new),
+                               q, t_count - 1, p_value=p_value, skew=(k, n_old, n_new))
+    sk = _skew_t(h_new - h_old, alpha, p_value=p_value)
+    low, high = np.minimum(low, sk.low), np.maximum(high, sk.high)
     return PairedTest(res.mean, np.minimum(res.low, low), np.maximum(res.high, high),
-                      np.maximum(res.p_value, p) if p_value else res.p_value)
+                      np.maximum(np.maximum(res.p_value, p), sk.p_value) if p_value
+                      else res.p_value)
 
 
 # --------------------------------------------------------------------------
@@ -613,8 +689,7 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     if paired >= 2:
         res = paired_difference_test(h2 - h1, method=method, confidence=confidence,
                                      n_resamples=n_resamples, rng=rng)
-        res = _floored(res, h1, h2, _floor_weight(k_, n1[keep]), _floor_weight(k_, n2[keep]),
-                       1.0 - confidence)
+        res = _floored(res, h1, h2, k_, n1[keep], n2[keep], 1.0 - confidence)
         # a change in mean pass^k lies in [-1, 1]; the t interval can overshoot with few tasks
         low, high, p = max(float(res.low), -1.0), min(float(res.high), 1.0), float(res.p_value)
     else:  # one task (or none) says nothing about a population of tasks

@@ -291,19 +291,61 @@ def _power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float) -
     return np.asarray(special.ndtr(z).mean(axis=-1), dtype=float)
 
 
+def _beta_binomial_fit(c: np.ndarray, m: np.ndarray) -> tuple[float, float]:
+    """Maximum-likelihood Beta(a, b) of the tasks' rates from their counts (beta-binomial),
+    a and b kept in [e^-6, e^9] (no spread across tasks: both large)."""
+    from scipy import optimize, special
+
+    def nll(x: np.ndarray) -> float:
+        a, b = np.exp(x)
+        return -float(np.sum(special.betaln(c + a, m - c + b) - special.betaln(a, b)))
+    mean = float(np.clip((c.sum() + 0.5) / (m.sum() + 1.0), 1e-3, 1 - 1e-3))
+    start = np.log([mean, 1 - mean])
+    res = optimize.minimize(nll, start, method="L-BFGS-B", bounds=[(-6.0, 9.0)] * 2)
+    a, b = np.exp(res.x)
+    return float(a), float(b)
+
+
+def _posterior_mean(coef: np.ndarray, c: np.ndarray, m: np.ndarray, a: float, b: float
+                    ) -> np.ndarray:
+    """Per task, the mean of a polynomial in its rate under the posterior Beta(a + c,
+    b + m - c) of the fitted prior: E p^j = prod_{i<j} (a + c + i) / (a + b + m + i)."""
+    out = np.zeros(c.size)
+    power = np.ones(c.size)
+    for j, w in enumerate(coef):
+        if j:
+            power = power * (a + c + j - 1) / (a + b + m + j - 1)
+        out += w * power
+    return out
+
+
 def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
                      ) -> tuple[float, tuple[float, ...], bool]:
     """From a pilot: the between-task variance of p^k (trial noise removed), and per
     planned n the mean within-task variance V_n, each unbiased where the pilot's runs
-    reach the degree 2k, else bounded the cautious way."""
+    reach the degree 2k; a task with fewer runs has no unbiased estimate, and gets the
+    polynomial's mean under its posterior from a beta-binomial fit to the whole pilot
+    (empirical Bayes)."""
     h = np.asarray(estimate_pass_hat_k(c, m, k), dtype=float)
-    noise = np.empty(c.size)  # V_m at each task's own m: bounded below (more between-task)
+    short = m < 2 * k
+    prior = _beta_binomial_fit(c, m) if short.any() else (1.0, 1.0)
+
+    def mean_poly(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        est = np.empty(int(rows.sum()))
+        cr, mr, sr = c[rows], m[rows], short[rows]
+        if (~sr).any():
+            mono = _monomial_estimates(cr[~sr], mr[~sr], 2 * k)
+            est[~sr] = coef[: 2 * k + 1] @ mono
+        if sr.any():
+            est[sr] = _posterior_mean(coef, cr[sr], mr[sr], *prior)
+        return est
+    noise = np.empty(c.size)  # V_m at each task's own m
     for m_value in np.unique(m):
         rows = m == m_value
-        noise[rows] = _pilot_mean(_variance_polynomial(int(m_value), k), c[rows], m[rows],
-                                  upper=False)
+        noise[rows] = mean_poly(_variance_polynomial(int(m_value), k), rows)
     sigma_b2 = max(0.0, float(np.var(h, ddof=1)) - mean_of(noise))
-    within = tuple(max(0.0, _pilot_mean(_variance_polynomial(n, k), c, m, upper=True))
+    everyone = np.ones(c.size, dtype=bool)
+    within = tuple(max(0.0, mean_of(mean_poly(_variance_polynomial(n, k), everyone)))
                    for n in runs)
     return sigma_b2, within, bool(np.all(m >= 2 * k))
 
@@ -445,7 +487,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
         rates = _posterior_rates(c, n)  # for the new version's share, and the floor
         source = f"pilot of {c.size} tasks" + ("" if unbiased else
                                                f" (fewer than 2k = {2 * k_} runs on some: "
-                                               "within-task variance bounded from above)")
+                                               "within-task variance from a beta-binomial "
+                                               "fit)")
     omega2 = (float(between_variance) if between_variance is not None
               else 2 * (1 - correlation) * sigma_b2)
     t_arr = np.array(task_grid, dtype=float)[:, None]

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..metrics import _confidence, _whole_numbers, estimate_pass_hat_k
-from .compare import METHODS, PairedTest, _floor_weight, _floored, paired_difference_test
+from .compare import METHODS, PairedTest, _floored, paired_difference_test
 
 __all__ = [
     "TaskPopulation",
@@ -156,7 +156,6 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
         idx = gen.integers(0, population.p_old.size, size=(r, tasks))
         h_old = table[gen.binomial(runs, population.p_old[idx])]
         h_new = table[gen.binomial(runs, population.p_new[idx])]
-        weight = np.full(h_old.shape, _floor_weight(k, runs))
         for m in methods:
             if m == "welch":
                 parts[m].append(_welch(h_old, h_new, alpha))
@@ -164,7 +163,7 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
             res = paired_difference_test(h_new - h_old, method=m, confidence=1 - alpha,
                                          n_resamples=n_resamples, rng=gen)
             if floor:
-                res = _floored(res, h_old, h_new, weight, weight, alpha, p_value=p_values)
+                res = _floored(res, h_old, h_new, k, runs, runs, alpha, p_value=p_values)
             parts[m].append(res)
     return {m: PairedTest(*(np.concatenate(x) for x in zip(*v))) for m, v in parts.items()}
 
@@ -232,8 +231,7 @@ def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
         res = paired_difference_test(h_new - h_old, method=method, confidence=1 - alpha,
                                      rng=gen, n_resamples=999)
         if floor:
-            weight = np.full(h_old.shape, _floor_weight(k_, n_runs))
-            res = _floored(res, h_old, h_new, weight, weight, alpha, p_value=False)
+            res = _floored(res, h_old, h_new, k_, n_runs, n_runs, alpha, p_value=False)
         parts.append(PairedTest(*(np.atleast_1d(x) for x in res)))
     return PairedTest(*(np.concatenate(x) for x in zip(*parts))), np.concatenate(truths)
 
