@@ -52,12 +52,11 @@ import numpy.typing as npt
 
 from ..metrics import (
     ConfidenceInterval,
-    _confidence,
     _counts,
-    _whole_numbers,
     estimate_pass_hat_k,
 )
 from ..tables import json_number
+from . import _checks as check
 
 __all__ = [
     "FLOOR_LABEL",
@@ -299,17 +298,15 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
     >>> round(paired_difference_test(d, method="sign-flip").p_value, 4)  # exact: 2^8 patterns
     0.1875
     """
-    d = np.asarray(differences, dtype=float)
+    d = np.asarray(check.real_array(differences, "differences", finite=False), dtype=float)
     if d.ndim == 0 or d.shape[-1] < 2:
         raise ValueError(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
     if not np.all(np.isfinite(d)):
         raise ValueError("differences must be finite (a task with n < k has no pass^k: leave "
                          "it out)")
-    if method not in METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {', '.join(METHODS)}")
-    alpha = 1.0 - _confidence(confidence)
-    if int(n_resamples) != n_resamples or n_resamples < 99:
-        raise ValueError(f"n_resamples ({n_resamples!r}) must be a whole number of at least 99")
+    check.choice(method, "method", METHODS)
+    alpha = 1.0 - check.confidence(confidence)
+    n_resamples = check.whole(n_resamples, "n_resamples", minimum=99)
     gen = np.random.default_rng(rng)
     if method == "t":
         res = _t(d, alpha)
@@ -396,6 +393,8 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     from scipy import special
     d = np.asarray((h_new - h_old).mean(axis=-1))
     shape = d.shape
+    from scipy import stats
+    z = float(special.ndtri(stats.t.cdf(q, df)))  # the level's normal quantile
     ends = []
     for side in (-1.0, 1.0):
         def excess(lam: np.ndarray, side: float = side) -> np.ndarray:
@@ -403,7 +402,7 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
             q_side: Any = q
             if skew is not None:
                 g = _floor_skew(h_old, h_new, skew[0], skew[1], skew[2], lam)
-                q_side = q + np.maximum(0.0, -side * g * (q * q - 1) / 6)
+                q_side = q + np.maximum(0.0, -side * g * (z * z - 1) / 6)
             return np.asarray(side * (gap - d) - q_side * _floor_se(h_old, h_new, w_old, w_new,
                                                                    lam))
         inner = np.zeros(shape)
@@ -418,7 +417,6 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
         ends.append(_moved_gap(h_old, h_new, hi))  # the outer side: never narrower
     if not p_value:
         return ends[0], ends[1], np.full(shape, np.nan)
-    from scipy import stats
     a, b = np.full(shape, -1.0), np.full(shape, 1.0)
     for _ in range(48):  # the move that makes the mean difference 0
         mid = (a + b) / 2
@@ -426,12 +424,12 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
         a, b = np.where(up, a, mid), np.where(up, mid, b)
     se0 = _floor_se(h_old, h_new, w_old, w_new, (a + b) / 2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(np.abs(d) <= 1e-14, 0.0, np.abs(d) / se0)
-    p = np.asarray(2 * stats.t.sf(z, df))
+        z0 = np.where(np.abs(d) <= 1e-14, 0.0, np.abs(d) / se0)
+    p = np.asarray(2 * stats.t.sf(z0, df))
     if skew is not None:  # the Edgeworth tail of the side observed, never below the t's
         g = _floor_skew(h_old, h_new, skew[0], skew[1], skew[2], (a + b) / 2)
         g = np.where(d < 0, -g, g)  # the tail beyond |z| on the side of the sign of d
-        p = np.maximum(p, 2 * (special.ndtr(-z) + g * (z * z - 1) * _phi(z) / 6))
+        p = np.maximum(p, 2 * (special.ndtr(-z0) + g * (z0 * z0 - 1) * _phi(z0) / 6))
     return ends[0], ends[1], np.minimum(p, 1.0)
 
 
@@ -459,7 +457,8 @@ def _skew_t(d: np.ndarray, alpha: float, p_value: bool = True) -> PairedTest:
     gamma = g1 * math.sqrt(t_count * (t_count - 1)) / (t_count - 2) if t_count > 2 else 0 * g1
     se = np.sqrt(m2 * t_count / (t_count - 1) / t_count)
     q = float(stats.t.ppf(1 - alpha / 2, t_count - 1))
-    a = gamma * (2 * q * q + 1) / (6 * math.sqrt(t_count))
+    z = float(special.ndtri(1 - alpha / 2))  # the expansion's polynomial is in the normal's
+    a = gamma * (2 * z * z + 1) / (6 * math.sqrt(t_count))
     low = mean - (q + np.maximum(0.0, -a)) * se
     high = mean + (q + np.maximum(0.0, a)) * se
     p = np.full(mean.shape, np.nan)
@@ -545,7 +544,7 @@ def mean_of(values: npt.ArrayLike) -> float:
     >>> mean_of(x) == mean_of(x[::-1]), float(np.mean(x)) == float(np.mean(x[::-1]))
     (True, False)
     """
-    a = np.asarray(values, dtype=float).ravel()
+    a = np.asarray(check.real_array(values, "values", finite=False), dtype=float).ravel()
     a = a[np.isfinite(a)]
     return math.fsum(a.tolist()) / a.size if a.size else math.nan
 
@@ -670,17 +669,17 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     >>> saturated.verdict, round(saturated.ci.low, 4)  # 120 passes: 0.99**120 = 0.30
     ('inconclusive', -0.0445)
     """
-    c1, n1 = _counts(c_old, n_old)
-    c2, n2 = _counts(c_new, n_new)
+    c1, n1 = _counts(check.whole_array(c_old, "c_old"), check.whole_array(n_old, "n_old"))
+    c2, n2 = _counts(check.whole_array(c_new, "c_new"), check.whole_array(n_new, "n_new"))
     c1, n1, c2, n2 = np.broadcast_arrays(c1, n1, c2, n2)
     if c1.ndim != 1:
         raise ValueError(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
-    k_ = int(_whole_numbers(k, "k", minimum=1))
-    if margin is not None and not (math.isfinite(margin) and 0 <= margin < 1):
-        raise ValueError(f"margin ({margin!r}) must lie in [0, 1)")
-    confidence = _confidence(confidence)
-    if method not in METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {', '.join(METHODS)}")
+    k_ = check.whole(k, "k", minimum=1)
+    if margin is not None:
+        margin = check.real(margin, "margin", low=0.0, high=1.0, open_high=True)
+    confidence = check.confidence(confidence)
+    check.choice(method, "method", METHODS)
+    n_resamples = check.whole(n_resamples, "n_resamples", minimum=99)
     keep = (n1 >= k_) & (n2 >= k_)
     h1 = np.asarray(estimate_pass_hat_k(c1[keep], n1[keep], k_), dtype=float)
     h2 = np.asarray(estimate_pass_hat_k(c2[keep], n2[keep], k_), dtype=float)

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..metrics import _confidence, _counts, _whole_numbers, estimate_pass_hat_k
+from ..metrics import _counts, estimate_pass_hat_k
 from ..tables import json_number
+from . import _checks as check
 from .compare import _floor_weight, mean_of
 from .simulation import _PLAN_POPULATION_SIZE, task_population
 
@@ -68,11 +69,11 @@ def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> 
     array([0.     , 0.05859, 0.     ])
     """
     from scipy import stats
-    p_arr = np.asarray(p, dtype=float)
+    p_arr = np.asarray(check.real_array(p, "p"), dtype=float)
     if np.any(~((p_arr >= 0) & (p_arr <= 1))):
         raise ValueError(f"p ({p!r}) must lie in [0, 1]")
-    k_ = int(_whole_numbers(k, "k", minimum=1))
-    n_arr = _whole_numbers(n, "n", minimum=k_)
+    k_ = check.whole(k, "k", minimum=1)
+    n_arr = check.whole_array(n, "n", minimum=k_)
     p_b, n_b = np.broadcast_arrays(p_arr, n_arr)
     out = np.empty(p_b.shape)
     for n_value in np.unique(n_b):
@@ -450,21 +451,18 @@ def plan_comparison(k: int, *, delta: float | None = None,
     ((663, 437), 4)
     """
     from scipy import optimize
-    k_ = int(_whole_numbers(k, "k", minimum=1))
-    if delta is not None and not (math.isfinite(delta) and 0 < delta < 1):
-        raise ValueError(f"delta ({delta!r}) must lie strictly between 0 and 1")
-    if not 0 < power < 1:
-        raise ValueError(f"power ({power!r}) must lie strictly between 0 and 1")
-    if not 0 <= correlation <= 1:
-        raise ValueError(f"correlation ({correlation!r}) must lie in [0, 1]")
-    if between_variance is not None and not (math.isfinite(between_variance)
-                                             and between_variance >= 0):
-        raise ValueError(f"between_variance ({between_variance!r}) must be at least 0")
-    alpha = 1.0 - _confidence(confidence)
-    task_grid = tuple(int(t) for t in _whole_numbers(tasks, "tasks", minimum=2).ravel())
+    k_ = check.whole(k, "k", minimum=1)
+    if delta is not None:
+        delta = check.real(delta, "delta", low=0.0, high=1.0, open_low=True, open_high=True)
+    power = check.real(power, "power", low=0.0, high=1.0, open_low=True, open_high=True)
+    correlation = check.real(correlation, "correlation", low=0.0, high=1.0)
+    if between_variance is not None:
+        between_variance = check.real(between_variance, "between_variance", low=0.0)
+    alpha = 1.0 - check.confidence(confidence)
+    task_grid = tuple(int(t) for t in check.whole_array(tasks, "tasks", minimum=2).ravel())
     if runs is None:
         runs = tuple(sorted({r for r in (2, 4, 8, 12, 16, 24) if r >= k_} | {k_}))[:6]
-    run_grid = tuple(int(r) for r in _whole_numbers(runs, "runs", minimum=k_).ravel())
+    run_grid = tuple(int(r) for r in check.whole_array(runs, "runs", minimum=k_).ravel())
     if successes is None or totals is None:
         if successes is not None or totals is not None:
             raise ValueError("a pilot needs both successes and totals")
@@ -475,7 +473,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
                        for r in run_grid)
         source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
     else:
-        c, n = _counts(successes, totals)
+        c, n = _counts(check.whole_array(successes, "successes"),
+                       check.whole_array(totals, "totals"))
         c, n = np.broadcast_arrays(c, n)
         c, n = c.ravel(), n.ravel()
         if c.size < 2:

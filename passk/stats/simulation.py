@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..metrics import _confidence, _whole_numbers, estimate_pass_hat_k
+from ..metrics import estimate_pass_hat_k
+from . import _checks as check
 from .compare import METHODS, PairedTest, _floored, paired_difference_test
 
 __all__ = [
@@ -89,10 +90,10 @@ def task_population(size: int = 100_000, *, change: str = "none", k: int = 1,
     (-0.05, 0.0)
     """
     from scipy import optimize, special
-    if change not in ("none", "trade-off", "drop"):
-        raise ValueError(f"change ({change!r}) must be one of none, trade-off, drop")
-    size_ = int(_whole_numbers(size, "size", minimum=2))
-    k_ = int(_whole_numbers(k, "k", minimum=1))
+    check.choice(change, "change", ("none", "trade-off", "drop"))
+    size_ = check.whole(size, "size", minimum=2)
+    k_ = check.whole(k, "k", minimum=1)
+    delta = check.real(delta, "delta", low=0.0)
     gen = np.random.default_rng(rng)
     half = size_ // 2
     weights, centres, spreads = (np.array(x) for x in zip(*_MIXTURE))
@@ -144,10 +145,16 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
     ((3,), True)
     """
     gen = np.random.default_rng(rng)
-    unknown = set(methods) - set(METHODS) - {"welch"}
-    if unknown:
-        raise ValueError(f"methods ({sorted(unknown)!r}) must be among {METHODS} or 'welch'")
-    alpha = 1.0 - _confidence(confidence)
+    for m in methods:
+        check.choice(m, "methods", (*METHODS, "welch"))
+    tasks = check.whole(tasks, "tasks", minimum=2)
+    runs = check.whole(runs, "runs", minimum=1)
+    k = check.whole(k, "k", minimum=1)
+    if k > runs:
+        raise ValueError(f"k ({k}) cannot exceed runs ({runs})")
+    replicates = check.whole(replicates, "replicates", minimum=1)
+    n_resamples = check.whole(n_resamples, "n_resamples", minimum=99)
+    alpha = 1.0 - check.confidence(confidence)
     table = np.asarray(estimate_pass_hat_k(np.arange(runs + 1), runs, k), dtype=float)
     parts: dict[str, list[PairedTest]] = {m: [] for m in methods}
     block = 500  # fresh bootstrap weights and sign patterns every block of replicates
@@ -201,18 +208,20 @@ def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
     >>> float(np.mean(old.low > -0.01))  # without the floor: 0.99**20 = 0.82
     0.826
     """
-    pool = np.asarray(rates, dtype=float).ravel()
+    pool = np.asarray(check.real_array(rates, "rates"), dtype=float).ravel()
     if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
         raise ValueError(f"rates ({rates!r}) must be a non-empty array of values in [0, 1]")
-    t_count = int(_whole_numbers(tasks, "tasks", minimum=2))
-    n_runs = int(_whole_numbers(runs, "runs", minimum=1))
-    k_ = int(_whole_numbers(k, "k", minimum=1))
+    t_count = check.whole(tasks, "tasks", minimum=2)
+    n_runs = check.whole(runs, "runs", minimum=1)
+    k_ = check.whole(k, "k", minimum=1)
+    replicates = check.whole(replicates, "replicates", minimum=1)
+    drop = check.real(drop, "drop", low=0.0, high=1.0, open_high=True)
     if k_ > n_runs:
         raise ValueError(f"k ({k_}) cannot exceed runs ({n_runs})")
     if not 0 <= drop < 1:
         raise ValueError(f"drop ({drop!r}) must lie in [0, 1)")
     gen = np.random.default_rng(rng)
-    alpha = 1.0 - _confidence(confidence)
+    alpha = 1.0 - check.confidence(confidence)
     table = np.asarray(estimate_pass_hat_k(np.arange(n_runs + 1), n_runs, k_), dtype=float)
     parts: list[PairedTest] = []
     truths = []
@@ -277,7 +286,7 @@ def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: in
     >>> round(out["t"]["reject"], 3), round(out["t"]["cover"], 3)
     (0.037, 0.963)
     """
-    truth = population.delta(k)
+    truth = population.delta(check.whole(k, "k", minimum=1))
     out = simulate_intervals(population, tasks, runs, k, methods=methods, replicates=replicates,
                              confidence=confidence, n_resamples=n_resamples, rng=rng)
     return {m: {"reject": float(np.mean((r.low > 0) | (r.high < 0))),
