@@ -7,6 +7,7 @@ and the power that :func:`passk.stats.power.plan_comparison` predicts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,25 +179,37 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
 def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
                     drop: float = 0.0, method: str = "t", floor: bool = True,
                     replicates: int = 2000, confidence: float = 0.95,
+                    runs_new: int | None = None, spread: str = "even",
                     rng: int | np.random.Generator | None = None
                     ) -> tuple[PairedTest, np.ndarray]:
     r"""Simulated comparisons of suites drawn from a pool of task rates, with an exact change.
 
     Each replicate draws ``tasks`` single-run rates from ``rates`` (with
-    replacement) for the old version. The new version's pass^k of every task
-    is the old one scaled, :math:`\theta_{\text{new}} = s\,\theta_{\text{old}}`,
-    with s chosen *in each suite* so that the suite's mean pass^k changes by
-    exactly ``-drop`` (:math:`s = 1 - \text{drop}/\bar\theta_{\text{old}}`;
-    ``drop = 0``: the versions are the same). Scaling works where a logit
-    shift cannot (a task at p = 1). Where a suite's mean pass^k is below
-    ``drop`` the whole suite is broken (s = 0) and its true change is larger
-    than ``-drop``: ``truth`` says so.
+    replacement) for the old version. A drop (``drop > 0``) scales the new
+    version's pass^k of the tasks that change,
+    :math:`\theta_{\text{new}} = s\,\theta_{\text{old}}`; a gain
+    (``drop < 0``) scales their chance of failing it,
+    :math:`1-\theta_{\text{new}} = s\,(1-\theta_{\text{old}})`. s is chosen
+    *in each suite* so that the suite's mean pass^k changes by exactly
+    ``-drop`` (``drop = 0``: the versions are the same). Scaling works where a
+    logit shift cannot (a task at p = 1). ``spread='even'`` changes every
+    task; ``'concentrated'`` only the tenth of the tasks (at least one) with
+    the most to lose (or gain), each by a lot. Where a suite cannot change
+    that much, s stops at 0 and ``truth`` says so.
+
+    Parameters
+    ----------
+    runs_new : int, optional
+        Runs per task of the new version (default ``runs``): unequal runs.
+    spread : {'even', 'concentrated'}
+        How the change is spread over the tasks.
 
     Returns
     -------
     PairedTest, ndarray
-        The intervals (vectorized over ``replicates``; the floor's p-value is
-        not computed, the field is the method's) and each suite's true change.
+        The intervals (vectorized over ``replicates``, clipped to [-1, 1] as
+        :func:`compare_pass_hat_k` does; the floor's p-value is not computed,
+        the field is the method's) and each suite's true change.
 
     Examples
     --------
@@ -207,22 +220,30 @@ def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
     ...                          rng=0)
     >>> float(np.mean(old.low > -0.01))  # without the floor: 0.99**20 = 0.82
     0.826
+    >>> _, gain = simulate_suites([0.5], 20, 1, 1, drop=-0.04, runs_new=12,
+    ...                           spread="concentrated", replicates=2, rng=0)
+    >>> gain.round(6)  # two tasks of 20 carry the whole gain
+    array([0.04, 0.04])
+    >>> simulate_suites([0.5], 20, 1, 1, drop=-0.1, spread="concentrated",
+    ...                 replicates=1, rng=0)[1].round(6)  # they cannot carry more than 2/20 x 0.5
+    array([0.05])
     """
     pool = np.asarray(check.real_array(rates, "rates"), dtype=float).ravel()
     if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
         raise ValueError(f"rates ({rates!r}) must be a non-empty array of values in [0, 1]")
     t_count = check.whole(tasks, "tasks", minimum=2)
     n_runs = check.whole(runs, "runs", minimum=1)
+    n_new = n_runs if runs_new is None else check.whole(runs_new, "runs_new", minimum=1)
     k_ = check.whole(k, "k", minimum=1)
     replicates = check.whole(replicates, "replicates", minimum=1)
-    drop = check.real(drop, "drop", low=0.0, high=1.0, open_high=True)
-    if k_ > n_runs:
-        raise ValueError(f"k ({k_}) cannot exceed runs ({n_runs})")
-    if not 0 <= drop < 1:
-        raise ValueError(f"drop ({drop!r}) must lie in [0, 1)")
+    drop = check.real(drop, "drop", low=-1.0, high=1.0, open_low=True, open_high=True)
+    check.choice(spread, "spread", ("even", "concentrated"))
+    if k_ > min(n_runs, n_new):
+        raise ValueError(f"k ({k_}) cannot exceed runs ({min(n_runs, n_new)})")
     gen = np.random.default_rng(rng)
     alpha = 1.0 - check.confidence(confidence)
-    table = np.asarray(estimate_pass_hat_k(np.arange(n_runs + 1), n_runs, k_), dtype=float)
+    table_old = np.asarray(estimate_pass_hat_k(np.arange(n_runs + 1), n_runs, k_), dtype=float)
+    table_new = np.asarray(estimate_pass_hat_k(np.arange(n_new + 1), n_new, k_), dtype=float)
     parts: list[PairedTest] = []
     truths = []
     block = max(1, 400_000 // t_count)
@@ -230,17 +251,28 @@ def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
         r = min(block, replicates - lo)
         p_old = pool[gen.integers(0, pool.size, size=(r, t_count))]
         theta = p_old**k_
-        mean = theta.mean(axis=1)
+        mass = theta if drop >= 0 else 1.0 - theta  # what the change scales down
+        moving = np.ones(mass.shape, dtype=bool)
+        if spread == "concentrated":
+            top = max(1, math.ceil(t_count / 10))
+            order = np.argsort(-mass, axis=1, kind="stable")[:, :top]
+            moving = np.zeros(mass.shape, dtype=bool)
+            np.put_along_axis(moving, order, True, axis=1)
+        total = np.where(moving, mass, 0.0).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.clip(np.where(mean > 0, 1.0 - drop / mean, 1.0), 0.0, 1.0)
-        theta_new = theta * scale[:, None]
+            scale = np.clip(np.where(total > 0, 1.0 - abs(drop) * t_count / total, 1.0),
+                            0.0, 1.0)
+        mass_new = np.where(moving, mass * scale[:, None], mass)
+        theta_new = mass_new if drop >= 0 else 1.0 - mass_new
         truths.append((theta_new - theta).mean(axis=1))
-        h_old = table[gen.binomial(n_runs, p_old)]
-        h_new = table[gen.binomial(n_runs, theta_new ** (1.0 / k_))]
+        h_old = table_old[gen.binomial(n_runs, p_old)]
+        h_new = table_new[gen.binomial(n_new, np.clip(theta_new, 0.0, 1.0) ** (1.0 / k_))]
         res = paired_difference_test(h_new - h_old, method=method, confidence=1 - alpha,
                                      rng=gen, n_resamples=999)
         if floor:
-            res = _floored(res, h_old, h_new, k_, n_runs, n_runs, alpha, p_value=False)
+            res = _floored(res, h_old, h_new, k_, n_runs, n_new, alpha, p_value=False)
+        res = PairedTest(res.mean, np.maximum(res.low, -1.0), np.minimum(res.high, 1.0),
+                         res.p_value)
         parts.append(PairedTest(*(np.atleast_1d(x) for x in res)))
     return PairedTest(*(np.concatenate(x) for x in zip(*parts))), np.concatenate(truths)
 
