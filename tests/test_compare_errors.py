@@ -27,6 +27,7 @@ from passk.compare import (
 )
 from passk.stats.compare import _floored
 
+
 def args(**kwargs: object) -> dict[str, object]:
     return kwargs
 
