@@ -39,6 +39,9 @@ SE, and the lowest coverage, for the comparison now and before (``--before REV``
 Tasks present in one version only are left out by ``compare_pass_hat_k`` before
 anything is computed, so a suite with some is a suite of the paired tasks.
 
+Part 6, what the corrections cost: power against a drop, now and before, on the
+same simulated suites.
+
 Part 5, the planner on 30 designs (3 populations x 5 designs, with a pilot of the
 old version and without one), predicted minus simulated power, now and before.
 
@@ -415,6 +418,27 @@ def part_five(args: argparse.Namespace, rng: np.random.Generator) -> None:
               f"{int(np.sum(np.abs(a) <= 0.10))} of {a.size}")
 
 
+def part_six(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """What the corrections cost: power (P(verdict worse)) against a drop, now and before."""
+    before = load_before(args.before)
+    pools = {"tau-bench rates": tau_rates(), "Beta(4, 1)": rng.beta(4, 1, 20_000),
+             "bimodal Beta(.5,.5)": rng.beta(0.5, 0.5, 20_000)}
+    designs = ((50, 4, 4, 2, 0.10), (100, 4, 4, 4, 0.06), (50, 8, 8, 1, 0.08),
+               (20, 2, 12, 2, 0.15), (200, 2, 2, 2, 0.05))
+    reps = args.replicates
+    print(f"\nPart 6: power to show a drop (verdict worse) at 95 %, {reps} suites a cell, the "
+          "same suites now and before")
+    print(f"{'population':<20} {'T':>4} {'n_old':>5} {'n_new':>5} {'k':>2} {'drop':>5} | "
+          f"{'before':>6} {'now':>6}")
+    for name, pool in pools.items():
+        for t, n_old, n_new, k, drop in designs:
+            h_old, h_new, _ = suites(rng, pool, t, n_old, n_new, k, drop, "even", reps)
+            pw = [float(np.mean(intervals(h_old, h_new, k, n_old, n_new, 0.95, mod)[1] < 0))
+                  for mod in (before, None)]
+            print(f"{name:<20} {t:>4} {n_old:>5} {n_new:>5} {k:>2} {drop:5.2f} | "
+                  f"{pw[0]:6.3f} {pw[1]:6.3f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller grid")
@@ -423,16 +447,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20241101)
     ap.add_argument("--replicates-4", type=int, default=None,
                     help="suites a cell in part 4 (default --replicates)")
-    ap.add_argument("--parts", default="12345", help="which parts to run (default 12345)")
+    ap.add_argument("--parts", default="123456", help="which parts to run (default 123456)")
     ap.add_argument("--before", default=BEFORE,
                     help=f"git revision whose passk/compare.py is 'before' (default {BEFORE})")
     args = ap.parse_args()
     args.replicates = args.replicates or (300 if args.quick else 2000)
     started = time.perf_counter()
-    one, two, three, four, five = (np.random.default_rng(s) for s in
-                                   np.random.SeedSequence(args.seed).spawn(5))
-    for part, run, gen in (("1", part_one, one), ("2", part_two, two), ("3", part_three, three),
-                           ("4", part_four, four), ("5", part_five, five)):
+    gens = [np.random.default_rng(s) for s in np.random.SeedSequence(args.seed).spawn(6)]
+    for part, run, gen in zip("123456", (part_one, part_two, part_three, part_four, part_five,
+                                         part_six), gens):
         if part in args.parts:
             run(args, gen)
     print(f"\n{time.perf_counter() - started:.0f} s")
