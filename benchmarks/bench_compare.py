@@ -28,9 +28,9 @@ population's mean pass^k by D (the plan is given the variance across tasks of
 that change, so the within-task part is what is checked).
 
 Part 4, every claim keeps its rate (issue 23): per confidence level (90/95/99 %),
-over populations (tau-bench's rates, Beta(4, 1), bimodal Beta(0.5, 0.5), identical
-tasks at p = 0.5/0.8/0.9/0.95, a perfect baseline) x designs with equal and unequal
-runs between versions x changes (none; a drop of 0.05 spread evenly; the same drop
+over populations (tau-bench's rates, bimodal Beta(0.5, 0.5), identical tasks at
+p = 0.8/0.9/0.95, a perfect baseline) x designs (T, n_old, n_new, k) = (20, 2, 12, 2),
+(50, 1, 12, 1), (50, 4, 4, 4), equal and unequal runs between versions x changes (none; a drop of 0.05 spread evenly; the same drop
 concentrated on a tenth of the tasks; a gain of 0.10), the highest per-side miss
 (P(low > truth) or P(high < truth): the rate of a false "better", "worse" or
 "non-inferior" is at most that, each promised at most alpha/2) with its Monte Carlo
@@ -39,11 +39,14 @@ SE, and the lowest coverage, for the comparison now and before (``--before REV``
 Tasks present in one version only are left out by ``compare_pass_hat_k`` before
 anything is computed, so a suite with some is a suite of the paired tasks.
 
+Part 5, the planner on 30 designs: 3 populations x 5 designs with a pilot of the old
+version (1,000 tasks, n runs each), and the default population (which the plan assumes
+without a pilot) x the 5 designs at 0.5, 1 and 1.5 times their drop without one;
+predicted minus simulated power, now and before, given the true variance of the
+change across tasks and with the default correlation 0.7.
+
 Part 6, what the corrections cost: power against a drop, now and before, on the
 same simulated suites.
-
-Part 5, the planner on 30 designs (3 populations x 5 designs, with a pilot of the
-old version and without one), predicted minus simulated power, now and before.
 
     nice -n 10 python benchmarks/bench_compare.py           # the full grid
     nice -n 10 python benchmarks/bench_compare.py --quick   # a smaller grid
