@@ -366,24 +366,30 @@ def _floor_se(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np
     return np.asarray(np.sqrt(var) / h_old.shape[-1])
 
 
-def _floor_skew(h_old: np.ndarray, h_new: np.ndarray, k: int, n_old: np.ndarray,
-                n_new: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    """Skewness of the mean difference from the tasks' binomial noise alone, at the moved
-    rates: third central moments (k/n)^2 theta (1 - theta) (1 - 2 theta) per task and
-    version (exact for k = 1 and for n = k, where the estimate is c/n or Bernoulli)."""
+def _floor_moments(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray,
+                   w_new: np.ndarray, s_old: np.ndarray | None, s_new: np.ndarray | None,
+                   lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """At the rates moved by ``lam``: the mean difference, its standard error from the
+    tasks' binomial noise alone (:func:`_floor_se`) and its skewness, from third central
+    moments s theta (1 - theta) (1 - 2 theta) per task and version with s = (k/n)^2 (exact
+    for k = 1 and for n = k, where the estimate is c/n or Bernoulli); skewness 0 without
+    ``s_old``."""
     o, n = _moved(h_old, h_new, lam)
-    ko, kn = (k / np.asarray(n_old, dtype=float)) ** 2, (k / np.asarray(n_new, dtype=float)) ** 2
-    m3 = (kn * n * (1 - n) * (1 - 2 * n)).sum(axis=-1) - (ko * o * (1 - o) * (1 - 2 * o)).sum(
-        axis=-1)
-    var = (_floor_weight(k, n_old) * (o - o * o)).sum(axis=-1) + (
-        _floor_weight(k, n_new) * (n - n * n)).sum(axis=-1)
+    vo, vn = o - o * o, n - n * n
+    var = (w_old * vo).sum(axis=-1) + (w_new * vn).sum(axis=-1)
+    gap = np.asarray((n - o).mean(axis=-1))
+    se = np.asarray(np.sqrt(var) / h_old.shape[-1])
+    if s_old is None or s_new is None:
+        return gap, se, np.zeros(gap.shape)
+    m3 = (s_new * vn * (1 - 2 * n)).sum(axis=-1) - (s_old * vo * (1 - 2 * o)).sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.where(var > 0, m3 / np.maximum(var, 1e-300) ** 1.5, 0.0))
+        skew = np.where(var > 0, m3 / np.maximum(var, 1e-300) ** 1.5, 0.0)
+    return gap, se, np.asarray(skew)
 
 
 def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
                 q: float, df: int, *, p_value: bool = True,
-                skew: tuple[int, np.ndarray, np.ndarray] | None = None
+                skew: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The within-task score interval and its two-sided p-value for no change.
 
@@ -391,9 +397,10 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     \\mathrm{SE}(\\delta_0) \\le q_-`, the SE taken at the per-task rates moved
     (new up, old down, each by the same amount, kept in [0, 1]) until their
     mean difference is delta0. Without ``skew`` :math:`q_\\pm = q`; with
-    ``skew = (k, n_old, n_new)`` each end is widened by the Cornish-Fisher
-    term of the statistic's skewness :math:`\\gamma(\\delta_0)` at the moved
-    rates (:func:`_floor_skew`), :math:`q_\\pm = q + \\max(0, \\pm\\gamma(q^2-1)/6)`.
+    ``skew = ((k/n_old)^2, (k/n_new)^2)`` each end is widened by the
+    Cornish-Fisher term of the statistic's skewness :math:`\\gamma(\\delta_0)` at
+    the moved rates (:func:`_floor_moments`),
+    :math:`q_\\pm = q + \\max(0, \\pm\\gamma(z^2-1)/6)`, z the level's normal quantile.
     The outermost accepted change on either side is found on a grid of moves,
     then by bisection to 1e-9, rounding outwards.
     """
@@ -402,16 +409,13 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     shape = d.shape
     from scipy import stats
     z = float(special.ndtri(stats.t.cdf(q, df)))  # the level's normal quantile
+    s_old, s_new = (None, None) if skew is None else skew
     ends = []
     for side in (-1.0, 1.0):
         def excess(lam: np.ndarray, side: float = side) -> np.ndarray:
-            gap = _moved_gap(h_old, h_new, lam)
-            q_side: Any = q
-            if skew is not None:
-                g = _floor_skew(h_old, h_new, skew[0], skew[1], skew[2], lam)
-                q_side = q + np.maximum(0.0, -side * g * (z * z - 1) / 6)
-            return np.asarray(side * (gap - d) - q_side * _floor_se(h_old, h_new, w_old, w_new,
-                                                                   lam))
+            gap, se, g = _floor_moments(h_old, h_new, w_old, w_new, s_old, s_new, lam)
+            q_side = q + np.maximum(0.0, -side * g * (z * z - 1) / 6)
+            return np.asarray(side * (gap - d) - q_side * se)
         inner = np.zeros(shape)
         for j in range(1, _FLOOR_GRID + 1):
             lam = np.full(shape, side * j / _FLOOR_GRID)
@@ -429,12 +433,11 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
         mid = (a + b) / 2
         up = _moved_gap(h_old, h_new, mid) >= 0
         a, b = np.where(up, a, mid), np.where(up, mid, b)
-    se0 = _floor_se(h_old, h_new, w_old, w_new, (a + b) / 2)
+    _, se0, g = _floor_moments(h_old, h_new, w_old, w_new, s_old, s_new, (a + b) / 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         z0 = np.where(np.abs(d) <= 1e-14, 0.0, np.abs(d) / se0)
     p = np.asarray(2 * stats.t.sf(z0, df))
     if skew is not None:  # the Edgeworth tail of the side observed, never below the t's
-        g = _floor_skew(h_old, h_new, skew[0], skew[1], skew[2], (a + b) / 2)
         g = np.where(d < 0, -g, g)  # the tail beyond |z| on the side of the sign of d
         p = np.maximum(p, 2 * (special.ndtr(-z0) + g * (z0 * z0 - 1) * _phi(z0) / 6))
     return ends[0], ends[1], np.minimum(p, 1.0)
@@ -489,7 +492,8 @@ def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, k: int, n_ol
     n_new = np.broadcast_to(np.asarray(n_new, dtype=float), h_new.shape)
     q = float(stats.t.ppf(1 - alpha / 2, t_count - 1))
     low, high, p = _floor_test(h_old, h_new, _floor_weight(k, n_old), _floor_weight(k, n_new),
-                               q, t_count - 1, p_value=p_value, skew=(k, n_old, n_new))
+                               q, t_count - 1, p_value=p_value,
+                               skew=((k / n_old) ** 2, (k / n_new) ** 2))
     sk = _skew_t(h_new - h_old, alpha, p_value=p_value)
     low, high = np.minimum(low, sk.low), np.maximum(high, sk.high)
     return PairedTest(res.mean, np.minimum(res.low, low), np.maximum(res.high, high),
