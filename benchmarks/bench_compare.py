@@ -27,8 +27,30 @@ floored comparison when every task's logit drops by the amount that lowers the
 population's mean pass^k by D (the plan is given the variance across tasks of
 that change, so the within-task part is what is checked).
 
+Part 4, every claim keeps its rate (issue 23): per confidence level (90/95/99 %),
+over populations (tau-bench's rates, bimodal Beta(0.5, 0.5), identical tasks at
+p = 0.8/0.9/0.95, a perfect baseline) x designs (T, n_old, n_new, k) = (20, 2, 12, 2),
+(50, 1, 12, 1), (50, 4, 4, 4), equal and unequal runs between versions x changes (none; a drop of 0.05 spread evenly; the same drop
+concentrated on a tenth of the tasks; a gain of 0.10), the highest per-side miss
+(P(low > truth) or P(high < truth): the rate of a false "better", "worse" or
+"non-inferior" is at most that, each promised at most alpha/2) with its Monte Carlo
+SE, and the lowest coverage, for the comparison now and before (``--before REV``: the
+``passk/compare.py`` of a git revision, default the one before issue 23's fix).
+Tasks present in one version only are left out by ``compare_pass_hat_k`` before
+anything is computed, so a suite with some is a suite of the paired tasks.
+
+Part 5, the planner on 30 designs: 3 populations x 5 designs with a pilot of the old
+version (1,000 tasks, n runs each), and the default population (which the plan assumes
+without a pilot) x the 5 designs at 0.5, 1 and 1.5 times their drop without one;
+predicted minus simulated power, now and before, given the true variance of the
+change across tasks and with the default correlation 0.7.
+
+Part 6, what the corrections cost: power against a drop, now and before, on the
+same simulated suites.
+
     nice -n 10 python benchmarks/bench_compare.py           # the full grid
     nice -n 10 python benchmarks/bench_compare.py --quick   # a smaller grid
+    nice -n 10 python benchmarks/bench_compare.py --parts 45  # issue 23's tables
 """
 
 from __future__ import annotations
@@ -50,8 +72,11 @@ from passk.compare import (
     task_population,
 )
 
-TAU = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tau-bench" / \
-    "gpt-4o-airline.json"
+_ROOT = Path(__file__).resolve().parent.parent
+TAU = next((p / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
+            for p in (_ROOT.parent, _ROOT.parent.parent)
+            if (p / "shared" / "data" / "tau-bench").is_dir()),
+           _ROOT.parent / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json")
 TASKS = (5, 10, 20, 50, 200)
 DESIGNS = ((2, 1), (2, 2), (4, 1), (4, 2), (4, 4), (8, 1), (8, 2), (8, 4), (8, 8),
            (12, 1), (12, 2), (12, 4), (12, 8))
@@ -232,19 +257,208 @@ def part_three(args: argparse.Namespace, rng: np.random.Generator) -> None:
           f"simulated power <= {0.5 / math.sqrt(reps):.3f}")
 
 
+BEFORE = "fc02850"  # the last revision before issue 23's fix
+
+
+def load_before(rev: str):  # type: ignore[no-untyped-def]
+    """The comparison module of a git revision, imported as ``passk._before``."""
+    import importlib.util
+    import subprocess
+    import sys
+    import tempfile
+    root = Path(__file__).resolve().parent.parent
+    text = subprocess.run(["git", "-C", str(root), "show", f"{rev}:passk/compare.py"],
+                          capture_output=True, text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "before_compare.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("passk._before", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["passk._before"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def suites(rng: np.random.Generator, pool: np.ndarray, t: int, n_old: int, n_new: int, k: int,
+           drop: float, spread: str, reps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-task pass^k estimates of both versions and each suite's true change (the change
+    built as in :func:`passk.stats.simulation.simulate_suites`)."""
+    from passk.metrics import estimate_pass_hat_k
+    p_old = pool[rng.integers(0, pool.size, size=(reps, t))]
+    theta = p_old**k
+    mass = theta if drop >= 0 else 1.0 - theta
+    moving = np.ones(mass.shape, dtype=bool)
+    if spread == "concentrated":
+        order = np.argsort(-mass, axis=1, kind="stable")[:, :max(1, math.ceil(t / 10))]
+        moving = np.zeros(mass.shape, dtype=bool)
+        np.put_along_axis(moving, order, True, axis=1)
+    total = np.where(moving, mass, 0.0).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.clip(np.where(total > 0, 1.0 - abs(drop) * t / total, 1.0), 0.0, 1.0)
+    mass_new = np.where(moving, mass * scale[:, None], mass)
+    theta_new = mass_new if drop >= 0 else 1.0 - mass_new
+    t_old = np.asarray(estimate_pass_hat_k(np.arange(n_old + 1), n_old, k), dtype=float)
+    t_new = np.asarray(estimate_pass_hat_k(np.arange(n_new + 1), n_new, k), dtype=float)
+    h_old = t_old[rng.binomial(n_old, p_old)]
+    h_new = t_new[rng.binomial(n_new, np.clip(theta_new, 0, 1) ** (1 / k))]
+    return h_old, h_new, (theta_new - theta).mean(axis=1)
+
+
+def intervals(h_old: np.ndarray, h_new: np.ndarray, k: int, n_old: int, n_new: int,
+              confidence: float, before: object | None) -> tuple[np.ndarray, np.ndarray]:
+    """The default comparison's interval for every simulated suite, now or before."""
+    from passk.stats.compare import _floor_weight, _floored, paired_difference_test
+    res = paired_difference_test(h_new - h_old, confidence=confidence)
+    if before is None:
+        res = _floored(res, h_old, h_new, k, n_old, n_new, 1 - confidence, p_value=False)
+    else:
+        res = before._floored(res, h_old, h_new,  # type: ignore[attr-defined]
+                              np.full(h_old.shape, _floor_weight(k, n_old)),
+                              np.full(h_old.shape, _floor_weight(k, n_new)),
+                              1 - confidence, p_value=False)
+    return np.maximum(res.low, -1.0), np.minimum(res.high, 1.0)
+
+
+def part_four(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    before = load_before(args.before)
+    pools = {"tau-bench rates": tau_rates(), "bimodal Beta(.5,.5)": rng.beta(0.5, 0.5, 20_000),
+             **{f"all p = {p}": np.array([p]) for p in (0.8, 0.9, 0.95)},
+             "perfect (p = 1)": np.array([1.0])}
+    designs = ((20, 2, 12, 2), (50, 1, 12, 1), (50, 4, 4, 4))
+    changes = (("none", 0.0, "even"), ("drop 0.05", 0.05, "even"),
+               ("drop 0.05 on 10%", 0.05, "concentrated"), ("gain 0.10", -0.10, "even"))
+    if args.quick:
+        designs, changes = designs[:2], changes[:2]
+    reps = args.replicates_4 or args.replicates
+    levels = (0.90, 0.95, 0.99)
+    print(f"\nPart 4: {len(pools)} populations x {len(designs)} designs (T, n_old, n_new, k) x "
+          f"{len(changes)} changes, {reps} suites a cell, the same suites at every level")
+    worst: dict[tuple[str, float], list] = {}
+    for name, pool in pools.items():
+        for t, n_old, n_new, k in designs:
+            for label, drop, spread in changes:
+                h_old, h_new, truth = suites(rng, pool, t, n_old, n_new, k, drop, spread, reps)
+                for level in levels:
+                    for when, mod in (("now", None), ("before", before)):
+                        low, high = intervals(h_old, h_new, k, n_old, n_new, level, mod)
+                        miss = max(float(np.mean(low > truth + 1e-12)),
+                                   float(np.mean(high < truth - 1e-12)))
+                        cover = float(np.mean((low <= truth + 1e-12) & (truth - 1e-12 <= high)))
+                        width = float(np.mean(high - low))
+                        cell = f"{name}, T={t} n_old={n_old} n_new={n_new} k={k}, {label}"
+                        w = worst.setdefault((when, level), [0.0, "", 1.0, "", [], 0])
+                        if miss > w[0]:
+                            w[0], w[1] = miss, cell
+                        if cover < w[2]:
+                            w[2], w[3] = cover, cell
+                        w[4].append(width)
+                        alpha = 1 - level
+                        se = math.sqrt(alpha / 2 * (1 - alpha / 2) / reps)
+                        w[5] += miss > alpha / 2 + 3 * se
+        print(f"  done: {name}", flush=True)
+    print(f"\n{'level':>6} {'when':>7} | {'highest per-side miss (s.e.)':>30} "
+          f"{'lowest coverage (s.e.)':>24} {'mean width':>10} {'cells > a/2 + 3 s.e.':>21}")
+    for level in levels:
+        for when in ("before", "now"):
+            m, mc, c, cc, widths, bad = worst[(when, level)]
+            se_m = math.sqrt(m * (1 - m) / reps)
+            se_c = math.sqrt(c * (1 - c) / reps)
+            print(f"{level:6.2f} {when:>7} | {m:18.4f} ({se_m:.4f}) {'':>4} {c:14.4f} "
+                  f"({se_c:.4f}) {float(np.mean(widths)):10.4f} {bad:>12}")
+            print(f"{'':>16} highest miss in: {mc}\n{'':>16} lowest coverage in: {cc}")
+
+
+def part_five(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    before = load_before(args.before)
+    pools = {"bimodal Beta(.5,.5)": rng.beta(0.5, 0.5, 20_000),
+             "Beta(4, 1)": rng.beta(4, 1, 20_000),
+             "default mixture": task_population(20_000, rng=int(rng.integers(2**31))).p_old}
+    designs = ((2, 200, 2, 0.05), (1, 100, 2, 0.06), (2, 100, 4, 0.05), (4, 100, 8, 0.06),
+               (1, 50, 12, 0.08))
+    if args.quick:
+        designs = designs[:2]
+    reps = args.replicates
+    print(f"\nPart 5: the planner, {len(pools) * len(designs) * 2} designs, {reps} simulated "
+          "suites each; predicted - simulated power (pilot of 1000 tasks with n runs each, or "
+          "none: the default population), given the true between-task variance / with the "
+          "default correlation")
+    print(f"{'population':<20} {'k':>2} {'T':>4} {'n':>3} {'D':>5} {'pilot':>5} | {'sim':>6} "
+          f"{'now':>6} {'before':>6} | {'now, rho':>8} {'before, rho':>11}")
+    gaps: dict[str, list[float]] = {"now": [], "before": [], "now rho": [], "before rho": []}
+    # with a pilot: each population's own; without one, the plan assumes its default
+    # population, so that is the one simulated (the designs at 0.5, 1 and 1.5 times the drop)
+    default = pools["default mixture"]
+    rows = [(name, pool, k, t, n, delta, True) for name, pool in pools.items()
+            for k, t, n, delta in designs]
+    rows += [("default mixture", default, k, t, n, round(delta * f, 3), False)
+             for f in (0.5, 1.0, 1.5) for k, t, n, delta in designs]
+    for name, pool, k, t, n, delta, with_pilot in rows:
+        p_new = logit_drop(pool, k, delta)
+        omega2 = float(np.var(p_new**k - pool**k))
+        pop = TaskPopulation(np.clip(pool, 1e-9, 1 - 1e-9), p_new, "drop")
+        sim = float(np.mean(simulate_intervals(pop, t, n, k, methods=("t",), replicates=reps,
+                                               p_values=False,
+                                               rng=int(rng.integers(2**63)))["t"].high < 0))
+        pilot = rng.binomial(n, pool[rng.integers(0, pool.size, PILOT)])
+        kw = {"successes": pilot, "totals": n} if with_pilot else {}
+        row = []
+        for mod, key in ((None, "now"), (before, "before")):
+            plan_fn = plan_comparison if mod is None else mod.plan_comparison
+            for given in (True, False):
+                extra = {"between_variance": omega2} if given else {}
+                plan = plan_fn(k, delta=delta, tasks=(t,), runs=(n,), **kw, **extra)
+                g = float(plan.power[0, 0]) - sim
+                gaps[key + ("" if given else " rho")].append(g)
+                row.append(g)
+        print(f"{name:<20} {k:>2} {t:>4} {n:>3} {delta:5.3f} {with_pilot!s:>5} | "
+              f"{sim:6.3f} {row[0]:+6.3f} {row[2]:+6.3f} | {row[1]:+8.3f} "
+              f"{row[3]:+11.3f}", flush=True)
+    print(f"Monte Carlo SE of a simulated power <= {0.5 / math.sqrt(reps):.3f}")
+    for key, g in gaps.items():
+        a = np.array(g)
+        print(f"  {key:<11}: largest |predicted - simulated| {np.abs(a).max():.3f}, most "
+              f"optimistic {a.max():+.3f}, most cautious {a.min():+.3f}, within 0.10: "
+              f"{int(np.sum(np.abs(a) <= 0.10))} of {a.size}")
+
+
+def part_six(args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """What the corrections cost: power (P(verdict worse)) against a drop, now and before."""
+    before = load_before(args.before)
+    pools = {"tau-bench rates": tau_rates(), "Beta(4, 1)": rng.beta(4, 1, 20_000),
+             "bimodal Beta(.5,.5)": rng.beta(0.5, 0.5, 20_000)}
+    designs = ((50, 4, 4, 2, 0.10), (100, 4, 4, 4, 0.06), (50, 8, 8, 1, 0.08),
+               (20, 2, 12, 2, 0.15), (200, 2, 2, 2, 0.05))
+    reps = args.replicates
+    print(f"\nPart 6: power to show a drop (verdict worse) at 95 %, {reps} suites a cell, the "
+          "same suites now and before")
+    print(f"{'population':<20} {'T':>4} {'n_old':>5} {'n_new':>5} {'k':>2} {'drop':>5} | "
+          f"{'before':>6} {'now':>6}")
+    for name, pool in pools.items():
+        for t, n_old, n_new, k, drop in designs:
+            h_old, h_new, _ = suites(rng, pool, t, n_old, n_new, k, drop, "even", reps)
+            pw = [float(np.mean(intervals(h_old, h_new, k, n_old, n_new, 0.95, mod)[1] < 0))
+                  for mod in (before, None)]
+            print(f"{name:<20} {t:>4} {n_old:>5} {n_new:>5} {k:>2} {drop:5.2f} | "
+                  f"{pw[0]:6.3f} {pw[1]:6.3f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller grid")
     ap.add_argument("--replicates", type=int, default=None,
                     help="simulated suites a cell (default 2000, quick 300)")
     ap.add_argument("--seed", type=int, default=20241101)
-    ap.add_argument("--parts", default="123", help="which parts to run (default 123)")
+    ap.add_argument("--replicates-4", type=int, default=None,
+                    help="suites a cell in part 4 (default --replicates)")
+    ap.add_argument("--parts", default="123456", help="which parts to run (default 123456)")
+    ap.add_argument("--before", default=BEFORE,
+                    help=f"git revision whose passk/compare.py is 'before' (default {BEFORE})")
     args = ap.parse_args()
     args.replicates = args.replicates or (300 if args.quick else 2000)
     started = time.perf_counter()
-    one, two, three = (np.random.default_rng(s) for s in
-                       np.random.SeedSequence(args.seed).spawn(3))
-    for part, run, gen in (("1", part_one, one), ("2", part_two, two), ("3", part_three, three)):
+    gens = [np.random.default_rng(s) for s in np.random.SeedSequence(args.seed).spawn(6)]
+    for part, run, gen in zip("123456", (part_one, part_two, part_three, part_four, part_five,
+                                         part_six), gens):
         if part in args.parts:
             run(args, gen)
     print(f"\n{time.perf_counter() - started:.0f} s")

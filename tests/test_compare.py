@@ -101,6 +101,17 @@ def test_paired_difference_test_validates():
 # ---------------------------------------------------------------- compare_pass_hat_k
 
 
+def skew_corrected_t(d: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The paired t interval widened on its skewed side by Hall's (1992) one-term Edgeworth
+    correction, from scipy's t quantile and scipy's bias-corrected sample skewness G1."""
+    t = d.size
+    alpha = 1 - confidence
+    q, z = stats.t.ppf(1 - alpha / 2, t - 1), stats.norm.ppf(1 - alpha / 2)
+    se = d.std(ddof=1) / math.sqrt(t)
+    a = stats.skew(d, bias=False) * (2 * z * z + 1) / (6 * math.sqrt(t))
+    return d.mean() - (q + max(0.0, -a)) * se, d.mean() + (q + max(0.0, a)) * se
+
+
 def test_compare_against_a_hand_computed_t_interval():
     c_old, c_new, n, k = [8, 8, 6, 3, 0, 7], [8, 5, 6, 1, 0, 8], 8, 2
     h_old = np.array([Fraction(comb(c, k), comb(n, k)) for c in c_old])
@@ -110,8 +121,10 @@ def test_compare_against_a_hand_computed_t_interval():
     ref = stats.ttest_1samp(d, 0.0)
     assert res.delta == pytest.approx(float(sum(h_new - h_old) / 6), rel=1e-12)
     assert res.p_value == pytest.approx(ref.pvalue, rel=1e-10)
-    assert (res.ci.low, res.ci.high) == pytest.approx(tuple(ref.confidence_interval()),
-                                                      rel=1e-10)
+    # d is skewed left (one task drops by 0.64): the low end moves out, the high end is t's
+    assert (res.ci.low, res.ci.high) == pytest.approx(skew_corrected_t(d), rel=1e-10)
+    assert res.ci.low < ref.confidence_interval().low
+    assert res.ci.high == pytest.approx(ref.confidence_interval().high, rel=1e-10)
     assert res.verdict == "inconclusive" and res.paired_tasks == 6 and res.left_out == 0
 
 
@@ -132,7 +145,7 @@ def test_left_out_tasks_are_counted():
     (-0.08, 0.01, 0.05, "inconclusive"), (-0.05, 0.1, 0.05, "inconclusive"),
 ])
 def test_verdicts(low, high, margin, verdict):
-    from passk.compare import _verdict
+    from passk.stats.compare import _verdict
 
     assert _verdict(low, high, margin) == verdict
 
@@ -214,7 +227,7 @@ def test_sampling_variance_is_the_mean_of_the_unbiased_estimator():
 def test_power_without_floor_is_the_noncentral_t():
     """The power integral over the chi-square of s^2 equals scipy's noncentral t (Miller's
     formula with the t in place of z) when the floor is below s / sqrt(T)."""
-    from passk.compare import _power
+    from passk.stats.power import _power
     for t, var_d, delta in ((5, 0.05, 0.1), (30, 0.2, 0.05), (400, 0.1, 0.02)):
         se = math.sqrt(var_d / t)
         ref = stats.nct.cdf(-stats.t.ppf(0.975, t - 1), t - 1, -delta / se)
@@ -237,7 +250,7 @@ def test_tasks_needed_is_the_fewest_that_reach_the_power():
 def test_pilot_within_variance_is_unbiased_where_m_reaches_2k(m, n, k):
     """E over a pilot task's binomial counts of its estimate = V_n(p), exactly, for every p;
     c/m put into V_n (what the plan did before) is biased low."""
-    from passk.compare import _pilot_mean, _variance_polynomial
+    from passk.stats.power import _pilot_mean, _variance_polynomial
     coef = _variance_polynomial(n, k)
     c = np.arange(m + 1)
     est = np.array([_pilot_mean(coef, np.array([ci]), np.array([m]), upper=True) for ci in c])
@@ -254,7 +267,7 @@ def test_pilot_within_variance_is_unbiased_where_m_reaches_2k(m, n, k):
 def test_pilot_within_variance_is_bounded_above_where_m_is_short_of_2k(m, n, k):
     """m < 2k: no unbiased estimate exists; the Bernstein bound's mean is at least V_n(p)
     at every p (so the plan errs on the cautious side)."""
-    from passk.compare import _bernstein_bound, _variance_polynomial
+    from passk.stats.power import _bernstein_bound, _variance_polynomial
     b = _bernstein_bound(_variance_polynomial(n, k), m, upper=True)
     p = np.linspace(0, 1, 2001)
     expected = stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None]) @ b
@@ -271,7 +284,7 @@ def test_plan_from_a_pilot():
                            tasks=(100,), runs=(4,))
     assert plan.between_variance == 0.0 and plan.source == "pilot of 400 tasks"
     short = plan_comparison(4, delta=0.05, successes=c[:50] % 7, totals=6, tasks=(100,))
-    assert "fewer than 2k = 8 runs on some: within-task variance bounded from above" in \
+    assert "fewer than 2k = 8 runs on some: within-task variance from a beta-binomial fit" in \
         short.source
     with pytest.raises(ValueError, match=r"at least k \(2\) runs; the fewest is 1"):
         plan_comparison(2, successes=[1, 0], totals=[1, 3])
@@ -428,7 +441,7 @@ def test_floor_of_a_saturated_suite_in_closed_form(tasks, runs):
 
 def test_floor_endpoints_against_a_brute_force_grid():
     """The floor's ends are the outermost changes its test accepts, found on a fine grid."""
-    from passk.compare import _floor_test
+    from passk.stats.compare import _floor_test
     rng = np.random.default_rng(2)
     n, k, t = 6, 2, 7
     c_old, c_new = rng.binomial(n, 0.8, t), rng.binomial(n, 0.6, t)

@@ -1,0 +1,547 @@
+r"""How many tasks and runs does a comparison need? Power planning for :func:`compare_pass_hat_k`.
+
+:func:`plan_comparison` predicts the power of the paired comparison of
+:mod:`passk.stats.compare` for a grid of tasks × runs per task, from a pilot
+run or from the default population of :func:`passk.stats.simulation.task_population`.
+
+References
+----------
+.. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+   Language Model Evaluations", arXiv:2411.00640, 2024.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..metrics import _counts, estimate_pass_hat_k
+from ..tables import json_number
+from . import _checks as check
+from .compare import _floor_weight, mean_of
+from .simulation import _PLAN_POPULATION_SIZE, task_population
+
+__all__ = [
+    "DEFAULT_CORRELATION",
+    "ComparisonPlan",
+    "pass_hat_k_sampling_variance",
+    "plan_comparison",
+]
+
+#: Correlation across tasks of the true pass^k of two versions assumed by the plan.
+DEFAULT_CORRELATION = 0.7
+
+
+def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> Any:
+    r"""Exact variance of the unbiased pass^k from n runs of a task with success rate p.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Single-run success rates in [0, 1].
+    n : int or array_like of int
+        Runs per task, each at least ``k``; broadcasts against ``p``.
+    k : int
+        Runs that must all succeed.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`V_n(p) = \sum_{c=0}^{n} \binom{n}{c} p^c (1-p)^{n-c}
+        \big(\binom{c}{k}/\binom{n}{k}\big)^2 - p^{2k}`, summed exactly over the
+        binomial distribution of c.
+
+    Notes
+    -----
+    It falls like :math:`k^2 p^{2k-1}(1-p)/n` for large n (the delta method),
+    and is 0 at p = 0 and p = 1. ``estimate_pass_hat_k(c, n, 2k)`` is unbiased
+    for :math:`p^{2k}`, which the tests use as an independent check.
+
+    Examples
+    --------
+    >>> round(pass_hat_k_sampling_variance(0.9, 8, 4), 5)
+    0.10266
+    >>> pass_hat_k_sampling_variance([0.0, 0.5, 1.0], 4, 4).round(5)
+    array([0.     , 0.05859, 0.     ])
+    """
+    from scipy import stats
+    p_arr = np.asarray(check.real_array(p, "p"), dtype=float)
+    if np.any(~((p_arr >= 0) & (p_arr <= 1))):
+        raise ValueError(f"p ({p!r}) must lie in [0, 1]")
+    k_ = check.whole(k, "k", minimum=1)
+    n_arr = check.whole_array(n, "n", minimum=k_)
+    p_b, n_b = np.broadcast_arrays(p_arr, n_arr)
+    out = np.empty(p_b.shape)
+    for n_value in np.unique(n_b):
+        where = n_b == n_value
+        c = np.arange(n_value + 1)
+        h2 = np.asarray(estimate_pass_hat_k(c, n_value, k_)) ** 2
+        pmf = stats.binom.pmf(c[None, :], n_value, p_b[where][:, None])
+        out[where] = np.maximum(pmf @ h2 - p_b[where] ** (2 * k_), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+@dataclass(frozen=True)
+class ComparisonPlan:
+    """Power (or smallest detectable drop) over a grid of tasks × runs; see :func:`plan_comparison`."""
+
+    k: int
+    delta: float | None
+    confidence: float
+    target_power: float
+    tasks: tuple[int, ...]
+    runs: tuple[int, ...]
+    power: np.ndarray | None  # (len(tasks), len(runs)) when delta is given
+    detectable: np.ndarray  # (len(tasks), len(runs)): smallest drop with target power
+    tasks_needed: tuple[int | None, ...] | None  # per runs, for delta at target power
+    between_variance: float
+    within_variance: tuple[float, ...]  # per runs: mean V_n(p) over the tasks' rates
+    source: str
+    floor_variance: tuple[float, ...] = ()  # per runs, at delta: the floor's per-task variance
+
+    @property
+    def cheapest(self) -> int | None:
+        """Index into ``runs`` of the fewest agent runs (tasks × runs) reaching the power."""
+        if not self.tasks_needed:
+            return None
+        costs = [t * n if t is not None else math.inf for t, n in
+                 zip(self.tasks_needed, self.runs)]
+        best = int(np.argmin(costs))
+        return best if math.isfinite(costs[best]) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON: every float at full precision, NaN as null."""
+        def grid(a: np.ndarray | None) -> list[list[float | None]] | None:
+            return None if a is None else [[json_number(x) for x in row] for row in a.tolist()]
+        return {"k": self.k, "delta": self.delta, "confidence": self.confidence,
+                "target_power": self.target_power, "tasks": list(self.tasks),
+                "runs": list(self.runs), "power": grid(self.power),
+                "detectable_drop": grid(self.detectable),
+                "tasks_needed": None if self.tasks_needed is None else list(self.tasks_needed),
+                "runs_per_version": None if self.tasks_needed is None else
+                [None if t is None else t * n for t, n in zip(self.tasks_needed, self.runs)],
+                "between_variance": json_number(self.between_variance),
+                "within_variance": [json_number(v) for v in self.within_variance],
+                "floor_variance": [json_number(v) for v in self.floor_variance],
+                "source": self.source,
+                "test": "paired t on per-task pass^k differences, floored by each task's "
+                        "binomial noise, two-sided; power to show a drop (verdict worse)"}
+
+
+def _overlap(n: int, k: int) -> np.ndarray:
+    """P(two independent random k-subsets of n runs share i runs), i = 0..k."""
+    return np.array([math.comb(k, i) * math.comb(n - k, k - i) / math.comb(n, k)
+                     for i in range(k + 1)])
+
+
+def _variance_polynomial(n: int, k: int) -> np.ndarray:
+    """Coefficients (of p^0..p^2k) of V_n(p), the exact variance of the unbiased pass^k
+    from n runs: E[h^2] = sum_i pi_i p^(2k - i), less p^2k."""
+    v = np.zeros(2 * k + 1)
+    for i, w in enumerate(_overlap(n, k)):
+        v[2 * k - i] += w
+    v[2 * k] -= 1.0
+    return v
+
+
+def _hat_law(rates: np.ndarray, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the unbiased pass^k from n runs, and their law mixed over the rates."""
+    from scipy import stats
+    c = np.arange(n + 1)
+    pmf = np.zeros(n + 1)
+    for lo in range(0, rates.size, 20_000):
+        pmf += np.asarray(stats.binom.pmf(c[None, :], n, rates[lo:lo + 20_000, None]),
+                          dtype=float).sum(axis=0)
+    return np.asarray(estimate_pass_hat_k(c, n, k), dtype=float), pmf / pmf.sum()
+
+
+def _floor_variance(old: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray, np.ndarray],
+                    weight: float) -> float:
+    """The floor's variance per task (both versions) where the drop is tested against no
+    change: the estimates (their laws in the two versions) moved apart by the lambda that
+    makes their mean difference 0, in Hoeffding's bound ``weight`` theta (1 - theta)."""
+    h, pmf_old = old
+    _, pmf_new = new
+    a, b = 0.0, 1.0
+    for _ in range(60):
+        mid = (a + b) / 2
+        gap = pmf_new @ np.clip(h + mid, 0, 1) - pmf_old @ np.clip(h - mid, 0, 1)
+        a, b = (a, mid) if gap >= 0 else (mid, b)
+    up, down = np.clip(h + b, 0, 1), np.clip(h - b, 0, 1)
+    return float(weight * (pmf_old @ (down * (1 - down)) + pmf_new @ (up * (1 - up))))
+
+
+def _lowered(rates: np.ndarray, k: int, delta: float) -> np.ndarray | None:
+    """The rates with every logit lowered by the amount that lowers mean p^k by delta
+    (None where the drop is more than the mean)."""
+    from scipy import optimize, special
+    inner = np.clip(rates, 1e-9, 1 - 1e-9)
+    target = float(np.mean(inner**k)) - delta
+    if target <= 1e-12:
+        return None
+    logit = special.logit(inner)
+
+    def gap(shift: float) -> float:
+        return float(np.mean(special.expit(logit - shift) ** k)) - target
+    return np.asarray(special.expit(logit - optimize.brentq(gap, 0.0, 60.0, xtol=1e-12)))
+
+
+def _posterior_rates(c: np.ndarray, n: np.ndarray, draws: int = 9) -> np.ndarray:
+    """Each pilot task's rate as ``draws`` quantiles of its Jeffreys posterior
+    Beta(c + 1/2, n - c + 1/2): the spread of the rate the counts leave open."""
+    from scipy import stats
+    u = (np.arange(draws) + 0.5) / draws
+    return np.asarray(stats.beta.ppf(u[None, :], c[:, None] + 0.5, (n - c)[:, None] + 0.5),
+                      dtype=float).ravel()
+
+
+def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: float,
+            old_law: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
+    """For a drop ``delta`` at n = ``runs``: the two versions' within-task variance, and the
+    floor's. The new version is the old with every logit lowered (:func:`_lowered`); its
+    within-task variance is the old's (unbiased) times the ratio of the two at the rates
+    (each the mean of E[h^2] - p^2k over the law of h, :func:`_hat_law`)."""
+    lowered = _lowered(rates, k, delta)
+    if lowered is None:
+        return math.inf, math.inf
+    old_law = old_law if old_law is not None else _hat_law(rates, runs, k)
+    new_law = _hat_law(lowered, runs, k)
+    v_old = float(old_law[1] @ old_law[0] ** 2 - np.mean(rates ** (2 * k)))
+    v_new = float(new_law[1] @ new_law[0] ** 2 - np.mean(lowered ** (2 * k)))
+    ratio = v_new / v_old if v_old > 1e-15 else 1.0
+    return within_old * (1.0 + ratio), _floor_variance(old_law, new_law,
+                                                       float(_floor_weight(k, runs)))
+
+
+def _monomial_estimates(c: np.ndarray, m: np.ndarray, degree: int) -> np.ndarray:
+    """est[j, i]: C(c_i, j) / C(m_i, j), unbiased for p_i^j where j <= m_i (else NaN)."""
+    out = np.full((degree + 1, c.size), np.nan)
+    for j in range(degree + 1):
+        ok = m >= j
+        out[j, ok] = np.asarray(estimate_pass_hat_k(c[ok], m[ok], j), dtype=float) if j else 1.0
+    return out
+
+
+def _bernstein_bound(coef: np.ndarray, m: int, upper: bool) -> np.ndarray:
+    """b[c], c = 0..m: the Bernstein polynomial of degree m nearest (in integral over [0, 1])
+    to the polynomial ``coef`` from above (``upper``) or below. b[c] for a task with c of m
+    runs passing is unbiased for that polynomial, so its mean over tasks bounds the mean of
+    ``coef`` at their rates, in expectation, whatever the rates (linear programme)."""
+    from scipy import optimize, stats
+    p = np.concatenate([np.linspace(0.0, 1.0, 801), 1.0 - np.geomspace(1e-6, 1e-2, 60)])
+    basis = np.asarray(stats.binom.pmf(np.arange(m + 1)[None, :], m, p[:, None]), dtype=float)
+    target = np.asarray(np.polynomial.polynomial.polyval(p, coef), dtype=float)
+    sign = 1.0 if upper else -1.0
+    res = optimize.linprog(sign * np.ones(m + 1), A_ub=-sign * basis, b_ub=-sign * target,
+                           bounds=[(None, None)] * (m + 1), method="highs")
+    if not res.success:  # pragma: no cover - the programme is always feasible and bounded
+        raise RuntimeError(f"no Bernstein bound of degree {m}: {res.message}")
+    b = np.asarray(res.x, dtype=float)
+    # between the programme's nodes the bound may miss by ~1e-7: shift it (the basis sums
+    # to 1, so adding e to every b[c] adds e everywhere) by the worst miss on a finer grid
+    fine = np.linspace(0.0, 1.0, 20_001)
+    miss = sign * (np.asarray(np.polynomial.polynomial.polyval(fine, coef), dtype=float)
+                   - stats.binom.pmf(np.arange(m + 1)[None, :], m, fine[:, None]) @ b)
+    return b + sign * (max(float(miss.max()), 0.0) + 1e-12)
+
+
+def _pilot_mean(coef: np.ndarray, c: np.ndarray, m: np.ndarray, upper: bool) -> float:
+    """Mean over the pilot's tasks of a polynomial in their rates: unbiased where every
+    power is at most the task's runs, else a Bernstein bound (upper or lower) per task."""
+    degree = int(np.flatnonzero(np.abs(coef) > 0).max()) if np.any(coef) else 0
+    est = np.empty(c.size)
+    exact = m >= degree
+    if exact.any():
+        mono = _monomial_estimates(c[exact], m[exact], degree)
+        est[exact] = coef[: degree + 1] @ mono
+    for m_value in np.unique(m[~exact]):
+        rows = ~exact & (m == m_value)
+        est[rows] = _bernstein_bound(coef, int(m_value), upper)[c[rows]]
+    return mean_of(est)
+
+
+#: Quantile nodes of the chi-square law of the sample variance in the power integral.
+_POWER_NODES = 256
+
+
+def _power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float) -> np.ndarray:
+    """P(verdict "worse") for a true drop ``delta``: the floored paired t test.
+
+    The verdict needs :math:`\bar d < -q\\max(s/\\sqrt T, \\sigma_f)`, with
+    :math:`\bar d \\sim N(-\\delta, \\sigma_d^2/T)`, :math:`(T-1)s^2/\\sigma_d^2 \\sim
+    \\chi^2_{T-1}` and the floor's SE :math:`\\sigma_f = \\sqrt{2\bar F_n/T}` taken as
+    fixed; the chi-square is integrated over quantile nodes. With no floor this is the
+    noncentral t of the paired t test.
+    """
+    from scipy import special, stats
+    delta, var_d, floor_var, t_count = np.broadcast_arrays(
+        *(np.asarray(x, dtype=float) for x in (delta, var_d, floor_var, t_count)))
+    df = t_count - 1
+    q = stats.t.ppf(1 - alpha / 2, df)[..., None]
+    u = (np.arange(_POWER_NODES) + 0.5) / _POWER_NODES
+    ratio = stats.chi2.ppf(u, df[..., None]) / df[..., None]
+    sd = np.sqrt(var_d / t_count)[..., None]
+    bar = q * np.maximum(sd * np.sqrt(ratio), np.sqrt(floor_var / t_count)[..., None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, (delta[..., None] - bar) / sd, np.where(delta[..., None] > bar,
+                                                                    np.inf, -np.inf))
+    return np.asarray(special.ndtr(z).mean(axis=-1), dtype=float)
+
+
+def _beta_binomial_fit(c: np.ndarray, m: np.ndarray) -> tuple[float, float]:
+    """Maximum-likelihood Beta(a, b) of the tasks' rates from their counts (beta-binomial),
+    a and b kept in [e^-6, e^9] (no spread across tasks: both large)."""
+    from scipy import optimize, special
+
+    def nll(x: np.ndarray) -> float:
+        a, b = np.exp(x)
+        return -float(np.sum(special.betaln(c + a, m - c + b) - special.betaln(a, b)))
+    mean = float(np.clip((c.sum() + 0.5) / (m.sum() + 1.0), 1e-3, 1 - 1e-3))
+    start = np.log([mean, 1 - mean])
+    res = optimize.minimize(nll, start, method="L-BFGS-B", bounds=[(-6.0, 9.0)] * 2)
+    a, b = np.exp(res.x)
+    return float(a), float(b)
+
+
+def _posterior_mean(coef: np.ndarray, c: np.ndarray, m: np.ndarray, a: float, b: float
+                    ) -> np.ndarray:
+    """Per task, the mean of a polynomial in its rate under the posterior Beta(a + c,
+    b + m - c) of the fitted prior: E p^j = prod_{i<j} (a + c + i) / (a + b + m + i)."""
+    out = np.zeros(c.size)
+    power = np.ones(c.size)
+    for j, w in enumerate(coef):
+        if j:
+            power = power * (a + c + j - 1) / (a + b + m + j - 1)
+        out += w * power
+    return out
+
+
+def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
+                     ) -> tuple[float, tuple[float, ...], bool]:
+    """From a pilot: the between-task variance of p^k (trial noise removed), and per
+    planned n the mean within-task variance V_n, each unbiased where the pilot's runs
+    reach the degree 2k; a task with fewer runs has no unbiased estimate, and gets the
+    polynomial's mean under its posterior from a beta-binomial fit to the whole pilot
+    (empirical Bayes)."""
+    h = np.asarray(estimate_pass_hat_k(c, m, k), dtype=float)
+    short = m < 2 * k
+    prior = _beta_binomial_fit(c, m) if short.any() else (1.0, 1.0)
+
+    def mean_poly(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        est = np.empty(int(rows.sum()))
+        cr, mr, sr = c[rows], m[rows], short[rows]
+        if (~sr).any():
+            mono = _monomial_estimates(cr[~sr], mr[~sr], 2 * k)
+            est[~sr] = coef[: 2 * k + 1] @ mono
+        if sr.any():
+            est[sr] = _posterior_mean(coef, cr[sr], mr[sr], *prior)
+        return est
+    noise = np.empty(c.size)  # V_m at each task's own m
+    for m_value in np.unique(m):
+        rows = m == m_value
+        noise[rows] = mean_poly(_variance_polynomial(int(m_value), k), rows)
+    sigma_b2 = max(0.0, float(np.var(h, ddof=1)) - mean_of(noise))
+    everyone = np.ones(c.size, dtype=bool)
+    within = tuple(max(0.0, mean_of(mean_poly(_variance_polynomial(n, k), everyone)))
+                   for n in runs)
+    return sigma_b2, within, bool(np.all(m >= 2 * k))
+
+
+def plan_comparison(k: int, *, delta: float | None = None,
+                    successes: npt.ArrayLike | None = None, totals: npt.ArrayLike | None = None,
+                    correlation: float = DEFAULT_CORRELATION,
+                    between_variance: float | None = None,
+                    tasks: tuple[int, ...] = (20, 50, 100, 200, 500),
+                    runs: tuple[int, ...] | None = None, confidence: float = 0.95,
+                    power: float = 0.8) -> ComparisonPlan:
+    r"""Power of the paired comparison for a grid of tasks × runs per task.
+
+    Parameters
+    ----------
+    k : int
+        The k of pass^k.
+    delta : float or None
+        The drop in mean pass^k to detect, in (0, 1). None: only the smallest
+        detectable drop.
+    successes, totals : array_like of int, optional
+        A pilot run of the old version (per-task counts, each with at least
+        k runs). Without one, the default population of
+        :func:`task_population` (30 % of tasks near 0, 30 % near 1, 40 %
+        in between) stands in, deterministically.
+    correlation : float, default 0.7
+        Correlation across tasks of the two versions' true pass^k, giving the
+        variance of the true change as :math:`\omega^2 = 2(1-\rho)\sigma_b^2`.
+        Miller (2024) reports 0.3–0.7 between different models; two versions
+        of one agent are usually more alike, so 0.7 is on the cautious side.
+    between_variance : float, optional
+        :math:`\omega^2` itself (overrides ``correlation``), e.g. estimated
+        from a previous pair of versions.
+    tasks, runs : tuple of int
+        The grid. ``runs`` defaults to the values among 2, 4, 8, 12, 16, 24
+        (and k itself) that are at least k.
+    confidence : float, default 0.95
+        Two-sided confidence level of the comparison.
+    power : float, default 0.8
+        The power for ``tasks_needed`` and the detectable drop.
+
+    Returns
+    -------
+    ComparisonPlan
+        ``power[i, j]`` for ``tasks[i]`` × ``runs[j]``; ``detectable[i, j]``,
+        the drop found with probability ``power``; ``tasks_needed[j]``, the
+        fewest tasks with ``runs[j]`` runs each that reach ``power`` for
+        ``delta``; and :attr:`ComparisonPlan.cheapest`.
+
+    Notes
+    -----
+    The mean paired difference of T tasks with n runs has variance
+    :math:`\sigma_d^2/T`, :math:`\sigma_d^2 = \omega^2 + \overline{V_n}^{\,\text{old}}
+    + \overline{V_n}^{\,\text{new}}`, and :func:`compare_pass_hat_k` shows a drop when
+    :math:`\bar d < -t_{T-1,1-\alpha/2}\max(s/\sqrt T, \sigma_f)`, with
+    :math:`\sigma_f` the floor's standard error. The old version's
+    :math:`\overline{V_n}` is the mean over the tasks of a polynomial in
+    their rates, :math:`V_n(p) = \sum_{i=0}^{k}\pi_i\,p^{2k-i} - p^{2k}`,
+    the exact variance of :math:`\hat h` from n runs (:math:`\pi_i` the
+    chance that two random k-subsets of the n runs share i). From a pilot
+    with m runs a task, each power :math:`p^j`, :math:`j \le m`, has the
+    unbiased estimate :math:`\binom{c}{j}/\binom{m}{j}`, so the mean is
+    estimated without bias where :math:`m \ge 2k` (putting :math:`c/m` into
+    :math:`V_n` instead understates it for reliable tasks: the plan's old
+    optimism). Where :math:`m < 2k` no unbiased estimate exists: the counts
+    of m runs say nothing about the moments of p beyond the m-th. The
+    worst case over every law of the rates (the tightest Bernstein polynomial
+    of degree m above :math:`V_n`, which the plan used before) takes all of
+    the spread to be within tasks and asked for up to several times the
+    tasks needed (power 0.24 predicted where 0.62 was simulated, m = n = 2,
+    k = 2). The plan now fits a Beta law of the rates to the whole pilot by
+    maximum likelihood (the beta-binomial; m >= 2 identifies its mean and
+    spread) and gives each short task the mean of the polynomial under its
+    posterior :math:`\mathrm{Beta}(a + c, b + m - c)`,
+    :math:`\mathrm E\,p^j = \prod_{i<j}(a+c+i)/(a+b+m+i)` (empirical Bayes):
+    a model, so neither bound nor unbiased, but within 0.10 of the simulated
+    power on the study's populations (``benchmarks/bench_compare.py``, part
+    5). :math:`\sigma_b^2`, the variance of :math:`p^k` across
+    tasks, is the pilot's variance of :math:`\hat h` less its mean
+    :math:`V_m` (from the same fit where :math:`m < 2k`), and
+    :math:`\omega^2 = 2(1-\rho)\sigma_b^2`. Without a pilot the default
+    population's rates are known and the means exact.
+
+    The new version is modelled as the old with every task's logit lowered
+    by the amount that lowers mean pass^k by :math:`\delta`; its within-task
+    variance is the old one's estimate times the ratio of the two at the
+    tasks' rates, and the floor is evaluated on the law of :math:`\hat h` in
+    both versions, moved apart until their means agree (as the test does).
+    For these two a pilot task's rate enters as nine quantiles of its
+    Jeffreys posterior Beta(c + 1/2, m - c + 1/2), so a task seen at 4 of 4
+    is not taken for one at p = 1.
+
+    The power integrates the normal law of :math:`\bar d` over the
+    chi-square law of :math:`s^2` (the noncentral t of Miller's (2024)
+    sample-size formula when the floor is below :math:`s/\sqrt T`). The
+    cost of a design is tasks × runs per version. ``benchmarks/bench_compare.py``
+    checks the prediction against simulation on populations the plan was not
+    built from.
+
+    References
+    ----------
+    .. [1] E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640, 2024.
+
+    Examples
+    --------
+    >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
+    >>> plan.power.round(2)
+    array([[0.11, 0.15],
+           [0.19, 0.26]])
+    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 663 × 4 = 2652 runs < 437 × 8 = 3496
+    ((663, 437), 4)
+    """
+    from scipy import optimize
+    k_ = check.whole(k, "k", minimum=1)
+    if delta is not None:
+        delta = check.real(delta, "delta", low=0.0, high=1.0, open_low=True, open_high=True)
+    power = check.real(power, "power", low=0.0, high=1.0, open_low=True, open_high=True)
+    correlation = check.real(correlation, "correlation", low=0.0, high=1.0)
+    if between_variance is not None:
+        between_variance = check.real(between_variance, "between_variance", low=0.0)
+    alpha = 1.0 - check.confidence(confidence)
+    task_grid = tuple(int(t) for t in check.whole_array(tasks, "tasks", minimum=2).ravel())
+    if runs is None:
+        runs = tuple(sorted({r for r in (2, 4, 8, 12, 16, 24) if r >= k_} | {k_}))[:6]
+    run_grid = tuple(int(r) for r in check.whole_array(runs, "runs", minimum=k_).ravel())
+    if successes is None or totals is None:
+        if successes is not None or totals is not None:
+            raise ValueError("a pilot needs both successes and totals")
+        rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
+        sigma_b2 = float(np.var(rates**k_))
+        poly = np.polynomial.polynomial.polyval
+        within = tuple(float(np.mean(poly(rates, _variance_polynomial(r, k_))))
+                       for r in run_grid)
+        source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
+    else:
+        c, n = _counts(check.whole_array(successes, "successes"),
+                       check.whole_array(totals, "totals"))
+        c, n = np.broadcast_arrays(c, n)
+        c, n = c.ravel(), n.ravel()
+        if c.size < 2:
+            raise ValueError(f"a pilot needs at least 2 tasks, not {c.size}")
+        if np.any(n < k_):
+            raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
+                             f"{int(n.min())}")
+        sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
+        rates = _posterior_rates(c, n)  # for the new version's share, and the floor
+        source = f"pilot of {c.size} tasks" + ("" if unbiased else
+                                               f" (fewer than 2k = {2 * k_} runs on some: "
+                                               "within-task variance from a beta-binomial "
+                                               "fit)")
+    omega2 = (float(between_variance) if between_variance is not None
+              else 2 * (1 - correlation) * sigma_b2)
+    t_arr = np.array(task_grid, dtype=float)[:, None]
+    laws = [_hat_law(rates, r, k_) for r in run_grid]
+    grid_power = None
+    floor: tuple[float, ...] = ()
+    if delta is not None:
+        designs = [_design(rates, r, k_, delta, w, law)
+                   for r, w, law in zip(run_grid, within, laws)]
+        floor = tuple(f for _, f in designs)
+        var_d = omega2 + np.array([v for v, _ in designs])[None, :]
+        grid_power = _power(delta, var_d, np.array(floor)[None, :], t_arr, alpha)
+    detectable = np.empty((len(task_grid), len(run_grid)))
+    top = float(np.mean(np.clip(rates, 1e-9, 1 - 1e-9) ** k_)) * (1 - 1e-6)
+    drops = np.geomspace(1e-4, top, 24)  # the design's variances, interpolated in the drop
+    for j, (r, w) in enumerate(zip(run_grid, within)):
+        at = np.array([_design(rates, r, k_, x, w, laws[j]) for x in drops])
+        for i, t_ in enumerate(task_grid):
+            def short(x: float, at: np.ndarray = at, t_: int = t_) -> float:
+                v, f = (float(np.interp(x, drops, at[:, col])) for col in (0, 1))
+                return float(_power(x, omega2 + v, f, t_, alpha)) - power
+            detectable[i, j] = optimize.brentq(short, drops[0], top, xtol=1e-5) \
+                if short(top) > 0 and short(drops[0]) < 0 else math.inf
+    needed: tuple[int | None, ...] | None = None
+    if delta is not None:
+        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power)
+                       for v, f in designs)
+    return ComparisonPlan(k_, delta, 1 - alpha, power, task_grid, run_grid, grid_power,
+                          detectable, needed, omega2, tuple(within), source, floor)
+
+
+def _tasks_needed(delta: float, var_d: float, floor_var: float, alpha: float, power: float,
+                  limit: int = 10**7) -> int | None:
+    if var_d <= 0 and floor_var <= 0:
+        return 2
+
+    def enough(t: int) -> bool:
+        return float(_power(delta, var_d, floor_var, t, alpha)) >= power
+    hi = 2
+    while not enough(hi):
+        hi *= 2
+        if hi > limit:
+            return None
+    lo = hi // 2 if hi > 2 else 1
+    while hi - lo > 1:  # lo fails (or is 1), hi passes
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
