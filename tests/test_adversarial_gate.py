@@ -154,13 +154,19 @@ def test_a_curtailed_passk_run_log_gated_again_exits_as_the_run(tmp_path, monkey
                              for t, r in [("w1", "high-risk-write"), ("w2", "high-risk-write"),
                                           ("r1", "read-only")]))
     log = tmp_path / "c.jsonl"
-    run_code, _, _ = passk("run", "always_passes:AlwaysPasses", tasks, "--k", "2",
-                           "--runs-read-only", "1", "--max-flakiness", "0.5",
-                           "--policy", "curtailed", "--log", log, "--no-progress")
+    run_code, ran, _ = passk("run", "always_passes:AlwaysPasses", tasks, "--k", "2",
+                             "--runs-read-only", "1", "--max-flakiness", "0.5",
+                             "--policy", "curtailed", "--log", log, "--no-progress")
     assert run_code == 1  # r1 can never reach k = 2 runs: settled before its first run
+    settled = [json.loads(line) for line in log.read_text().splitlines() if '"settled"' in line]
+    assert {r["task_id"]: r["settled"]["runs_made"] for r in settled}["r1"] == 0
     gate_code, out, _ = passk("gate", log)
     assert gate_code == run_code, out
-    assert "r1" in out  # the declared task is counted, with no runs
+
+    def reasons(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith("  - ")]
+
+    assert reasons(out) == reasons(ran)  # the same verdict, for the same reasons
 
 
 def test_a_curtailed_plugin_log_gated_again_exits_as_the_session(pytester):

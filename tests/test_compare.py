@@ -378,7 +378,7 @@ def test_study_bootstraps_are_liberal_with_20_tasks_unless_floored():
 
 
 def test_plan_compare_cli(tmp_path, capsys):
-    from passk.cli import main
+    from passk.cli.commands import main
 
     argv = ["plan", "--compare", "--delta", "0.05", "--k", "4", "--tasks", "50,100",
             "--runs", "4,8"]
@@ -419,7 +419,7 @@ def test_two_tasks_never_give_certainty():
 def test_diff_of_two_one_run_tasks_is_inconclusive(tmp_path, capsys):
     import json
 
-    from passk.cli import main
+    from passk.cli.commands import main
     path = tmp_path / "one.jsonl"
     path.write_text("".join(json.dumps({"task_id": t, "trial": 0, "success": True}) + "\n"
                             for t in ("a", "b")))

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from passk.cli import main
-from passk.diff import diff_results, fisher_exact_two_sided, holm
-from passk.io import Run, read_results, results_from_runs
+from passk.analysis.diff import diff_results, fisher_exact_two_sided, holm
+from passk.cli.commands import main
 from passk.metrics import estimate_pass_hat_k
+from passk.results.read import Run, read_results, results_from_runs
 
 
 def test_fisher_matches_scipy_on_random_tables():

@@ -67,6 +67,24 @@ def _baseline_reasons(baseline: Baseline, accept_incomplete: bool) -> list[str]:
     return reasons
 
 
+def _curtailment_reasons(rows: Sequence[TaskReport], criteria: GateCriteria,
+                         settled_early: Mapping[str, int], excluded: Sequence[int] | None,
+                         ks: Sequence[int] | None) -> tuple[str, ...]:
+    """What blocks a curtailed suite whatever its runs not made give, from its rows."""
+    from passk.gate.curtailment import task_outlook, why_blocked
+
+    out = list(excluded) if excluded is not None else [0] * len(rows)
+    ks_ = list(ks) if ks is not None else [t.k or criteria.k for t in rows]
+    planned = [settled_early.get(t.task_id, t.runs + x) for t, x in zip(rows, out)]
+    remaining = [max(n - t.runs - x, 0) for t, x, n in zip(rows, out, planned)]
+    outlooks = [task_outlook(t.successes, t.runs - t.successes, r, k=k,
+                             max_flakiness=criteria.max_flakiness, min_runs=criteria.min_runs,
+                             on=criteria.on, confidence=criteria.confidence)
+                for t, r, k in zip(rows, remaining, ks_)]
+    return why_blocked([t.task_id for t in rows], outlooks, remaining, planned,
+                       [t.runs + r for t, r in zip(rows, remaining)], criteria, ks=ks_)
+
+
 def decide(
     rows: Sequence[TaskReport],
     criteria: GateCriteria,
@@ -75,7 +93,7 @@ def decide(
     excluded: Sequence[int] | None = None,
     excluded_reason: str = "infrastructure errors",
     settled_early: Mapping[str, int] | None = None,
-    curtailment: Sequence[str] = (),
+    curtailment: Sequence[str] | None = None,
     unfinished: Sequence[str] = (),
     incomplete: Sequence[str] = (),
     accept_incomplete: bool = False,
@@ -105,9 +123,12 @@ def decide(
     settled_early : Mapping[str, int], optional
         Tasks a curtailed run stopped once their verdict was settled, each with
         its planned runs.
-    curtailment : sequence of str
+    curtailment : sequence of str, optional
         What blocks a curtailed run whatever its runs not made give
-        (:func:`passk.gate.curtailment.why_blocked`); said when it blocks.
+        (:func:`passk.gate.curtailment.why_blocked`); said when it blocks. By
+        default computed here from the rows and ``settled_early`` (the runs not
+        made are each settled task's planned runs less those made); the
+        runner and the pytest plugin, which know each run's fate, pass theirs.
     unfinished : sequence of str
         One sentence per task short of its planned runs for a reason other
         than curtailment (skipped, deselected, a session cut short).
@@ -139,7 +160,8 @@ def decide(
         confidence=criteria.confidence, excluded_reason=excluded_reason)
     reasons = list(gate.reasons)
     if settled_early and not gate.passed:
-        reasons += curtailment
+        reasons += (curtailment if curtailment is not None else
+                    _curtailment_reasons(rows, criteria, settled_early, excluded, ks))
     reasons += unfinished
     if not accept_incomplete:
         reasons += [f"incomplete results: {why} (--accept-incomplete to gate on them anyway)"

@@ -102,6 +102,32 @@ def is_header(record: Any) -> bool:
     return isinstance(record, dict) and "protocol" in record and "task_id" not in record
 
 
+def is_settled(record: Any) -> bool:
+    """A curtailed run's record of a task it settled: no run of its own, no ``success``.
+
+    ``{"task_id": ..., "risk": ..., "settled": {"runs_made": m, "runs_planned": n,
+    "why": ...}}``: the log is its whole protocol, so a task stopped before its
+    first run is still in it, and ``passk gate LOG`` decides as the run did.
+    """
+    return (isinstance(record, dict) and isinstance(record.get("settled"), dict)
+            and "success" not in record)
+
+
+def settled_line(task_id: str, risk: str | None, made: int, planned: int) -> str:
+    """The log line of a task a curtailed run settled after ``made`` of ``planned`` runs.
+
+    Examples
+    --------
+    >>> settled_line("r1", "read-only", 0, 1)[:60]
+    '{"task_id":"r1","risk":"read-only","settled":{"runs_made":0,'
+    """
+    why = (f"settled after {made} of {planned} planned runs: no outcome of the other "
+           f"{planned - made} could change the gate's verdict")
+    return json.dumps({"task_id": task_id, "risk": risk,
+                       "settled": {"runs_made": made, "runs_planned": planned, "why": why}},
+                      separators=(",", ":"))
+
+
 def read_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
                  repair: bool = False) -> RunLog:
     """Parse a run log: an optional protocol header, then one JSON value a line.

@@ -53,7 +53,7 @@ from passk.gate.decide import decide
 from passk.repeats import attempt_seed, run_once, run_once_async
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
-from passk.results.runlog import RunRecord
+from passk.results.runlog import RunRecord, is_settled, settled_line
 from passk.stability import (
     DEFAULT_CRITERIA,
     GateResult,
@@ -93,6 +93,8 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
         raise ValueError(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
     records: list[LogRecord] = []
     for number, fields in parsed.records:
+        if is_settled(fields):  # a curtailed run's note on a settled task, not a run
+            continue
         try:
             records.append(LogRecord(**fields))
         except TypeError as exc:
@@ -111,9 +113,20 @@ class _Log:
 
     def write(self, record: LogRecord) -> None:
         if self._file is not None:
-            self._file.write(record.to_json() + "\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            self._write(record.to_json())
+
+    def _write(self, line: str) -> None:
+        assert self._file is not None
+        self._file.write(line + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def settled(self, schedule: _Schedule) -> None:
+        """A line per task the curtailed run stopped early, its planned runs not all made."""
+        if self._file is not None:
+            for s in schedule.states.values():
+                if s.remaining > 0:
+                    self._write(settled_line(s.task.task_id, s.task.risk, len(s.done), s.n))
 
     def close(self) -> None:
         if self._file is not None:
@@ -511,6 +524,7 @@ def run_suite(
             finally:
                 if own and pool is not None:
                     pool.shutdown(wait=False, cancel_futures=True)
+        out.settled(schedule)  # the log is its whole protocol, settled tasks included
     except KeyboardInterrupt:
         bar.close()
         where = f" in {log}" if log else ""

@@ -57,13 +57,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..metrics import (
+from passk.metrics import (
     ConfidenceInterval,
     _counts,
     estimate_pass_hat_k,
 )
-from ..tables import json_number
-from . import _checks as check
+from passk.render.tables import json_number
+from passk.stats import _checks as check
 
 __all__ = [
     "FLOOR_LABEL",

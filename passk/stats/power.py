@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..metrics import _counts, estimate_pass_hat_k
-from ..tables import json_number
-from . import _checks as check
-from .compare import _floor_weight, mean_of
-from .simulation import _PLAN_POPULATION_SIZE, task_population
+from passk.metrics import _counts, estimate_pass_hat_k
+from passk.render.tables import json_number
+from passk.stats import _checks as check
+from passk.stats.compare import _floor_weight, mean_of
+from passk.stats.simulation import _PLAN_POPULATION_SIZE, task_population
 
 __all__ = [
     "DEFAULT_CORRELATION",

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..metrics import estimate_pass_hat_k
-from . import _checks as check
-from .compare import METHODS, PairedTest, _floored, paired_difference_test
+from passk.metrics import estimate_pass_hat_k
+from passk.stats import _checks as check
+from passk.stats.compare import METHODS, PairedTest, _floored, paired_difference_test
 
 __all__ = [
     "TaskPopulation",

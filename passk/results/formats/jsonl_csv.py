@@ -17,6 +17,7 @@ import gc
 import json
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from passk.results.counts import (
     with_unrun_tasks,
 )
 from passk.results.protocol import Protocol
-from passk.results.runlog import is_header, protocol_of, read_run_log
+from passk.results.runlog import is_header, is_settled, protocol_of, read_run_log
 
 __all__ = ["read_csv", "read_csv_runs", "read_jsonl", "read_jsonl_runs"]
 
@@ -87,7 +88,14 @@ def _run_from_record(record: Any, path: Any, line: int) -> Run:
 def _jsonl_located(path: str | os.PathLike[str]) -> tuple[Protocol | None, list[tuple[int, Run]]]:
     log = read_run_log(path)
     return (protocol_of(log.header, path),
-            [(line, _run_from_record(record, path, line)) for line, record in log.records])
+            [(line, _run_from_record(record, path, line)) for line, record in log.records
+             if not is_settled(record)])
+
+
+def _settled(path: str | os.PathLike[str]) -> dict[str, int]:
+    """The tasks a curtailed ``passk run`` settled, with their planned runs."""
+    return {str(r["task_id"]): int(r["settled"].get("runs_planned", 0))
+            for _, r in read_run_log(path).records if is_settled(r)}
 
 
 def read_jsonl_runs(path: str | os.PathLike[str], *, duplicates: str = "error") -> Iterator[Run]:
@@ -269,7 +277,10 @@ def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
         results = tally_runs(located, path=path, source="jsonl", duplicates=duplicates,
                              protocol=protocol)
     # a log is its whole protocol: a declared task with no record is a task with no runs
-    return with_unrun_tasks(results, declared_tasks(results.protocol))
+    results = with_unrun_tasks(results, declared_tasks(results.protocol))
+    if results.protocol is not None and results.protocol.settings.get("stopping") == "curtailed":
+        results = replace(results, settled_early=_settled(p))
+    return results
 
 
 def read_csv(path: str | os.PathLike[str], data: Any = None, *,
