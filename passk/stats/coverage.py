@@ -15,16 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metrics import (
-    CI_METHODS,
-    ArrayLike,
-    FloatOrArray,
-    _confidence,
-    _probability,
-    _scalar_or_array,
-    _whole_numbers,
-    pass_hat_k_ci,
-)
+from .._validation import confidence_level as _confidence
+from .._validation import probability as _probability
+from .._validation import scalar_or_array as _scalar_or_array
+from .._validation import whole_numbers as _whole_numbers
+from ..metrics import CI_METHODS, ArrayLike, FloatOrArray, pass_hat_k_ci
 
 __all__ = ["exact_coverage", "expected_width", "identical_suite_coverage"]
 
@@ -228,7 +223,7 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
 
     from scipy import stats
 
-    from .metrics import (
+    from .suite_interval import (
         SUITE_MIN_TASKS,
         _all_fail_upper,
         _all_pass_lower,
