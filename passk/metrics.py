@@ -429,11 +429,15 @@ def estimate_pass_hat_k_variance(
 
 
 def _binary_outcomes(outcomes: ArrayLike) -> np.ndarray:
-    array = np.asarray(outcomes)
+    try:
+        array = np.asarray(outcomes)
+    except (TypeError, ValueError, OverflowError):  # ragged nesting and the like
+        raise ValueError(f"outcomes ({outcomes!r}) must be a 1-D sequence of 0/1") from None
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"outcomes ({outcomes!r}) must be a non-empty 1-D sequence of 0/1")
-    if array.dtype != bool and (
-        not np.issubdtype(array.dtype, np.number) or not np.all(np.isin(array, (0, 1)))
+    if array.dtype != bool and (  # bools are outcomes; complex numbers and strings are not
+        not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating))
+        or not np.all(np.isin(array, (0, 1)))
     ):
         raise ValueError(f"outcomes ({outcomes!r}) must contain only 0/1 or booleans")
     return array.astype(np.int8)
@@ -505,7 +509,8 @@ def bootstrap_pass_hat_k_ci(
     k_ = int(_whole_numbers(k, "k", minimum=1))
     if k_ > x.size:
         raise ValueError(f"k ({k_}) exceeds the number of outcomes ({x.size}): not estimable")
-    _confidence(confidence)
+    confidence = _confidence(confidence)
+    n_resamples = int(_whole_numbers(n_resamples, "n_resamples", minimum=1))
     if x.min() == x.max():  # every resample equals the sample
         value = float(estimate_pass_hat_k(int(x.sum()), x.size, k_))
         return ConfidenceInterval(value, value)
@@ -835,7 +840,7 @@ def pass_hat_k_ci(
     c, n = _counts(successes, total)
     k_ = _whole_numbers(k, "k", minimum=1)
     alpha = 1.0 - _confidence(confidence)
-    if method not in CI_METHODS:
+    if not isinstance(method, str) or method not in CI_METHODS:
         raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
     if method == "bootstrap":
         low, high = exact_bootstrap_pass_hat_k_ci(c, n, k_, confidence=confidence)

@@ -1084,7 +1084,7 @@ def test_suite_bad_options(kwargs, text):
 
 
 def test_suite_bad_counts():
-    with pytest.raises(ValueError, match=re.escape("successes (6) cannot exceed total (5)")):
+    with pytest.raises(ValueError, match=re.escape("successes (6) cannot exceed totals (5)")):
         mean_pass_hat_k_ci([6], [5], 1)
 
 

@@ -38,7 +38,7 @@ def _enumerate(
     which the method gives no interval for some c <= n. They broadcast together.
     """
     from scipy import stats
-    if method not in CI_METHODS:
+    if not isinstance(method, str) or method not in CI_METHODS:
         raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
     _confidence(confidence)
     n_ = _whole_numbers(n, "n", minimum=1)

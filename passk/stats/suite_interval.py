@@ -674,7 +674,7 @@ def mean_pass_hat_k_ci(
         raise ValueError(f"k ({k!r}) must be one number")
     k_int = int(k_)
     n_resamples = int(whole_numbers(n_resamples, "n_resamples", minimum=1))
-    c, n = _counts(successes, totals)
+    c, n = _counts(successes, totals, names=("successes", "totals"))
     c, n = c.ravel(), n.ravel()
     kept = n >= k_int
     n_excluded = int(np.count_nonzero(~kept))
