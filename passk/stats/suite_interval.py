@@ -750,3 +750,42 @@ def mean_pass_hat_k_ci(
         note = f"{note}; {why}" if note else why
     ci = ConfidenceInterval(float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0)))
     return SuiteInterval(estimate, ci, method, t, n_excluded, level, note, kept_level)
+
+
+def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
+                      alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``'hoeffding'`` interval for many suites of one design at once (for simulations).
+
+    ``c`` is (replicates, T) counts, ``n`` the T tasks' runs (all at least k); the same
+    construction as :func:`mean_pass_hat_k_ci`, vectorized over replicates: the design
+    (n, k, T) fixes the groups and the split of alpha, the counts only move the means.
+    """
+    from math import comb
+
+    c = np.asarray(c, dtype=np.int64)
+    n = np.asarray(n, dtype=np.int64)
+    t = n.size
+    values = np.asarray(estimate_pass_hat_k(c, n[None, :], k), dtype=float)
+    estimate = values.mean(axis=1)
+    share = _union_share(n, k)
+    blocks = n // k
+    low = np.zeros(c.shape[0])
+    high = np.zeros(c.shape[0])
+    for m in np.unique(blocks).tolist():
+        mine = blocks == m
+        t_g = int(np.count_nonzero(mine))
+        x = values[:, mine].mean(axis=1)
+        bernoulli = k == 1 or bool(np.all(n[mine] == k))
+        scale = np.lcm.reduce([comb(int(v), k) for v in np.unique(n[mine])]) * t_g
+        x = np.rint(x * scale) / scale  # the same float for the same sum, whatever the order
+        unique, where = np.unique(x, return_inverse=True)
+        lo, hi = _hoeffding_bounds(unique, int(m) * t_g, alpha * (1.0 - share) * t_g / t,
+                                   bernoulli=bernoulli)
+        low += t_g / t * lo[where.ravel()]
+        high += t_g / t * hi[where.ravel()]
+    if share > 0:
+        ends = pass_hat_k_ci(c, n[None, :], k, confidence=1.0 - alpha * share / t)
+        low = np.maximum(low, np.asarray(ends.low).mean(axis=1))
+        high = np.minimum(high, np.asarray(ends.high).mean(axis=1))
+        low, high = np.minimum(low, estimate), np.maximum(high, estimate)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
