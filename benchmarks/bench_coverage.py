@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_coverage.py           # the full study (21 minutes on 2 shared cores)
     python benchmarks/bench_coverage.py --quick   # a coarse grid, about a minute
+    python benchmarks/bench_coverage.py --issue23 # only (d), 'hoeffding' beside 'score'
 
 (a) Per task. For every method of :func:`passk.pass_hat_k_ci` the coverage of the true
 pass^k = p^k is *computed*, not simulated (:func:`passk.coverage.exact_coverage`): with
@@ -30,6 +31,19 @@ draws per cell), and each cell's first two suites are checked against
 is run again with four times the replicates and the pooled figure is printed (marked *), so
 that the Monte Carlo error is about 0.002 where it matters. Every cell is printed: per
 population, rows T and n, columns k, coverage of the default in thousandths.
+
+Sections (b) and (c) were written for 'score', the default before issue 23; (b) still
+measures 'score', 'studentized' and 't', and (c) now measures the default 'hoeffding'.
+
+(d) Issue 23, at 90, 95 and 99 %: the proved default 'hoeffding' beside 'score'. (d3)
+tau-bench's own 50 x 4 run, widths for k = 1..4; c = [1, 0, 2, 0, 1] of 12 at k = 8; one
+2-run task in a suite of 50 12-run tasks. (d2) Fixed suites whose runs are drawn (4,000
+suites a cell): tau-bench's rates, mixed n (2-12), one short task, near-saturated (one noisy
+task among perfect ones), bimodal, identical near p = 1; lowest coverage over the k studied
+and median width, each method vectorized (checked against the package on two suites).
+(d1) Identical tasks, exact (:func:`passk.stats.coverage.identical_suite_coverage`; for
+'hoeffding' with n < 2k an exact lower bound), T = 5, 10, 20, 50, n = 2..12, k = 1..n, over
+90 values of p and the interval ends of the sums nearest 0 and the top.
 
 (c) Exact, on suites of identical tasks: there the suite's estimate is an integer sum over
 tasks of C(c_i, k) divided by T C(n, k), whose distribution is a T-fold convolution, so the
@@ -220,8 +234,8 @@ def suite_study(quick: bool) -> dict[str, dict[str, float]]:
           f"is below 0.95 is run")
     print(f"    again with {4 * replicates} more suites (* marks the pooled figure, s.e. "
           f"{pooled_se:.4f}); seed {SEED}")
-    print(f"    methods: {', '.join(repr(m) for m in SUITE_METHODS)}; the default is "
-          f"{SUITE_METHODS[0]!r}")
+    print(f"    methods: {', '.join(repr(m) for m in SUITE_METHODS)}; "
+          f"{SUITE_METHODS[0]!r} was the default before issue 23 (see (d))")
     print()
     summary: dict[str, dict[str, float]] = {}
     pops = populations()
