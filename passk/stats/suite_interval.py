@@ -434,26 +434,74 @@ def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *,
     return low, high
 
 
+@lru_cache(maxsize=256)
+def _groups(design: tuple[tuple[int, int, bool], ...], alpha: float) -> tuple[tuple[int, ...], ...]:
+    """How to group the tasks, from the design alone: blocks of consecutive m values.
+
+    ``design`` lists, per distinct m = n // k in increasing order, (m, tasks, whether those
+    tasks all have one n with k = 1 or n = k). A block of several m is bounded with its
+    smallest m (a mean of more blocks is below a mean of fewer in convex order). Candidates:
+    every m apart, all together, and every split into two blocks; the one whose interval
+    would be narrowest at a mean of 1/2 is used. Nothing here sees the runs' outcomes, so
+    choosing keeps the level.
+    """
+    ms = [d[0] for d in design]
+    candidates: list[list[list[int]]] = [[[m] for m in ms], [ms]]
+    candidates += [[ms[:cut], ms[cut:]] for cut in range(1, len(ms))]
+    sizes = {d[0]: d[1] for d in design}
+    alone = {d[0]: d[2] for d in design}
+    t = sum(sizes.values())
+
+    def width(blocks: list[list[int]]) -> float:
+        total = 0.0
+        for block in blocks:
+            t_g = sum(sizes[m] for m in block)
+            bernoulli = len(block) == 1 and alone[block[0]]
+            lo, hi = _hoeffding_bounds(np.array([0.5]), min(block) * t_g, alpha * t_g / t,
+                                       bernoulli=bernoulli)
+            total += t_g / t * float(hi[0] - lo[0])
+        return total
+
+    best = min(candidates, key=width) if len(ms) > 1 else candidates[0]
+    return tuple(tuple(block) for block in best)
+
+
+def _design(pn: np.ndarray, counts: np.ndarray, k: int) -> tuple[tuple[int, int, bool], ...]:
+    """Per distinct m = n // k: (m, tasks, whether they share one n with k = 1 or n = k)."""
+    blocks = pn // k
+    out = []
+    for m in np.unique(blocks).tolist():
+        mine = blocks == m
+        ns = np.unique(pn[mine])
+        out.append((int(m), int(counts[mine].sum()), ns.size == 1 and (k == 1 or int(ns[0]) == k)))
+    return tuple(out)
+
+
 def _dominated_interval(pc: np.ndarray, pn: np.ndarray, counts: np.ndarray, values: np.ndarray,
                         k: int, alpha: float) -> tuple[float, float]:
-    """The binomial-dominated part of ``'hoeffding'``: per group of m = n // k, then averaged.
+    """The binomial-dominated part of ``'hoeffding'``: per group of tasks, then averaged.
 
     ``pc, pn, counts, values``: the distinct (c, n) pairs, how many tasks have each, and
-    their unbiased estimates. Each group of tasks sharing m gets ``alpha * T_g / T``.
+    their unbiased estimates. The groups (blocks of m = n // k, :func:`_groups`) come from
+    the design; each gets ``alpha * T_g / T``.
     """
     t = int(counts.sum())
     blocks = pn // k
+    design = _design(pn, counts, k)
+    alone = {d[0]: d[2] for d in design}
     low = high = 0.0
-    for m in np.unique(blocks).tolist():
-        mine = blocks == m
+    for group in _groups(design, alpha):
+        mine = np.isin(blocks, group)
         t_g = int(counts[mine].sum())
         x = float(np.dot(counts[mine], values[mine]) / t_g)
-        bernoulli = k == 1 or bool(np.all(pn[mine] == k))
-        lo, hi = _hoeffding_bounds(np.array([x]), int(m) * t_g, alpha * t_g / t,
+        bernoulli = len(group) == 1 and alone[group[0]]
+        lo, hi = _hoeffding_bounds(np.array([x]), min(group) * t_g, alpha * t_g / t,
                                    bernoulli=bernoulli)
         low += t_g / t * float(lo[0])
         high += t_g / t * float(hi[0])
     return low, high
+
+
 def mean_pass_hat_k_ci(
     successes: ArrayLike,
     totals: ArrayLike,
@@ -769,17 +817,20 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
     estimate = values.mean(axis=1)
     share = _union_share(n, k)
     blocks = n // k
+    design = _design(n, np.ones(t, dtype=np.int64), k)
+    alone = {d[0]: d[2] for d in design}
+    part = alpha * (1.0 - share)
     low = np.zeros(c.shape[0])
     high = np.zeros(c.shape[0])
-    for m in np.unique(blocks).tolist():
-        mine = blocks == m
+    for group in _groups(design, part):
+        mine = np.isin(blocks, group)
         t_g = int(np.count_nonzero(mine))
         x = values[:, mine].mean(axis=1)
-        bernoulli = k == 1 or bool(np.all(n[mine] == k))
+        bernoulli = len(group) == 1 and alone[group[0]]
         scale = np.lcm.reduce([comb(int(v), k) for v in np.unique(n[mine])]) * t_g
         x = np.rint(x * scale) / scale  # the same float for the same sum, whatever the order
         unique, where = np.unique(x, return_inverse=True)
-        lo, hi = _hoeffding_bounds(unique, int(m) * t_g, alpha * (1.0 - share) * t_g / t,
+        lo, hi = _hoeffding_bounds(unique, min(group) * t_g, part * t_g / t,
                                    bernoulli=bernoulli)
         low += t_g / t * lo[where.ravel()]
         high += t_g / t * hi[where.ravel()]
