@@ -596,11 +596,17 @@ def mean_pass_hat_k_ci(
     makes the tail heavier than the binomial's (AM–GM:
     :math:`1 - \prod p_i \ge 1 - \bar p^N`). Each bound is monotone in
     :math:`\bar\theta_g`, so the test's acceptance set is an interval,
-    found by bisection and returned from the outside. Each group gets
+    found by bisection and returned from the outside. With mixed
+    :math:`n_i`, tasks are grouped, each group bounded with its smallest m
+    (a mean of more blocks is below a mean of fewer in convex order, by
+    the same permutation argument); each group gets
     :math:`\alpha_b T_g / T` and its ends are averaged with weights
-    :math:`T_g/T` (union bound over groups): one short task costs at most
-    its weight 1/T in width, instead of dragging the whole suite down to
-    its run count.
+    :math:`T_g/T` (union bound over groups). The grouping is chosen from
+    the design alone (n, k, T, the level; never the outcomes): every m
+    apart, all together, or two blocks of consecutive m, whichever gives
+    the narrowest interval at a mean of 1/2. So one short task costs about
+    its weight 1/T in width instead of dragging the suite down to its run
+    count, and many different n are pooled at the smallest.
 
     *The union part*, ``'union'`` below at level :math:`1 - \alpha_u`.
 
