@@ -7,13 +7,13 @@ Usage::
     python benchmarks/bench_coverage.py --issue23 # only (d), 'hoeffding' beside 'score'
 
 (a) Per task. For every method of :func:`passk.pass_hat_k_ci` the coverage of the true
-pass^k = p^k is *computed*, not simulated (:func:`passk.coverage.exact_coverage`): with
+pass^k = p^k is *computed*, not simulated (:func:`passk.stats.coverage.exact_coverage`): with
 c ~ Binomial(n, p),
 
     coverage(p) = sum over c of P(c) * [low(c) <= p^k <= high(c)],
 
 on the grid n = 3..50, k = 1..8 (k <= n), p from 0.5 to 0.999 (500 points plus the issue's
-0.9, 0.95, 0.99, 0.995). The expected width (:func:`passk.coverage.expected_width`) is the
+0.9, 0.95, 0.99, 0.995). The expected width (:func:`passk.stats.coverage.expected_width`) is the
 sum over c of P(c) * (high(c) - low(c)).
 
 (b) Per suite. :func:`passk.mean_pass_hat_k_ci` covers the mean over *these* T tasks of
@@ -47,7 +47,7 @@ and median width, each method vectorized (checked against the package on two sui
 
 (c) Exact, on suites of identical tasks: there the suite's estimate is an integer sum over
 tasks of C(c_i, k) divided by T C(n, k), whose distribution is a T-fold convolution, so the
-default's coverage is summed exactly (:func:`passk.coverage.identical_suite_coverage`) on a
+default's coverage is summed exactly (:func:`passk.stats.coverage.identical_suite_coverage`) on a
 fine grid of p, with no Monte Carlo error.
 """
 
@@ -302,7 +302,7 @@ def identical_study(quick: bool) -> float:
     print()
     print("(c) The default on suites of identical tasks: exact coverage at 95 %, the sum over "
           "the")
-    print(f"    distribution of the suite's estimate (passk.coverage.identical_suite_coverage), "
+    print(f"    distribution of the suite's estimate (passk.stats.coverage.identical_suite_coverage), "
           f"at {p.size} values")
     print(f"    of p in [{p[0]:.2f}, {p[-1]:.3f}]; lowest over p, x 1000 (rows T, n; "
           f"columns k = 1..n)")

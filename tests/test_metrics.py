@@ -1239,7 +1239,7 @@ def test_suite_interval_covers_mostly_reliable_tasks_where_the_former_default_di
 @pytest.mark.slow
 def test_suite_interval_covers_ten_identical_tasks_where_the_former_default_did_not():
     """Issue 17's first cell: ten tasks at p = 0.9, n = k = 4, the former default 0.81. The
-    default's coverage is exact there (passk.coverage's convolution, checked against brute
+    default's coverage is exact there (passk.stats.coverage's convolution, checked against brute
     force in test_coverage.py); the former default's is simulated, 600 seeded suites."""
     from passk.stats.coverage import identical_suite_coverage
 
