@@ -4,15 +4,16 @@ Usage::
 
     python benchmarks/bench_coverage.py           # the full study (21 minutes on 2 shared cores)
     python benchmarks/bench_coverage.py --quick   # a coarse grid, about a minute
+    python benchmarks/bench_coverage.py --issue23 # only (d), 'hoeffding' beside 'score'
 
 (a) Per task. For every method of :func:`passk.pass_hat_k_ci` the coverage of the true
-pass^k = p^k is *computed*, not simulated (:func:`passk.coverage.exact_coverage`): with
+pass^k = p^k is *computed*, not simulated (:func:`passk.stats.coverage.exact_coverage`): with
 c ~ Binomial(n, p),
 
     coverage(p) = sum over c of P(c) * [low(c) <= p^k <= high(c)],
 
 on the grid n = 3..50, k = 1..8 (k <= n), p from 0.5 to 0.999 (500 points plus the issue's
-0.9, 0.95, 0.99, 0.995). The expected width (:func:`passk.coverage.expected_width`) is the
+0.9, 0.95, 0.99, 0.995). The expected width (:func:`passk.stats.coverage.expected_width`) is the
 sum over c of P(c) * (high(c) - low(c)).
 
 (b) Per suite. :func:`passk.mean_pass_hat_k_ci` covers the mean over *these* T tasks of
@@ -31,9 +32,22 @@ is run again with four times the replicates and the pooled figure is printed (ma
 that the Monte Carlo error is about 0.002 where it matters. Every cell is printed: per
 population, rows T and n, columns k, coverage of the default in thousandths.
 
+Sections (b) and (c) were written for 'score', the default before issue 23; (b) still
+measures 'score', 'studentized' and 't', and (c) now measures the default 'hoeffding'.
+
+(d) Issue 23, at 90, 95 and 99 %: the proved default 'hoeffding' beside 'score'. (d3)
+tau-bench's own 50 x 4 run, widths for k = 1..4; c = [1, 0, 2, 0, 1] of 12 at k = 8; one
+2-run task in a suite of 50 12-run tasks. (d2) Fixed suites whose runs are drawn (4,000
+suites a cell): tau-bench's rates, mixed n (2-12), one short task, near-saturated (one noisy
+task among perfect ones), bimodal, identical near p = 1; lowest coverage over the k studied
+and median width, each method vectorized (checked against the package on two suites).
+(d1) Identical tasks, exact (:func:`passk.stats.coverage.identical_suite_coverage`; for
+'hoeffding' with n < 2k an exact lower bound), T = 5, 10, 20, 50, n = 2..12, k = 1..n, over
+90 values of p and the interval ends of the sums nearest 0 and the top.
+
 (c) Exact, on suites of identical tasks: there the suite's estimate is an integer sum over
 tasks of C(c_i, k) divided by T C(n, k), whose distribution is a T-fold convolution, so the
-default's coverage is summed exactly (:func:`passk.coverage.identical_suite_coverage`) on a
+default's coverage is summed exactly (:func:`passk.stats.coverage.identical_suite_coverage`) on a
 fine grid of p, with no Monte Carlo error.
 """
 
@@ -48,16 +62,17 @@ import numpy as np
 from scipy import stats
 from scipy.special import ndtri
 
-from passk.coverage import exact_coverage, expected_width, identical_suite_coverage
 from passk.io import read_results
-from passk.metrics import (
-    CI_METHODS,
+from passk.metrics import CI_METHODS, estimate_pass_hat_k, estimate_pass_hat_k_variance
+from passk.stats.coverage import exact_coverage, expected_width, identical_suite_coverage
+from passk.stats.suite_interval import (
     _all_fail_upper,
     _all_pass_lower,
+    _hoeffding_bounds,
+    _hoeffding_suites,
     _posterior_variance,
     _score_bounds,
-    estimate_pass_hat_k,
-    estimate_pass_hat_k_variance,
+    _union_share,
     mean_pass_hat_k_ci,
 )
 
@@ -219,8 +234,8 @@ def suite_study(quick: bool) -> dict[str, dict[str, float]]:
           f"is below 0.95 is run")
     print(f"    again with {4 * replicates} more suites (* marks the pooled figure, s.e. "
           f"{pooled_se:.4f}); seed {SEED}")
-    print(f"    methods: {', '.join(repr(m) for m in SUITE_METHODS)}; the default is "
-          f"{SUITE_METHODS[0]!r}")
+    print(f"    methods: {', '.join(repr(m) for m in SUITE_METHODS)}; "
+          f"{SUITE_METHODS[0]!r} was the default before issue 23 (see (d))")
     print()
     summary: dict[str, dict[str, float]] = {}
     pops = populations()
@@ -287,7 +302,7 @@ def identical_study(quick: bool) -> float:
     print()
     print("(c) The default on suites of identical tasks: exact coverage at 95 %, the sum over "
           "the")
-    print(f"    distribution of the suite's estimate (passk.coverage.identical_suite_coverage), "
+    print(f"    distribution of the suite's estimate (passk.stats.coverage.identical_suite_coverage), "
           f"at {p.size} values")
     print(f"    of p in [{p[0]:.2f}, {p[-1]:.3f}]; lowest over p, x 1000 (rows T, n; "
           f"columns k = 1..n)")
@@ -307,12 +322,186 @@ def identical_study(quick: bool) -> float:
     return worst
 
 
+# --------------------------------------------------------------------------
+# (d) issue 23: the proved default 'hoeffding' beside 'score', at 90, 95 and 99 %
+# --------------------------------------------------------------------------
+
+LEVELS = (0.90, 0.95, 0.99)
+D_METHODS = ("hoeffding", "score")
+
+
+def _ends_near_the_edges(tasks: int, n: int, k: int, level: float, method: str) -> np.ndarray:
+    """The rates p at which the interval's ends lie for the suite sums nearest 0 and the top
+    (all runs failed, one passed; all passed, one failed): where coverage dips, issue 23."""
+    from math import comb
+
+    scale = tasks * comb(n, k)
+    x = np.array([0.0, 1.0, scale - 1.0, float(scale)]) / scale
+    alpha = 1 - level
+    if method == "hoeffding":
+        share = _union_share(np.array([n]), k)
+        low, high = _hoeffding_bounds(x, (n // k) * tasks, alpha * (1 - share),
+                                      bernoulli=k == 1 or n == k)
+    else:
+        low, high = _score_bounds(x, tasks, n, k, alpha, bernoulli=n == k)
+    theta = np.concatenate([low, high])
+    theta = np.concatenate([theta - 1e-9, theta + 1e-9])
+    return np.clip(theta, 0.0, 1.0) ** (1.0 / k)
+
+
+def identical_exact(quick: bool) -> None:
+    print("(d1) Identical tasks: exact coverage (hoeffding where n < 2k: an exact lower "
+          "bound), lowest over")
+    print("     p = 0.01..0.99 (60 values), 1 - p = 1e-4..0.05 (30 values) and the interval "
+          "ends of the sums")
+    print("     nearest 0 and the top, over T = 5, 10, 20, 50, n = 2..12, k = 1..n")
+    grid = np.concatenate([np.linspace(0.01, 0.99, 60), 1 - np.geomspace(1e-4, 0.05, 30)])
+    tasks_grid = (5, 20) if quick else (5, 10, 20, 50)
+    runs_grid = (2, 3, 4, 8) if quick else tuple(range(2, 13))
+    for level in LEVELS:
+        for method in D_METHODS:
+            if method == "score" and quick:
+                continue
+            worst, where, below, cells = 2.0, "", 0, 0
+            for tasks in tasks_grid:
+                for n in runs_grid:
+                    for k in range(1, n + 1):
+                        p = np.union1d(grid, _ends_near_the_edges(tasks, n, k, level, method))
+                        cov = np.asarray(identical_suite_coverage(tasks, n, k, p,
+                                                                  confidence=level,
+                                                                  method=method))
+                        i = int(np.argmin(cov))
+                        cells += 1
+                        below += int(cov[i] < level)
+                        if cov[i] < worst:
+                            worst, where = float(cov[i]), f"T={tasks} n={n} k={k} p={p[i]:.6g}"
+            print(f"     {level:.0%} {method:<10} lowest {worst:.4f} at {where:<30} "
+                  f"designs below {level:.2f}: {below} of {cells}", flush=True)
+    print()
+
+
+def score_suites(c: np.ndarray, n: np.ndarray, k: int, alpha: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """'score' for many suites of one design (n may differ across tasks: n_min is used)."""
+    tasks = n.size
+    n_min = int(n.min())
+    estimate = np.asarray(estimate_pass_hat_k(c, n[None, :], k), dtype=float).mean(axis=1)
+    low, high = _score_bounds(estimate, tasks, n_min, k, alpha, bernoulli=bool(np.all(n == k)))
+    every_pass, every_fail = np.all(c == n, axis=1), np.all(c == 0, axis=1)
+    low = np.where(every_pass, np.minimum(low, _all_pass_lower(tasks, n_min, k, alpha)), low)
+    high = np.where(every_fail, np.maximum(high, _all_fail_upper(tasks, n_min, k, alpha)), high)
+    return np.clip(low, 0, 1), np.clip(high, 0, 1)
+
+
+def d_populations() -> dict[str, tuple[np.ndarray, np.ndarray, tuple[int, ...]]]:
+    """name -> (the tasks' rates, their runs, the k studied): fixed suites, runs random."""
+    rng = np.random.default_rng(SEED)
+    tau = tau_bench_rates()
+    short_n = np.full(50, 12)
+    short_n[0] = 2
+    return {
+        "tau-bench's 50 x 4": (tau, np.full(tau.size, 4), (1, 2, 3, 4)),
+        "mixed n (2-12), U(0.3, 1)": (rng.uniform(0.3, 1.0, 30),
+                                      np.tile([2, 4, 8, 12, 12, 12], 5), (1, 2)),
+        "one 2-run task, 49 x 12": (rng.beta(4.0, 1.0, 50), short_n, (1, 2)),
+        "near-saturated, 20 x 4": (np.array([0.97] + [1.0] * 19), np.full(20, 4), (1, 2, 4)),
+        "near-saturated, 10 x 12": (np.array([0.99] + [1.0] * 9), np.full(10, 12), (1, 4, 8)),
+        "bimodal 0.98 / 0.05, 40 x 6": (np.where(np.arange(40) % 2 == 0, 0.98, 0.05),
+                                        np.full(40, 6), (1, 3, 6)),
+        "identical p = 0.995, 10 x 4": (np.full(10, 0.995), np.full(10, 4), (1, 2, 4)),
+        "identical p = 0.999, 5 x 3": (np.full(5, 0.999), np.full(5, 3), (1, 2, 3)),
+    }
+
+
+def populations_mc(quick: bool) -> None:
+    replicates = 500 if quick else 4000
+    print(f"(d2) Fixed suites, runs drawn: Monte Carlo coverage ({replicates} suites a cell, "
+          f"seed {SEED}),")
+    print("     lowest over the population's k, and median width (today's 'score' beside it)")
+    print(f"     {'population':<28} {'level':>5}  {'hoeffding':>9} {'score':>7}   "
+          f"{'3 s.e.':>6}   {'median width hoeffding / score':>30}")
+    seeds = iter(np.random.SeedSequence(SEED + 23).spawn(200))
+    for name, (rates, n, ks) in d_populations().items():
+        for level in LEVELS:
+            lowest = {m: 2.0 for m in D_METHODS}
+            widths: dict[str, list[float]] = {m: [] for m in D_METHODS}
+            for k in ks:
+                rng = np.random.default_rng(next(seeds))
+                c = rng.binomial(n, rates, size=(replicates, n.size))
+                truth = float(np.mean(rates**k))
+                for method in D_METHODS:
+                    fn = _hoeffding_suites if method == "hoeffding" else score_suites
+                    low, high = fn(c, n, k, 1 - level)
+                    if method == "hoeffding":
+                        for r in range(2):  # the vectorized interval is the package's
+                            ci = mean_pass_hat_k_ci(c[r], n, k, confidence=level).ci
+                            assert abs(ci.low - low[r]) < 1e-9 and abs(ci.high - high[r]) < 1e-9
+                    cov = float(np.mean((low <= truth) & (truth <= high)))
+                    lowest[method] = min(lowest[method], cov)
+                    widths[method].append(float(np.median(high - low)))
+            se3 = 3 * np.sqrt(level * (1 - level) / replicates)
+            print(f"     {name:<28} {level:>5.2f}  {lowest['hoeffding']:>9.4f} "
+                  f"{lowest['score']:>7.4f}   {se3:>6.4f}   "
+                  f"{np.median(widths['hoeffding']):>14.3f} / {np.median(widths['score']):.3f}",
+                  flush=True)
+    print()
+
+
+def tau_bench_widths() -> None:
+    from passk.io import read_results
+
+    path = next(p for p in TAU_FILES if p.is_file())
+    results = read_results(path)
+    c, n = np.asarray(results.successes), np.asarray(results.totals)
+    print("(d3) tau-bench's own 50 x 4 run: interval widths, 'hoeffding' / 'score' (ratio)")
+    for level in LEVELS:
+        cells = []
+        for k in (1, 2, 3, 4):
+            new = mean_pass_hat_k_ci(c, n, k, confidence=level).ci
+            old = mean_pass_hat_k_ci(c, n, k, confidence=level, method="score").ci
+            wn, wo = new.high - new.low, old.high - old.low
+            cells.append(f"k={k} {wn:.4f} / {wo:.4f} ({wn / wo:.3f})")
+        print(f"     {level:.0%}: " + "   ".join(cells))
+    low = mean_pass_hat_k_ci([1, 0, 2, 0, 1], 12, 8).ci
+    old = mean_pass_hat_k_ci([1, 0, 2, 0, 1], 12, 8, method="score").ci
+    print(f"     c = [1, 0, 2, 0, 1] of 12, k = 8, 95 %: hoeffding [{low.low:.4f}, "
+          f"{low.high:.4f}], score [{old.low:.4f}, {old.high:.4f}]")
+    rng = np.random.default_rng(SEED)
+    grow: dict[str, list[float]] = {"hoeffding": [], "score": []}
+    for _ in range(20):
+        cc = rng.binomial(12, rng.uniform(0.5, 1.0, 50))
+        nn = np.full(50, 12)
+        nn[0] = 2
+        for m, grown in grow.items():
+            base = mean_pass_hat_k_ci(cc, 12, 1, method=m).ci
+            short = mean_pass_hat_k_ci(np.minimum(cc, nn), nn, 1, method=m).ci
+            grown.append((short.high - short.low) - (base.high - base.low))
+    print(f"     one 2-run task among 50 of 12 runs (k = 1, 20 suites, rates U(0.5, 1)): width "
+          f"grows by at most {max(grow['hoeffding']):.4f} (hoeffding), "
+          f"{max(grow['score']):.4f} (score)")
+    print()
+
+
+def issue23_study(quick: bool) -> None:
+    print("(d) Issue 23: the proved default 'hoeffding' beside the former default 'score'")
+    print()
+    tau_bench_widths()
+    populations_mc(quick)
+    identical_exact(quick)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a coarse grid, a few seconds")
     parser.add_argument("--suite-only", action="store_true", help="skip the per-task study (a)")
+    parser.add_argument("--issue23", action="store_true",
+                        help="only section (d): 'hoeffding' beside 'score' at 90/95/99 %%")
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.issue23:
+        issue23_study(args.quick)
+        print(f"\n    ({time.perf_counter() - start:.0f} s)")
+        return
     if not args.suite_only:
         per_task_study(args.quick)
     suite_study(args.quick)

@@ -13,13 +13,17 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+
+# the boundary checks live in one module; re-exported here under the names compare.py imports
+from passk._validation import confidence_level as _confidence
+from passk._validation import counts as _counts
+from passk._validation import probability as _probability
+from passk._validation import scalar_or_array as _scalar_or_array
+from passk._validation import whole_numbers as _whole_numbers
 
 __all__ = [
     "CI_METHODS",
@@ -59,82 +63,6 @@ class ConfidenceInterval(NamedTuple):
 
     low: FloatOrArray
     high: FloatOrArray
-
-
-# --------------------------------------------------------------------------
-# validation at the boundary
-# --------------------------------------------------------------------------
-
-
-def _scalar_or_array(values: np.ndarray) -> FloatOrArray:
-    return float(values) if values.ndim == 0 else values
-
-
-def _real_numbers(values: ArrayLike, name: str, what: str) -> np.ndarray:
-    """``values`` as a real numeric array, or a ValueError naming them.
-
-    The one check at the boundary for counts, probabilities and confidence
-    levels alike: booleans, strings, complex numbers and objects are refused
-    (numpy would otherwise read ``True`` as 1, ``'0.5'`` as 0.5, and drop an
-    imaginary part with only a warning). ``what`` completes the message,
-    e.g. ``'whole numbers'``.
-    """
-    try:
-        array = np.asarray(values)
-    except (TypeError, ValueError):  # ragged nesting and the like
-        raise ValueError(f"{name} ({values!r}) must be {what}") from None
-    if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer)
-                                   or np.issubdtype(array.dtype, np.floating)):
-        raise ValueError(f"{name} ({values!r}) must be {what}")
-    return array
-
-
-#: The largest count an int64 holds; larger counts are refused, never wrapped.
-_INT64_MAX = np.iinfo(np.int64).max
-
-
-def _whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
-    array = _real_numbers(values, name, "whole numbers")
-    if np.issubdtype(array.dtype, np.floating) and (
-        not np.all(np.isfinite(array)) or np.any(array != np.round(array))
-    ):
-        raise ValueError(f"{name} ({values!r}) must be whole numbers")
-    if np.any(array < minimum):
-        bad = array[array < minimum].flat[0].item()
-        raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
-    # an unsigned or float count beyond int64 would wrap round, and give NaN or worse
-    too_big = array > _INT64_MAX if np.issubdtype(array.dtype, np.unsignedinteger) else (
-        array >= 2.0**63 if np.issubdtype(array.dtype, np.floating) else np.zeros(array.shape, bool))
-    if np.any(too_big):
-        bad = array[too_big].flat[0].item()
-        raise ValueError(f"{name} ({bad!r}) must be at most {_INT64_MAX}")
-    return array.astype(np.int64)
-
-
-def _counts(successes: ArrayLike, total: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    c = _whole_numbers(successes, "successes", minimum=0)
-    n = _whole_numbers(total, "total", minimum=0)
-    c, n = np.broadcast_arrays(c, n)
-    if np.any(c > n):
-        i = np.flatnonzero(c > n)[0]
-        raise ValueError(
-            f"successes ({c.flat[i]}) cannot exceed total ({n.flat[i]})"
-        )
-    return c, n
-
-
-def _probability(p: ArrayLike, name: str = "p") -> np.ndarray:
-    array = _real_numbers(p, name, "a probability in [0, 1]").astype(float)
-    if np.any(~((array >= 0) & (array <= 1))):
-        raise ValueError(f"{name} ({p!r}) must lie in [0, 1]")
-    return array
-
-
-def _confidence(confidence: float) -> float:
-    level = _real_numbers(confidence, "confidence", "a number strictly between 0 and 1")
-    if level.ndim or not 0 < float(level) < 1:
-        raise ValueError(f"confidence ({confidence!r}) must lie strictly between 0 and 1")
-    return float(level)
 
 
 # --------------------------------------------------------------------------
@@ -501,11 +429,15 @@ def estimate_pass_hat_k_variance(
 
 
 def _binary_outcomes(outcomes: ArrayLike) -> np.ndarray:
-    array = np.asarray(outcomes)
+    try:
+        array = np.asarray(outcomes)
+    except (TypeError, ValueError, OverflowError):  # ragged nesting and the like
+        raise ValueError(f"outcomes ({outcomes!r}) must be a 1-D sequence of 0/1") from None
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"outcomes ({outcomes!r}) must be a non-empty 1-D sequence of 0/1")
-    if array.dtype != bool and (
-        not np.issubdtype(array.dtype, np.number) or not np.all(np.isin(array, (0, 1)))
+    if array.dtype != bool and (  # bools are outcomes; complex numbers and strings are not
+        not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating))
+        or not np.all(np.isin(array, (0, 1)))
     ):
         raise ValueError(f"outcomes ({outcomes!r}) must contain only 0/1 or booleans")
     return array.astype(np.int8)
@@ -577,7 +509,8 @@ def bootstrap_pass_hat_k_ci(
     k_ = int(_whole_numbers(k, "k", minimum=1))
     if k_ > x.size:
         raise ValueError(f"k ({k_}) exceeds the number of outcomes ({x.size}): not estimable")
-    _confidence(confidence)
+    confidence = _confidence(confidence)
+    n_resamples = int(_whole_numbers(n_resamples, "n_resamples", minimum=1))
     if x.min() == x.max():  # every resample equals the sample
         value = float(estimate_pass_hat_k(int(x.sum()), x.size, k_))
         return ConfidenceInterval(value, value)
@@ -907,7 +840,7 @@ def pass_hat_k_ci(
     c, n = _counts(successes, total)
     k_ = _whole_numbers(k, "k", minimum=1)
     alpha = 1.0 - _confidence(confidence)
-    if method not in CI_METHODS:
+    if not isinstance(method, str) or method not in CI_METHODS:
         raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
     if method == "bootstrap":
         low, high = exact_bootstrap_pass_hat_k_ci(c, n, k_, confidence=confidence)
@@ -1017,525 +950,28 @@ def runs_needed(target: float, k: int, *, confidence: float = 0.95) -> int:
 
 
 # --------------------------------------------------------------------------
-# the suite: an interval for the mean over tasks of pass^k
+# the suite interval lives in passk.stats.suite_interval; re-exported here lazily
 # --------------------------------------------------------------------------
 
-#: Above this many task draws (tasks times resamples) the suite bootstrap draws
-#: per-value counts instead of task indices (see ``_bootstrap_means``).
-_DIRECT_RESAMPLING_MAX = 4_000_000
+_SUITE_NAMES = ("SUITE_CI_METHODS", "SUITE_MIN_TASKS", "SuiteInterval", "mean_pass_hat_k_ci")
 
-#: Methods of :func:`mean_pass_hat_k_ci`, with the label a report prints.
-SUITE_CI_METHODS: dict[str, str] = {
-    "score": "score interval (worst-case within-task variance)",
-    "union": "exact per-task Clopper–Pearson at level 1 - alpha/T, averaged",
-    "studentized": "studentized normal (within-task binomial variance)",
-    "t": "t over tasks",
-    "percentile": "percentile bootstrap over tasks",
-}
-
-#: Fewest tasks for which the default ``'score'`` interval is used; below, the
-#: default is ``'union'``, whose level is proved for any number of tasks.
-#: ``benchmarks/bench_coverage.py`` measures ``'score'`` from T = 5 up.
-SUITE_MIN_TASKS = 5
-
-#: Why each method that does not keep its level for a fixed suite does not.
-_LEVEL_NOT_KEPT = {
-    "studentized": "it estimates each task's variance from its runs, and under-covers where "
-                   "n < 2k (0.800 measured at 95%, bench_coverage.py)",
-    "t": "it resamples tasks: its level is for tasks like these, not for these tasks",
-    "percentile": "it resamples tasks: its level is for tasks like these, not for these tasks",
-}
+if TYPE_CHECKING:
+    from passk.stats.suite_interval import (
+        SUITE_CI_METHODS,
+        SUITE_MIN_TASKS,
+        SuiteInterval,
+        mean_pass_hat_k_ci,
+    )
 
 
-@dataclass(frozen=True)
-class SuiteInterval:
-    r"""The mean over tasks of the unbiased per-task pass^k, with its interval.
+def __getattr__(name: str) -> Any:
+    """``mean_pass_hat_k_ci``, ``SuiteInterval`` and their constants, from their own module.
 
-    Attributes
-    ----------
-    estimate : float
-        :math:`\bar\theta = \frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over
-        the tasks with at least k runs (NaN if there are none).
-    ci : ConfidenceInterval
-        Two-sided interval for the mean over these tasks of :math:`p_i^k`.
-    method : str
-        The key of :data:`SUITE_CI_METHODS` actually used (``'score'`` on
-        fewer than :data:`SUITE_MIN_TASKS` tasks becomes ``'union'``; ``'t'``
-        or ``'percentile'`` that cannot be computed fall back to the default;
-        ``note`` says why).
-    n_tasks : int
-        Tasks averaged (those with ``n >= k``).
-    n_excluded : int
-        Tasks left out because they have fewer than k runs.
-    confidence : float
-        The two-sided confidence level asked for.
-    note : str
-        Empty, or why the method differs from the one requested, or why the
-        level is not kept.
-    level_kept : bool
-        True when the interval keeps ``confidence`` for these tasks, whatever
-        their success rates (``'score'`` and ``'union'``); False for the
-        methods that do not promise it (``'studentized'``, ``'t'``,
-        ``'percentile'``), and then :attr:`level` does not print a bare "95%".
+    Loaded on first use, so that :mod:`passk.stats.suite_interval` (which builds on this
+    module's per-task intervals) can be imported first or second without a cycle.
     """
+    if name in _SUITE_NAMES:
+        from passk.stats import suite_interval
 
-    estimate: float
-    ci: ConfidenceInterval
-    method: str
-    n_tasks: int
-    n_excluded: int
-    confidence: float
-    note: str = ""
-    level_kept: bool = True
-
-    @property
-    def label(self) -> str:
-        """The method's printable name, e.g. ``'t over tasks'``."""
-        return SUITE_CI_METHODS[self.method]
-
-    @property
-    def level(self) -> str:
-        """The level as a report prints it: ``'95%'``, or ``'95% nominal, not guaranteed'``."""
-        level = f"{self.confidence:.0%}"
-        return level if self.level_kept else f"{level} nominal, not guaranteed"
-
-
-def _pass_hat_k_variance_at(n: int, k: int, p: np.ndarray) -> np.ndarray:
-    r"""The exact variance of ``C(c, k) / C(n, k)`` for ``c ~ Binomial(n, p)``, over an array of p.
-
-    ``sum_{j=1}^{k} h_j p^(2k-j) (1 - p^j)``, with ``h_j = C(k, j) C(n-k, k-j) / C(n, k)``
-    the chance that two random k-subsets of the n runs share j runs; in logs, so that
-    large n and k do not overflow. Requires ``1 <= k <= n``.
-    """
-    with np.errstate(divide="ignore"):
-        log_p = np.log(p)
-    variance = np.zeros(p.shape)
-    log_pairs = float(_log_comb(float(n), k))
-    for j in range(max(1, 2 * k - n), k + 1):  # h_j = 0 where n - k < k - j
-        log_h = float(_log_comb(float(k), j) + _log_comb(float(n - k), k - j)) - log_pairs
-        with np.errstate(invalid="ignore"):  # 0 * -inf at p = 0: the term is 0
-            term = np.exp(log_h + (2 * k - j) * log_p) * -np.expm1(j * log_p)
-        variance += np.where(p > 0, term, 0.0)
-    return variance
-
-
-@lru_cache(maxsize=256)
-def _worst_case_variance(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""Vertices of the least concave majorant of :math:`\theta \mapsto v_n(\theta)`.
-
-    :math:`v_n(\theta)` is :func:`_pass_hat_k_variance_at` at :math:`p = \theta^{1/k}`.
-    Sampled at 4,001 values of p and of theta (dense where p^k changes fast), and
-    hulled from above; ``np.interp`` on the vertices gives the majorant.
-    """
-    grid = np.linspace(0.0, 1.0, 4001)
-    p = np.union1d(grid, grid ** (1.0 / k))
-    theta = p**k
-    v = _pass_hat_k_variance_at(n, k, p)
-    hull: list[int] = []  # the upper hull, left to right (Andrew's monotone chain)
-    for i in range(p.size):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (theta[b] - theta[a]) * (v[i] - v[a]) - (v[b] - v[a]) * (theta[i] - theta[a]) >= 0:
-                hull.pop()  # b lies on or below the chord from a to i
-            else:
-                break
-        hull.append(i)
-    vertices, values = theta[hull], v[hull]
-    vertices.setflags(write=False)
-    values.setflags(write=False)
-    return vertices, values
-
-
-def _score_bounds_one(x: float, gap: Callable[[np.ndarray], np.ndarray],
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``'score'`` ends for one suite mean ``x``: the roots of a convex gap function.
-
-    ``gap(theta) <= 0`` is the accepted set, an interval holding ``x`` (the gap is convex);
-    each end is found by ``brentq`` (about ten steps) and moved outwards by 1e-12.
-    """
-    from scipy import optimize
-
-    def g(theta: float) -> float:
-        return float(gap(np.array([theta]))[0])
-
-    low = 0.0 if g(0.0) <= 0 else max(0.0, optimize.brentq(g, 0.0, x, xtol=1e-14) - 1e-12)
-    high = 1.0 if g(1.0) <= 0 else min(1.0, optimize.brentq(g, x, 1.0, xtol=1e-14) + 1e-12)
-    return np.array([low]), np.array([high])
-
-
-def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
-                  alpha: float, *, bernoulli: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The ``'score'`` interval's ends for an array of suite means, by bisection.
-
-    All suites share T = ``tasks``, the fewest runs ``n_min`` and ``k``; see
-    :func:`mean_pass_hat_k_ci` for the construction. Each end is returned from
-    the outside (never too narrow by rounding). ``bernoulli``: every task has
-    exactly k runs, so T times the estimate is a count of all-pass tasks, and
-    the ends are widened where needed to Clopper–Pearson's for that count.
-    """
-    if bernoulli:
-        low, high = _score_bounds(estimate, tasks, n_min, k, alpha)
-        passed = np.rint(np.asarray(estimate, dtype=float) * tasks)
-        cp_low, cp_high = _clopper_pearson(passed, np.full(passed.shape, tasks), alpha)
-        return np.minimum(low, cp_low), np.maximum(high, cp_high)
-    from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
-
-    vertices, values = _worst_case_variance(n_min, k)
-    z = float(ndtri(1 - alpha / 2))
-    step = k / (2.0 * n_min * tasks)  # the continuity correction
-
-    x = np.asarray(estimate, dtype=float)
-
-    def gap(theta: np.ndarray) -> np.ndarray:  # <= 0 where theta is accepted
-        spread = z * np.sqrt(np.interp(theta, vertices, values) / tasks)
-        return np.abs(x - theta) - step - spread
-
-    def accepted(theta: np.ndarray) -> np.ndarray:
-        return gap(theta) <= 0
-
-    if x.size == 1:  # one suite: Brent's method on each side, ten steps instead of 112
-        return _score_bounds_one(float(x.flat[0]), gap)
-    out_low, in_low = np.zeros_like(x), x.copy()  # rejected (or 0) .. accepted
-    in_high, out_high = x.copy(), np.ones_like(x)
-    for _ in range(_BISECTIONS):
-        mid = 0.5 * (out_low + in_low)
-        ok = accepted(mid)
-        in_low, out_low = np.where(ok, mid, in_low), np.where(ok, out_low, mid)
-        mid = 0.5 * (in_high + out_high)
-        ok = accepted(mid)
-        in_high, out_high = np.where(ok, mid, in_high), np.where(ok, out_high, mid)
-    low = np.where(accepted(np.zeros_like(x)), 0.0, out_low)
-    high = np.where(accepted(np.ones_like(x)), 1.0, out_high)
-    return low, high
-
-
-def _posterior_variance(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
-    r"""``E[Var(theta_hat | p)]`` for ``p ~ Beta(c + 1/2, n - c + 1/2)`` (Jeffreys), elementwise.
-
-    ``Var(theta_hat | p) = sum_j h_j (p^(2k-j) - p^(2k))`` with ``h_j`` the
-    hypergeometric probability that two random k-subsets of n runs share j
-    runs. The posterior moments are running products, and each difference
-    ``M_(2k-j) - M_(2k)`` is taken as ``M_(2k-j) * -expm1(...)`` so that it
-    keeps its digits when both are near 1. Requires ``k <= n``.
-    """
-    c, n = c.astype(float), n.astype(float)
-    a, b = c + 0.5, n - c + 0.5
-    # log_m[m] = log E[p^m] = sum_{i<m} log((a+i)/(a+b+i)); tail[m] = log(E[p^2k] / E[p^m])
-    log_m = np.zeros((2 * k + 1, *c.shape))
-    step = np.zeros((2 * k, *c.shape))
-    for i in range(2 * k):
-        step[i] = np.log1p(-b / (a + b + i))
-        log_m[i + 1] = log_m[i] + step[i]
-    tail = np.cumsum(step[::-1], axis=0)[::-1]  # tail[m] = sum_{i>=m} step[i]
-    variance = np.zeros(c.shape)
-    log_pairs = _log_comb(n, k)
-    for j in range(max(1, 2 * k - int(n.max())), k + 1):  # j = 0 adds p^2k - p^2k = 0
-        # h_j = C(k, j) C(n-k, k-j) / C(n, k); 0 where n - k < k - j
-        possible = n - k >= k - j
-        log_h = _log_comb(float(k), j) + _log_comb(np.where(possible, n - k, k - j), k - j)
-        h_j = np.where(possible, np.exp(log_h - log_pairs), 0.0)
-        m = 2 * k - j
-        variance += h_j * np.exp(log_m[m]) * -np.expm1(tail[m])
-    return variance
-
-
-def _log_comb(n: FloatOrArray, k: int) -> FloatOrArray:
-    """``log C(n, k)`` through log-gamma, for ``0 <= k <= n``."""
-    from scipy.special import gammaln
-
-    return gammaln(np.add(n, 1.0)) - gammaln(k + 1.0) - gammaln(np.subtract(n, k) + 1.0)
-
-
-def _all_pass_lower(tasks: int, n_min: int, k: int, alpha: float) -> float:
-    """Exact lower end for the mean of p_i^k when every one of T tasks passed all its runs.
-
-    P(all pass) = prod p_i^(n_i) <= (prod p_i^k)^(n_min/k) <= theta^(T n_min / k) by AM-GM,
-    so a theta below ``(alpha/2)^(k / (T n_min))`` would make what was seen rarer than alpha/2.
-    """
-    return float((alpha / 2) ** (k / (tasks * n_min)))
-
-
-def _all_fail_upper(tasks: int, n_min: int, k: int, alpha: float) -> float:
-    """Exact upper end for the mean of p_i^k when every one of T tasks failed all its runs.
-
-    The largest mean of p_i^k among suites that fail everything with probability at least
-    alpha/2: with u_i = -log(1 - p_i) the constraint is sum u_i <= U = -log(alpha/2) / n_min
-    and the objective sum g(u_i), g(u) = (1 - e^-u)^k, is convex then concave, so its
-    supremum is T times the concave envelope of g at U/T:
-    ``(U/T) max_{U/T <= u <= U} g(u)/u``, with g(u)/u unimodal.
-    """
-    from scipy import optimize
-    budget = -np.log(alpha / 2) / n_min
-    lo, hi = budget / tasks, budget
-
-    def slope(u: float) -> float:
-        return float((-np.expm1(-u)) ** k / u)
-
-    best = optimize.minimize_scalar(lambda u: -slope(u), bounds=(lo, hi), method="bounded",
-                                    options={"xatol": 1e-12})
-    peak = max(slope(lo), slope(hi), -float(best.fun))
-    return float(min(1.0, lo * peak))
-
-
-def _bootstrap_means(values: np.ndarray, counts: np.ndarray, n_resamples: int,
-                     generator: np.random.Generator) -> np.ndarray:
-    """Means of ``n_resamples`` bootstrap resamples of tasks, drawn exactly.
-
-    Small suites draw T task indices per resample. In a large suite,
-    resampling T tasks with replacement only changes how many copies of each
-    distinct value a resample holds, and those copies are
-    ``Multinomial(T, counts / T)``: drawn one value at a time as conditional
-    binomials, vectorized over resamples, so the cost grows with the number
-    of distinct values, not with T. Both are exact.
-    """
-    distinct, where = np.unique(values, return_inverse=True)
-    weight = np.bincount(where.ravel(), weights=counts).astype(np.int64)
-    total = int(weight.sum())
-    if total * n_resamples <= _DIRECT_RESAMPLING_MAX:  # small suites: draw the tasks themselves
-        tasks = np.repeat(distinct, weight)
-        return tasks[generator.integers(0, total, size=(n_resamples, total))].mean(axis=1)
-    left = np.full(n_resamples, total, dtype=np.int64)  # tasks still to draw, per resample
-    unseen = total  # tasks of the values not yet visited
-    sums = np.zeros(n_resamples)
-    for value, w in zip(distinct[:-1].tolist(), weight[:-1].tolist()):
-        drawn = generator.binomial(left, w / unseen)
-        sums += value * drawn
-        left -= drawn
-        unseen -= w
-    sums += distinct[-1] * left
-    return sums / total
-
-
-def mean_pass_hat_k_ci(
-    successes: ArrayLike,
-    totals: ArrayLike,
-    k: int,
-    *,
-    confidence: float = 0.95,
-    method: str = "score",
-    rng: int | np.random.Generator | None = None,
-    n_resamples: int = 9999,
-) -> SuiteInterval:
-    r"""Interval for a suite's pass^k: the mean over its tasks of :math:`p_i^k`.
-
-    Parameters
-    ----------
-    successes, totals : array_like of int
-        Per-task successes and runs (any shape; flattened after broadcasting).
-    k : int
-        Runs that must all succeed. Tasks with fewer than k runs are left
-        out, and counted in ``n_excluded``.
-    confidence : float, default 0.95
-        Two-sided confidence level.
-    method : {'score', 'union', 'studentized', 't', 'percentile'}, default 'score'
-        See Notes. :data:`SUITE_CI_METHODS` holds the printable labels.
-        ``'score'`` on fewer than :data:`SUITE_MIN_TASKS` tasks is ``'union'``.
-    rng : int, numpy.random.Generator or None
-        Seed or generator for ``'percentile'`` (passed to
-        :func:`numpy.random.default_rng`); the other methods draw nothing.
-    n_resamples : int, default 9999
-        Bootstrap resamples for ``'percentile'``.
-
-    Returns
-    -------
-    SuiteInterval
-        The estimate, the interval (clipped to [0, 1]), the method used, the
-        numbers of tasks kept and left out, and whether the level is kept
-        (``level_kept``; ``level`` is the text a report prints).
-
-    Notes
-    -----
-    **Estimand.** The T tasks are the suite, fixed; the runs are the random
-    part. The target is :math:`\theta = \frac1T \sum_i \theta_i`,
-    :math:`\theta_i = p_i^k`, estimated without bias by the mean
-    :math:`\bar\theta` of the per-task :func:`estimate_pass_hat_k`
-    :math:`\hat\theta_i = \binom{c_i}{k}/\binom{n_i}{k}`.
-
-    ``'score'`` (default): no variance is estimated from the runs. The exact
-    variance of :math:`\hat\theta_i` is a known function of :math:`\theta_i`,
-
-    .. math:: v_n(\theta) = \sum_{j=1}^{k}
-              \frac{\binom{k}{j}\binom{n-k}{k-j}}{\binom{n}{k}}
-              \bigl(p^{2k-j} - p^{2k}\bigr), \qquad p = \theta^{1/k},
-
-    non-increasing in n. With :math:`\bar v` its least concave majorant in
-    :math:`\theta` (computed on a grid), Jensen's inequality bounds the
-    variance of the mean under the hypothesis :math:`\theta = \theta_0`,
-    whatever the individual :math:`\theta_i`:
-
-    .. math:: \operatorname{Var}\bar\theta = \frac{1}{T^2}\sum_i v_{n_i}(\theta_i)
-              \le \frac{1}{T}\,\bar v_{n_{\min}}(\theta_0)
-              \le \frac{k}{n_{\min}}\,\frac{\theta_0 (1-\theta_0)}{T}
-
-    (the last step is Hoeffding's bound on a U-statistic's variance; with
-    k = n it is an equality and :math:`\hat\theta_i` is a Bernoulli
-    variable). The interval inverts the test that uses this bound, with a
-    continuity correction of half the estimate's step near 1:
-
-    .. math:: \Bigl\{\theta_0 :\ |\bar\theta - \theta_0|
-              - \frac{k}{2 n_{\min} T}
-              \le z_{1-\alpha/2}\sqrt{\bar v_{n_{\min}}(\theta_0) / T}\Bigr\},
-
-    an interval because the left side is convex in :math:`\theta_0` and
-    the right side concave. When every task has exactly k runs each
-    :math:`\hat\theta_i` is 0 or 1, the inequality above is the
-    continuity-corrected Wilson interval for :math:`T\bar\theta` all-pass
-    tasks out of T, and the interval is widened where needed to hold the
-    Clopper–Pearson interval for that count too (Wilson's alone dips to
-    0.949 near :math:`\theta = 0`). Nothing here needs an estimate of :math:`p^{2k}`, which has no
-    unbiased estimator from n < 2k runs (see
-    :func:`estimate_pass_hat_k_variance`). The price is width where the
-    tasks differ: their variances sum to less than the bound.
-    ``benchmarks/bench_coverage.py`` measures its coverage by seeded Monte
-    Carlo on identical tasks (p = 0.5 to 0.99), Beta(4, 1), Beta(1/2, 1/2),
-    Uniform(0, 1) and tau-bench's own rates, T = 5 to 200, n = 2 to 12,
-    k = 1 to n: at 95% the lowest of its 3,850 cells is 0.948 (s.e. 0.002),
-    where the former default ``'studentized'`` fell to 0.800; on identical
-    tasks, where it is computed exactly
-    (:func:`passk.coverage.identical_suite_coverage`), it is at least 0.9503
-    for p from 0.02 to 0.998. Its median width there is 1.03 to 1.22 times
-    the former default's on identical tasks and 1.36 to 1.83 times on mixed
-    ones.
-
-    ``'union'``, the default on fewer than :data:`SUITE_MIN_TASKS` tasks:
-    each task's exact interval :math:`[L_i, U_i]` for :math:`p_i^k`
-    (:func:`pass_hat_k_ci`) at level :math:`1 - \alpha/T`, averaged:
-    :math:`[\frac1T\sum L_i, \frac1T\sum U_i]`. By the union bound every
-    :math:`p_i^k` is inside its own interval with probability at least
-    :math:`1-\alpha`, and then the mean is inside the averaged one: the
-    level is proved for any T, a single task included (it is then the
-    task's own exact interval), at the cost of width.
-
-    ``'studentized'`` (the former default):
-    :math:`\bar\theta \pm z_{1-\alpha/2} \sqrt{\sum_i V_i} / T`, with
-    :math:`V_i` the larger of the unbiased
-    :func:`estimate_pass_hat_k_variance` (where :math:`n_i \ge 2k`) and the
-    Jeffreys posterior mean of the exact variance. It estimates each task's
-    variance from that task's runs, and those estimates are too small where
-    n < 2k: at 95% its coverage is 0.81 on 10 tasks at p = 0.9 with
-    n = k = 4 (issue 17), and as low as 0.800 in ``bench_coverage.py``'s grid,
-    so ``level_kept`` is False.
-
-    ``'t'``: :math:`\bar\theta \pm t_{T-1,\,1-\alpha/2}\, s / \sqrt T`
-    with s the standard deviation of the :math:`\hat\theta_i` over tasks
-    (the paired-t idea of Miller, 2024 [3]_). ``'percentile'``: the
-    percentile bootstrap over tasks [2]_ (tasks resampled with replacement,
-    done exactly as a multinomial over the distinct per-task values, so
-    :math:`10^5` tasks cost no more than 100). Both treat the tasks as a
-    sample from a larger population and answer a different question,
-    "tasks like these"; for these tasks they promise nothing
-    (``level_kept`` is False). When all tasks have the same estimate their
-    spread is 0 and so would be their width: they fall back to the default
-    and say so in ``note``.
-
-    **A suite with no spread.** If every task passed every run, no lower end
-    above :math:`(\alpha/2)^{k/(T n_{\min})}` is justified: for any suite with
-    mean :math:`p_i^k = \theta`, all runs pass with probability
-    :math:`\prod p_i^{n_i} \le \theta^{T n_{\min}/k}` (AM–GM), so the lower
-    end is lowered to that bound if needed. If every task failed every run,
-    the upper end is raised if needed to the largest mean :math:`p_i^k` of a
-    suite that fails everything with probability :math:`\alpha/2` (a
-    concave-envelope bound, :math:`1-(\alpha/2)^{1/(T n_{\min})}` for k = 1).
-
-    References
-    ----------
-    .. [1] S. Yao et al., "tau-bench", arXiv:2406.12045, 2024.
-    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
-       Chapman & Hall, 1993.
-    .. [3] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
-       Language Model Evaluations", arXiv:2411.00640, 2024.
-    .. [4] W. Hoeffding, "A class of statistics with asymptotically normal
-       distribution", Annals of Mathematical Statistics 19(3), 293–325, 1948
-       (the variance of a U-statistic, and its bound k/n times the kernel's).
-    .. [5] E. B. Wilson, "Probable inference, the law of succession, and
-       statistical inference", JASA 22(158), 209–212, 1927.
-
-    Examples
-    --------
-    >>> result = mean_pass_hat_k_ci([12, 12, 0, 7, 10], [12, 12, 12, 12, 12], 2)
-    >>> round(result.estimate, 4), [round(x, 4) for x in result.ci], result.n_tasks
-    (0.6, [0.4243, 0.7639], 5)
-    >>> result.label, result.level
-    ('score interval (worst-case within-task variance)', '95%')
-    >>> mean_pass_hat_k_ci([3, 1], [3, 4], 4).n_excluded
-    1
-    >>> few = mean_pass_hat_k_ci([4, 3], [4, 4], 2)
-    >>> few.method, [round(x, 4) for x in few.ci]
-    ('union', [0.0675, 0.9969])
-    >>> mean_pass_hat_k_ci([4, 3, 2, 4, 1], 4, 4, method="t").level
-    '95% nominal, not guaranteed'
-    """
-    alpha = 1.0 - _confidence(confidence)
-    if method not in SUITE_CI_METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
-    k_ = _whole_numbers(k, "k", minimum=1)
-    if k_.ndim:
-        raise ValueError(f"k ({k!r}) must be one number")
-    k_int = int(k_)
-    n_resamples = int(_whole_numbers(n_resamples, "n_resamples", minimum=1))
-    c, n = _counts(successes, total=totals)
-    c, n = c.ravel(), n.ravel()
-    kept = n >= k_int
-    n_excluded = int(np.count_nonzero(~kept))
-    c, n = c[kept], n[kept]
-    t = c.size
-    level = float(confidence)
-    if t == 0:
-        nan = float("nan")
-        return SuiteInterval(nan, ConfidenceInterval(nan, nan), method, 0, n_excluded,
-                             level, "no task has at least k runs")
-    # everything depends on (c, n) only: compute once per distinct pair
-    keys, counts = np.unique(c * (int(n.max()) + 1) + n, return_counts=True)
-    pc, pn = np.divmod(keys, int(n.max()) + 1)
-    values = np.asarray(estimate_pass_hat_k(pc, pn, k_int), dtype=float)
-    estimate = float(np.dot(counts, values) / t)
-
-    note = ""
-    if method in ("t", "percentile"):
-        spread = values.max() - values.min()
-        if t < 2 or spread == 0:
-            note = (f"{SUITE_CI_METHODS[method]} needs two tasks with different estimates; "
-                    f"the default used instead")
-            method = "score"
-    if method == "score" and t < SUITE_MIN_TASKS:
-        note = (f"{t} task(s), fewer than {SUITE_MIN_TASKS}, where the score interval is not "
-                f"measured: {SUITE_CI_METHODS['union']}" + (f"; {note}" if note else ""))
-        method = "union"
-    n_min = int(pn.min())
-    if method == "score":
-        low_a, high_a = _score_bounds(np.array([estimate]), t, n_min, k_int, alpha,
-                                      bernoulli=bool(np.all(pn == k_int)))
-        low, high = float(low_a[0]), float(high_a[0])
-    elif method == "union":
-        ends = pass_hat_k_ci(pc, pn, k_int, confidence=1.0 - alpha / t)
-        low = float(np.dot(counts, ends.low) / t)
-        high = float(np.dot(counts, ends.high) / t)
-    elif method == "studentized":
-        from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
-
-        posterior = _posterior_variance(pc, pn, k_int)
-        unbiased = np.asarray(estimate_pass_hat_k_variance(pc, pn, k_int), dtype=float)
-        per_pair = np.fmax(posterior, unbiased)  # fmax: NaN (n < 2k) leaves the posterior
-        half = ndtri(1 - alpha / 2) * np.sqrt(np.dot(counts, per_pair)) / t
-        low, high = estimate - half, estimate + half
-    elif method == "t":
-        deviation = values - estimate
-        s = np.sqrt(np.dot(counts, deviation * deviation) / (t - 1))
-        from scipy import stats
-
-        half = stats.t.ppf(1 - alpha / 2, t - 1) * s / np.sqrt(t)
-        low, high = estimate - half, estimate + half
-    else:
-        means = _bootstrap_means(values, counts, n_resamples, np.random.default_rng(rng))
-        low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    if method in ("score", "studentized"):
-        if np.all(pc == pn):  # every run of every task passed
-            low = min(low, _all_pass_lower(t, n_min, k_int, alpha))
-        if np.all(pc == 0):  # every run of every task failed
-            high = max(high, _all_fail_upper(t, n_min, k_int, alpha))
-    kept_level = method not in _LEVEL_NOT_KEPT
-    if not kept_level:
-        why = f"level not guaranteed: {_LEVEL_NOT_KEPT[method]}"
-        note = f"{note}; {why}" if note else why
-    ci = ConfidenceInterval(float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0)))
-    return SuiteInterval(estimate, ci, method, t, n_excluded, level, note, kept_level)
+        return getattr(suite_interval, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""passk.coverage: exact coverage of the per-task intervals for pass^k.
+"""passk.stats.coverage: exact coverage of the per-task intervals for pass^k.
 
 Oracles, none of them passk's own code:
 
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from passk.coverage import exact_coverage, expected_width
+from passk.stats.coverage import exact_coverage, expected_width
 
 CONFIDENCE = 0.95
 
@@ -194,35 +194,66 @@ def test_bad_input_names_the_value(kwargs, message):
 # --------------------------------------------------------------------------
 
 
-def suite_brute_force(tasks: int, n: int, k: int, p: float) -> float:
-    """Coverage of passk.mean_pass_hat_k_ci's default, summed over every multiset of counts.
+def suite_brute_force(tasks: int, n: int, k: int, ps: list[float], *, confidence: float = 0.95,
+                      method: str = "hoeffding") -> np.ndarray:
+    """Coverage of passk.mean_pass_hat_k_ci, summed over every multiset of counts, per p.
 
     Each multiset of T counts in 0..n has multinomial weight times the product of binomial
-    probabilities; the interval comes from the public function itself.
+    probabilities; the interval comes from the public function itself (once per multiset).
     """
     from itertools import combinations_with_replacement
 
     from passk.metrics import mean_pass_hat_k_ci
 
-    pmf = stats.binom.pmf(np.arange(n + 1), n, p)
-    total = 0.0
+    pmf = stats.binom.pmf(np.arange(n + 1)[None, :], n, np.array(ps)[:, None])
+    truth = np.array(ps) ** k
+    total = np.zeros(len(ps))
     for counts in combinations_with_replacement(range(n + 1), tasks):
         ways = math.factorial(tasks)
         for c in set(counts):
             ways //= math.factorial(counts.count(c))
-        ci = mean_pass_hat_k_ci(list(counts), n, k).ci
-        if ci.low <= p**k <= ci.high:
-            total += ways * float(np.prod(pmf[list(counts)]))
+        ci = mean_pass_hat_k_ci(list(counts), n, k, confidence=confidence, method=method).ci
+        inside = (ci.low <= truth) & (truth <= ci.high)
+        total += inside * ways * np.prod(pmf[:, list(counts)], axis=1)
     return total
 
 
-@pytest.mark.parametrize("tasks,n,k", [(5, 2, 2), (5, 3, 2), (5, 4, 1), (5, 4, 3)])
-@pytest.mark.parametrize("p", [0.35, 0.8, 0.97])
-def test_identical_suite_coverage_equals_brute_force(tasks, n, k, p):
-    from passk.coverage import identical_suite_coverage
+PS = [0.35, 0.8, 0.97, 0.999]
 
-    assert identical_suite_coverage(tasks, n, k, p) == pytest.approx(
-        suite_brute_force(tasks, n, k, p), abs=1e-9)
+
+@pytest.mark.parametrize("tasks,n,k", [(5, 2, 1), (4, 4, 2), (1, 6, 3)])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_identical_suite_coverage_equals_brute_force_where_n_is_at_least_2k(tasks, n, k,
+                                                                             confidence):
+    """n >= 2k: the default depends on the runs through S only, and the convolution is exact."""
+    from passk.stats.coverage import identical_suite_coverage
+
+    brute = suite_brute_force(tasks, n, k, PS, confidence=confidence)
+    exact = identical_suite_coverage(tasks, n, k, PS, confidence=confidence)
+    np.testing.assert_allclose(exact, brute, atol=1e-9)
+    assert np.all(brute >= confidence)
+
+
+@pytest.mark.parametrize("tasks,n,k", [(5, 2, 2), (3, 3, 2), (4, 4, 3)])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_identical_suite_coverage_bounds_brute_force_where_n_is_below_2k(tasks, n, k,
+                                                                         confidence):
+    """n < 2k: the union part joins in, and what is returned is a lower bound, exact sums."""
+    from passk.stats.coverage import identical_suite_coverage
+
+    brute = suite_brute_force(tasks, n, k, PS, confidence=confidence)
+    bound = identical_suite_coverage(tasks, n, k, PS, confidence=confidence)
+    assert np.all(bound <= brute + 1e-12)
+    assert np.all(brute >= confidence)
+
+
+@pytest.mark.parametrize("tasks,n,k", [(5, 2, 2), (5, 3, 2), (5, 4, 1)])
+def test_identical_suite_coverage_of_score_equals_brute_force(tasks, n, k):
+    from passk.stats.coverage import identical_suite_coverage
+
+    np.testing.assert_allclose(
+        identical_suite_coverage(tasks, n, k, PS, method="score"),
+        suite_brute_force(tasks, n, k, PS, method="score"), atol=1e-9)
 
 
 @pytest.mark.parametrize("tasks,n,k,p", [
@@ -231,30 +262,41 @@ def test_identical_suite_coverage_equals_brute_force(tasks, n, k, p):
     (5, 4, 1, 0.8),    # few tasks, n >= 2k: 0.92
     (5, 2, 2, 0.99),   # few tasks, k = n, near 1: a normal interval without correction fails
     (200, 4, 4, 0.9),  # identical tasks with n < 2k: 0.84-0.87 whatever T
+    (5, 3, 2, 0.9965),  # issue 23: 'score' 0.9486 here, one failed run in the suite
 ])
 def test_default_suite_interval_keeps_its_level_on_the_issues_cells(tasks, n, k, p):
-    from passk.coverage import identical_suite_coverage
+    from passk.stats.coverage import identical_suite_coverage
 
     assert identical_suite_coverage(tasks, n, k, p) >= 0.95
+
+
+def test_score_misses_where_issue_23_found_it():
+    """The review's cell: T = 5, n = 3, k = 2, p = 0.9965, 'score' below 95%, exactly."""
+    from passk.stats.coverage import identical_suite_coverage
+
+    assert identical_suite_coverage(5, 3, 2, 0.9965, method="score") < 0.95
 
 
 @pytest.mark.slow
 def test_default_suite_interval_keeps_its_level_on_identical_tasks_over_a_grid():
     """Exact, over p = 0.05..0.995, T = 5, 10, 20, n = 2..8, k = 1..n (a part of
     bench_coverage.py's section (c), which covers T up to 200 and n up to 12)."""
-    from passk.coverage import identical_suite_coverage
+    from passk.stats.coverage import identical_suite_coverage
 
-    p = np.linspace(0.05, 0.995, 20)
-    worst = min(float(np.min(identical_suite_coverage(t, n, k, p)))
-                for t in (5, 10, 20) for n in range(2, 9) for k in range(1, n + 1))
-    assert worst >= 0.95
+    p = np.concatenate([np.linspace(0.05, 0.995, 20), 1 - np.geomspace(1e-4, 4e-3, 8)])
+    for level in (0.9, 0.95, 0.99):
+        worst = min(float(np.min(identical_suite_coverage(t, n, k, p, confidence=level)))
+                    for t in (5, 10, 20) for n in range(2, 9) for k in range(1, n + 1))
+        assert worst >= level
 
 
 def test_identical_suite_coverage_validates():
-    from passk.coverage import identical_suite_coverage
+    from passk.stats.coverage import identical_suite_coverage
 
     with pytest.raises(ValueError, match=r"tasks \(4\) must be at least 5"):
-        identical_suite_coverage(4, 4, 2, 0.5)
+        identical_suite_coverage(4, 4, 2, 0.5, method="score")
+    with pytest.raises(ValueError, match=r"tasks \(0\) must be at least 1"):
+        identical_suite_coverage(0, 4, 2, 0.5)
     with pytest.raises(ValueError, match=r"k \(5\) must be at most n \(4\)"):
         identical_suite_coverage(5, 4, 5, 0.5)
     with pytest.raises(ValueError, match=r"p \(1.5\)"):

@@ -245,16 +245,15 @@ def test_the_curve_names_its_interval_and_level():
     many = [Run(f"t{i}", j < i % 5, j) for i in range(20) for j in range(4)]
     fr = build_report(results_from_runs(many), k=4, min_overall_pass_hat_k=0.0)
     text = format_curve(fr)
-    assert ("(95% score interval (worst-case within-task variance), for these tasks):"
-            in text)
+    label = "binomial-dominated bound (Hoeffding–Bentkus) with the exact union, proved"
+    assert f"(95% {label}, for these tasks):" in text  # issue 23: the proved default
     assert fr.to_dict()["curve"]["interval_level"] == "95%"
     few = [Run(f"t{i}", j < i + 1, j) for i in range(3) for j in range(4)]
     small = build_report(results_from_runs(few), k=4, min_overall_pass_hat_k=0.0)
-    assert ("(95% exact per-task Clopper–Pearson at level 1 - alpha/T, averaged, for these "
-            "tasks)" in format_curve(small))
+    assert f"(95% {label}, for these tasks)" in format_curve(small)  # any T, three here
     # a level that is not kept is never printed as a bare "95%"
     unkept = replace(fr, curve=replace(fr.curve, level="95% nominal, not guaranteed"))
-    assert "(95% nominal, not guaranteed score interval" in format_curve(unkept)
+    assert f"(95% nominal, not guaranteed {label}" in format_curve(unkept)
 
 
 @needs_tau

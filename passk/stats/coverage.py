@@ -13,18 +13,15 @@ promise can be checked exactly, by summing over them, with no simulation:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from passk.metrics import (
-    CI_METHODS,
-    ArrayLike,
-    FloatOrArray,
-    _confidence,
-    _probability,
-    _scalar_or_array,
-    _whole_numbers,
-    pass_hat_k_ci,
-)
+from passk._validation import confidence_level as _confidence
+from passk._validation import probability as _probability
+from passk._validation import scalar_or_array as _scalar_or_array
+from passk._validation import whole_numbers as _whole_numbers
+from passk.metrics import CI_METHODS, ArrayLike, FloatOrArray, pass_hat_k_ci
 
 __all__ = ["exact_coverage", "expected_width", "identical_suite_coverage"]
 
@@ -41,7 +38,7 @@ def _enumerate(
     which the method gives no interval for some c <= n. They broadcast together.
     """
     from scipy import stats
-    if method not in CI_METHODS:
+    if not isinstance(method, str) or method not in CI_METHODS:
         raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
     _confidence(confidence)
     n_ = _whole_numbers(n, "n", minimum=1)
@@ -178,15 +175,76 @@ def expected_width(n: ArrayLike, k: ArrayLike, p: ArrayLike, *, method: str = "e
     return _scalar_or_array(np.where(undefined, np.nan, width))
 
 
+def _suite_sum_pmf(tasks: int, n: int, k: int, p: np.ndarray) -> np.ndarray:
+    """P(S = s), s = 0..T C(n, k), for S = sum over T tasks of C(c_i, k), one row per p (FFT)."""
+    from math import comb
+
+    from scipy import stats
+
+    scale = comb(n, k)
+    size = tasks * scale + 1
+    values = [comb(c, k) for c in range(n + 1)]  # C(c, k) per count c
+    one = np.zeros((p.size, scale + 1))
+    pmf_c = np.asarray(stats.binom.pmf(np.arange(n + 1)[None, :], n, p[:, None]))
+    for c, value in enumerate(values):  # one task's distribution of C(c, k)
+        one[:, value] += pmf_c[:, c]
+    length = 1 << int(np.ceil(np.log2(size)))
+    out = np.empty((p.size, size))
+    for start in range(0, p.size, 32):  # in chunks, to bound the FFT's memory
+        spectrum = np.fft.rfft(one[start:start + 32], n=length, axis=1) ** tasks
+        out[start:start + 32] = np.fft.irfft(spectrum, n=length, axis=1)[:, :size]
+    return np.clip(out, 0.0, None)
+
+
+def _accepted_range(x: np.ndarray, theta: np.ndarray, size: int, alpha: float, *,
+                    bernoulli: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per theta, the indices ``[first, last]`` of the sorted means ``x`` the test accepts.
+
+    The upper-tail bound falls as x grows and the lower-tail bound rises, so the accepted
+    means are a run of consecutive indices, found by bisection on the index.
+    """
+    from passk.stats.suite_interval import _tail_bounds
+
+    half = alpha / 2
+    top = x.size - 1
+
+    def search(ok_at: Callable[[np.ndarray], np.ndarray], start_ok: np.ndarray,
+               start_bad: np.ndarray) -> np.ndarray:
+        ok, bad = start_ok.copy(), start_bad.copy()
+        while np.any(np.abs(bad - ok) > 1):
+            mid = (ok + bad) // 2
+            good = ok_at(mid)
+            ok, bad = np.where(good, mid, ok), np.where(good, bad, mid)
+        return ok
+
+    def upper_ok(i: np.ndarray) -> np.ndarray:  # x[i] not too large for theta
+        return _tail_bounds(x[i], theta, size, bernoulli=bernoulli, upper=True) > half
+
+    def lower_ok(i: np.ndarray) -> np.ndarray:  # x[i] not too small for theta
+        return _tail_bounds(x[i], theta, size, bernoulli=bernoulli, upper=False) > half
+
+    # the index of the mean nearest theta is accepted by both tails (each bound is 1 there
+    # or above alpha/2); search outwards from it
+    centre = np.clip(np.searchsorted(x, theta), 0, top)
+    centre = np.where(lower_ok(centre) & upper_ok(centre), centre,
+                      np.clip(centre - 1, 0, top))
+    none = ~(lower_ok(centre) & upper_ok(centre))  # the test rejects every mean at theta
+    last = np.where(upper_ok(np.full_like(centre, top)), top,
+                    search(upper_ok, centre, np.full_like(centre, top)))
+    first = np.where(lower_ok(np.zeros_like(centre)), 0,
+                     search(lower_ok, centre, np.zeros_like(centre)))
+    return np.where(none, 1, first), np.where(none, 0, last)  # none: an empty run
+
+
 def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
-                             confidence: float = 0.95) -> FloatOrArray:
-    r"""Exact coverage of the default suite interval when all T tasks share one p.
+                             confidence: float = 0.95, method: str = "hoeffding") -> FloatOrArray:
+    r"""Exact coverage of a suite interval when all T tasks share one p.
 
     Parameters
     ----------
     tasks : int
-        T, the number of tasks, at least :data:`passk.metrics.SUITE_MIN_TASKS`
-        (below it the default is ``'union'``, whose level is proved).
+        T, the number of tasks, at least 1 (at least
+        :data:`passk.stats.suite_interval.SUITE_MIN_TASKS` for ``'score'``).
     n : int
         Runs per task.
     k : int
@@ -195,48 +253,61 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
         The tasks' common success rate, in [0, 1].
     confidence : float, default 0.95
         The level the interval is computed at.
+    method : {'hoeffding', 'score'}, default 'hoeffding'
+        The method of :func:`passk.mean_pass_hat_k_ci` (the default, or the former one).
 
     Returns
     -------
     float or ndarray
-        The probability that :func:`passk.mean_pass_hat_k_ci`'s default
-        interval contains :math:`p^k`, computed exactly, one value per p.
+        The probability that the interval contains :math:`p^k`, one value per p:
+        exact for ``'score'``, and for ``'hoeffding'`` when :math:`n \ge 2k`; a lower
+        bound, computed exactly, for ``'hoeffding'`` when :math:`n < 2k` (see Notes).
 
     Notes
     -----
     The suite's estimate is :math:`S / (T \binom{n}{k})` with
-    :math:`S = \sum_i \binom{c_i}{k}`, an integer, and the interval depends on
-    the runs only through S (and, for the all-fail bound, on whether every
-    :math:`c_i` is 0). The distribution of S is the T-fold convolution of
-    that of one task's :math:`\binom{c}{k}`, :math:`c \sim \mathrm{Binomial}(n, p)`,
-    taken by FFT, so
+    :math:`S = \sum_i \binom{c_i}{k}`, an integer. The distribution of S is the T-fold
+    convolution of that of one task's :math:`\binom{c}{k}`,
+    :math:`c \sim \mathrm{Binomial}(n, p)`, taken by FFT, so
 
     .. math:: \mathrm{coverage}(p) = \sum_{s} P(S = s)\,
               \mathbf{1}\bigl[L(s) \le p^k \le U(s)\bigr]
 
-    is a finite sum: no simulation, no Monte Carlo error (the FFT's rounding
-    is below 1e-12).
+    is a finite sum: no simulation, no Monte Carlo error (the FFT's rounding is below
+    1e-12). ``'score'`` depends on the runs only through S (and, for its all-fail bound,
+    on whether every :math:`c_i` is 0). ``'hoeffding'``'s binomial-dominated part depends
+    on S only, and the sum runs over the S its test accepts at :math:`\theta = p^k`
+    (the test itself, so the interval's outward rounding only adds coverage). Where
+    :math:`n < 2k` its union part (a function of every :math:`c_i`) is also intersected:
+    then coverage :math:`\ge P(\text{part 1 covers}) - P(\text{some task's own interval
+    misses})`, and the second term is :math:`1 - \mathrm{cov}_1^T` with
+    :math:`\mathrm{cov}_1` the exact per-task coverage (:func:`exact_coverage`) at level
+    :math:`1 - \alpha_u/T`; that lower bound is what is returned.
 
     Examples
     --------
-    Ten tasks at p = 0.9, n = k = 4, where the former default covered 0.81:
+    Ten tasks at p = 0.9, n = k = 4, where the default before issue 17 covered 0.81:
 
     >>> round(identical_suite_coverage(10, 4, 4, 0.9), 4)
+    0.98
+    >>> round(identical_suite_coverage(10, 4, 4, 0.9, method="score"), 4)
     0.9765
     """
     from math import comb
 
-    from scipy import stats
-
-    from passk.metrics import (
+    from passk.stats.suite_interval import (
         SUITE_MIN_TASKS,
         _all_fail_upper,
         _all_pass_lower,
         _score_bounds,
+        _union_share,
     )
 
     alpha = 1.0 - _confidence(confidence)
-    t = int(_whole_numbers(tasks, "tasks", minimum=SUITE_MIN_TASKS))
+    if method not in ("hoeffding", "score"):
+        raise ValueError(f"method ({method!r}) must be one of ['hoeffding', 'score']")
+    t = int(_whole_numbers(tasks, "tasks",
+                           minimum=SUITE_MIN_TASKS if method == "score" else 1))
     n_ = int(_whole_numbers(n, "n", minimum=1))
     k_ = int(_whole_numbers(k, "k", minimum=1))
     if k_ > n_:
@@ -244,24 +315,27 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     p_ = _probability(p)
     flat = np.atleast_1d(p_).astype(float).ravel()
     scale = comb(n_, k_)
-    size = t * scale + 1  # S = 0 .. T C(n, k)
-    values = np.array([comb(c, k_) for c in range(n_ + 1)])  # C(c, k) per count c
-    one = np.zeros((flat.size, scale + 1))
-    pmf_c = np.asarray(stats.binom.pmf(np.arange(n_ + 1)[None, :], n_, flat[:, None]))
-    for c, value in enumerate(values.tolist()):  # one task's distribution of C(c, k)
-        one[:, value] += pmf_c[:, c]
-    length = 1 << int(np.ceil(np.log2(size)))
-    spectrum = np.fft.rfft(one, n=length, axis=1) ** t
-    pmf = np.clip(np.fft.irfft(spectrum, n=length, axis=1)[:, :size], 0.0, None)
-    s = np.arange(size)
-    low, high = _score_bounds(s / (t * scale), t, n_, k_, alpha, bernoulli=k_ == n_)
+    pmf = _suite_sum_pmf(t, n_, k_, flat)
+    truth = flat ** k_
+    x = np.arange(pmf.shape[1]) / (t * scale)
+    if method == "hoeffding":
+        share = _union_share(np.array([n_]), k_)
+        first, last = _accepted_range(x, truth, (n_ // k_) * t, alpha * (1.0 - share),
+                                      bernoulli=k_ == 1 or n_ == k_)
+        cumulative = np.concatenate([np.zeros((flat.size, 1)), np.cumsum(pmf, axis=1)], axis=1)
+        rows = np.arange(flat.size)
+        coverage = cumulative[rows, last + 1] - cumulative[rows, first]
+        if share > 0:
+            own = np.atleast_1d(exact_coverage(n_, k_, flat, confidence=1.0 - alpha * share / t))
+            coverage = coverage - (1.0 - own**t)
+        return _scalar_or_array(np.clip(coverage, 0.0, 1.0).reshape(np.shape(p_)))
+    low, high = _score_bounds(x, t, n_, k_, alpha, bernoulli=k_ == n_)
     low[-1] = min(low[-1], _all_pass_lower(t, n_, k_, alpha))  # S at its top: every run passed
-    truth = flat[:, None] ** k_
-    inside = (low[None, :] <= truth) & (truth <= high[None, :])
+    inside = (low[None, :] <= truth[:, None]) & (truth[:, None] <= high[None, :])
     coverage = np.sum(pmf * inside, axis=1)
     # S = 0 with every run failed gets the all-fail upper end, raised if needed
     all_fail = (1.0 - flat) ** (n_ * t)
     raised = max(float(high[0]), _all_fail_upper(t, n_, k_, alpha))
-    gained = (truth[:, 0] > high[0]) & (truth[:, 0] <= raised) & (truth[:, 0] >= low[0])
+    gained = (truth > high[0]) & (truth <= raised) & (truth >= low[0])
     coverage = coverage + np.where(gained, all_fail, 0.0)
     return _scalar_or_array(np.clip(coverage, 0.0, 1.0).reshape(np.shape(p_)))

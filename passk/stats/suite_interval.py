@@ -1,0 +1,848 @@
+r"""The suite interval: the mean over a fixed task set of :math:`p_i^k`, with its interval.
+
+:func:`mean_pass_hat_k_ci` averages the per-task unbiased pass^k estimates of
+:mod:`passk.metrics` and puts an interval round the mean; :class:`SuiteInterval` carries
+the result, :data:`SUITE_CI_METHODS` the methods and their printable labels. The default,
+``'hoeffding'``, has a proved level for every suite, every level and every design; the
+proof is in the function's Notes. ``benchmarks/bench_coverage.py`` measures all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from passk._validation import FloatOrArray, confidence_level, whole_numbers
+from passk._validation import counts as _counts
+from passk.metrics import (
+    _BISECTIONS,
+    ArrayLike,
+    ConfidenceInterval,
+    _clopper_pearson,
+    estimate_pass_hat_k,
+    estimate_pass_hat_k_variance,
+    pass_hat_k_ci,
+)
+
+__all__ = ["SUITE_CI_METHODS", "SUITE_MIN_TASKS", "SuiteInterval", "mean_pass_hat_k_ci"]
+
+# --------------------------------------------------------------------------
+# the suite: an interval for the mean over tasks of pass^k
+# --------------------------------------------------------------------------
+
+#: Above this many task draws (tasks times resamples) the suite bootstrap draws
+#: per-value counts instead of task indices (see ``_bootstrap_means``).
+_DIRECT_RESAMPLING_MAX = 4_000_000
+
+#: Methods of :func:`mean_pass_hat_k_ci`, with the label a report prints.
+SUITE_CI_METHODS: dict[str, str] = {
+    "hoeffding": "binomial-dominated bound (Hoeffding–Bentkus) with the exact union, proved",
+    "score": "score interval (worst-case within-task variance), approximate",
+    "union": "exact per-task Clopper–Pearson at level 1 - alpha/T, averaged",
+    "studentized": "studentized normal (within-task binomial variance)",
+    "t": "t over tasks",
+    "percentile": "percentile bootstrap over tasks",
+}
+
+#: Fewest tasks for which ``'score'`` is computed; below, ``'score'`` becomes ``'union'``.
+SUITE_MIN_TASKS = 5
+
+#: Why each method that does not keep its level for a fixed suite does not.
+_LEVEL_NOT_KEPT = {
+    "score": "a normal approximation: exact coverage 0.9486 at 95% and 0.9674 at 99% on "
+             "identical tasks when one run in the suite failed (issue 23)",
+    "studentized": "it estimates each task's variance from its runs, and under-covers where "
+                   "n < 2k (0.800 measured at 95%, bench_coverage.py)",
+    "t": "it resamples tasks: its level is for tasks like these, not for these tasks",
+    "percentile": "it resamples tasks: its level is for tasks like these, not for these tasks",
+}
+
+
+@dataclass(frozen=True)
+class SuiteInterval:
+    r"""The mean over tasks of the unbiased per-task pass^k, with its interval.
+
+    Attributes
+    ----------
+    estimate : float
+        :math:`\bar\theta = \frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over
+        the tasks with at least k runs (NaN if there are none).
+    ci : ConfidenceInterval
+        Two-sided interval for the mean over these tasks of :math:`p_i^k`.
+    method : str
+        The key of :data:`SUITE_CI_METHODS` actually used (``'score'`` on
+        fewer than :data:`SUITE_MIN_TASKS` tasks becomes ``'union'``; ``'t'``
+        or ``'percentile'`` that cannot be computed fall back to the default
+        ``'hoeffding'``; ``note`` says why).
+    n_tasks : int
+        Tasks averaged (those with ``n >= k``).
+    n_excluded : int
+        Tasks left out because they have fewer than k runs.
+    confidence : float
+        The two-sided confidence level asked for.
+    note : str
+        Empty, or why the method differs from the one requested, or why the
+        level is not kept.
+    level_kept : bool
+        True when the interval keeps ``confidence`` for these tasks, whatever
+        their success rates (``'hoeffding'`` and ``'union'``); False for the
+        methods that do not promise it (``'score'``, ``'studentized'``, ``'t'``,
+        ``'percentile'``), and then :attr:`level` does not print a bare "95%".
+    """
+
+    estimate: float
+    ci: ConfidenceInterval
+    method: str
+    n_tasks: int
+    n_excluded: int
+    confidence: float
+    note: str = ""
+    level_kept: bool = True
+
+    @property
+    def label(self) -> str:
+        """The method's printable name, e.g. ``'t over tasks'``."""
+        return SUITE_CI_METHODS[self.method]
+
+    @property
+    def level(self) -> str:
+        """The level as a report prints it: ``'95%'``, or ``'95% nominal, not guaranteed'``."""
+        level = f"{self.confidence:.0%}"
+        return level if self.level_kept else f"{level} nominal, not guaranteed"
+
+
+def _pass_hat_k_variance_at(n: int, k: int, p: np.ndarray) -> np.ndarray:
+    r"""The exact variance of ``C(c, k) / C(n, k)`` for ``c ~ Binomial(n, p)``, over an array of p.
+
+    ``sum_{j=1}^{k} h_j p^(2k-j) (1 - p^j)``, with ``h_j = C(k, j) C(n-k, k-j) / C(n, k)``
+    the chance that two random k-subsets of the n runs share j runs; in logs, so that
+    large n and k do not overflow. Requires ``1 <= k <= n``.
+    """
+    with np.errstate(divide="ignore"):
+        log_p = np.log(p)
+    variance = np.zeros(p.shape)
+    log_pairs = float(_log_comb(float(n), k))
+    for j in range(max(1, 2 * k - n), k + 1):  # h_j = 0 where n - k < k - j
+        log_h = float(_log_comb(float(k), j) + _log_comb(float(n - k), k - j)) - log_pairs
+        with np.errstate(invalid="ignore"):  # 0 * -inf at p = 0: the term is 0
+            term = np.exp(log_h + (2 * k - j) * log_p) * -np.expm1(j * log_p)
+        variance += np.where(p > 0, term, 0.0)
+    return variance
+
+
+@lru_cache(maxsize=256)
+def _worst_case_variance(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Vertices of the least concave majorant of :math:`\theta \mapsto v_n(\theta)`.
+
+    :math:`v_n(\theta)` is :func:`_pass_hat_k_variance_at` at :math:`p = \theta^{1/k}`.
+    Sampled at 4,001 values of p and of theta (dense where p^k changes fast), and
+    hulled from above; ``np.interp`` on the vertices gives the majorant.
+    """
+    grid = np.linspace(0.0, 1.0, 4001)
+    p = np.union1d(grid, grid ** (1.0 / k))
+    theta = p**k
+    v = _pass_hat_k_variance_at(n, k, p)
+    hull: list[int] = []  # the upper hull, left to right (Andrew's monotone chain)
+    for i in range(p.size):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (theta[b] - theta[a]) * (v[i] - v[a]) - (v[b] - v[a]) * (theta[i] - theta[a]) >= 0:
+                hull.pop()  # b lies on or below the chord from a to i
+            else:
+                break
+        hull.append(i)
+    vertices, values = theta[hull], v[hull]
+    vertices.setflags(write=False)
+    values.setflags(write=False)
+    return vertices, values
+
+
+def _score_bounds_one(x: float, gap: Callable[[np.ndarray], np.ndarray],
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``'score'`` ends for one suite mean ``x``: the roots of a convex gap function.
+
+    ``gap(theta) <= 0`` is the accepted set, an interval holding ``x`` (the gap is convex);
+    each end is found by ``brentq`` (about ten steps) and moved outwards by 1e-12.
+    """
+    from scipy import optimize
+
+    def g(theta: float) -> float:
+        return float(gap(np.array([theta]))[0])
+
+    low = 0.0 if g(0.0) <= 0 else max(0.0, optimize.brentq(g, 0.0, x, xtol=1e-14) - 1e-12)
+    high = 1.0 if g(1.0) <= 0 else min(1.0, optimize.brentq(g, x, 1.0, xtol=1e-14) + 1e-12)
+    return np.array([low]), np.array([high])
+
+
+def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
+                  alpha: float, *, bernoulli: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The ``'score'`` interval's ends for an array of suite means, by bisection.
+
+    All suites share T = ``tasks``, the fewest runs ``n_min`` and ``k``; see
+    :func:`mean_pass_hat_k_ci` for the construction. Each end is returned from
+    the outside (never too narrow by rounding). ``bernoulli``: every task has
+    exactly k runs, so T times the estimate is a count of all-pass tasks, and
+    the ends are widened where needed to Clopper–Pearson's for that count.
+    """
+    if bernoulli:
+        low, high = _score_bounds(estimate, tasks, n_min, k, alpha)
+        passed = np.rint(np.asarray(estimate, dtype=float) * tasks)
+        cp_low, cp_high = _clopper_pearson(passed, np.full(passed.shape, tasks), alpha)
+        return np.minimum(low, cp_low), np.maximum(high, cp_high)
+    from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
+
+    vertices, values = _worst_case_variance(n_min, k)
+    z = float(ndtri(1 - alpha / 2))
+    step = k / (2.0 * n_min * tasks)  # the continuity correction
+
+    x = np.asarray(estimate, dtype=float)
+
+    def gap(theta: np.ndarray) -> np.ndarray:  # <= 0 where theta is accepted
+        spread = z * np.sqrt(np.interp(theta, vertices, values) / tasks)
+        return np.abs(x - theta) - step - spread
+
+    def accepted(theta: np.ndarray) -> np.ndarray:
+        return gap(theta) <= 0
+
+    if x.size == 1:  # one suite: Brent's method on each side, ten steps instead of 112
+        return _score_bounds_one(float(x.flat[0]), gap)
+    out_low, in_low = np.zeros_like(x), x.copy()  # rejected (or 0) .. accepted
+    in_high, out_high = x.copy(), np.ones_like(x)
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (out_low + in_low)
+        ok = accepted(mid)
+        in_low, out_low = np.where(ok, mid, in_low), np.where(ok, out_low, mid)
+        mid = 0.5 * (in_high + out_high)
+        ok = accepted(mid)
+        in_high, out_high = np.where(ok, mid, in_high), np.where(ok, out_high, mid)
+    low = np.where(accepted(np.zeros_like(x)), 0.0, out_low)
+    high = np.where(accepted(np.ones_like(x)), 1.0, out_high)
+    return low, high
+
+
+def _posterior_variance(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
+    r"""``E[Var(theta_hat | p)]`` for ``p ~ Beta(c + 1/2, n - c + 1/2)`` (Jeffreys), elementwise.
+
+    ``Var(theta_hat | p) = sum_j h_j (p^(2k-j) - p^(2k))`` with ``h_j`` the
+    hypergeometric probability that two random k-subsets of n runs share j
+    runs. The posterior moments are running products, and each difference
+    ``M_(2k-j) - M_(2k)`` is taken as ``M_(2k-j) * -expm1(...)`` so that it
+    keeps its digits when both are near 1. Requires ``k <= n``.
+    """
+    c, n = c.astype(float), n.astype(float)
+    a, b = c + 0.5, n - c + 0.5
+    # log_m[m] = log E[p^m] = sum_{i<m} log((a+i)/(a+b+i)); tail[m] = log(E[p^2k] / E[p^m])
+    log_m = np.zeros((2 * k + 1, *c.shape))
+    step = np.zeros((2 * k, *c.shape))
+    for i in range(2 * k):
+        step[i] = np.log1p(-b / (a + b + i))
+        log_m[i + 1] = log_m[i] + step[i]
+    tail = np.cumsum(step[::-1], axis=0)[::-1]  # tail[m] = sum_{i>=m} step[i]
+    variance = np.zeros(c.shape)
+    log_pairs = _log_comb(n, k)
+    for j in range(max(1, 2 * k - int(n.max())), k + 1):  # j = 0 adds p^2k - p^2k = 0
+        # h_j = C(k, j) C(n-k, k-j) / C(n, k); 0 where n - k < k - j
+        possible = n - k >= k - j
+        log_h = _log_comb(float(k), j) + _log_comb(np.where(possible, n - k, k - j), k - j)
+        h_j = np.where(possible, np.exp(log_h - log_pairs), 0.0)
+        m = 2 * k - j
+        variance += h_j * np.exp(log_m[m]) * -np.expm1(tail[m])
+    return variance
+
+
+def _log_comb(n: FloatOrArray, k: int) -> FloatOrArray:
+    """``log C(n, k)`` through log-gamma, for ``0 <= k <= n``."""
+    from scipy.special import gammaln
+
+    return gammaln(np.add(n, 1.0)) - gammaln(k + 1.0) - gammaln(np.subtract(n, k) + 1.0)
+
+
+def _all_pass_lower(tasks: int, n_min: int, k: int, alpha: float) -> float:
+    """Exact lower end for the mean of p_i^k when every one of T tasks passed all its runs.
+
+    P(all pass) = prod p_i^(n_i) <= (prod p_i^k)^(n_min/k) <= theta^(T n_min / k) by AM-GM,
+    so a theta below ``(alpha/2)^(k / (T n_min))`` would make what was seen rarer than alpha/2.
+    """
+    return float((alpha / 2) ** (k / (tasks * n_min)))
+
+
+def _all_fail_upper(tasks: int, n_min: int, k: int, alpha: float) -> float:
+    """Exact upper end for the mean of p_i^k when every one of T tasks failed all its runs.
+
+    The largest mean of p_i^k among suites that fail everything with probability at least
+    alpha/2: with u_i = -log(1 - p_i) the constraint is sum u_i <= U = -log(alpha/2) / n_min
+    and the objective sum g(u_i), g(u) = (1 - e^-u)^k, is convex then concave, so its
+    supremum is T times the concave envelope of g at U/T:
+    ``(U/T) max_{U/T <= u <= U} g(u)/u``, with g(u)/u unimodal.
+    """
+    from scipy import optimize
+    budget = -np.log(alpha / 2) / n_min
+    lo, hi = budget / tasks, budget
+
+    def slope(u: float) -> float:
+        return float((-np.expm1(-u)) ** k / u)
+
+    best = optimize.minimize_scalar(lambda u: -slope(u), bounds=(lo, hi), method="bounded",
+                                    options={"xatol": 1e-12})
+    peak = max(slope(lo), slope(hi), -float(best.fun))
+    return float(min(1.0, lo * peak))
+
+
+def _bootstrap_means(values: np.ndarray, counts: np.ndarray, n_resamples: int,
+                     generator: np.random.Generator) -> np.ndarray:
+    """Means of ``n_resamples`` bootstrap resamples of tasks, drawn exactly.
+
+    Small suites draw T task indices per resample. In a large suite,
+    resampling T tasks with replacement only changes how many copies of each
+    distinct value a resample holds, and those copies are
+    ``Multinomial(T, counts / T)``: drawn one value at a time as conditional
+    binomials, vectorized over resamples, so the cost grows with the number
+    of distinct values, not with T. Both are exact.
+    """
+    distinct, where = np.unique(values, return_inverse=True)
+    weight = np.bincount(where.ravel(), weights=counts).astype(np.int64)
+    total = int(weight.sum())
+    if total * n_resamples <= _DIRECT_RESAMPLING_MAX:  # small suites: draw the tasks themselves
+        tasks = np.repeat(distinct, weight)
+        return tasks[generator.integers(0, total, size=(n_resamples, total))].mean(axis=1)
+    left = np.full(n_resamples, total, dtype=np.int64)  # tasks still to draw, per resample
+    unseen = total  # tasks of the values not yet visited
+    sums = np.zeros(n_resamples)
+    for value, w in zip(distinct[:-1].tolist(), weight[:-1].tolist()):
+        drawn = generator.binomial(left, w / unseen)
+        sums += value * drawn
+        left -= drawn
+        unseen -= w
+    sums += distinct[-1] * left
+    return sums / total
+
+
+
+
+# --------------------------------------------------------------------------
+# the proven default: a binomial-dominated tail bound, intersected with the union interval
+# --------------------------------------------------------------------------
+
+#: The share of alpha the default ``'hoeffding'`` interval gives to its ``'union'`` part
+#: when some task has fewer than 2k runs (chosen from the design, never from the data);
+#: the rest goes to the binomial-dominated part. With n >= 2k everywhere it gets none.
+UNION_SHARE = 0.1
+
+
+def _union_share(n: np.ndarray, k: int) -> float:
+    """The union part's share of alpha: :data:`UNION_SHARE` if some ``n < 2k``, else 0."""
+    return UNION_SHARE if bool(np.any(n < 2 * k)) else 0.0
+
+
+@lru_cache(maxsize=64)
+def _log_binomials(size: int) -> np.ndarray:
+    """``log C(size, j)`` for j = 0..size (read-only, cached)."""
+    from scipy.special import gammaln
+
+    j = np.arange(size + 1)
+    out = gammaln(size + 1.0) - gammaln(j + 1.0) - gammaln(size - j + 1.0)
+    out.setflags(write=False)
+    return out
+
+
+def _tail_bounds(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
+                 upper: bool) -> np.ndarray:
+    r"""A bound on :math:`P(X \ge x)` (``upper``) or :math:`P(X \le x)` for :math:`X \le_{cx} Y`.
+
+    ``Y = Binomial(size, theta) / size``; ``x`` and ``theta`` are arrays of one shape. The
+    bound is Bentkus's :math:`\min_h E(Y - h)_+ / (x - h)` over the atoms h = j/size below x
+    (the minimum over all real h is at an atom, since the ratio is monotone between atoms),
+    capped at 1; mirrored for the lower tail. ``bernoulli``: X is itself a mean of ``size``
+    independent Bernoulli variables with mean theta, and where x is at least 1/size beyond
+    the mean Hoeffding's (1956) binomial tail applies and is used (it is never larger).
+    """
+    from scipy.special import xlog1py, xlogy
+
+    j = np.arange(size + 1)
+    t = theta[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):  # the binomial pmf, as scipy's, in logs
+        pmf = np.exp(_log_binomials(size) + xlogy(j, t) + xlog1py(size - j, -t))
+    if not upper:  # P(X <= x) = P(-X >= -x): mirror Y and x
+        pmf, x = pmf[..., ::-1], 1.0 - x
+    # E(Y - j/size)_+ = sum_{i > j} (i - j) pmf_i / size, by suffix sums
+    above = np.cumsum(pmf[..., ::-1], axis=-1)[..., ::-1]  # P(Y >= i/size)
+    excess = np.cumsum(above[..., ::-1], axis=-1)[..., ::-1]  # sum_{i' >= i} P(Y >= i'/size)
+    # E(size Y - j)_+ = sum_{i > j} P(size Y >= i) = excess[j + 1]
+    excess = np.concatenate([excess[..., 1:], np.zeros((*excess.shape[:-1], 1))], axis=-1)
+    gap = x[..., None] * size - j  # size (x - h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(gap > 0, excess / gap, np.inf)
+    bound = np.minimum(1.0, ratio.min(axis=-1))
+    if bernoulli:
+        s = np.rint(x * size).astype(np.int64)  # the observed count, mirrored if needed
+        beyond = s >= size * np.where(upper, theta, 1.0 - theta) + 1.0
+        binomial = np.take_along_axis(above, np.clip(s, 0, size)[..., None], axis=-1)[..., 0]
+        bound = np.where(beyond, np.minimum(bound, binomial), bound)
+    return bound
+
+
+def _hoeffding_bounds_one(x: float, size: int, half: float, *,
+                          bernoulli: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_hoeffding_bounds` for one mean: each end by ``brentq``, moved outwards by 1e-12.
+
+    Each tail bound is monotone in theta (with at most a downward jump where Hoeffding's
+    binomial tail takes over), so the sign change that ``brentq`` brackets is the end.
+    """
+    from scipy import optimize
+
+    def rise(theta: float) -> float:  # > 0 where theta is accepted by the upper tail
+        return float(_tail_bounds(np.array([x]), np.array([theta]), size,
+                                  bernoulli=bernoulli, upper=True)[0]) - half
+
+    def fall(theta: float) -> float:  # > 0 where theta is accepted by the lower tail
+        return float(_tail_bounds(np.array([x]), np.array([theta]), size,
+                                  bernoulli=bernoulli, upper=False)[0]) - half
+
+    low = 0.0 if rise(0.0) > 0 else max(0.0, optimize.brentq(rise, 0.0, x, xtol=1e-14) - 1e-12)
+    high = 1.0 if fall(1.0) > 0 else min(1.0, optimize.brentq(fall, x, 1.0, xtol=1e-14) + 1e-12)
+    return np.array([low]), np.array([high])
+
+
+def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *,
+                      bernoulli: bool) -> tuple[np.ndarray, np.ndarray]:
+    r"""Ends of :math:`\{\theta : \text{both tail bounds at } \theta > \alpha/2\}` for means ``x``.
+
+    Each tail bound is monotone in theta (Y grows stochastically with theta), so each end
+    is found by bisection and returned from the outside (rejected side).
+    """
+    x = np.asarray(x, dtype=float)
+    half = alpha / 2
+    if x.size == 1:  # one suite: Brent's method on each side, a dozen steps instead of 112
+        return _hoeffding_bounds_one(float(x.flat[0]), size, half, bernoulli=bernoulli)
+    out_low, in_low = np.zeros_like(x), x.copy()  # rejected .. accepted (x itself is accepted)
+    in_high, out_high = x.copy(), np.ones_like(x)
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (out_low + in_low)
+        ok = _tail_bounds(x, mid, size, bernoulli=bernoulli, upper=True) > half
+        in_low, out_low = np.where(ok, mid, in_low), np.where(ok, out_low, mid)
+        mid = 0.5 * (in_high + out_high)
+        ok = _tail_bounds(x, mid, size, bernoulli=bernoulli, upper=False) > half
+        in_high, out_high = np.where(ok, mid, in_high), np.where(ok, out_high, mid)
+    zero, one = np.zeros_like(x), np.ones_like(x)
+    low = np.where(_tail_bounds(x, zero, size, bernoulli=bernoulli, upper=True) > half,
+                   0.0, out_low)
+    high = np.where(_tail_bounds(x, one, size, bernoulli=bernoulli, upper=False) > half,
+                    1.0, out_high)
+    return low, high
+
+
+@lru_cache(maxsize=256)
+def _groups(design: tuple[tuple[int, int, bool], ...], alpha: float) -> tuple[tuple[int, ...], ...]:
+    """How to group the tasks, from the design alone: blocks of consecutive m values.
+
+    ``design`` lists, per distinct m = n // k in increasing order, (m, tasks, whether those
+    tasks all have one n with k = 1 or n = k). A block of several m is bounded with its
+    smallest m (a mean of more blocks is below a mean of fewer in convex order). Candidates:
+    every m apart, all together, and every split into two blocks; the one whose interval
+    would be narrowest at a mean of 1/2 is used. Nothing here sees the runs' outcomes, so
+    choosing keeps the level.
+    """
+    ms = [d[0] for d in design]
+    candidates: list[list[list[int]]] = [[[m] for m in ms], [ms]]
+    candidates += [[ms[:cut], ms[cut:]] for cut in range(1, len(ms))]
+    sizes = {d[0]: d[1] for d in design}
+    alone = {d[0]: d[2] for d in design}
+    t = sum(sizes.values())
+
+    def width(blocks: list[list[int]]) -> float:
+        total = 0.0
+        for block in blocks:
+            t_g = sum(sizes[m] for m in block)
+            bernoulli = len(block) == 1 and alone[block[0]]
+            lo, hi = _hoeffding_bounds(np.array([0.5]), min(block) * t_g, alpha * t_g / t,
+                                       bernoulli=bernoulli)
+            total += t_g / t * float(hi[0] - lo[0])
+        return total
+
+    best = min(candidates, key=width) if len(ms) > 1 else candidates[0]
+    return tuple(tuple(block) for block in best)
+
+
+def _design(pn: np.ndarray, counts: np.ndarray, k: int) -> tuple[tuple[int, int, bool], ...]:
+    """Per distinct m = n // k: (m, tasks, whether they share one n with k = 1 or n = k)."""
+    blocks = pn // k
+    out = []
+    for m in np.unique(blocks).tolist():
+        mine = blocks == m
+        ns = np.unique(pn[mine])
+        out.append((int(m), int(counts[mine].sum()), ns.size == 1 and (k == 1 or int(ns[0]) == k)))
+    return tuple(out)
+
+
+def _dominated_interval(pc: np.ndarray, pn: np.ndarray, counts: np.ndarray, values: np.ndarray,
+                        k: int, alpha: float) -> tuple[float, float]:
+    """The binomial-dominated part of ``'hoeffding'``: per group of tasks, then averaged.
+
+    ``pc, pn, counts, values``: the distinct (c, n) pairs, how many tasks have each, and
+    their unbiased estimates. The groups (blocks of m = n // k, :func:`_groups`) come from
+    the design; each gets ``alpha * T_g / T``.
+    """
+    t = int(counts.sum())
+    blocks = pn // k
+    design = _design(pn, counts, k)
+    alone = {d[0]: d[2] for d in design}
+    low = high = 0.0
+    for group in _groups(design, alpha):
+        mine = np.isin(blocks, group)
+        t_g = int(counts[mine].sum())
+        x = float(np.dot(counts[mine], values[mine]) / t_g)
+        bernoulli = len(group) == 1 and alone[group[0]]
+        lo, hi = _hoeffding_bounds(np.array([x]), min(group) * t_g, alpha * t_g / t,
+                                   bernoulli=bernoulli)
+        low += t_g / t * float(lo[0])
+        high += t_g / t * float(hi[0])
+    return low, high
+
+
+def mean_pass_hat_k_ci(
+    successes: ArrayLike,
+    totals: ArrayLike,
+    k: int,
+    *,
+    confidence: float = 0.95,
+    method: str = "hoeffding",
+    rng: int | np.random.Generator | None = None,
+    n_resamples: int = 9999,
+) -> SuiteInterval:
+    r"""Interval for a suite's pass^k: the mean over its tasks of :math:`p_i^k`.
+
+    Parameters
+    ----------
+    successes, totals : array_like of int
+        Per-task successes and runs (any shape; flattened after broadcasting).
+    k : int
+        Runs that must all succeed. Tasks with fewer than k runs are left
+        out, and counted in ``n_excluded``.
+    confidence : float, default 0.95
+        Two-sided confidence level, any number in (0, 1).
+    method : {'hoeffding', 'score', 'union', 'studentized', 't', 'percentile'}, default 'hoeffding'
+        See Notes. :data:`SUITE_CI_METHODS` holds the printable labels.
+        ``'score'`` on fewer than :data:`SUITE_MIN_TASKS` tasks is ``'union'``.
+    rng : int, numpy.random.Generator or None
+        Seed or generator for ``'percentile'`` (passed to
+        :func:`numpy.random.default_rng`); the other methods draw nothing.
+    n_resamples : int, default 9999
+        Bootstrap resamples for ``'percentile'``.
+
+    Returns
+    -------
+    SuiteInterval
+        The estimate, the interval (clipped to [0, 1]), the method used, the
+        numbers of tasks kept and left out, and whether the level is kept
+        (``level_kept``; ``level`` is the text a report prints).
+
+    Raises
+    ------
+    ValueError
+        When a count is not a whole number (a bool, a string, None, a complex
+        number, NaN or infinity, or past int64), a success count exceeds its
+        total, ``k`` is not one whole number of at least 1, ``confidence`` is
+        not in (0, 1) or ``method`` is unknown; the message names the value.
+
+    Notes
+    -----
+    **Estimand.** The T tasks are the suite, fixed; the runs are the random
+    part. The target is :math:`\theta = \frac1T \sum_i \theta_i`,
+    :math:`\theta_i = p_i^k`, estimated without bias by the mean
+    :math:`\bar\theta` of the per-task :func:`~passk.metrics.estimate_pass_hat_k`
+    :math:`U_i = \binom{c_i}{k}/\binom{n_i}{k} \in [0, 1]`, independent
+    across tasks, :math:`E\,U_i = \theta_i`.
+
+    ``'hoeffding'`` (default) has a **proved** level: for every suite (any
+    :math:`p_i`), every level in (0, 1), every :math:`n_i \ge k`, mixed
+    :math:`n_i`, and every T, a single task included. It is the intersection
+    of two intervals, each proved, with :math:`\alpha` split between them
+    in advance from the design alone: the union part gets
+    :math:`\alpha_u = \alpha/10` when some task has :math:`n_i < 2k`
+    (there a task's own runs can pin its :math:`p_i^k` down better than any
+    average) and 0 otherwise; the binomial-dominated part gets
+    :math:`\alpha_b = \alpha - \alpha_u`. By the union bound the
+    intersection misses with probability at most
+    :math:`\alpha_b + \alpha_u = \alpha`.
+
+    *The binomial-dominated part.* (i) Hoeffding (1963, section 5) writes
+    a U-statistic as an average over permutations of the runs of
+    :math:`W = \frac1m \sum_{j=1}^{m} \mathbf 1[\text{block } j \text{ all pass}]`,
+    :math:`m = \lfloor n_i/k \rfloor` disjoint blocks of k runs, and
+    :math:`m W \sim \mathrm{Binomial}(m, \theta_i)`; by Jensen,
+    :math:`E g(U_i) \le E g(W)` for every convex g: :math:`U_i` is below
+    :math:`\mathrm{Bin}(m, \theta_i)/m` in convex order. (ii) Convex order
+    is kept by sums of independent variables, and Hoeffding (1956,
+    Theorem 3) shows that a sum of N independent Bernoulli variables with
+    mean :math:`\bar\theta` is below :math:`\mathrm{Bin}(N, \bar\theta)`
+    in convex order. So for the tasks sharing one m (a group of
+    :math:`T_g` tasks, :math:`N = m T_g`), their mean :math:`X` is below
+    :math:`Y = \mathrm{Bin}(N, \bar\theta_g)/N` in convex order, whatever
+    the individual :math:`\theta_i`. (iii) For h < x,
+    :math:`\mathbf 1[X \ge x] \le (X - h)_+/(x - h)`, a convex function, so
+
+    .. math:: P(X \ge x) \le \min_h \frac{E (Y - h)_+}{x - h}
+
+    (Bentkus 2004), minimized over the atoms of Y below x; mirrored for
+    :math:`P(X \le x)`. Where X is itself a mean of N Bernoulli variables
+    (k = 1, or every task of the group has n = k) and x lies at least 1/N
+    beyond the mean, Hoeffding (1956, Theorem 4) gives the binomial tail
+    itself, which is used there. Near the mean, and always for k > 1, only
+    the convex-order bound is used: this is the case the former default
+    missed, one failed run in a near-perfect suite, where heterogeneity
+    makes the tail heavier than the binomial's (AM–GM:
+    :math:`1 - \prod p_i \ge 1 - \bar p^N`). Each bound is monotone in
+    :math:`\bar\theta_g`, so the test's acceptance set is an interval,
+    found by bisection and returned from the outside. With mixed
+    :math:`n_i`, tasks are grouped, each group bounded with its smallest m
+    (a mean of more blocks is below a mean of fewer in convex order, by
+    the same permutation argument); each group gets
+    :math:`\alpha_b T_g / T` and its ends are averaged with weights
+    :math:`T_g/T` (union bound over groups). The grouping is chosen from
+    the design alone (n, k, T, the level; never the outcomes): every m
+    apart, all together, or two blocks of consecutive m, whichever gives
+    the narrowest interval at a mean of 1/2. So one short task costs about
+    its weight 1/T in width instead of dragging the suite down to its run
+    count, and many different n are pooled at the smallest.
+
+    *The union part*, ``'union'`` below at level :math:`1 - \alpha_u`.
+
+    ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs. The exact
+    variance of :math:`\hat\theta_i` is a known function of :math:`\theta_i`,
+
+    .. math:: v_n(\theta) = \sum_{j=1}^{k}
+              \frac{\binom{k}{j}\binom{n-k}{k-j}}{\binom{n}{k}}
+              \bigl(p^{2k-j} - p^{2k}\bigr), \qquad p = \theta^{1/k},
+
+    non-increasing in n. With :math:`\bar v` its least concave majorant in
+    :math:`\theta` (computed on a grid), Jensen's inequality bounds the
+    variance of the mean under the hypothesis :math:`\theta = \theta_0`,
+    whatever the individual :math:`\theta_i`:
+
+    .. math:: \operatorname{Var}\bar\theta = \frac{1}{T^2}\sum_i v_{n_i}(\theta_i)
+              \le \frac{1}{T}\,\bar v_{n_{\min}}(\theta_0)
+              \le \frac{k}{n_{\min}}\,\frac{\theta_0 (1-\theta_0)}{T}
+
+    (the last step is Hoeffding's bound on a U-statistic's variance; with
+    k = n it is an equality and :math:`\hat\theta_i` is a Bernoulli
+    variable). The interval inverts the test that uses this bound, with a
+    continuity correction of half the estimate's step near 1:
+
+    .. math:: \Bigl\{\theta_0 :\ |\bar\theta - \theta_0|
+              - \frac{k}{2 n_{\min} T}
+              \le z_{1-\alpha/2}\sqrt{\bar v_{n_{\min}}(\theta_0) / T}\Bigr\},
+
+    an interval because the left side is convex in :math:`\theta_0` and
+    the right side concave. When every task has exactly k runs each
+    :math:`\hat\theta_i` is 0 or 1, the inequality above is the
+    continuity-corrected Wilson interval for :math:`T\bar\theta` all-pass
+    tasks out of T, and the interval is widened where needed to hold the
+    Clopper–Pearson interval for that count too (Wilson's alone dips to
+    0.949 near :math:`\theta = 0`). Nothing here needs an estimate of :math:`p^{2k}`, which has no
+    unbiased estimator from n < 2k runs (see
+    :func:`estimate_pass_hat_k_variance`). The price is width where the
+    tasks differ: their variances sum to less than the bound.
+    ``benchmarks/bench_coverage.py`` measures its coverage by seeded Monte
+    Carlo on identical tasks (p = 0.5 to 0.99), Beta(4, 1), Beta(1/2, 1/2),
+    Uniform(0, 1) and tau-bench's own rates, T = 5 to 200, n = 2 to 12,
+    k = 1 to n: at 95% the lowest of its 3,850 cells is 0.948 (s.e. 0.002).
+    It is a normal approximation: on identical tasks, computed exactly
+    (:func:`passk.stats.coverage.identical_suite_coverage`), it falls to
+    0.9486 at 95% and 0.9674 at 99% when exactly one run in the suite failed
+    (issue 23), so ``level_kept`` is False.
+
+    ``'union'``:
+    each task's exact interval :math:`[L_i, U_i]` for :math:`p_i^k`
+    (:func:`pass_hat_k_ci`) at level :math:`1 - \alpha/T`, averaged:
+    :math:`[\frac1T\sum L_i, \frac1T\sum U_i]`. By the union bound every
+    :math:`p_i^k` is inside its own interval with probability at least
+    :math:`1-\alpha`, and then the mean is inside the averaged one: the
+    level is proved for any T, a single task included (it is then the
+    task's own exact interval), at the cost of width.
+
+    ``'studentized'`` (the default before issue 17):
+    :math:`\bar\theta \pm z_{1-\alpha/2} \sqrt{\sum_i V_i} / T`, with
+    :math:`V_i` the larger of the unbiased
+    :func:`estimate_pass_hat_k_variance` (where :math:`n_i \ge 2k`) and the
+    Jeffreys posterior mean of the exact variance. It estimates each task's
+    variance from that task's runs, and those estimates are too small where
+    n < 2k: at 95% its coverage is 0.81 on 10 tasks at p = 0.9 with
+    n = k = 4 (issue 17), and as low as 0.800 in ``bench_coverage.py``'s grid,
+    so ``level_kept`` is False.
+
+    ``'t'``: :math:`\bar\theta \pm t_{T-1,\,1-\alpha/2}\, s / \sqrt T`
+    with s the standard deviation of the :math:`\hat\theta_i` over tasks
+    (the paired-t idea of Miller, 2024 [3]_). ``'percentile'``: the
+    percentile bootstrap over tasks [2]_ (tasks resampled with replacement,
+    done exactly as a multinomial over the distinct per-task values, so
+    :math:`10^5` tasks cost no more than 100). Both treat the tasks as a
+    sample from a larger population and answer a different question,
+    "tasks like these"; for these tasks they promise nothing
+    (``level_kept`` is False). When all tasks have the same estimate their
+    spread is 0 and so would be their width: they fall back to the default
+    and say so in ``note``.
+
+    References
+    ----------
+    .. [1] S. Yao et al., "tau-bench", arXiv:2406.12045, 2024.
+    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
+       Chapman & Hall, 1993.
+    .. [3] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to
+       Language Model Evaluations", arXiv:2411.00640, 2024.
+    .. [4] W. Hoeffding, "A class of statistics with asymptotically normal
+       distribution", Annals of Mathematical Statistics 19(3), 293–325, 1948
+       (the variance of a U-statistic, and its bound k/n times the kernel's).
+    .. [5] E. B. Wilson, "Probable inference, the law of succession, and
+       statistical inference", JASA 22(158), 209–212, 1927.
+    .. [6] W. Hoeffding, "On the distribution of the number of successes in
+       independent trials", Annals of Mathematical Statistics 27(3),
+       713–721, 1956 (Theorems 3 and 4).
+    .. [7] W. Hoeffding, "Probability inequalities for sums of bounded random
+       variables", JASA 58(301), 13–30, 1963 (section 5, U-statistics).
+    .. [8] V. Bentkus, "On Hoeffding's inequalities", Annals of Probability
+       32(2), 1650–1673, 2004.
+
+    Examples
+    --------
+    >>> result = mean_pass_hat_k_ci([12, 12, 0, 7, 10], [12, 12, 12, 12, 12], 2)
+    >>> round(result.estimate, 4), [round(x, 4) for x in result.ci], result.n_tasks
+    (0.6, [0.3902, 0.7854], 5)
+    >>> result.label, result.level
+    ('binomial-dominated bound (Hoeffding–Bentkus) with the exact union, proved', '95%')
+    >>> mean_pass_hat_k_ci([3, 1], [3, 4], 4).n_excluded
+    1
+    >>> low = mean_pass_hat_k_ci([1, 0, 2, 0, 1], 12, 8)  # k near n, low pass^k
+    >>> [round(x, 4) for x in low.ci]
+    [0.0, 0.0143]
+    >>> mean_pass_hat_k_ci([4, 3, 2, 4, 1], 4, 4, method="t").level
+    '95% nominal, not guaranteed'
+    """
+    alpha = 1.0 - confidence_level(confidence)
+    if not isinstance(method, str) or method not in SUITE_CI_METHODS:
+        raise ValueError(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
+    k_ = whole_numbers(k, "k", minimum=1)
+    if k_.ndim:
+        raise ValueError(f"k ({k!r}) must be one number")
+    k_int = int(k_)
+    n_resamples = int(whole_numbers(n_resamples, "n_resamples", minimum=1))
+    c, n = _counts(successes, totals, names=("successes", "totals"))
+    c, n = c.ravel(), n.ravel()
+    kept = n >= k_int
+    n_excluded = int(np.count_nonzero(~kept))
+    c, n = c[kept], n[kept]
+    t = c.size
+    level = float(confidence)
+    if t == 0:
+        nan = float("nan")
+        return SuiteInterval(nan, ConfidenceInterval(nan, nan), method, 0, n_excluded,
+                             level, "no task has at least k runs")
+    # everything depends on (c, n) only: compute once per distinct pair
+    keys, counts = np.unique(c * (int(n.max()) + 1) + n, return_counts=True)
+    pc, pn = np.divmod(keys, int(n.max()) + 1)
+    values = np.asarray(estimate_pass_hat_k(pc, pn, k_int), dtype=float)
+    estimate = float(np.dot(counts, values) / t)
+
+    note = ""
+    if method in ("t", "percentile"):
+        spread = values.max() - values.min()
+        if t < 2 or spread == 0:
+            note = (f"{SUITE_CI_METHODS[method]} needs two tasks with different estimates; "
+                    f"the default used instead")
+            method = "hoeffding"
+    if method == "score" and t < SUITE_MIN_TASKS:
+        note = (f"{t} task(s), fewer than {SUITE_MIN_TASKS}, where the score interval is not "
+                f"measured: {SUITE_CI_METHODS['union']}")
+        method = "union"
+    n_min = int(pn.min())
+    if method == "hoeffding":
+        share = _union_share(pn, k_int)
+        low, high = _dominated_interval(pc, pn, counts, values, k_int, alpha * (1.0 - share))
+        if share > 0:
+            ends = pass_hat_k_ci(pc, pn, k_int, confidence=1.0 - alpha * share / t)
+            low = max(low, float(np.dot(counts, ends.low) / t))
+            high = min(high, float(np.dot(counts, ends.high) / t))
+            # the union part can exclude the unbiased estimate (0 when every c_i < k);
+            # widening to hold it keeps the level
+            low, high = min(low, estimate), max(high, estimate)
+    elif method == "score":
+        low_a, high_a = _score_bounds(np.array([estimate]), t, n_min, k_int, alpha,
+                                      bernoulli=bool(np.all(pn == k_int)))
+        low, high = float(low_a[0]), float(high_a[0])
+    elif method == "union":
+        ends = pass_hat_k_ci(pc, pn, k_int, confidence=1.0 - alpha / t)
+        low = float(np.dot(counts, ends.low) / t)
+        high = float(np.dot(counts, ends.high) / t)
+    elif method == "studentized":
+        from scipy.special import ndtri  # the normal quantile, as scipy.stats.norm.ppf
+
+        posterior = _posterior_variance(pc, pn, k_int)
+        unbiased = np.asarray(estimate_pass_hat_k_variance(pc, pn, k_int), dtype=float)
+        per_pair = np.fmax(posterior, unbiased)  # fmax: NaN (n < 2k) leaves the posterior
+        half = ndtri(1 - alpha / 2) * np.sqrt(np.dot(counts, per_pair)) / t
+        low, high = estimate - half, estimate + half
+    elif method == "t":
+        deviation = values - estimate
+        s = np.sqrt(np.dot(counts, deviation * deviation) / (t - 1))
+        from scipy import stats
+
+        half = stats.t.ppf(1 - alpha / 2, t - 1) * s / np.sqrt(t)
+        low, high = estimate - half, estimate + half
+    else:
+        means = _bootstrap_means(values, counts, n_resamples, np.random.default_rng(rng))
+        low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    if method in ("score", "studentized"):
+        if np.all(pc == pn):  # every run of every task passed
+            low = min(low, _all_pass_lower(t, n_min, k_int, alpha))
+        if np.all(pc == 0):  # every run of every task failed
+            high = max(high, _all_fail_upper(t, n_min, k_int, alpha))
+    kept_level = method not in _LEVEL_NOT_KEPT
+    if not kept_level:
+        why = f"level not guaranteed: {_LEVEL_NOT_KEPT[method]}"
+        note = f"{note}; {why}" if note else why
+    ci = ConfidenceInterval(float(np.clip(low, 0.0, 1.0)), float(np.clip(high, 0.0, 1.0)))
+    return SuiteInterval(estimate, ci, method, t, n_excluded, level, note, kept_level)
+
+
+def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
+                      alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``'hoeffding'`` interval for many suites of one design at once (for simulations).
+
+    ``c`` is (replicates, T) counts, ``n`` the T tasks' runs (all at least k); the same
+    construction as :func:`mean_pass_hat_k_ci`, vectorized over replicates: the design
+    (n, k, T) fixes the groups and the split of alpha, the counts only move the means.
+    """
+    from math import comb
+
+    c = np.asarray(c, dtype=np.int64)
+    n = np.asarray(n, dtype=np.int64)
+    t = n.size
+    values = np.asarray(estimate_pass_hat_k(c, n[None, :], k), dtype=float)
+    estimate = values.mean(axis=1)
+    share = _union_share(n, k)
+    blocks = n // k
+    design = _design(n, np.ones(t, dtype=np.int64), k)
+    alone = {d[0]: d[2] for d in design}
+    part = alpha * (1.0 - share)
+    low = np.zeros(c.shape[0])
+    high = np.zeros(c.shape[0])
+    for group in _groups(design, part):
+        mine = np.isin(blocks, group)
+        t_g = int(np.count_nonzero(mine))
+        x = values[:, mine].mean(axis=1)
+        bernoulli = len(group) == 1 and alone[group[0]]
+        scale = np.lcm.reduce([comb(int(v), k) for v in np.unique(n[mine])]) * t_g
+        x = np.rint(x * scale) / scale  # the same float for the same sum, whatever the order
+        unique, where = np.unique(x, return_inverse=True)
+        lo, hi = _hoeffding_bounds(unique, min(group) * t_g, part * t_g / t,
+                                   bernoulli=bernoulli)
+        low += t_g / t * lo[where.ravel()]
+        high += t_g / t * hi[where.ravel()]
+    if share > 0:
+        ends = pass_hat_k_ci(c, n[None, :], k, confidence=1.0 - alpha * share / t)
+        low = np.maximum(low, np.asarray(ends.low).mean(axis=1))
+        high = np.minimum(high, np.asarray(ends.high).mean(axis=1))
+        low, high = np.minimum(low, estimate), np.maximum(high, estimate)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
