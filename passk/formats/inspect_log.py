@@ -570,8 +570,8 @@ def identity(header: Mapping[str, Any]) -> dict[str, Any]:
     inner = header.get("eval")
     spec: Mapping[str, Any] = inner if isinstance(inner, Mapping) else header
     plan = header.get("plan") if spec is not header else None
-    dataset: Mapping[str, Any] = spec.get("dataset") if isinstance(
-        spec.get("dataset"), Mapping) else {}
+    found = spec.get("dataset")
+    dataset: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     solver: Any = spec.get("solver")
     if solver:
         solver = {"solver": solver, "solver_args": spec.get("solver_args") or {}}
