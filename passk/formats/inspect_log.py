@@ -180,12 +180,12 @@ class SuccessRule:
         return False if x == 0.0 else None
 
     def describe(self) -> str:
-        parts = ["C, True or 1 (or yes, true, '1')"]
+        parts = ["C, True or 1"]
         if self.values:
             parts[0] = ", ".join(self.values) + " (--success-value), or " + parts[0]
         if self.threshold is not None:
             parts.append(f"a number at least {self.threshold:g} (--success-threshold)")
-        rest = "every other value" if self.chosen else "I, N, False or 0 (or no, false, '0')"
+        rest = "every other value" if self.chosen else "I, N, False or 0"
         return "a success is " + ", or ".join(parts) + f"; {rest} is a failure"
 
 
