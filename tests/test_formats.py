@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from inspect_logs import agree_with_inspect
 from shared_data import TAU_BENCH_MISSING
 
 from passk.formats import detect_format, read_inspect, read_tau2, read_tau_bench
@@ -261,6 +262,7 @@ def inspect_logs(tmp_path_factory):
     for ext in ("eval", "json"):
         paths[ext] = d / f"log.{ext}"
         write_eval_log(log, str(paths[ext]))
+        agree_with_inspect(paths[ext])
     return paths
 
 
@@ -592,6 +594,7 @@ def inspect_log(tmp_path: Path, name: str, *, status: str, ids: list, epochs: in
                                                              traceback_ansi=""))
     path = tmp_path / name
     write_eval_log(log, str(path))
+    agree_with_inspect(path)
     return path
 
 

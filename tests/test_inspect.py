@@ -23,6 +23,7 @@ pytest.importorskip("inspect_ai", reason="the optional extra 'inspect' is not in
 from inspect_ai import eval as inspect_eval
 from inspect_ai.scorer import SampleScore, Score
 from inspect_evals import outcome, seeded_task
+from inspect_logs import agree_with_inspect
 
 from passk.cli import main as passk_main
 from passk.inspect import (
@@ -349,6 +350,7 @@ def run_eval(task, log_dir: Path):
         log = pool.submit(inspect_eval, task, model="none", log_dir=str(log_dir),
                           display="none", max_samples=2).result()[0]
     assert log.status == "success"
+    agree_with_inspect(log.location)  # passk's reader sees what Inspect's does
     return log
 
 
