@@ -32,6 +32,7 @@ from .formats import (
     read_formatted,
     reject_options,
 )
+from .formats._shared import not_utf8
 from .formats.jsonl_csv import read_csv_runs, read_jsonl_runs
 from .protocol import Protocol
 from .results import (
@@ -148,7 +149,7 @@ def _read_one(path: str | os.PathLike[str], format: str, duplicates: str,
     try:
         return read_formatted(p, format, duplicates=duplicates, **options)
     except UnicodeDecodeError as exc:
-        raise ResultsError(path, None, f"not a text file ({exc.reason})") from None
+        raise ResultsError(path, None, not_utf8(p, exc)) from None
     except RecursionError:
         raise ResultsError(path, None, "nested too deeply to read") from None
 
