@@ -77,7 +77,10 @@ def read_text(path: Path, report_as: Any = None, where: str | None = None) -> st
     encoding, or binary, is an error naming it and what it is."""
     report_as = path if report_as is None else report_as
     try:
-        return path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
+        if "\x00" in text[:64]:  # UTF-16 without a byte-order mark decodes as UTF-8 with zeros
+            raise ResultsError(report_as, where, not_utf8(path))
+        return text
     except UnicodeDecodeError as exc:
         raise ResultsError(report_as, where, not_utf8(path, exc)) from None
     except IsADirectoryError:

@@ -368,6 +368,10 @@ def _not_a_zip(path: Path) -> str:
     return "is not an Inspect .eval log (not a zip file): pass the log Inspect wrote"
 
 
+#: The least a ``.json`` log is read by at a time, in characters.
+_CHUNK = 1 << 20
+
+
 class _Text:
     """A text file read in chunks, for ``json.JSONDecoder.raw_decode`` one value at a time."""
 
@@ -379,8 +383,8 @@ class _Text:
         self.line = 1  # lines before self.buf
         self.decoder = json.JSONDecoder()
 
-    def _more(self, at_least: int = 1 << 20) -> bool:
-        chunk = self.f.read(max(at_least, 1 << 20))
+    def _more(self, at_least: int = 0) -> bool:
+        chunk = self.f.read(max(at_least, _CHUNK))
         if not chunk:
             self.eof = True
             return False
@@ -411,7 +415,9 @@ class _Text:
             try:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                if self.eof or not self._more(len(self.buf)):
+                # read as much again as the value holds so far: a value of n characters
+                # is parsed O(log n) times, in a buffer at most about three times its size
+                if self.eof or not self._more(2 * (len(self.buf) - self.pos)):
                     self._fail(exc.msg, exc.pos)
                 continue
             if end == len(self.buf) and not self.eof and self._more():
