@@ -49,15 +49,28 @@ def not_utf8(path: Path, exc: UnicodeDecodeError | None = None) -> str:
             start = f.read(64)
     except OSError:
         start = b""
-    if start.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(start) >= 4 and max(
-            start[0::2].count(0), start[1::2].count(0)) > len(start) // 4):
-        return _utf16(path)  # (without a byte-order mark, every other byte of ASCII is zero)
+    if _utf16_text(start):
+        return _utf16(path)
     if start.startswith(b"\x1f\x8b"):
         return f"is gzip-compressed: decompress it first (`gunzip {path.name}`)"
     if start.startswith(b"PK\x03\x04"):
         return "is a zip archive, not a results file: unpack it (an Inspect log ends in .eval)"
     where = f" ({exc.reason} at byte {exc.start})" if exc is not None else ""
-    return f"not a UTF-8 text file{where}; is it binary or compressed?"
+    return f"not a text file{where}; is it binary or compressed? (passk reads UTF-8 text)"
+
+
+def _utf16_text(start: bytes) -> bool:
+    """Whether a file's first bytes are UTF-16 text (with or without a byte-order mark): they
+    decode as UTF-16 to mostly printable ASCII, as a results file's text is."""
+    start = start[:len(start) // 2 * 2]
+    encodings = ("utf-16",) if start.startswith((b"\xff\xfe", b"\xfe\xff")) else (
+        "utf-16-le", "utf-16-be")
+    for encoding in encodings:
+        text = start.decode(encoding, errors="replace")
+        plain = sum(c < "\x80" and (c.isprintable() or c in "\r\n\t") for c in text)
+        if len(text) >= 2 and plain >= 0.9 * len(text):
+            return True
+    return False
 
 
 def check_utf8(path: Path) -> None:
