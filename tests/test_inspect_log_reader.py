@@ -413,3 +413,19 @@ def test_a_misspelt_field_is_named(tmp_path):
                                  "'task_id'?)")
     path.write_text("task,success\na,1\n")  # nothing close: the missing column is named
     assert _error(path).endswith("missing column(s) ['task_id'] in the header")
+
+
+def test_a_json_log_is_detected_by_its_first_bytes(write_log, tmp_path, monkeypatch):
+    """`passk report LOG.json` streams the log: the format is told from its first bytes, and
+    the whole document is never loaded to detect it."""
+    import passk.formats as formats
+
+    log = write_log(tmp_path / "log.json", {(1, 1): "C", (1, 2): "I"})
+
+    def whole(*args, **kwargs):
+        raise AssertionError("the whole log was loaded")
+
+    monkeypatch.setattr(formats, "load_json", whole)
+    assert formats.detect_format(log) == "inspect"
+    r = read_results(log)
+    assert (r.source, r.successes.tolist(), r.totals.tolist()) == ("inspect", [1], [2])

@@ -61,7 +61,8 @@ from ..results import Results, ResultsError, Run, tally_runs, with_notes
 from ._shared import QUOTE, plural, some
 
 __all__ = ["ERRORED_SAMPLES", "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "SuccessRule",
-           "identity", "is_success", "read_inspect", "read_log", "sniff", "value_to_float"]
+           "identity", "is_success", "read_inspect", "read_log", "sniff", "sniff_file",
+           "value_to_float"]
 
 #: Score values that count as a success by default (Inspect's accuracy convention).
 INSPECT_SUCCESS_VALUES = ("C",)
@@ -82,6 +83,21 @@ def sniff(data: Any, path: Path) -> bool:
     """An Inspect log in JSON: an object with ``eval`` and samples, a version or a status."""
     return isinstance(data, dict) and "eval" in data and (
         "samples" in data or "version" in data or "status" in data)
+
+
+#: How Inspect's ``write_eval_log`` starts a .json log: ``{"version": 2, "status": ...``.
+_JSON_HEAD = re.compile(rb'\A(\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+
+
+def sniff_file(path: Path) -> bool:
+    """An Inspect .json log by its first bytes (so that it is streamed, not loaded whole)."""
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return _JSON_HEAD.match(f.read(256)) is not None
+    except OSError:
+        return False
 
 
 # --------------------------------------------------------------------------
