@@ -418,7 +418,7 @@ def test_a_misspelt_field_is_named(tmp_path):
 def test_a_json_log_is_detected_by_its_first_bytes(write_log, tmp_path, monkeypatch):
     """`passk report LOG.json` streams the log: the format is told from its first bytes, and
     the whole document is never loaded to detect it."""
-    import passk.formats as formats
+    from passk import formats
 
     log = write_log(tmp_path / "log.json", {(1, 1): "C", (1, 2): "I"})
 
