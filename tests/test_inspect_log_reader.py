@@ -429,3 +429,13 @@ def test_a_json_log_is_detected_by_its_first_bytes(write_log, tmp_path, monkeypa
     assert formats.detect_format(log) == "inspect"
     r = read_results(log)
     assert (r.source, r.successes.tolist(), r.totals.tolist()) == ("inspect", [1], [2])
+
+
+def test_without_a_zstandard_decoder_the_eval_log_says_what_to_install(write_log, tmp_path,
+                                                                      monkeypatch):
+    log = write_log(tmp_path / "log.eval", {(1, 1): "C"})
+    for name in ("zstandard", "compression", "backports"):
+        monkeypatch.setitem(sys.modules, name, None)  # no Zstandard decoder can be imported
+    with pytest.raises(ResultsError, match=r"log.eval: header.json: is compressed with "
+                                           r"Zstandard .* pip install zstandard"):
+        read_results(log)
