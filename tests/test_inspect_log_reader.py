@@ -115,6 +115,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # two fresh processes, about 2 s each
 def test_logs_read_without_inspect_ai(write_log, tmp_path):
     """.eval (Zstandard members) and .json logs, read in a process without inspect_ai, give
     the counts Inspect's read_eval_log gives, and `passk report` runs there too."""
