@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from inspect_logs import agree_with_inspect
 from shared_data import TAU_BENCH_MISSING
 
 from passk.formats import detect_format, read_inspect, read_tau2, read_tau_bench
@@ -220,11 +221,14 @@ def test_forced_format_mismatch_is_an_error():
 # --------------------------------------------------------------------------
 
 
-def test_inspect_missing_extra_is_named(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import now fails
-    with pytest.raises(ResultsError, match=r"optional extra 'inspect': pip install "
-                                           r"'passk\[inspect\]'"):
-        read_inspect(write(tmp_path, "log.json", {"eval": {}}))
+def test_inspect_log_needs_no_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # any import of it now fails
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+    path = write(tmp_path, "log.json", {"version": 2, "status": "success", "eval": {
+        "task": "t", "model": "m", "dataset": {"samples": 1}, "config": {}},
+        "samples": [{"id": 1, "epoch": 1, "scores": {"match": {"value": "C"}}}]})
+    r = read_inspect(path)
+    assert (r.task_ids, r.successes.tolist(), r.incomplete) == (("1",), [1], ())
 
 
 @pytest.fixture(scope="module")
@@ -258,6 +262,7 @@ def inspect_logs(tmp_path_factory):
     for ext in ("eval", "json"):
         paths[ext] = d / f"log.{ext}"
         write_eval_log(log, str(paths[ext]))
+        agree_with_inspect(paths[ext])
     return paths
 
 
@@ -304,12 +309,14 @@ def test_inspect_bad_input(inspect_logs, tmp_path):
     pytest.importorskip("inspect_ai")
     text = inspect_logs["json"].read_text()
     truncated = write(tmp_path, "trunc.json", text[: len(text) // 2])
-    with pytest.raises(ResultsError, match="not a readable Inspect AI log .*EOF"):
+    with pytest.raises(ResultsError, match=r"trunc.json:\d+: not a valid Inspect .json log "
+                                           r"\(.*\); is the file truncated\?"):
         read_results(truncated, "inspect")
     payload = json.loads(text)
     payload["samples"][0]["epoch"] = "first"  # a wrong type in a field
     wrong = write(tmp_path, "wrong.json", payload)
-    with pytest.raises(ResultsError, match="not a readable Inspect AI log"):
+    with pytest.raises(ResultsError, match=r"samples\[0\]: field 'epoch' must be a whole "
+                                           "number, got 'first'"):
         read_results(wrong, "inspect", scorer="match")
     payload = json.loads(text)
     payload["samples"][1]["scores"]["match"]["value"] = {"a": 1}  # not a single value
@@ -587,6 +594,7 @@ def inspect_log(tmp_path: Path, name: str, *, status: str, ids: list, epochs: in
                                                              traceback_ansi=""))
     path = tmp_path / name
     write_eval_log(log, str(path))
+    agree_with_inspect(path)
     return path
 
 

@@ -60,10 +60,11 @@ def test_bulk_path_matches_line_by_line(tmp_path):
 @pytest.mark.parametrize("lines, message", [
     (['{"task_id": "a", "success": true}', '{"task_id": "a", "success": tr'],
      "runs.jsonl:2: not valid JSON"),
-    (['{"task_id": "a", "success": "yes"}'], "runs.jsonl:1: field 'success' must be a boolean"),
+    (['{"task_id": "a", "success": "yes"}'],
+     "runs.jsonl:1: field 'success' must be true or false, or 1 or 0"),
     (['{"task_id": "a", "success": true}', '{"success": true}'],
      "runs.jsonl:2: missing field 'task_id'"),
-    (['{"task_id": "a", "success": 1}'], "field 'success' must be a boolean"),
+    (['{"task_id": "a", "success": 2}'], "field 'success' must be true or false, or 1 or 0"),
     (['{"task_id": "a", "success": true, "trial": 1.5}'], "field 'trial' must be a whole number"),
     (['{"task_id": ["a"], "success": true}'], "field 'task_id' must be a string"),
     (['[1, 2]'], "expected a JSON object, got list"),

@@ -467,7 +467,8 @@ def _bad_inspect_logs(tmp_path, make):
     cases = {
         "truncated": (text[: len(text) // 2], "is the file truncated?"),
         "empty": ("", "is empty"),
-        "binary": (b"PK\x03\x04\x00\x00garbage zip", "not a readable Inspect AI log"),
+        "binary": (b"PK\x03\x04\x00\x00garbage zip", ("is not a complete Inspect .eval log "
+                   "(the zip's end is missing: was it copied while Inspect was still writing?)")),
     }
     missing = json.loads(text)
     del missing["samples"][0]["scores"]

@@ -53,6 +53,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from passk.criteria import DEFAULT_CRITERIA
 from passk.gate.curtailment import GateSettings, SettleTracker
+from passk.results.formats.inspect_log import is_success  # the one rule, shared with the reader
 from passk.results.protocol import Protocol
 
 if TYPE_CHECKING:
@@ -64,64 +65,6 @@ __all__ = ["MANAGER", "Curtailment", "is_success", "mean_pass_hat_k", "pass_hat_
 
 #: The early-stopping manager's name, as the log records it.
 MANAGER = "passk.curtailment"
-
-_PASS = ("C",)
-_FAIL = ("I", "N")
-
-
-def is_success(value: Any, *, success_values: Sequence[str] = (),
-               success_threshold: float | None = None) -> bool:
-    """Whether an Inspect score value counts as a success.
-
-    ``"C"``, ``True`` and ``1`` pass; so do ``success_values`` (compared as
-    text, or as numbers for numeric values) and, with ``success_threshold``, a
-    number at least the threshold. Without either, ``"I"``, ``"N"``,
-    ``False`` and ``0`` fail and any other value raises; with either, every
-    other value fails.
-
-    Raises
-    ------
-    ValueError
-        For a value the rule cannot judge, naming it.
-
-    Examples
-    --------
-    >>> is_success("C"), is_success(0), is_success(0.5, success_threshold=0.5)
-    (True, False, True)
-    >>> is_success("8")
-    Traceback (most recent call last):
-    ...
-    ValueError: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
-    """
-    number = (float(value) if isinstance(value, (int, float)) and not isinstance(value, bool)
-              else None)
-    if value is True or value in _PASS or number == 1.0:
-        return True
-    for s in success_values:
-        if isinstance(value, str) and value == s:
-            return True
-        if isinstance(value, bool) and str(value).lower() == s.lower():
-            return True
-        if number is not None:
-            try:
-                if float(s) == number:
-                    return True
-            except ValueError:
-                pass
-    if success_threshold is not None:
-        if number is None and isinstance(value, str):
-            try:
-                number = float(value)
-            except ValueError:
-                number = None
-        return number is not None and math.isfinite(number) and number >= success_threshold
-    if success_values:
-        return False
-    if value is False or value in _FAIL or number == 0.0:
-        return False
-    raise ValueError(f"score value {value!r:.60} is neither a success (C, True, 1) nor a "
-                     "failure (I, N, False, 0): pass success_values or success_threshold to "
-                     "say how to judge it")
 
 
 class Curtailment:

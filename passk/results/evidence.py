@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -76,47 +75,21 @@ def _passk_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
     return {"run_ids": run_ids, "evaluation": evaluation, "trials": frozenset(seeds)}
 
 
-#: The fields of an Inspect log's ``eval`` header that define the evaluation.
-#: (The epochs, limits and sample selection are not: more epochs are more trials.)
-INSPECT_EVALUATION = ("task", "task_args", "model", "model_roles", "model_args",
-                      "model_generate_config", "solver", "solver_args", "dataset")
-
-
-def _inspect_header(path: Path) -> Mapping[str, Any]:
-    """The log's header: ``eval`` (the EvalSpec) and ``plan``, read without Inspect."""
-    if path.suffix == ".eval":
-        with zipfile.ZipFile(path) as z:
-            names = set(z.namelist())
-            for name in ("header.json", "_journal/start.json"):
-                if name in names:
-                    data = json.loads(z.read(name))
-                    return data if isinstance(data, Mapping) else {}
-        return {}
-    with open(path, encoding="utf-8-sig") as f:
-        data = json.load(f)
-    return data if isinstance(data, Mapping) else {}
-
-
 def _inspect_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
-    """An Inspect AI log: ``eval_id`` and ``run_id``; model, task arguments, plan, config."""
-    if not path.is_file():
+    """An Inspect AI log: ``eval_id`` and ``run_id``; the task, its arguments, the model
+    and its roles, the solver or plan, the generate config and the dataset
+    (:func:`passk.results.formats.inspect_log.identity`). Read only when files are
+    combined (``trials``): a lone log has nothing to be compared with."""
+    if not trials or not path.is_file():
         return {}
-    header = _inspect_header(path)
-    spec = header.get("eval") or {}
-    run_ids = [(f"Inspect {key}", str(spec[key])) for key in ("eval_id", "run_id")
-               if spec.get(key)]
-    evaluation = []
-    for key in INSPECT_EVALUATION:
-        value = spec.get(key)
-        if key == "dataset" and isinstance(value, Mapping):
-            value = {k: v for k, v in value.items() if k in ("name", "location")}
-        # every field, an absent or empty one as "": no arguments and some differ
-        evaluation.append((key, "" if value in (None, {}, [], "") else _canonical(value)))
-    plan = header.get("plan")
-    if isinstance(plan, Mapping) and plan.get("steps"):
-        evaluation.append(("plan", _canonical({"steps": plan.get("steps"),
-                                               "config": plan.get("config")})))
-    return {"run_ids": run_ids, "evaluation": evaluation}
+    from passk.results.formats.inspect_log import identity, read_log
+
+    found = identity(read_log(path)[0])
+    ids = [("Inspect eval_id", found["run_ids"][0]), ("Inspect run_id", found["run_ids"][1])]
+    # the selected samples are the task set, which combining checks on its own
+    return {"run_ids": [(what, i) for what, i in ids if i],
+            "evaluation": [(k, "" if v is None else str(v))
+                           for k, v in found["evaluation"].items() if k != "sample_ids"]}
 
 
 def _harbor_job(path: Path, results: Results, trials: bool) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from passk.results.formats import (
     read_formatted,
     reject_options,
 )
+from passk.results.formats._shared import not_utf8
 from passk.results.formats.jsonl_csv import read_csv_runs, read_jsonl_runs
 from passk.results.protocol import Protocol
 from passk.results.runlog import RunLog, RunRecord, log_header_line, read_log_header, read_run_log
@@ -151,7 +152,7 @@ def _read_one(path: str | os.PathLike[str], format: str, duplicates: str,
         results = read_formatted(p, format, duplicates=duplicates, **options)
         return replace(results, sources=(source_of(path, results, trials=trials),))
     except UnicodeDecodeError as exc:
-        raise ResultsError(path, None, f"not a text file ({exc.reason})") from None
+        raise ResultsError(path, None, not_utf8(p, exc)) from None
     except RecursionError:
         raise ResultsError(path, None, "nested too deeply to read") from None
 

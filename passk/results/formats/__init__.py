@@ -21,8 +21,8 @@ that stopped short of its own plan is named in ``Results.incomplete``.
 
 Adding a format is adding a module with a ``read_<name>(path, data=None, *,
 duplicates="error", **options)`` function (and, to be detected, a
-``sniff(data, path)`` for JSON content or ``sniff_dir(path)`` for a
-directory), and one row in :data:`FORMAT_TABLE`. Reader modules import from
+``sniff(data, path)`` for JSON content, ``sniff_file(path)`` for a file's first
+bytes, or ``sniff_dir(path)`` for a directory), and one row in :data:`FORMAT_TABLE`. Reader modules import from
 :mod:`passk.results`, :mod:`passk.runlog` and :mod:`passk.formats._shared`
 only: no reader imports another, and nothing here imports :mod:`passk.io`.
 """
@@ -179,6 +179,16 @@ def _directory_error(path: Path) -> ResultsError:
                         "(config.json, result.json and one folder a trial) or folder of jobs")
 
 
+def _by_head(path: Path) -> Format | None:
+    """A format that claims a file by its first bytes (``sniff_file``), before it is parsed:
+    a big Inspect .json log is then read as it streams, not loaded whole to be detected."""
+    for f in _DETECTED:
+        sniff_file = getattr(f.load(), "sniff_file", None)
+        if sniff_file is not None and sniff_file(path):
+            return f
+    return None
+
+
 def _by_content(path: Path, data: Any) -> Format | None:
     for f in _DETECTED:
         sniff = getattr(f.load(), "sniff", None)
@@ -213,7 +223,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if p.is_dir():
         return _by_layout(p).name
-    fixed = _by_extension(p)
+    fixed = _by_extension(p) or _by_head(p)
     if fixed is not None:
         return fixed.name
     found = _by_content(p, load_json(p))
@@ -236,7 +246,7 @@ def read_formatted(path: str | os.PathLike[str], format: str,
         if path.is_dir():
             entry = _by_layout(path)
         else:
-            entry = _by_extension(path)  # type: ignore[assignment]
+            entry = _by_extension(path) or _by_head(path)  # type: ignore[assignment]
             if entry is None:
                 data = load_json(path)
                 entry = _by_content(path, data)  # type: ignore[assignment]

@@ -6,10 +6,11 @@ Nothing here knows a format; every reader module imports from here and from
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +34,81 @@ def is_successful(reward: float) -> bool:
     return (1 - REWARD_TOLERANCE) <= reward <= (1 + REWARD_TOLERANCE)
 
 
+def _utf16(path: Path) -> str:
+    fixed = path.with_name(f"{path.stem}-utf8{path.suffix}").name
+    return (f"is UTF-16 text, and passk reads UTF-8: save it as UTF-8, e.g. `iconv -f UTF-16 "
+            f"-t UTF-8 {path.name} > {fixed}` (Windows PowerShell's `>` writes UTF-16; "
+            "`Out-File -Encoding utf8` writes UTF-8)")
+
+
+def not_utf8(path: Path, exc: UnicodeDecodeError | None = None) -> str:
+    """Why a file is not readable as UTF-8 text, and what to do: UTF-16 (by its byte-order
+    mark, or zero bytes between ASCII characters), gzip, zip, or other binary data."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(64)
+    except OSError:
+        start = b""
+    if _utf16_text(start):
+        return _utf16(path)
+    if start.startswith(b"\x1f\x8b"):
+        return f"is gzip-compressed: decompress it first (`gunzip {path.name}`)"
+    if start.startswith(b"PK\x03\x04"):
+        return "is a zip archive, not a results file: unpack it (an Inspect log ends in .eval)"
+    where = f" ({exc.reason} at byte {exc.start})" if exc is not None else ""
+    return f"not a text file{where}; is it binary or compressed? (passk reads UTF-8 text)"
+
+
+def _utf16_text(start: bytes) -> bool:
+    """Whether a file's first bytes are UTF-16 text (with or without a byte-order mark): they
+    decode as UTF-16 to mostly printable ASCII, as a results file's text is."""
+    start = start[:len(start) // 2 * 2]
+    encodings = ("utf-16",) if start.startswith((b"\xff\xfe", b"\xfe\xff")) else (
+        "utf-16-le", "utf-16-be")
+    for encoding in encodings:
+        text = start.decode(encoding, errors="replace")
+        plain = sum(c < "\x80" and (c.isprintable() or c in "\r\n\t") for c in text)
+        if len(text) >= 2 and plain >= 0.9 * len(text):
+            return True
+    return False
+
+
+def check_utf8(path: Path) -> None:
+    """An error naming a UTF-16, gzip or zip file before a reader decodes it as UTF-8."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(64)
+    except OSError:
+        return
+    if start.startswith((b"\xff\xfe", b"\xfe\xff", b"\x1f\x8b", b"PK\x03\x04")) or (
+            len(start) >= 4 and b"\x00" in start):
+        raise ResultsError(path, None, not_utf8(path))
+
+
 def read_text(path: Path, report_as: Any = None, where: str | None = None) -> str:
-    """A file's text as UTF-8; a binary file is an error naming it."""
+    """A file's text as UTF-8 (a leading byte-order mark is dropped); a file in another
+    encoding, or binary, is an error naming it and what it is."""
     report_as = path if report_as is None else report_as
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
+        if "\x00" in text[:64]:  # UTF-16 without a byte-order mark decodes as UTF-8 with zeros
+            raise ResultsError(report_as, where, not_utf8(path))
+        return text
     except UnicodeDecodeError as exc:
-        raise ResultsError(report_as, where, f"not a text file ({exc.reason} at byte "
-                           f"{exc.start}); is it binary or compressed?") from None
+        raise ResultsError(report_as, where, not_utf8(path, exc)) from None
     except IsADirectoryError:
         raise ResultsError(report_as, where, "is a directory, not a file") from None
+
+
+def _json_lines(text: str) -> bool:
+    """Whether text holds two or more JSON values, one a line (JSON Lines)."""
+    lines = [line for line in text.splitlines()[:3] if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        return all(isinstance(json.loads(line), dict) for line in lines[:2])
+    except json.JSONDecodeError:
+        return False
 
 
 def load_json(path: Path, report_as: Any = None, where: str | None = None) -> Any:
@@ -54,6 +120,10 @@ def load_json(path: Path, report_as: Any = None, where: str | None = None) -> An
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and _json_lines(text):
+            raise ResultsError(report_as, where, "looks like JSON Lines (one JSON object a "
+                               "line), not one JSON document: rename it to .jsonl, or pass "
+                               "--format jsonl") from None
         raise ResultsError(report_as, where, f"not valid JSON at line {exc.lineno} column "
                            f"{exc.colno} ({exc.msg}); is the file truncated?") from None
     except RecursionError:
@@ -125,3 +195,42 @@ def expect_regular(path: Path) -> None:
 
 def fspath(path: str | os.PathLike[str]) -> Path:
     return Path(path)
+
+
+#: A run's success flag, as JSON Lines and CSV both accept it: text in any case.
+SUCCESS_FLAGS = {"true": True, "1": True, "false": False, "0": False}
+
+#: How the accepted success flags are named in messages.
+SUCCESS_FLAGS_SAID = 'true or false, or 1 or 0 (in JSON Lines also as text, "true" or "1")'
+
+
+def success_flag(value: Any) -> bool | None:
+    """A success flag's truth: ``true``/``false``, ``1``/``0``, or that text in any case;
+    None for any other value.
+
+    Examples
+    --------
+    >>> [success_flag(v) for v in (True, 0, "1", "False", " true ", 2, 1.0, "yes", None)]
+    [True, False, True, False, True, None, None, None, None]
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return {1: True, 0: False}.get(value)
+    if isinstance(value, str):
+        return SUCCESS_FLAGS.get(value.strip().lower())
+    return None
+
+
+def did_you_mean(name: str, present: Iterable[Any], known: Iterable[str]) -> str | None:
+    """``unknown field 'sucess' (did you mean 'success'?)`` when a field ``name`` is missing
+    and one of the fields ``present`` that is not ``known`` is spelled like it; else None.
+
+    Examples
+    --------
+    >>> did_you_mean("success", ["task_id", "sucess"], ["task_id", "success"])
+    "unknown field 'sucess' (did you mean 'success'?)"
+    """
+    unknown = [k for k in present if isinstance(k, str) and k not in set(known)]
+    close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.75)
+    return f"unknown field {close[0]!r} (did you mean {name!r}?)" if close else None

@@ -1,23 +1,36 @@
-"""Inspect AI eval logs (``.eval`` or ``.json``): one run a sample epoch.
+"""Inspect AI eval logs (``.eval`` or ``.json``): one run a sample epoch, read without Inspect.
 
-The scores are read from the log's sample summaries
-(``inspect_ai.log.read_eval_log_sample_summaries``) and its header
-(``read_eval_log(..., header_only=True)``), never from the transcripts, so a
-log of agent runs hundreds of megabytes large reads in a fraction of the time
-and memory ``read_eval_log`` takes (``benchmarks/bench_inspect_log.py``).
+A ``.eval`` log is a zip of JSON documents (Inspect's ``log/_recorders/eval.py``):
+``header.json`` (the eval's spec, plan, results and status; an unfinished log
+has ``_journal/start.json`` instead), ``summaries.json`` (one summary a sample
+epoch, with its scores; an unfinished log has ``_journal/summaries/<n>.json``),
+``reductions.json`` and ``samples/<id>_epoch_<n>.json`` (the transcripts). This
+reader takes the header and the summaries, one zip member at a time, and never
+the transcripts, so its memory follows the scores, not the log's size
+(``benchmarks/bench_inspect_log.py``). A ``.json`` log is one JSON object; it
+is scanned one sample at a time, keeping only each sample's id, epoch, scores
+and error. Only the standard library is used (and, for the Zstandard-compressed
+members Inspect writes since 2025, Python 3.14's ``compression.zstd``, or the
+``zstandard`` or ``backports.zstd`` package): no ``inspect_ai``.
 
-Which score values count as a success is said in every report's notes:
+As Inspect's own reader, a ``.eval`` log's re-logged sample epoch (a
+requeued sample) counts once, its last record; a ``.json`` log's repeated
+sample epoch follows ``duplicates``.
 
-- By default, the values of Inspect's binary convention: ``"C"``, ``True``
-  and ``1`` pass, ``"I"``, ``"N"``, ``False`` and ``0`` fail (what Inspect's
-  ``value_to_float`` maps to 1 and to 0). Any other value (a grade ``"8"``,
-  partial credit ``0.5`` or ``"P"``) is an error naming the values seen and how
-  to choose: never a silent failure.
-- ``success_values``: values that count as a success, **added to** ``"C"``,
-  ``True`` and ``1``; every other value is then a failure.
-- ``success_threshold``: a numeric value (or numeric string) at least the
-  threshold is a success, as Inspect's ``pass_k(k, value=...)`` and
-  ``pass_at(k, value=...)`` count (their default threshold is 1.0).
+Which score values count as a success (:class:`SuccessRule`, the one rule of
+both this reader and :mod:`passk.inspect`) is said in every report's notes:
+
+- By default, Inspect's binary convention (its ``value_to_float``): a value
+  it maps to 1 (``"C"``, ``True``, ``1``, ``"yes"``, ``"true"``, ``"1"``)
+  passes, one it maps to 0 (``"I"``, ``"N"``, ``False``, ``0``, ``"no"``,
+  ``"false"``, ``"0"``) fails. Any other value (a grade ``"8"``, partial
+  credit ``0.5`` or ``"P"``, an unscored NaN) is an error naming the values
+  seen and how to choose: never a silent failure.
+- ``success_values``: values that count as a success, **added to** the
+  values that pass by default; every other value is then a failure.
+- ``success_threshold``: a value whose number (Inspect's ``value_to_float``)
+  is at least the threshold is a success, as Inspect's ``pass_k(k,
+  value=...)`` counts (its default threshold is 1.0).
 - ``score_key``: for dict-valued scores, the key whose value is judged.
 
 A log written with passk's early stopping (``passk.inspect.Curtailment``,
@@ -30,20 +43,26 @@ manager are epochs that never ran: the log is incomplete.
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
+import struct
+import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
 from passk.results.formats._shared import QUOTE, plural, some
 from passk.results.protocol import Protocol
 
-__all__ = ["ERRORED_SAMPLES", "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "read_inspect",
-           "sniff"]
+__all__ = ["ERRORED_SAMPLES", "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "SuccessRule",
+           "identity", "is_success", "read_inspect", "read_log", "sniff", "sniff_file",
+           "value_to_float"]
 
 #: Score values that count as a success by default (Inspect's accuracy convention).
 INSPECT_SUCCESS_VALUES = ("C",)
@@ -54,9 +73,10 @@ ERRORED_SAMPLES = "errored samples"
 #: The early-stopping manager name of passk's curtailment.
 PASSK_MANAGER = "passk.curtailment"
 
-#: Inspect's value_to_float for its letter grades and boolean words.
-_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0, "yes": 1.0, "no": 0.0, "true": 1.0,
-            "false": 0.0}
+#: Inspect's ``value_to_float``: its letter grades, compared as they are.
+_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+#: ... and the boolean words, compared in lower case.
+_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
 def sniff(data: Any, path: Path) -> bool:
@@ -65,40 +85,85 @@ def sniff(data: Any, path: Path) -> bool:
         "samples" in data or "version" in data or "status" in data)
 
 
-def _number(value: Any) -> float | None:
-    """Inspect's ``value_to_float`` for one scalar; None for what it cannot map."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
+#: How Inspect's ``write_eval_log`` starts a .json log: ``{"version": 2, "status": ...``.
+_JSON_HEAD = re.compile(rb'\A(\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+
+
+def sniff_file(path: Path) -> bool:
+    """An Inspect .json log by its first bytes (so that it is streamed, not loaded whole)."""
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return _JSON_HEAD.match(f.read(256)) is not None
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------
+# which values count as a success: the one rule
+# --------------------------------------------------------------------------
+
+
+def value_to_float(value: Any) -> float | None:
+    """Inspect's ``value_to_float`` for one scalar; None where Inspect would warn.
+
+    ``"C"`` → 1, ``"P"`` → 0.5, ``"I"`` and ``"N"`` → 0; ``"yes"``/``"true"``
+    → 1 and ``"no"``/``"false"`` → 0 in any case; a number, a bool, or a
+    string holding a finite number → its value. Anything else (a list, a
+    dict, other text, NaN or an infinity) → None, where Inspect logs a warning
+    and uses 0.
+
+    Examples
+    --------
+    >>> [value_to_float(v) for v in ("C", "P", "no", "True", "0.0", 1, False, "8x", None)]
+    [1.0, 0.5, 0.0, 1.0, 0.0, 1.0, 0.0, None, None]
+    """
+    if isinstance(value, str):
+        if value in _LETTERS:
+            return _LETTERS[value]
+        if value.lower() in _WORDS:
+            return _WORDS[value.lower()]
+        try:
+            x = float(value)
+        except ValueError:
+            return None
+    elif isinstance(value, (bool, int, float)):
         try:
             x = float(value)
         except OverflowError:
             return None
-        return x if math.isfinite(x) else None
-    if isinstance(value, str):
-        text = value.strip()
-        key = text if text in _LETTERS else text.lower()
-        if key in _LETTERS:
-            return _LETTERS[key]
-        try:
-            x = float(text)
-        except ValueError:
-            return None
-        return x if math.isfinite(x) else None
-    return None
+    else:
+        return None
+    return x if math.isfinite(x) else None
 
 
 def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-class _Rule:
-    """Which score values count as a success, and the sentence that says so."""
+class SuccessRule:
+    """Which Inspect score values count as a success, and the sentence that says so.
 
-    def __init__(self, values: Sequence[str] | None, threshold: float | None):
-        self.values = tuple(values or ())
+    The only rule: :func:`read_inspect` and :mod:`passk.inspect` (the reducer
+    and :class:`~passk.inspect.Curtailment`) both judge with it.
+    :meth:`judge` gives True or False, or None for a value the rule cannot
+    judge (not binary by default; not a number under a threshold).
+
+    Examples
+    --------
+    >>> rule = SuccessRule()
+    >>> [rule.judge(v) for v in ("C", "I", "yes", "no", "1", "0.0", True, 0, 0.5, "P")]
+    [True, False, True, False, True, False, True, False, None, None]
+    >>> SuccessRule(threshold=0.5).judge("P"), SuccessRule(values=["P"]).judge("I")
+    (True, False)
+    """
+
+    def __init__(self, values: Sequence[str] | None = None, threshold: float | None = None):
+        self.values = tuple(str(v) for v in values or ())
         self.threshold = threshold
-        if threshold is not None and not math.isfinite(threshold):
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(
+                threshold, (int, float)) or not math.isfinite(threshold)):
             raise ValueError(f"success_threshold ({threshold!r}) must be a finite number")
 
     @property
@@ -106,10 +171,6 @@ class _Rule:
         return bool(self.values) or self.threshold is not None
 
     def _listed(self, value: Any) -> bool:
-        if value is True or (isinstance(value, str) and value == "C"):
-            return True
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 1:
-            return True
         for s in self.values:
             if isinstance(value, str) and value == s:
                 return True
@@ -123,30 +184,454 @@ class _Rule:
                     pass
         return False
 
-    def success(self, value: Any, path: Path, where: str, scorer: str) -> bool | None:
-        """True or False; None when the default rule cannot tell (the value is not binary)."""
-        if self._listed(value):
+    def judge(self, value: Any) -> bool | None:
+        """True (a success), False (a failure), or None (this rule cannot judge the value)."""
+        x = value_to_float(value)
+        if x == 1.0 or self._listed(value):
             return True
         if self.threshold is not None:
-            x = _number(value)
-            if x is None:
-                raise ResultsError(path, where, f"score value {_shown(value):.{QUOTE}} of scorer "
-                                   f"{scorer!r} is not a number, so --success-threshold "
-                                   f"{self.threshold:g} cannot judge it (--success-value "
-                                   "names values that count as a success)")
-            return x >= self.threshold
+            return None if x is None else x >= self.threshold
         if self.values:
             return False
-        return False if _number(value) == 0.0 else None
+        return False if x == 0.0 else None
 
     def describe(self) -> str:
         parts = ["C, True or 1"]
         if self.values:
-            parts[0] = ", ".join(self.values) + " (--success-value), or C, True or 1"
+            parts[0] = ", ".join(self.values) + " (--success-value), or " + parts[0]
         if self.threshold is not None:
             parts.append(f"a number at least {self.threshold:g} (--success-threshold)")
         rest = "every other value" if self.chosen else "I, N, False or 0"
         return "a success is " + ", or ".join(parts) + f"; {rest} is a failure"
+
+
+def is_success(value: Any, *, success_values: Sequence[str] = (),
+               success_threshold: float | None = None) -> bool:
+    """Whether an Inspect score value counts as a success (:class:`SuccessRule`).
+
+    Raises
+    ------
+    ValueError
+        For a value the rule cannot judge, naming it.
+
+    Examples
+    --------
+    >>> is_success("C"), is_success(0), is_success("no"), is_success(0.5, success_threshold=0.5)
+    (True, False, False, True)
+    >>> is_success("8")
+    Traceback (most recent call last):
+    ...
+    ValueError: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
+    """
+    rule = SuccessRule(success_values, success_threshold)
+    won = rule.judge(value)
+    if won is not None:
+        return won
+    if rule.threshold is not None:
+        raise ValueError(f"score value {_shown(value):.{QUOTE}} is not a number, so "
+                         f"success_threshold {rule.threshold:g} cannot judge it "
+                         "(success_values names values that count as a success)")
+    raise ValueError(f"score value {value!r:.{QUOTE}} is neither a success (C, True, 1) nor a "
+                     "failure (I, N, False, 0): pass success_values or success_threshold to "
+                     "say how to judge it")
+
+
+# --------------------------------------------------------------------------
+# the log's documents, with the standard library
+# --------------------------------------------------------------------------
+
+_HEADER, _START, _SUMMARIES = "header.json", "_journal/start.json", "summaries.json"
+_JOURNAL_SUMMARIES = "_journal/summaries/"
+_SAMPLES = "samples/"
+_ZSTD = 93  # the zip compression method number of Zstandard
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # a zip member's local file header (30 bytes)
+
+
+def _zstd_decompressor() -> Any:
+    """An object whose ``decompress(bytes)`` reads every Zstandard frame in turn."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14
+    except ImportError:
+        try:
+            from backports import zstd  # type: ignore[import-not-found, no-redef]
+        except ImportError:
+            zstd = None
+    if zstd is not None:
+        return _Frames(zstd.ZstdDecompressor)
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
+
+
+class _Frames:
+    """``compression.zstd``'s one-frame decompressor, carried across frames."""
+
+    def __init__(self, factory: Any):
+        self.factory, self.current = factory, factory()
+
+    def decompress(self, data: bytes) -> bytes:
+        out = []
+        while data:
+            out.append(self.current.decompress(data))
+            if not self.current.eof:
+                break
+            data = self.current.unused_data
+            self.current = self.factory()
+        return b"".join(out)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+class _EvalZip:
+    """A ``.eval`` log's members, each read on its own, from the zip's central directory."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except zipfile.BadZipFile:
+            raise ResultsError(path, None, _not_a_zip(path)) from None
+        except OSError as exc:
+            raise ResultsError(path, None, f"cannot be read ({_first_line(exc)})") from None
+        # the last member of a name wins, as in Inspect's reader (a re-logged sample)
+        self.members = {info.filename: info for info in self.zip.infolist()}
+
+    def close(self) -> None:
+        self.zip.close()
+
+    def names(self) -> list[str]:
+        return list(self.members)
+
+    def read(self, name: str) -> bytes:
+        info = self.members[name]
+        try:
+            if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                return self.zip.read(info)
+            if info.compress_type != _ZSTD:
+                raise ResultsError(self.path, name, f"compressed with zip method "
+                                   f"{info.compress_type}, which passk cannot read")
+            return self._read_zstd(info)
+        except zipfile.BadZipFile as exc:
+            raise ResultsError(self.path, name, f"is damaged ({_first_line(exc)}): "
+                               f"{_CHECK_COPY}") from None
+        except (zlib.error, EOFError) as exc:
+            raise ResultsError(self.path, name, f"cannot be decompressed ({_first_line(exc)}): "
+                               f"{_CHECK_COPY}") from None
+
+    def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
+        decompressor = _zstd_decompressor()
+        if decompressor is None:
+            raise ResultsError(self.path, info.filename, "is compressed with Zstandard (as "
+                               "Inspect writes .eval logs since 2025), which this Python "
+                               "cannot read without a package: pip install zstandard")
+        fp = self.zip.fp
+        assert fp is not None
+        fp.seek(info.header_offset)
+        head = fp.read(_LOCAL_HEADER.size)
+        if len(head) < _LOCAL_HEADER.size or head[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile("bad local file header")
+        fields = _LOCAL_HEADER.unpack(head)
+        fp.seek(fields[-2] + fields[-1], os.SEEK_CUR)  # the member's name and extra field
+        left, out, crc = info.compress_size, [], 0
+        while left > 0:
+            chunk = fp.read(min(left, 1 << 20))
+            if not chunk:
+                raise zipfile.BadZipFile("the member's data ends early")
+            left -= len(chunk)
+            try:
+                part = decompressor.decompress(chunk)
+            except Exception as exc:  # noqa: BLE001 - each zstd binding has its own error
+                raise zlib.error(_first_line(exc)) from None
+            crc = zlib.crc32(part, crc)
+            out.append(part)
+        data = b"".join(out)
+        if len(data) != info.file_size or crc != info.CRC:
+            raise zipfile.BadZipFile("its size or checksum does not match the zip's directory")
+        return data
+
+    def json(self, name: str) -> Any:
+        data = self.read(name)
+        try:
+            return json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ResultsError(self.path, name, f"is not valid JSON ({_first_line(exc)}): "
+                               f"{_CHECK_COPY}") from None
+        except RecursionError:
+            raise ResultsError(self.path, name, "JSON nested too deeply to read") from None
+
+
+_CHECK_COPY = "was the log copied whole?"
+
+
+def _not_a_zip(path: Path) -> str:
+    """What a file named .eval that is not a readable zip is, and what to do."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(4)
+    except OSError as exc:
+        return f"cannot be read ({_first_line(exc)})"
+    if start == b"PK\x03\x04":
+        return ("is not a complete Inspect .eval log (the zip's end is missing: was it copied "
+                "while Inspect was still writing?); copy it again once the eval has finished")
+    if start.lstrip()[:1] == b"{":
+        return ("is not an Inspect .eval log (a zip) but JSON: an Inspect .json log saved "
+                "as .eval? Rename it to .json, or pass --format inspect with its real name")
+    return "is not an Inspect .eval log (not a zip file): pass the log Inspect wrote"
+
+
+#: The least a ``.json`` log is read by at a time, in characters.
+_CHUNK = 1 << 20
+
+
+class _Text:
+    """A text file read in chunks, for ``json.JSONDecoder.raw_decode`` one value at a time."""
+
+    _WHITE = re.compile(r"[ \t\n\r]*")
+
+    def __init__(self, f: IO[str], path: Path):
+        self.f, self.path = f, path
+        self.buf, self.pos, self.eof = "", 0, False
+        self.line = 1  # lines before self.buf
+        self.decoder = json.JSONDecoder()
+
+    def _more(self, at_least: int = 0) -> bool:
+        chunk = self.f.read(max(at_least, _CHUNK))
+        if not chunk:
+            self.eof = True
+            return False
+        self.line += self.buf.count("\n", 0, self.pos)
+        self.buf = self.buf[self.pos:] + chunk
+        self.pos = 0
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end)."""
+        while True:
+            self.pos = self._WHITE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def expect(self, chars: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            self._fail(f"expected {' or '.join(map(repr, chars))}")
+        self.pos += 1
+        return c
+
+    def value(self) -> Any:
+        self.peek()
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                # read as much again as the value holds so far: a value of n characters
+                # is parsed O(log n) times, in a buffer at most about three times its size
+                if self.eof or not self._more(2 * (len(self.buf) - self.pos)):
+                    self._fail(exc.msg, exc.pos)
+                continue
+            if end == len(self.buf) and not self.eof and self._more():
+                continue  # a number may go on in the next chunk
+            self.pos = end
+            return value
+
+    def _fail(self, what: str, at: int | None = None) -> None:
+        at = self.pos if at is None else at
+        line = self.line + self.buf.count("\n", 0, at)
+        hint = "; is the file truncated?" if self.eof else ""
+        raise ResultsError(self.path, line, f"not a valid Inspect .json log ({what}){hint}")
+
+
+def _thin(sample: Any) -> Any:
+    """A sample's summary: what the reader uses of it (id, epoch, score values, error)."""
+    if not isinstance(sample, dict):
+        return sample
+    scores = sample.get("scores")
+    if scores is None and "score" in sample:  # logs before Inspect 0.3.30: one score
+        scores = {"": sample["score"]}
+    if isinstance(scores, dict):
+        scores = {name: ({"value": s.get("value")} if isinstance(s, dict) else s)
+                  for name, s in scores.items()}
+    return {"id": sample.get("id"), "epoch": sample.get("epoch"), "scores": scores,
+            "error": sample.get("error")}
+
+
+def _json_log(path: Path) -> tuple[dict, list[Any]]:
+    """The header and the sample summaries of a ``.json`` log, one sample in memory at a time."""
+    header: dict = {}
+    samples: list[Any] = []
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = _Text(f, path)
+            text.expect("{")
+            if text.peek() == "}":
+                text.pos += 1
+                return header, samples
+            while True:
+                key = text.value()
+                if not isinstance(key, str):
+                    text._fail("expected a field name")
+                text.expect(":")
+                if key == "samples" and text.peek() == "[":
+                    text.pos += 1
+                    if text.peek() == "]":
+                        text.pos += 1
+                    else:
+                        while True:
+                            samples.append(_thin(text.value()))
+                            if text.expect(",]") == "]":
+                                break
+                elif key == "reductions":
+                    text.value()  # not used: dropped at once
+                else:
+                    header[key] = text.value()
+                if text.expect(",}") == "}":
+                    break
+    except UnicodeDecodeError as exc:
+        raise ResultsError(path, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                           "an Inspect .json log is UTF-8; pass the file Inspect wrote") from None
+    except RecursionError:
+        raise ResultsError(path, None, "JSON nested too deeply to read") from None
+    return header, samples
+
+
+def _eval_log(path: Path) -> tuple[dict, list[Any]]:
+    """The header and the sample summaries of a ``.eval`` log (as Inspect's own reader)."""
+    log = _EvalZip(path)
+    try:
+        names = log.names()
+        if _HEADER in log.members:
+            header = log.json(_HEADER)
+        elif _START in log.members:  # a log still being written (or whose eval crashed)
+            header = log.json(_START)
+            if isinstance(header, dict):
+                header = {**header, "status": header.get("status") or "started"}
+        else:
+            raise ResultsError(path, None, f"has neither {_HEADER} nor {_START}: not an "
+                               "Inspect .eval log")
+        if _SUMMARIES in log.members:
+            parts = [(_SUMMARIES, log.json(_SUMMARIES))]
+        else:
+            journal = sorted((n for n in names if n.startswith(_JOURNAL_SUMMARIES)
+                              and n.endswith(".json")
+                              and n[len(_JOURNAL_SUMMARIES):-5].isdigit()),
+                             key=lambda n: int(n[len(_JOURNAL_SUMMARIES):-5]))
+            if journal:
+                parts = [(n, log.json(n)) for n in journal]
+            else:  # no summaries at all: each sample, one at a time
+                parts = [(n, [_thin(log.json(n))]) for n in names
+                         if n.startswith(_SAMPLES) and n.endswith(".json")]
+        last: dict[tuple[str, Any], Any] = {}  # the last record of a (sample, epoch) wins
+        for name, part in parts:
+            if not isinstance(part, list):
+                raise ResultsError(path, name, f"must be a list of sample summaries, got "
+                                   f"{type(part).__name__}")
+            for s in part:
+                key = (str(s.get("id")), s.get("epoch")) if isinstance(s, dict) else (
+                    str(len(last)), None)
+                last.pop(key, None)
+                last[key] = _thin(s)
+        return header, list(last.values())
+    finally:
+        log.close()
+
+
+def read_log(path: str | os.PathLike[str]) -> tuple[dict, list[dict]]:
+    """An Inspect log's header (a dict, as Inspect writes it) and its sample summaries.
+
+    Each summary is ``{"id", "epoch", "scores": {scorer: {"value": ...}}, "error"}``.
+    ``.eval`` logs are read from the zip's ``header.json`` (or
+    ``_journal/start.json``) and ``summaries.json`` (or the journal's
+    summaries), any other ``.json`` log as one JSON object scanned sample by
+    sample. Needs no ``inspect_ai``.
+    """
+    path = Path(path)
+    header, samples = (_eval_log(path) if zipfile.is_zipfile(path) or
+                       path.suffix.lower() == ".eval" else _json_log(path))
+    if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
+        raise ResultsError(path, None, "is not an Inspect AI log: its header has no 'eval' "
+                           "object (the eval's spec)")
+    return header, samples
+
+
+# --------------------------------------------------------------------------
+# the header: identity, plan, early stopping
+# --------------------------------------------------------------------------
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def identity(header: Mapping[str, Any]) -> dict[str, Any]:
+    """What identifies the evaluation an Inspect log records, from its header.
+
+    ``run_ids`` are the log's ``eval_id`` and ``run_id``; ``evaluation`` is
+    what two logs must share to be pooled as trials of one evaluation: the
+    task, its arguments, the model and its roles, the solver (or the plan),
+    the generation config, the dataset's name and selected sample ids. Nested
+    values are canonical JSON (sorted keys), so equal settings compare equal.
+
+    ``header`` is the log's header (with ``eval`` and ``plan``) or its
+    ``eval`` object alone.
+
+    Examples
+    --------
+    >>> spec = {"eval_id": "e1", "run_id": "r1", "task": "airline", "task_args": {"b": 2, "a": 1},
+    ...         "model": "openai/gpt-4o", "dataset": {"name": "tau", "sample_ids": [1, 2]}}
+    >>> ident = identity({"eval": spec})
+    >>> ident["run_ids"], ident["evaluation"]["task_args"], ident["evaluation"]["sample_ids"]
+    (['e1', 'r1'], '{"a":1,"b":2}', '[1,2]')
+    """
+    inner = header.get("eval")
+    spec: Mapping[str, Any] = inner if isinstance(inner, Mapping) else header
+    plan = header.get("plan") if spec is not header else None
+    found = spec.get("dataset")
+    dataset: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    solver: Any = spec.get("solver")
+    if solver:
+        solver = {"solver": solver, "solver_args": spec.get("solver_args") or {}}
+    elif isinstance(plan, Mapping):
+        solver = {"plan": [{"solver": s.get("solver"), "params": s.get("params") or {}}
+                           for s in plan.get("steps") or () if isinstance(s, Mapping)]}
+    return {"run_ids": [str(spec.get("eval_id") or ""), str(spec.get("run_id") or "")],
+            "evaluation": {"task": spec.get("task"),
+                           "task_args": _canonical(spec.get("task_args") or {}),
+                           "model": spec.get("model"),
+                           "model_roles": _canonical(spec.get("model_roles") or {}),
+                           "solver/plan": _canonical(solver or {}),
+                           "generate_config": _canonical(spec.get("model_generate_config") or {}),
+                           "dataset": dataset.get("name"),
+                           "sample_ids": _canonical(dataset.get("sample_ids"))}}
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+def _declared_scorers(header: Mapping[str, Any]) -> list[str]:
+    """The scorers the log's header names: ``eval.scorers`` and ``results.scores``."""
+    names: list[str] = []
+    for entry in [*(_get(header, "eval", "scorers") or ()),
+                  *(_get(header, "results", "scores") or ())]:
+        if isinstance(entry, Mapping):
+            for key in ("name", "scorer"):
+                if isinstance(entry.get(key), str) and entry[key] not in names:
+                    names.append(entry[key])
+    return names
 
 
 def _value_counts(counts: Counter[Any], limit: int = 8) -> str:
@@ -154,33 +639,46 @@ def _value_counts(counts: Counter[Any], limit: int = 8) -> str:
     return some([f"{_shown(v):.{QUOTE}} ({n})" for v, n in items], limit)
 
 
-def _gaps(header: Any, results: Results, stopped: int, passk_stopped: bool,
+def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopped: bool,
           manager: str | None) -> list[str]:
     """The sentence naming an Inspect eval that did not run its whole plan, if it did not.
 
-    The plan is the selected samples (``eval.dataset.sample_ids``, else
-    ``eval.dataset.samples``) × ``eval.config.epochs``; the log is complete
-    when its status is ``"success"`` and it holds that many sample epochs,
-    counting the epochs passk's curtailment settled early as planned.
+    The plan is the selected samples (``eval.dataset.sample_ids``) ×
+    ``eval.config.epochs``; a log that does not list them (Inspect before
+    0.3.70, or ``--limit`` on an old version) plans ``results.total_samples``
+    sample epochs (Inspect's count of the samples it set out to run × epochs),
+    else the dataset's ``samples`` × epochs. The log is complete when its
+    status is ``"success"`` and it holds that many sample epochs, counting the
+    epochs passk's curtailment settled early as planned.
     """
-    status = header.status
-    dataset = header.eval.dataset
-    epochs = getattr(header.eval.config, "epochs", None) or 1
-    ids = list(dataset.sample_ids) if dataset.sample_ids else None
-    selected = len(ids) if ids is not None else dataset.samples
+    status = header.get("status")
+    dataset = _get(header, "eval", "dataset") or {}
+    epochs = _count(_get(header, "eval", "config", "epochs")) or 1
+    ids = list(dataset.get("sample_ids") or ()) or None
+    in_dataset = _count(dataset.get("samples"))
+    total = _count(_get(header, "results", "total_samples"))
     scored, errored = int(results.totals.sum()), int(results.excluded.sum())
     present = scored + errored + (stopped if passk_stopped else 0)
-    if status == "success" and (selected is None or present >= selected * epochs) \
+    plan: str | None
+    if ids is not None:
+        planned: int | None = len(ids) * epochs
+        samples = f"{len(ids)} dataset samples"
+        if in_dataset and len(ids) < in_dataset:
+            samples = f"{len(ids)} selected samples (of the dataset's {in_dataset})"
+        plan = (f"{samples} × 1 epoch" if epochs == 1 else
+                f"{len(ids) * epochs} sample epochs ({samples} × {epochs} epochs)")
+    elif total:
+        planned = total
+        plan = f"{total} planned sample epochs (the log's results.total_samples)"
+    elif in_dataset:
+        planned = in_dataset * epochs
+        plan = (f"{in_dataset} dataset samples × 1 epoch" if epochs == 1 else
+                f"{planned} sample epochs ({in_dataset} dataset samples × {epochs} epochs)")
+    else:
+        planned = plan = None
+    if status == "success" and (planned is None or present >= planned) \
             and (passk_stopped or not stopped):
         return []
-    if selected is None:
-        plan = None
-    else:
-        samples = f"{selected} dataset samples"
-        if ids is not None and dataset.samples and selected < dataset.samples:
-            samples = f"{selected} selected samples (of the dataset's {dataset.samples})"
-        plan = (f"{samples} × 1 epoch" if epochs == 1 else
-                f"{selected * epochs} sample epochs ({samples} × {epochs} epochs)")
     if status != "success":
         head = f"Inspect log status is {status!r}: "
     elif stopped and not passk_stopped:
@@ -202,21 +700,31 @@ def _gaps(header: Any, results: Results, stopped: int, passk_stopped: bool,
         never = [str(i) for i in ids if str(i) not in ran]
         if never:
             text += f"; {plural(len(never), 'sample')} never ran ({some(never)})"
-    error = getattr(header, "error", None)
-    message = str(getattr(error, "message", "") or "").strip() if error is not None else ""
+    message = str(_get(header, "error", "message") or "").strip()
     if message:
         text += f"; the eval's error: {message.splitlines()[0][:160]}"
     return [head + text]
 
 
-def _early_stopping(header: Any, path: Path) -> tuple[str | None, list[tuple[str, int]],
-                                                       dict[str, Any]]:
+def _early_stopping(header: Mapping[str, Any], path: Path) -> tuple[
+        str | None, list[tuple[str, int]], dict[str, Any]]:
     """The early-stopping manager, the (sample id, epoch) pairs it stopped, and its metadata."""
-    summary = getattr(getattr(header, "results", None), "early_stopping", None)
+    summary = _get(header, "results", "early_stopping")
+    where = "results.early_stopping"
     if summary is None:
         return None, [], {}
-    stops = [(str(s.id), int(s.epoch)) for s in (summary.early_stops or ())]
-    return str(summary.manager), stops, dict(summary.metadata or {})
+    if not isinstance(summary, Mapping):
+        raise ResultsError(path, where, f"must be an object, got {summary!r:.{QUOTE}}")
+    stops = []
+    for i, s in enumerate(summary.get("early_stops") or ()):
+        epoch = _get(s, "epoch")
+        if _count(epoch) is None or _get(s, "id") is None:
+            raise ResultsError(path, f"{where}.early_stops[{i}]", "must have a sample 'id' and "
+                               f"a whole-number 'epoch', got {s!r:.{QUOTE}}")
+        stops.append((str(s["id"]), int(epoch)))
+    metadata = summary.get("metadata")
+    return str(summary.get("manager")), stops, dict(metadata) if isinstance(
+        metadata, Mapping) else {}
 
 
 def _passk_protocol(metadata: Mapping[str, Any], path: Path) -> tuple[Protocol, dict[str, int]]:
@@ -234,27 +742,40 @@ def _passk_protocol(metadata: Mapping[str, Any], path: Path) -> tuple[Protocol, 
     return protocol, {str(k): int(v) for k, v in settled.items()}
 
 
+def _no_scores(path: Path, scorer: str | None, declared: Sequence[str]) -> ResultsError:
+    """A log whose samples hold no score at all (``inspect eval --no-score``)."""
+    named = ""
+    if scorer is not None and scorer in declared:
+        named = (f"scorer {scorer!r} is declared in the log's header, but no sample holds a "
+                 "score from it: ")
+    elif declared:
+        named = f"the log's header declares {', '.join(declared)}, but "
+    return ResultsError(path, None, f"{named}this log holds no scores (was it written with "
+                        f"--no-score?); `inspect score {path}` scores it, then pass the "
+                        "scored log")
+
+
 def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str | None = None,
                  success_values: Sequence[str] | None = None,
                  success_threshold: float | None = None, score_key: str | None = None,
                  duplicates: str = "error") -> Results:
     """Read an Inspect AI eval log (``.eval`` or ``.json``): one run a sample epoch.
 
-    Needs the optional extra ``inspect`` (``pip install 'passk[inspect]'``).
+    Needs no extra: the log is read with the standard library (:func:`read_log`).
     A sample that ended in an error is left out (as "errored samples"); a log
     whose ``status`` is not ``"success"`` (``"started"``, ``"cancelled"``,
-    ``"error"``), that holds fewer sample epochs than its selected dataset
-    samples × ``epochs``, or whose epochs another early-stopping manager
-    skipped is named in ``Results.incomplete``.
+    ``"error"``), that holds fewer sample epochs than it planned, or whose
+    epochs another early-stopping manager skipped is named in
+    ``Results.incomplete``.
 
     Parameters
     ----------
     scorer : str, optional
         Which scorer's value decides success; required when the log has several.
     success_values : sequence of str, optional
-        Values that count as a success, added to ``"C"``, ``True`` and 1.
+        Values that count as a success, added to those that pass by default.
     success_threshold : float, optional
-        A numeric value at least this is a success (Inspect's ``pass_k`` uses 1.0).
+        A value whose number is at least this is a success (Inspect's ``pass_k`` uses 1.0).
     score_key : str, optional
         For dict-valued scores: the key whose value is judged.
     duplicates : {'error', 'first', 'last'}, default 'error'
@@ -263,43 +784,61 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
     Raises
     ------
     ResultsError
-        For an unreadable log, a value the default rule cannot judge (naming
-        the values seen and the options that choose), a dict score without
-        ``score_key``, and any bad sample, naming the file and the sample.
+        For an unreadable log, a log without scores, a value the default rule
+        cannot judge (naming the values seen and the options that choose), a
+        dict score without ``score_key``, and any bad sample, naming the file
+        and the sample.
     """
     path = Path(path)
-    rule = _Rule(success_values, success_threshold)
     try:
-        from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
-    except ImportError:
-        raise ResultsError(path, None, "reading Inspect AI logs needs the optional extra "
-                           "'inspect': pip install 'passk[inspect]' (or pip install "
-                           "inspect-ai)") from None
-    try:
-        header = read_eval_log(str(path), header_only=True)
-        summaries = read_eval_log_sample_summaries(str(path))
-    except Exception as exc:  # noqa: BLE001 - any parse error is bad input
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ResultsError(path, None, f"not a readable Inspect AI log "
-                           f"({type(exc).__name__}: {first[:200]})") from None
+        rule = SuccessRule(success_values, success_threshold)
+    except ValueError as exc:
+        raise ResultsError(path, None, str(exc)) from None
+    if isinstance(data, dict) and isinstance(data.get("eval"), dict):
+        header = {k: v for k, v in data.items() if k != "samples"}
+        summaries = [_thin(s) for s in data.get("samples") or ()]
+    else:
+        header, summaries = read_log(path)
     manager, stops, metadata = _early_stopping(header, path)
     passk_stopped = manager == PASSK_MANAGER
     protocol, settled = _passk_protocol(metadata, path) if passk_stopped else (None, {})
     if not summaries:
-        status = "" if header.status == "success" else f"; its status is {header.status!r}"
+        status = header.get("status")
+        said = "" if status == "success" else f"; its status is {status!r}"
         raise ResultsError(path, None, "the log has no samples (a header-only log, or an "
-                           f"eval that did not run{status})")
+                           f"eval that did not run{said})")
+    for i, s in enumerate(summaries):
+        where = f"samples[{i}]"
+        if not isinstance(s, dict):
+            raise ResultsError(path, where, f"expected a JSON object, got {s!r:.{QUOTE}}")
+        if s.get("id") is None or s.get("id") == "" or isinstance(s.get("id"), bool) \
+                or not isinstance(s.get("id"), (str, int)):
+            raise ResultsError(path, where, f"missing sample id (got {s.get('id')!r:.{QUOTE}})")
+        if _count(s.get("epoch")) is None:
+            raise ResultsError(path, where, f"field 'epoch' must be a whole number, got "
+                               f"{s.get('epoch')!r:.{QUOTE}}")
+        if s.get("scores") is not None and not isinstance(s["scores"], dict):
+            raise ResultsError(path, where, f"field 'scores' must be an object, got "
+                               f"{s['scores']!r:.{QUOTE}}")
     names: list[str] = []
     for s in summaries:
-        for name in (s.scores or {}):
+        for name in (s.get("scores") or {}):
             if name not in names:
                 names.append(name)
+    declared = _declared_scorers(header)
+    if not names and any(s.get("error") is None for s in summaries):
+        raise _no_scores(path, scorer, declared)
     if scorer is None:
         if len(names) > 1:
             raise ResultsError(path, None, f"the log has several scorers ({', '.join(names)}); "
                                f"choose one with --scorer")
         scorer = names[0] if names else None
     elif scorer not in names:
+        if scorer in declared:
+            raise ResultsError(path, None, f"scorer {scorer!r} is declared in the log's header, "
+                               "but no sample holds a score from it (the samples are scored by "
+                               f"{', '.join(names)}); `inspect score --scorer {scorer} {path}` "
+                               "scores them with it")
         raise ResultsError(path, None, f"no scorer {scorer!r} in the log; it has "
                            f"{', '.join(names) or 'none'}")
     errored = 0
@@ -311,11 +850,12 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
         if isinstance(value, dict):
             if score_key is None:
                 raise ResultsError(path, where, f"sample {task_id!r:.{QUOTE}} epoch {epoch}: "
-                                   f"scorer {scorer!r} gives a dict (keys {some(list(map(str, value)))}); "
-                                   "choose the key that decides success with --score-key")
+                                   f"scorer {scorer!r} gives a dict (keys "
+                                   f"{some(list(map(str, value)))}); choose the key that "
+                                   "decides success with --score-key")
             if score_key not in value:
-                raise ResultsError(path, where, f"sample {task_id!r:.{QUOTE}} epoch {epoch}: no key "
-                                   f"{score_key!r} in scorer {scorer!r}'s value (keys "
+                raise ResultsError(path, where, f"sample {task_id!r:.{QUOTE}} epoch {epoch}: no "
+                                   f"key {score_key!r} in scorer {scorer!r}'s value (keys "
                                    f"{some(list(map(str, value)))})")
             value = value[score_key]
         elif score_key is not None:
@@ -330,25 +870,28 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
         nonlocal errored
         for i, s in enumerate(summaries):
             where = f"samples[{i}]"
-            if s.id is None or s.id == "":
-                raise ResultsError(path, where, "missing sample id")
-            task_id = str(s.id)
-            if s.error is not None:
+            task_id, epoch = str(s["id"]), int(s["epoch"])
+            if s.get("error") is not None:
                 errored += 1
-                yield where, Run(task_id, False, s.epoch, excluded=True,
+                yield where, Run(task_id, False, epoch, excluded=True,
                                  excluded_as=ERRORED_SAMPLES)
                 continue
-            score = (s.scores or {}).get(scorer) if scorer else None
-            if score is None:
-                raise ResultsError(path, where, f"sample {task_id!r:.{QUOTE}} epoch {s.epoch} has "
+            score = (s.get("scores") or {}).get(scorer) if scorer else None
+            if not isinstance(score, dict) or "value" not in score:
+                raise ResultsError(path, where, f"sample {task_id!r:.{QUOTE}} epoch {epoch} has "
                                    f"no score from scorer {scorer!r}")
-            value = judged(score.value, where, task_id, s.epoch)
-            ok = rule.success(value, path, where, str(scorer))
+            value = judged(score["value"], where, task_id, epoch)
+            ok = rule.judge(value)
+            if ok is None and rule.threshold is not None:
+                raise ResultsError(path, where, f"score value {_shown(value):.{QUOTE}} of scorer "
+                                   f"{scorer!r} is not a number, so --success-threshold "
+                                   f"{rule.threshold:g} cannot judge it (--success-value "
+                                   "names values that count as a success)")
             if ok is None:
                 unjudged[value] += 1
                 ok = False
             (passed if ok else failed)[value] += 1
-            yield where, Run(task_id, ok, s.epoch)
+            yield where, Run(task_id, ok, epoch)
 
     task_ids = list(settled)
     results = tally_runs(runs(), path=path, source="inspect", duplicates=duplicates,
@@ -383,8 +926,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                      f"({some([f'{t}: {n} runs' for t, n in settled.items()])})")
     results = with_notes(results, notes, _gaps(header, results, len(stops), passk_stopped,
                                                manager))
-    suite = str(getattr(header.eval, "task", "") or "")
-    ids = header.eval.dataset.sample_ids
+    suite = str(_get(header, "eval", "task") or "")
+    ids = _get(header, "eval", "dataset", "sample_ids")
     ran = set(results.task_ids)
     never = tuple(str(i) for i in ids or () if str(i) not in ran)
     return replace(results, protocol=protocol, settled_early=settled, suite=suite,

@@ -1,6 +1,7 @@
 """The generic formats: JSON Lines (one run a line, as ``passk run`` logs) and CSV.
 
-Fields: ``task_id`` (str, required), ``success`` (bool, required), ``trial``
+Fields: ``task_id`` (str, required), ``success`` (required: ``true``/``false`` or
+``1``/``0``, in both formats; in JSON Lines also that text), ``trial``
 (int, optional; a repeated ``(task_id, trial)`` is an error unless
 ``duplicates`` says which to keep), ``risk`` (str, optional), and, as written
 by ``passk run``, ``infrastructure_error`` and ``cached`` (bool, optional;
@@ -39,8 +40,9 @@ from passk.results.counts import (
     with_notes,
     with_unrun_tasks,
 )
+from passk.results.formats._shared import SUCCESS_FLAGS_SAID, check_utf8, did_you_mean, success_flag
 from passk.results.protocol import Protocol
-from passk.results.runlog import is_header, is_settled, protocol_of, read_run_log
+from passk.results.runlog import RunRecord, is_header, is_settled, protocol_of, read_run_log
 
 __all__ = ["read_csv", "read_csv_runs", "read_jsonl", "read_jsonl_runs"]
 
@@ -52,11 +54,17 @@ _TASK_LIST_HINT = ("; this looks like a task list for `passk run ADAPTER TASKS -
 #: Trial labels beyond this are counted on the line-by-line path (numpy's int64 ends at 2**63).
 _FAST_TRIAL_LIMIT = 2**40
 
+#: The fields a run log's record (or header) may hold: any other is kept and ignored.
+_KNOWN = (*RunRecord.__dataclass_fields__, "protocol")
+
 
 def _field(record: Mapping[str, Any], name: str, kinds: tuple[type, ...], path: Any, line: int,
            *, required: bool = False, what: str = "") -> Any:
     if name not in record or record[name] is None:
         if required:
+            typo = did_you_mean(name, record, _KNOWN)
+            if typo:
+                raise ResultsError(path, line, typo)
             hint = _TASK_LIST_HINT if name == "success" and "instruction" in record else ""
             raise ResultsError(path, line, f"missing field {name!r}{hint}")
         return None
@@ -76,8 +84,11 @@ def _run_from_record(record: Any, path: Any, line: int) -> Run:
         raise ResultsError(path, line, f"expected a JSON object, got {type(record).__name__}")
     task_id = _field(record, "task_id", (str, int), path, line, required=True,
                      what="a string")
-    success = _field(record, "success", (bool,), path, line, required=True,
-                     what="a boolean (true or false)")
+    success = success_flag(_field(record, "success", (bool, int, str), path, line,
+                                  required=True, what=SUCCESS_FLAGS_SAID))
+    if success is None:
+        raise ResultsError(path, line, f"field 'success' must be {SUCCESS_FLAGS_SAID}, got "
+                           f"{record['success']!r:.60}")
     trial = _field(record, "trial", (int,), path, line, what="a whole number")
     risk = _field(record, "risk", (str,), path, line, what="a string")
     infra = bool(_field(record, "infrastructure_error", (bool,), path, line, what="a boolean"))
@@ -108,13 +119,15 @@ def read_jsonl_runs(path: str | os.PathLike[str], *, duplicates: str = "error") 
     return dedupe(_jsonl_located(path)[1], path, duplicates, [])
 
 
-_TRUE = {"true": True, "1": True, "false": False, "0": False}
-
-
 def _csv_located(path: str | os.PathLike[str]) -> Iterator[tuple[int, Run]]:
-    with open(path, encoding="utf-8", newline="") as f:
+    check_utf8(Path(path))
+    with open(path, encoding="utf-8-sig", newline="") as f:  # Excel's "CSV UTF-8" has a BOM
         reader = csv.DictReader(f)
         missing = {"task_id", "success"} - set(reader.fieldnames or ())
+        for name in sorted(missing):
+            typo = did_you_mean(name, reader.fieldnames or (), _KNOWN)
+            if typo:
+                raise ResultsError(path, 1, typo.replace("unknown field", "unknown column"))
         if missing:
             raise ResultsError(path, 1, f"missing column(s) {sorted(missing)} in the header")
         width = len(reader.fieldnames or ())
@@ -129,23 +142,24 @@ def _csv_located(path: str | os.PathLike[str]) -> Iterator[tuple[int, Run]]:
                                    f"{width}: no cell for {', '.join(map(repr, short))}")
             if not row.get("task_id"):
                 raise ResultsError(path, line, "missing field 'task_id'")
-            raw = (row.get("success") or "").strip().lower()
-            if raw not in _TRUE:
-                raise ResultsError(path, line, f"field 'success' must be true/false or "
-                                   f"1/0, got {row.get('success')!r}")
+            won = success_flag(row.get("success") or "")
+            if won is None:
+                raise ResultsError(path, line, f"field 'success' must be true or false, or 1 "
+                                   f"or 0, got {row.get('success')!r}")
             trial = (row.get("trial") or "").strip()
             if trial and not trial.lstrip("-").isdigit():
                 raise ResultsError(path, line, f"field 'trial' must be a whole number, "
                                    f"got {trial!r}")
             infra, cached = [(row.get(name) or "").strip().lower() in ("true", "1")
                              for name in ("infrastructure_error", "cached")]
-            yield line, Run(row["task_id"], _TRUE[raw], int(trial) if trial else None,
+            yield line, Run(row["task_id"], won, int(trial) if trial else None,
                             (row.get("risk") or None), infra or cached,
                             _left_out_as(infra, cached))
 
 
 def read_csv_runs(path: str | os.PathLike[str], *, duplicates: str = "error") -> Iterator[Run]:
-    """Yield the runs of a CSV file with a header row (``success`` as true/false or 1/0)."""
+    """Yield the runs of a CSV file with a header row (``success`` as true/false or 1/0,
+    in any case)."""
     check_duplicates_option(duplicates)
     return dedupe(_csv_located(path), path, duplicates, [])
 
@@ -161,7 +175,7 @@ def _fast_jsonl(path: Path) -> Results | None:
     files never take that slow path, so a million runs parse in about a second.
     """
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             lines = f.read().splitlines()
     except UnicodeDecodeError:
         return None  # the line-by-line path names the line
@@ -193,6 +207,10 @@ def _fast_jsonl(path: Path) -> Results | None:
     task_ids, success, trials = column("task_id"), column("success"), column("trial")
     risks, infra, cached = column("risk"), column("infrastructure_error"), column("cached")
     id_types = set(map(type, task_ids))
+    if int in set(map(type, success)):  # 1 and 0, as CSV takes them
+        if not set(success) <= {0, 1} or not set(map(type, success)) <= {bool, int}:
+            return None
+        success = [bool(x) for x in success]
     if (not id_types <= {str, int} or set(map(type, success)) != {bool}
             or not set(map(type, trials)) <= {int, _NONE}
             or not set(map(type, risks)) <= {str, _NONE}
@@ -268,6 +286,7 @@ def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
     """
     p = Path(path)
     check_duplicates_option(duplicates)
+    check_utf8(p)
     results = _fast_jsonl(p)
     if results is None:
         protocol, located = _jsonl_located(p)

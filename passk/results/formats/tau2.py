@@ -240,4 +240,20 @@ def read_tau2(path: str | os.PathLike[str], data: Any = None, *,
         notes.insert(0, f"read tau2-bench's directory format: {TAU2_RESULTS} and "
                      f"{plural(int((results.totals + results.excluded).sum()), 'simulation')} "
                      f"from {TAU2_SIMULATIONS}/")
+    if path.is_dir():
+        others = _not_read(path)
+        if others:
+            notes.append(f"not read: {some(others)} in {path.name or path}/ (a tau2-bench run "
+                         f"directory is read as its {TAU2_RESULTS} and {TAU2_SIMULATIONS}/; "
+                         "pass another results file on its own to read it)")
     return with_notes(results, notes, incomplete)
+
+
+def _not_read(run: Path) -> list[str]:
+    """The files and folders of a run directory that are not tau2-bench's own (hidden ones
+    aside), with a results file of another format first."""
+    theirs = {TAU2_RESULTS, TAU2_SIMULATIONS}
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in run.iterdir()
+                   if p.name not in theirs and not p.name.startswith("."))
+    results = (".eval", ".jsonl", ".ndjson", ".csv", ".json")
+    return sorted(names, key=lambda n: (not n.lower().endswith(results), n))
