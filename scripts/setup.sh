@@ -43,5 +43,5 @@ if [ "$want" != "$have" ] || ! installed; then
 fi
 
 echo "setup: ready: $(.venv/bin/python --version), passk $(.venv/bin/python -c \
-'import importlib.metadata as m; print(m.version("passk"))'), chromium \
+'import importlib.metadata as m; print(m.version("passk-reliability"))'), chromium \
 $(dpkg-query -W -f='${Version}' chromium), $(fc-list :lang=zh family | grep -c . || true) CJK fonts"

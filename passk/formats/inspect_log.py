@@ -240,7 +240,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                  duplicates: str = "error") -> Results:
     """Read an Inspect AI eval log (``.eval`` or ``.json``): one run a sample epoch.
 
-    Needs the optional extra ``inspect`` (``pip install 'passk[inspect]'``).
+    Needs the optional extra ``inspect``
+    (``pip install 'passk-reliability[inspect]'``).
     A sample that ended in an error is left out (as "errored samples"); a log
     whose ``status`` is not ``"success"`` (``"started"``, ``"cancelled"``,
     ``"error"``), that holds fewer sample epochs than its selected dataset
@@ -273,8 +274,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
     except ImportError:
         raise ResultsError(path, None, "reading Inspect AI logs needs the optional extra "
-                           "'inspect': pip install 'passk[inspect]' (or pip install "
-                           "inspect-ai)") from None
+                           "'inspect': pip install 'passk-reliability[inspect]' (or pip "
+                           "install inspect-ai)") from None
     try:
         header = read_eval_log(str(path), header_only=True)
         summaries = read_eval_log_sample_summaries(str(path))
