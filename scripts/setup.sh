@@ -37,6 +37,11 @@ if [ "$want" != "$have" ] || ! installed; then
     python3 -m venv .venv
     .venv/bin/python -m pip install -q --upgrade pip
   fi
+  # the distribution was called passk before it became passk-reliability: remove the old
+  # one, whose entry points and console script would otherwise stay beside the new one's
+  if .venv/bin/python -m pip show -q passk >/dev/null 2>&1; then
+    .venv/bin/python -m pip uninstall -q -y passk
+  fi
   echo "setup: pip install -e '.[dev]' (pyproject.toml changed or passk is not installed)"
   .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$want" > "$STAMP"
