@@ -42,6 +42,7 @@ if [ "$want" != "$have" ] || ! installed; then
   if .venv/bin/python -m pip show -q passk >/dev/null 2>&1; then
     .venv/bin/python -m pip uninstall -q -y passk
   fi
+  rm -rf passk.egg-info   # its build metadata: seen from the root, its entry points too
   echo "setup: pip install -e '.[dev]' (pyproject.toml changed or passk is not installed)"
   .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$want" > "$STAMP"
