@@ -20,11 +20,15 @@ workflow publishes and runs it where nothing else is importable:
   the environment running the tests, rather than installed again (pip installing numpy
   and scipy from wheels took 60 s on the project's 2-core machine, linking them well under
   a second); ``pip check`` then proves the wheel's ``Requires-Dist`` is satisfied.
-- **Run** there every subcommand on shipped files, ``python -m passk``, the import of every
-  module found by walking the installed package (a new subpackage is covered with no
-  edit), the pytest plugin's options and a marked test with ``--passk-log``, and
-  ``passk.inspect``'s "needs the optional extra" error. A command's output is compared
-  with what the checkout's ``passk.cli.main`` prints for the same arguments, in process.
+- **Run** there every subcommand on shipped files (``run`` with the shipped adapter and
+  tasks, then ``report``, ``plan``, ``diff`` and ``gate --baseline`` on its log), the
+  import of every module found by walking the installed package (a new subpackage is
+  covered with no edit) and ``passk.inspect``'s "needs the optional extra" error, all in
+  one process (each start imports numpy and scipy); then the console script,
+  ``python -m passk``, the plot extra's message, and the pytest plugin (its options in
+  ``pytest --help``, a marked test run with ``--passk-log``), each a process of its own.
+  Each subcommand's status, stdout and stderr must equal what the checkout's
+  ``passk.cli.main`` gives for the same arguments, in process.
 
 A module or data file missing from the wheel fails ``test_the_wheel_holds_every_file``
 and the commands that need it (built once with ``packages = ["passk"]``, the old
@@ -39,7 +43,6 @@ import importlib.metadata
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -278,59 +281,8 @@ def test_the_wheel_metadata_is_pyproject_s(built):
 
 # --- installed alone ----------------------------------------------------------------------
 
-def test_the_venv_holds_the_wheel_and_no_extra(venv, cwd):
-    probe = ("import importlib.metadata as m, importlib.util as u, json, passk; "
-             "print(json.dumps([passk.__file__, m.version('passk-reliability'), "
-             "[n for n in ('inspect_ai', 'matplotlib', 'distributed') if u.find_spec(n)]]))")
-    proc = _in_venv(venv, cwd, "python", "-c", probe)
-    assert proc.returncode == 0, proc.stderr
-    where, version, extras = json.loads(proc.stdout)
-    assert Path(where).is_relative_to(venv), where  # not the checkout's passk
-    assert version == VERSION
-    assert extras == []
-
-
-WALK = """
-import importlib, json, pkgutil, passk
-imported, needs_extra, broken = [], {}, {}
-def onerror(name):
-    broken[name] = "walk_packages could not import it"
-for m in pkgutil.walk_packages(passk.__path__, "passk.", onerror=onerror):
-    if m.name.rsplit(".", 1)[-1] == "__main__":
-        continue  # runs the command: python -m passk is tested on its own
-    try:
-        importlib.import_module(m.name)
-        imported.append(m.name)
-    except ImportError as exc:
-        (needs_extra if "needs the optional extra" in str(exc) else broken)[m.name] = str(exc)
-print(json.dumps({"imported": imported, "needs_extra": needs_extra, "broken": broken}))
-"""
-
-
-def test_every_module_imports_or_names_its_extra(venv, cwd, source):
-    _, must_ship = source
-    proc = _in_venv(venv, cwd, "python", "-c", WALK)
-    assert proc.returncode == 0, proc.stderr
-    found = json.loads(proc.stdout)
-    assert not found["broken"], found["broken"]
-    walked = {"passk", *found["imported"], *found["needs_extra"]}
-    modules = {f.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-               for f in must_ship if f.endswith(".py") and not f.endswith("__main__.py")}
-    assert modules <= walked, sorted(modules - walked)
-    assert "passk.inspect" in found["needs_extra"]
-    for name, message in found["needs_extra"].items():
-        assert f"pip install '{DIST}[" in message, (name, message)
-
-
-def test_passk_inspect_says_it_needs_the_inspect_extra(venv, cwd):
-    proc = _in_venv(venv, cwd, "python", "-c", "import passk.inspect")
-    assert proc.returncode == 1
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last == ("ImportError: passk.inspect needs the optional extra 'inspect': pip "
-                    f"install '{DIST}[inspect]' (or pip install inspect-ai)"), proc.stderr
-
-
-# every subcommand on shipped files: (arguments, exit status)
+# every subcommand on shipped files, in order (run writes the log the next ones read):
+# (arguments, exit status)
 COMMANDS = [
     (["--help"], 0),
     (["demo"], 0),
@@ -341,17 +293,109 @@ COMMANDS = [
     (["gate", "tau.json", "--json"], 1),
     (["gate", "tau.json", "--k", "1", "--min-overall", "0.4", "--max-flakiness", "1"], 0),
     (["report", "oncall_tasks.jsonl"], 2),   # a task list, not results: named as such
+    (["run", ADAPTER, "oncall_tasks.jsonl", "--log", "runs.jsonl", "--no-progress",
+      "--seed", "3"], 1),
+    (["report", "runs.jsonl", "--json"], 0),
+    (["plan", "runs.jsonl"], 0),
+    (["diff", "runs.jsonl", "runs.jsonl"], 0),
+    (["gate", "runs.jsonl", "--baseline", "runs.jsonl"], 1),
 ]
 
+# One process in the venv (each start imports numpy and scipy: one, not a dozen): what is
+# installed, the import of every module found by walking the installed package (a new
+# subpackage is covered with no edit), passk.inspect's error, and passk.cli.main on each
+# of COMMANDS, as _in_checkout runs them on the checkout.
+DRIVER = """
+import contextlib, importlib, importlib.metadata as md, importlib.util, io, json, pkgutil, sys
+import passk
+from passk import cli
 
-@pytest.mark.parametrize(("argv", "status"), COMMANDS, ids=lambda a: " ".join(map(str, a))
-                         if isinstance(a, list) else str(a))
-def test_each_subcommand_prints_what_the_checkout_prints(venv, cwd, argv, status,
-                                                         monkeypatch):
-    proc = _in_venv(venv, cwd, "passk", *argv)
-    expected = _in_checkout(cwd, argv, monkeypatch)
-    assert (proc.returncode, proc.stdout, proc.stderr) == expected
-    assert proc.returncode == status, proc.stderr
+def main(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main(argv)
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+    return [status, out.getvalue(), err.getvalue()]
+
+found = {"file": passk.__file__, "version": md.version("passk-reliability"),
+         "extras": [n for n in ("inspect_ai", "matplotlib", "distributed")
+                    if importlib.util.find_spec(n)],
+         "commands": [main(argv) for argv in json.loads(sys.argv[1])],
+         "imported": [], "needs_extra": {}, "broken": {}}
+
+def onerror(name):
+    found["broken"][name] = "walk_packages could not import it"
+
+for m in pkgutil.walk_packages(passk.__path__, "passk.", onerror=onerror):
+    if m.name.rsplit(".", 1)[-1] == "__main__":
+        continue  # runs the command: python -m passk is tested on its own
+    try:
+        importlib.import_module(m.name)
+        found["imported"].append(m.name)
+    except ImportError as exc:
+        kind = "needs_extra" if "needs the optional extra" in str(exc) else "broken"
+        found[kind][m.name] = str(exc)
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def driven(venv: Path, cwd: Path) -> dict:
+    proc = _in_venv(venv, cwd, "python", "-c", DRIVER, json.dumps([a for a, _ in COMMANDS]))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def reference(workspace: Path) -> list[tuple[int, str, str]]:
+    """The checkout's passk on COMMANDS, in a working directory of its own."""
+    ref = workspace / "reference"
+    ref.mkdir()
+    for name, path in SHIPPED.items():
+        shutil.copy2(path, ref / name)
+    with pytest.MonkeyPatch.context() as mp:
+        return [_in_checkout(ref, argv, mp) for argv, _ in COMMANDS]
+
+
+def test_the_venv_holds_the_wheel_and_no_extra(driven, venv):
+    assert Path(driven["file"]).is_relative_to(venv), driven["file"]  # not the checkout's
+    assert driven["version"] == VERSION
+    assert driven["extras"] == []
+
+
+def test_every_module_imports_or_names_its_extra(driven, source):
+    _, must_ship = source
+    assert not driven["broken"], driven["broken"]
+    walked = {"passk", *driven["imported"], *driven["needs_extra"]}
+    modules = {f.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+               for f in must_ship if f.endswith(".py") and not f.endswith("__main__.py")}
+    assert modules <= walked, sorted(modules - walked)
+    assert driven["needs_extra"]["passk.inspect"] == (
+        f"passk.inspect needs the optional extra 'inspect': pip install '{DIST}[inspect]' "
+        "(or pip install inspect-ai)")
+    for name, message in driven["needs_extra"].items():
+        assert f"pip install '{DIST}[" in message, (name, message)
+
+
+@pytest.mark.parametrize(("i", "argv", "status"), [(i, a, s) for i, (a, s) in
+                                                   enumerate(COMMANDS)],
+                         ids=[" ".join(a)[:50] for a, _ in COMMANDS])
+def test_each_subcommand_prints_what_the_checkout_prints(driven, reference, i, argv, status):
+    got = tuple(driven["commands"][i])
+    assert got == reference[i], argv
+    assert got[0] == status, got[2]
+
+
+def test_the_console_script_and_python_dash_m(venv, cwd):
+    """The installed entry points themselves, each a process of its own."""
+    helped = _in_venv(venv, cwd, "passk", "--help")
+    assert helped.returncode == 0 and "usage: passk" in helped.stdout, helped.stderr
+    reported = _in_venv(venv, cwd, "passk", "report", "tau.json")
+    assert reported.returncode == 0 and "gate: BLOCKED" in reported.stdout, reported.stderr
+    module = _in_venv(venv, cwd, "python", "-m", "passk", "curves", "--p", "0.8", "--k", "3")
+    assert module.returncode == 0 and "0.5120" in module.stdout, module.stderr
 
 
 def test_a_plot_without_the_plot_extra_names_it(venv, cwd):
@@ -359,27 +403,6 @@ def test_a_plot_without_the_plot_extra_names_it(venv, cwd):
     assert proc.returncode == 2
     assert f"pip install '{DIST}[plot]'" in proc.stderr, proc.stderr
     assert not (cwd / "curves.png").exists()
-
-
-def test_python_dash_m_passk_is_the_command(venv, cwd):
-    command = _in_venv(venv, cwd, "passk", "curves", "--p", "0.8", "--k", "3")
-    module = _in_venv(venv, cwd, "python", "-m", "passk", "curves", "--p", "0.8", "--k", "3")
-    assert command.returncode == module.returncode == 0, module.stderr
-    assert command.stdout == module.stdout and "0.5120" in module.stdout
-
-
-def test_run_then_every_reader_of_its_log(venv, cwd, monkeypatch):
-    """``passk run`` with the shipped adapter and tasks; its log read back by the others."""
-    proc = _in_venv(venv, cwd, "passk", "run", ADAPTER, "oncall_tasks.jsonl", "--log",
-                    "runs.jsonl", "--no-progress", "--seed", "3")
-    assert proc.returncode in (0, 1), proc.stderr  # passed or blocked, not an error
-    assert re.search(r"runs: 22 counted of 22 planned", proc.stdout), proc.stdout
-    for argv in (["report", "runs.jsonl", "--json"], ["plan", "runs.jsonl"],
-                 ["diff", "runs.jsonl", "runs.jsonl"],
-                 ["gate", "runs.jsonl", "--baseline", "runs.jsonl"]):
-        got = _in_venv(venv, cwd, "passk", *argv)
-        assert (got.returncode, got.stdout, got.stderr) == _in_checkout(cwd, argv,
-                                                                         monkeypatch), argv
 
 
 PLUGGED = """
@@ -400,6 +423,6 @@ def test_the_pytest_plugin_is_registered_and_logs(venv, cwd):
                    "--passk-log", "plugin.jsonl", "test_agent.py")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "4 passed" in ran.stdout and "gate: PASSED" in ran.stdout, ran.stdout
-    report = _in_venv(venv, cwd, "passk", "report", "plugin.jsonl", "--json")
-    assert report.returncode == 0, report.stderr
-    assert '"test_agent.py::test_always"' in report.stdout
+    log = [json.loads(line) for line in (cwd / "plugin.jsonl").read_text().splitlines()]
+    runs = [r for r in log if r.get("task_id") == "test_agent.py::test_always"]
+    assert len(runs) == 4 and all(r["success"] is True for r in runs), log
