@@ -12,6 +12,8 @@ pointed at this checkout's action (``uses: ./``), which makes it check the input
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -23,9 +25,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from passk import cli
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gate_action.py"
 TAU = "book/data/tau-bench/gpt-4o-airline-rewards.json"
+STABLE = "tests/fixtures/stable.jsonl"   # two tasks, every run passed: no protocol
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
 
@@ -46,13 +51,23 @@ def _run_action(tmp_path: Path, cwd: Path = ROOT, **inputs: str
     return (proc.returncode, proc.stdout + proc.stderr, summary.read_text("utf-8"), outputs)
 
 
-def _gate_json(*args: str, cwd: Path = ROOT) -> tuple[int, dict]:
+def _passk(*argv: str) -> tuple[int, str]:
+    """The checkout's ``passk`` in process, from the repository root: (status, stdout)."""
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            status = cli.main(list(argv))
+    finally:
+        os.chdir(cwd)
+    return status, out.getvalue()
+
+
+def _gate_json(*args: str) -> tuple[int, dict]:
     """``passk gate --json`` itself, the reference for the script's outputs."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT),
-                                                       os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "passk", "gate", *args, "--json"], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
-    return proc.returncode, json.loads(proc.stdout) if proc.stdout else {}
+    status, out = _passk("gate", *args, "--json")
+    return status, json.loads(out)
 
 
 def _suite(report: dict) -> tuple[float, list[float]]:
@@ -93,17 +108,19 @@ def test_no_input_is_pasted_into_a_shell_line():
 # --- the script on shipped files ---------------------------------------------------------
 
 def test_a_gate_that_passes(tmp_path):
-    criteria = {"k": "1", "min_overall": "0.4", "max_flakiness": "1"}
-    status, log, summary, outputs = _run_action(tmp_path, results="book/data/tau-bench/*.json",
-                                                **criteria)
-    ref_status, report = _gate_json(TAU, "--k", "1", "--min-overall", "0.4",
-                                    "--max-flakiness", "1")
+    status, log, summary, outputs = _run_action(tmp_path, results="tests/fixtures/stab*.jsonl",
+                                                k="2", min_overall="0.6", on="lower-bound",
+                                                max_flakiness="0.1", confidence="0.5")
+    ref_status, report = _gate_json(STABLE, "--k", "2", "--min-overall", "0.6", "--on",
+                                    "lower-bound", "--max-flakiness", "0.1",
+                                    "--confidence", "0.5")
     assert status == ref_status == 0, log
+    assert (report["gate"]["bar"], report["gate"]["on"]) == (0.6, "lower-bound")
     estimate, interval = _suite(report)
     assert outputs == {"verdict": "passed", "pass-hat-k": repr(estimate),
-                       "interval": json.dumps(interval), "k": "1"}
+                       "interval": json.dumps(interval), "k": "2"}
     assert summary.startswith("## passk gate: PASSED\n")
-    assert f"<code>{TAU}</code>" in summary
+    assert f"<code>{STABLE}</code>" in summary
     assert "| task | risk |" in summary and "**gate: PASSED" in summary
     assert "::error" not in log
 
@@ -123,18 +140,12 @@ def test_a_gate_that_blocks_fails_the_step(tmp_path):
 @pytest.fixture(scope="module")
 def run_log(tmp_path_factory):
     """A ``passk run`` log of the shipped adapter and tasks: it declares its criteria."""
-    where = tmp_path_factory.mktemp("runlog")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT),
-                                                       os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "passk", "run",
-                           "passk.flaky_adapter:OnCallSimulator",
-                           str(ROOT / "examples" / "oncall_tasks.jsonl"), "--log", "runs.jsonl",
-                           "--no-progress", "--seed", "3", "--min-overall", "0.6",
-                           "--max-flakiness", "0.8"],
-                          cwd=where, env=env, capture_output=True, text=True, timeout=120,
-                          check=False)
-    assert proc.returncode in (0, 1), proc.stderr
-    return where / "runs.jsonl"
+    log = tmp_path_factory.mktemp("runlog") / "runs.jsonl"
+    status, _ = _passk("run", "passk.flaky_adapter:OnCallSimulator",
+                       "examples/oncall_tasks.jsonl", "--log", str(log), "--no-progress",
+                       "--seed", "3", "--min-overall", "0.6", "--max-flakiness", "0.8")
+    assert status in (0, 1)
+    return log
 
 
 @pytest.mark.slow
@@ -155,10 +166,10 @@ def test_criteria_declared_gates_as_the_run_declares(tmp_path, run_log):
     ({"results": ""}, "results: no results file given"),
     ({"results": "examples/oncall_tasks.jsonl"}, "oncall_tasks.jsonl"),
     ({"results": "no-such-file.jsonl"}, "no-such-file.jsonl: no such file or directory"),
-    ({"results": TAU, "criteria": "declared"}, "declare no gate criteria"),
-    ({"results": TAU, "criteria": "declared", "k": "2"}, "do not also give k"),
-    ({"results": TAU, "criteria": "declard"}, "criteria: 'declard' is not a choice"),
-    ({"results": TAU, "min_overall": "1.5"}, "min-overall"),
+    ({"results": STABLE, "criteria": "declared"}, "declare no gate criteria"),
+    ({"results": STABLE, "criteria": "declared", "k": "2"}, "do not also give k"),
+    ({"results": STABLE, "criteria": "declard"}, "criteria: 'declard' is not a choice"),
+    ({"results": STABLE, "min_overall": "1.5"}, "min-overall"),
 ])
 def test_bad_input_fails_the_step_and_says_why(tmp_path, inputs, message):
     status, log, summary, outputs = _run_action(tmp_path, **inputs)
