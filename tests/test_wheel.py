@@ -7,8 +7,9 @@ workflow publishes and runs it where nothing else is importable:
 - **Build** as ``python -m build`` does (the release workflow's command): the sdist from a
   clean copy of the checkout (its git-tracked and untracked-but-not-ignored files), then
   the wheel from the unpacked sdist. ``build`` and the ``[build-system] requires`` are
-  installed from the package index into a throwaway build environment (pip's cache makes
-  that quick after the first time), and the build runs there with ``--no-isolation``.
+  installed from the package index, the first time only, into a build environment kept in
+  ``~/.cache/passk-reliability/``, and the build runs there with ``--no-isolation``
+  (offline after that first time).
 - **Check** the wheel holds every module and every other file under ``passk/`` (py.typed,
   shipped data), the sdist too, and the metadata is ``pyproject.toml``'s (the fields
   ``twine check`` looks at, and more: name, version, summary, requirements, extras, the
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import email.parser
+import hashlib
 import importlib.metadata
 import io
 import json
@@ -120,18 +122,43 @@ def source(workspace: Path) -> tuple[Path, set[str]]:
     return src, _package_files(files)
 
 
+def _build_env() -> Path:
+    """The python of a venv holding ``build`` and the build requirements.
+
+    Made once per requirements and interpreter and kept in the user's cache (made under
+    another name and renamed into place whole, so that two sessions never see half of one;
+    only ``bin/python -m build`` is used, which does not mind the rename): later runs
+    need no package index."""
+    wanted = ["build", *PROJECT["build-system"]["requires"]]
+    key = hashlib.sha256(json.dumps([wanted, sys.version, sys.base_prefix]).encode())
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    env_dir = cache / "passk-reliability" / f"build-env-{key.hexdigest()[:16]}"
+    python = env_dir / "bin" / "python"
+    if python.exists() and _sh([str(python), "-c", "import build, setuptools"],
+                               check=False).returncode == 0:
+        return python
+    staging = env_dir.with_name(f"{env_dir.name}.{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    _sh([sys.executable, "-m", "venv", "--without-pip", str(staging)])
+    try:
+        _pip(staging / "bin" / "python", "install", "-q", *wanted)
+    except pytest.fail.Exception as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        pytest.fail(f"could not install {wanted} from the package index (needed once, then "
+                    f"kept in {env_dir}): {exc}", pytrace=False)
+    shutil.rmtree(env_dir, ignore_errors=True)  # a broken one
+    try:
+        staging.rename(env_dir)
+    except OSError:  # another session put one there meanwhile: use that one
+        shutil.rmtree(staging, ignore_errors=True)
+    return python
+
+
 @pytest.fixture(scope="module")
 def built(workspace: Path, source: tuple[Path, set[str]]) -> tuple[Path, Path]:
     """(sdist, wheel), built as ``python -m build`` does: the wheel from the sdist."""
     src, _ = source
-    env_dir = workspace / "build-env"
-    _sh([sys.executable, "-m", "venv", "--without-pip", str(env_dir)])
-    python = env_dir / "bin" / "python"
-    try:
-        _pip(python, "install", "-q", "build", *PROJECT["build-system"]["requires"])
-    except pytest.fail.Exception as exc:
-        pytest.fail("could not install `build` and the build requirements from the package "
-                    "index (needed once; pip caches them): " + str(exc), pytrace=False)
+    python = _build_env()
     out = workspace / "dist"
     _sh([str(python), "-m", "build", "--no-isolation", "--outdir", str(out), str(src)])
     sdists, wheels = sorted(out.glob("*.tar.gz")), sorted(out.glob("*.whl"))
