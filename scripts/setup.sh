@@ -37,6 +37,12 @@ if [ "$want" != "$have" ] || ! installed; then
     python3 -m venv .venv
     .venv/bin/python -m pip install -q --upgrade pip
   fi
+  # the distribution was called passk before it became passk-reliability: remove the old
+  # one, whose entry points and console script would otherwise stay beside the new one's
+  if .venv/bin/python -m pip show -q passk >/dev/null 2>&1; then
+    .venv/bin/python -m pip uninstall -q -y passk
+  fi
+  rm -rf passk.egg-info   # its build metadata: seen from the root, its entry points too
   echo "setup: pip install -e '.[dev]' (pyproject.toml changed or passk is not installed)"
   .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$want" > "$STAMP"
@@ -47,5 +53,5 @@ fi
 rm -rf passk.egg-info
 
 echo "setup: ready: $(.venv/bin/python --version), passk $(.venv/bin/python -c \
-'import importlib.metadata as m; print(m.version("passk"))'), chromium \
+'import importlib.metadata as m; print(m.version("passk-reliability"))'), chromium \
 $(dpkg-query -W -f='${Version}' chromium), $(fc-list :lang=zh family | grep -c . || true) CJK fonts"

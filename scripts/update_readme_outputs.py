@@ -10,7 +10,11 @@ command) are what it prints, stdout and stderr together, in the order printed. A
 one ``bash`` process (so ``echo $?`` sees the previous command's status), from a fresh
 temporary directory that holds the repository's files (symlinks), so it runs "from the
 repository root" and what a command writes (``runs.jsonl``) lands there, not in the
-checkout. ``passk`` and ``python`` are the current environment's.
+checkout. The shell is a fresh one, as the README says to use it: the environment of a
+new login (the system's ``PATH``, ``HOME``, the locale; ``PYTHONPATH`` only if it is set,
+as a worktree's tests set it), nothing of the Python running this script, and first the
+README's own ``. .venv/bin/activate`` (``.venv`` being the venv running this script, the
+checkout's when ``scripts/test.sh`` runs it). Without that line ``passk`` is not found.
 
 Rewriting keeps each block's shape: the commands, and for each ``...`` the lines around
 it: every segment between ``...`` lines keeps its length, re-anchored on the first line
@@ -39,6 +43,12 @@ TIMEOUT_S = 120
 # what may differ between two runs and so is not compared (applied to both sides)
 NORMALISE = [(re.compile(r"\b\d+(?:\.\d+)? ?(?:s|ms|µs)\b(?= |$|\)|,|;)"), "<duration>")]
 # the checkout's entries that a session must not see (build outputs, caches, the venv)
+# what the README tells a fresh shell to run first (its "The `passk` command" paragraph)
+ACTIVATE = ". .venv/bin/activate"
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+# what a new login shell has of the environment, and PYTHONPATH (a worktree's tests set it)
+KEPT = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+        "PYTHONPATH")
 HIDDEN = {".git", ".venv", "_build", "build", "dist", ".pytest_cache", ".hypothesis",
           ".mypy_cache", ".ruff_cache", ".jupyter_cache"}
 
@@ -90,18 +100,31 @@ def _workdir(tmp: Path) -> Path:
     return tmp
 
 
-def run(session: Session) -> list[list[str]]:
-    """Each command's output lines, from one bash process in a fresh root-like directory."""
-    script = []
+def fresh_shell_env() -> dict[str, str]:
+    """A new login's environment: no virtual environment, the system's PATH."""
+    env = {k: os.environ[k] for k in KEPT if k in os.environ}
+    env.update(PATH=SYSTEM_PATH, PYTHONUNBUFFERED="1", COLUMNS="200", NO_COLOR="1")
+    return env
+
+
+def _venv() -> Path:
+    """The virtual environment running this script: the README's ``.venv``."""
+    if sys.prefix == sys.base_prefix:
+        raise SystemExit(f"run this from the project's virtual environment ({sys.executable} "
+                         "is not in one): .venv/bin/python scripts/update_readme_outputs.py")
+    return Path(sys.prefix)
+
+
+def run(session: Session, *, activate: bool = True) -> list[list[str]]:
+    """Each command's output lines, from one fresh bash in a fresh root-like directory."""
+    script = [f"{ACTIVATE} >/dev/null 2>&1"] if activate else []
     for command in session.commands:
         script.append(f"{{ {command.line}\n}} 2>&1; __rc=$?; echo {MARK}; (exit $__rc)")
-    env = dict(os.environ)
-    bin_dir = str(Path(sys.executable).parent)
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", PYTHONUNBUFFERED="1",
-               COLUMNS="200", NO_COLOR="1")
     with tempfile.TemporaryDirectory(prefix="readme-") as tmp:
+        workdir = _workdir(Path(tmp))
+        (workdir / ".venv").symlink_to(_venv())
         proc = subprocess.run(["bash", "--noprofile", "--norc"], input="\n".join(script),
-                              cwd=_workdir(Path(tmp)), env=env, capture_output=True,
+                              cwd=workdir, env=fresh_shell_env(), capture_output=True,
                               text=True, timeout=TIMEOUT_S, check=False)
     chunks = (proc.stdout + proc.stderr).split(MARK + "\n")
     outputs = [chunk.rstrip("\n").split("\n") if chunk.strip("\n") else []

@@ -425,7 +425,7 @@ def _extra_closure(extra: str) -> set[str]:
         if req.marker is not None and not req.marker.evaluate({"extra": ""}):
             continue
         name = canonicalize_name(req.name)
-        if name == "passk":  # a self-reference such as passk[plot]
+        if name == canonicalize_name(project["name"]):  # a self-reference: passk-reliability[plot]
             for e in req.extras:
                 stack += [Requirement(r) for r in project["optional-dependencies"][e]]
             continue

@@ -3,7 +3,8 @@
 Every ```` ```console ```` block of README.md is run by
 ``scripts/update_readme_outputs.py``'s runner (one bash process per block, from a fresh
 directory that holds the repository's files, so "from the repository root" without
-writing into the checkout), and each command's output, stdout and stderr together, is
+writing into the checkout; a fresh shell's environment, with only what the README says to
+do first: ``. .venv/bin/activate``), and each command's output, stdout and stderr together, is
 compared with the lines the README shows under it (``...`` stands for lines left out;
 durations are masked). On a mismatch the test prints a diff; after an intended change,
 ``python scripts/update_readme_outputs.py`` writes the new outputs into the README.
@@ -33,6 +34,28 @@ def test_the_readme_has_sessions_that_use_shipped_files():
     for name in ("passk report", "passk gate", "passk diff", "passk curves", "passk plan",
                  "passk run"):
         assert any(c.startswith(name) for c in commands), f"no `{name}` session"
+
+
+def test_the_readme_says_how_the_command_is_reached():
+    text = readme.README.read_text(encoding="utf-8")
+    assert f"{readme.ACTIVATE}     #" in text, f"the README no longer says `{readme.ACTIVATE}`"
+    assert ".venv/bin/passk --help" in text
+    assert f"after\n`{readme.ACTIVATE}`" in text  # said where the sessions are introduced
+
+
+def _session(*lines: str) -> readme.Session:
+    return readme.Session(start=0, end=0, commands=[readme.Command(x) for x in lines])
+
+
+def test_a_fresh_shell_finds_passk_only_after_activating():
+    """The sessions' shell is fresh: no passk until the README's activation line."""
+    without = readme.run(_session("passk --help", "echo $?", "echo $VIRTUAL_ENV"),
+                         activate=False)
+    assert "passk: command not found" in without[0][-1], without
+    assert without[1:] == [["127"], []]
+    activated = readme.run(_session("command -v passk python"))
+    bin_dir = Path(sys.prefix) / "bin"
+    assert activated == [[str(bin_dir / "passk"), str(bin_dir / "python")]]
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.name[:60])

@@ -14,7 +14,8 @@ from passk.runner import SuiteRun, read_log, run_suite
 from passk.stability import RepeatPolicy
 
 distributed = pytest.importorskip(
-    "distributed", reason="dask[distributed] is not installed (pip install passk[distributed])")
+    "distributed",
+    reason="dask[distributed] is not installed (pip install 'passk-reliability[distributed]')")
 
 POLICY = RepeatPolicy(runs_by_risk={"high-risk-write": 24, "read-only": 12})
 

@@ -51,7 +51,7 @@ def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingExtra("--plot needs matplotlib, in the optional extra 'plot': "
-                           "pip install 'passk[plot]'") from None
+                           "pip install 'passk-reliability[plot]'") from None
     cv = fr.curve
     cap = fr.options.get("max_flakiness", 0.2)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
@@ -208,7 +208,7 @@ def _pyplot(what: str) -> Any:
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingExtra(f"{what} needs matplotlib, in the optional extra 'plot': "
-                           "pip install 'passk[plot]'") from None
+                           "pip install 'passk-reliability[plot]'") from None
     return plt
 
 

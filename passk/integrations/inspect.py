@@ -1,6 +1,7 @@
 """passk inside Inspect AI: curtailed epochs, and mean pass^k with its interval.
 
-Needs the optional extra ``inspect`` (``pip install 'passk[inspect]'``).
+Needs the optional extra ``inspect``
+(``pip install 'passk-reliability[inspect]'``).
 Installing passk registers this module with Inspect (the ``inspect_ai``
 entry point), so its reducer and metric are also known by name, as
 ``passk/pass_hat_k_counts`` and ``passk/mean_pass_hat_k``.
@@ -49,7 +50,7 @@ try:
     from inspect_ai.util import EarlyStop
 except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError("passk.inspect needs the optional extra 'inspect': pip install "
-                      "'passk[inspect]' (or pip install inspect-ai)") from exc
+                      "'passk-reliability[inspect]' (or pip install inspect-ai)") from exc
 
 from passk.criteria import DEFAULT_CRITERIA
 from passk.gate.curtailment import GateSettings, SettleTracker
