@@ -402,7 +402,7 @@ def test_every_module_imports_or_names_its_extra(driven, source):
     modules = {f.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
                for f in must_ship if f.endswith(".py") and not f.endswith("__main__.py")}
     assert modules <= walked, sorted(modules - walked)
-    inspect_error = driven["needs_extra"]["passk.inspect"]
+    inspect_error = driven["needs_extra"]["passk.integrations.inspect"]
     assert "needs the optional extra 'inspect'" in inspect_error, inspect_error
     assert f"pip install '{DIST}[inspect]'" in inspect_error, inspect_error
     for name, message in driven["needs_extra"].items():
