@@ -33,6 +33,7 @@ Commands (run from the repository root)::
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import difflib
 import hashlib
@@ -512,20 +513,52 @@ FOLD_PROMPTS = {
 }
 
 
+def glued_key(output: dict) -> str | None:
+    """The glue key of a notebook output (myst-nb's ``glue``), or None."""
+    name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+    return name if isinstance(name, str) else None
+
+
+def _translate_glued_word(page: str, output: dict, glue_zh: dict[str, dict[str, str]]) -> None:
+    """Replace, in place, a glued word listed in the page's ``glue_zh`` by its Chinese."""
+    key = glued_key(output)
+    if key is None or key not in glue_zh:
+        return
+    for mime, text in output.get("data", {}).items():
+        if not mime.endswith("text/plain"):
+            continue
+        text = "".join(text) if isinstance(text, list) else text
+        try:
+            value = ast.literal_eval(text)
+        except (SyntaxError, ValueError):
+            value = text
+        if str(value) not in glue_zh[key]:
+            raise ValueError(
+                f"{catalog_path(page).relative_to(ROOT)}: glue_zh[{key!r}] has no Chinese for "
+                f"the glued value {str(value)!r} (it has {sorted(glue_zh[key])}): add it, "
+                "with every other value the code can glue there")
+        output["data"][mime] = repr(glue_zh[key][str(value)])
+
+
 def chinese_notebook(page: str, root: Path = ROOT) -> dict:
     """The English notebook with its markdown and captions replaced by current translations.
 
     Code cells keep their source, outputs and execution counts; their ``mystnb``
-    metadata gains only the translated caption and the Chinese labels of a fold.
+    metadata gains only the translated caption and the Chinese labels of a fold. A glued
+    word (an identifier such as a verdict) that the catalog's ``glue_zh`` maps is shown
+    in Chinese; glued numbers are never touched.
     """
     notebook = json.loads((root / page).read_text(encoding="utf-8"))
     zh = translation(page, root)
+    glue_zh = glue_map(page)
     out = copy.deepcopy(notebook)
     for cell in out["cells"]:
         if cell["cell_type"] == "markdown" and cell["id"] in zh:
             cell["source"] = zh[cell["id"]].splitlines(keepends=True)
         if cell["cell_type"] != "code":
             continue
+        for output in cell.get("outputs", []):
+            _translate_glued_word(page, output, glue_zh)
         mystnb = cell.setdefault("metadata", {}).get("mystnb", {})
         if f"{cell['id']}/caption" in zh:
             mystnb["figure"]["caption"] = zh[f"{cell['id']}/caption"].strip()
