@@ -395,6 +395,8 @@ TERM_RULES: list[tuple[str, str, str]] = [
     ("retrieval", r"检索代码", "召回的实现"),
     ("retrieval", r"检索到的", "召回的"),
     ("retrieval", r"检索", "召回"),
+    # No space between 秒 and the Chinese after it.
+    ("seconds", r"秒 (?=[\u3400-\u9fff])", "秒"),
     # "not broken and not fixed"
     ("not broken, not fixed", r"既不是坏的，也不是好的", "没有坏，也没有被修好"),
     # 95%: no space, so that the sign never starts a line.
@@ -405,7 +407,9 @@ TERM_RULES: list[tuple[str, str, str]] = [
 _INLINE = re.compile(r"\{(?P<role>[a-z:-]+)\}`[^`]*`|`[^`\n]*`")
 _PROSE_ROLES = ("doc", "ref", "numref", "index")
 # Seconds after a number in Chinese prose: "0.4 s" -> "0.4 秒".
-_SECONDS = re.compile(r"((?<![\w.])\d+(?:\.\d+)?) s(?=[，。；：、）]|\s|$)", re.MULTILINE)
+# (a space before a Han character goes with the "s": "0.5 秒的截止时间").
+_SECONDS = re.compile(r"((?<![\w.])\d+(?:\.\d+)?) s(?: (?=[\u3400-\u9fff])|(?=[，。；：、）]|\s|$))",
+                      re.MULTILINE)
 _FENCE_LINE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>\S*)")
 _OPTION_LINE = re.compile(r"^\s*:[\w-]+:")
 _CODE_DIRECTIVES = ("{code}", "{code-block}", "{code-cell}", "{math}")
@@ -474,7 +478,7 @@ def fix_terms(text: str) -> tuple[str, dict[str, int]]:
             after_glue = index > 0 and pieces[index - 1][1].startswith("{glue")
             piece, n = _SECONDS.subn(r"\1 秒", piece)
             if after_glue:
-                piece, m = re.subn(r"^ s(?=[，。；：、）]|\s|$)", " 秒", piece)
+                piece, m = re.subn(r"^ s(?: (?=[\u3400-\u9fff])|(?=[，。；：、）]|\s|$))", " 秒", piece)
                 n += m
             if n:
                 counts["seconds"] = counts.get("seconds", 0) + n

@@ -412,6 +412,7 @@ FORBIDDEN_VARIANTS = [
     (r"既不是坏的", "没有坏 (not broken)"),
     (r"\d %", "95% (no space: the sign would start a line)"),
     (r"\d s(?=[\s，。；：、）]|$)", "秒 (seconds in Chinese prose)"),
+    (r"秒 (?=[\u3400-\u9fff])", "秒 with no space before the Chinese after it"),
 ]
 # A page is 第 N 页 (本页); 节 is a section inside a page (第 6.3 节, 本节).
 PAGE_NAMED_AS_SECTION = [
@@ -464,7 +465,7 @@ def test_one_word_for_each_concept(page):
 def test_variant_checks_see_what_they_forbid():
     """Each variant is seen in prose (a directive's body included), not in code."""
     text = ("见第 4 节与第五节；本节要点。harness 即测试框架，被阻断，提前收手，演示套件，分级，检索，"
-            "下界 0.2，下限，既不是坏的，也不是好的，95 % 区间，{glue:text}`t` s，0.4 s。\n"
+            "下界 0.2，下限，既不是坏的，也不是好的，95 % 区间，{glue:text}`t` s，0.4 s 的，1 秒 的。\n"
             "```{exercise}\n:label: x\n第 3 节\n```\n```python\n# 套件 第 2 节\n```\n"
             "可靠性下界，置信下限，第 6.3 节，`阻断`，配套件，pytest 的测试套件。")
     prose = chinese_prose(text)
@@ -472,7 +473,7 @@ def test_variant_checks_see_what_they_forbid():
     assert pages == ["第 4 节", "第 3 节", "第五节", "本节要点"] or \
         sorted(pages) == sorted(["第 4 节", "第 3 节", "第五节", "本节要点"]), pages
     seen = [m.group() for p, _ in FORBIDDEN_VARIANTS for m in re.finditer(p, prose)]
-    assert len(seen) == 12, seen
+    assert len(seen) == 13, seen
     fixed, _ = zh_book.fix_terms(text)
     prose = chinese_prose(fixed)
     assert not [m.group() for p, _ in FORBIDDEN_VARIANTS + PAGE_NAMED_AS_SECTION
