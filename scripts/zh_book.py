@@ -517,6 +517,11 @@ FOLD_PROMPTS = {
 }
 
 
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def glued_key(output: dict) -> str | None:
     """The glue key of a notebook output (myst-nb's ``glue``), or None."""
     name = output.get("metadata", {}).get("scrapbook", {}).get("name")
@@ -538,7 +543,7 @@ def _translate_glued_word(page: str, output: dict, glue_zh: dict[str, dict[str, 
             value = text
         if str(value) not in glue_zh[key]:
             raise ValueError(
-                f"{catalog_path(page).relative_to(ROOT)}: glue_zh[{key!r}] has no Chinese for "
+                f"{_shown_path(catalog_path(page))}: glue_zh[{key!r}] has no Chinese for "
                 f"the glued value {str(value)!r} (it has {sorted(glue_zh[key])}): add it, "
                 "with every other value the code can glue there")
         output["data"][mime] = repr(glue_zh[key][str(value)])

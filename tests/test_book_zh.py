@@ -254,6 +254,29 @@ def test_glue_zh_maps_glued_keys(page):
     assert not numbers, f"glue_zh maps numbers (both editions show the same numbers): {numbers}"
 
 
+def test_glue_zh_shows_a_glued_word_in_chinese(tmp_path, monkeypatch):
+    """A mapped glued word is Chinese in the Chinese notebook; an unmapped value fails."""
+    page = "notebooks/01_searchrunbook_incident.ipynb"
+    monkeypatch.setattr(zh_book, "LOCALE", tmp_path / "locales")
+    catalog = zh_book.catalog_path(page)
+    catalog.parent.mkdir(parents=True)
+    data = yaml.safe_load((ROOT / "locales/zh_CN" / page).with_suffix(".yml").read_text(
+        encoding="utf-8"))
+    english = _glued_values(json.loads((ROOT / page).read_text(encoding="utf-8")))
+    key = "eval_class"
+    word = ast.literal_eval(english[key])
+    data["glue_zh"] = {key: {word: "某类"}}
+    catalog.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    chinese = _glued_values(zh_book.chinese_notebook(page, ROOT))
+    assert ast.literal_eval(chinese[key]) == "某类"
+    assert {k: v for k, v in chinese.items() if k != key} == \
+        {k: v for k, v in english.items() if k != key}     # numbers untouched
+    data["glue_zh"] = {key: {word + "-not": "某类"}}
+    catalog.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(ValueError, match=f"glue_zh\\['{key}'\\] has no Chinese"):
+        zh_book.chinese_notebook(page, ROOT)
+
+
 def test_an_english_edit_is_flagged_and_shown_in_english(tmp_path, monkeypatch):
     """Edit one English cell and add one: the catalog says which, the build falls back."""
     page = "notebooks/02_pass_at_k_vs_pass_hat_k.ipynb"
