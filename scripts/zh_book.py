@@ -19,7 +19,13 @@ The Chinese notebooks written to ``_build/zh-src/`` are the English notebooks wi
 markdown sources and captions replaced: code cells, their outputs (figures and glued
 values included), execution counts and every other piece of metadata are copied
 verbatim, so the two editions cannot show different numbers, and nothing is executed
-again (nbval checks the English notebooks once).
+again (nbval checks the English notebooks once). The one exception is a glued word (an
+identifier such as a verdict or a task class) that the catalog maps to Chinese in its
+top-level ``glue_zh: {KEY: {glued value: 中文}}``; glued numbers are never touched.
+
+The book's Chinese terms (one word per concept: 任务集, 分层, 召回, harness, 拦下,
+提前终止, 置信下限, 第 N 页...) are kept by ``TERM_RULES``, which ``terms`` applies to the
+prose of every catalog.
 
 Commands (run from the repository root)::
 
