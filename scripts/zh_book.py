@@ -19,19 +19,27 @@ The Chinese notebooks written to ``_build/zh-src/`` are the English notebooks wi
 markdown sources and captions replaced: code cells, their outputs (figures and glued
 values included), execution counts and every other piece of metadata are copied
 verbatim, so the two editions cannot show different numbers, and nothing is executed
-again (nbval checks the English notebooks once).
+again (nbval checks the English notebooks once). The one exception is a glued word (an
+identifier such as a verdict or a task class) that the catalog maps to Chinese in its
+top-level ``glue_zh: {KEY: {glued value: 中文}}``; glued numbers are never touched.
+
+The book's Chinese terms (one word per concept: 任务集, 分层, 召回, harness, 拦下,
+提前终止, 置信下限, 第 N 页...) are kept by ``TERM_RULES``, which ``terms`` applies to the
+prose of every catalog.
 
 Commands (run from the repository root)::
 
     python scripts/zh_book.py sync [--prune]        # add entries for new English units
     python scripts/zh_book.py status [PAGE]         # per page: translated, missing, stale
     python scripts/zh_book.py accept PAGE [KEY...]  # the zh of these entries is current
+    python scripts/zh_book.py terms                 # the book's terms in every zh (TERM_RULES)
     python scripts/zh_book.py build                 # _build/zh-src -> _build/html/zh/
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import difflib
 import hashlib
@@ -213,15 +221,41 @@ def load_catalog(page: str) -> dict[str, dict]:
     return entries
 
 
-def save_catalog(page: str, entries: list[dict]) -> None:
+def catalog_extras(page: str) -> dict:
+    """A catalog's top-level keys other than ``page`` and ``entries`` (``glue_zh``)."""
     path = catalog_path(page)
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {k: v for k, v in data.items() if k not in ("page", "entries")}
+
+
+def glue_map(page: str) -> dict[str, dict[str, str]]:
+    """The page's ``glue_zh``: glue key -> {glued value as shown: Chinese text}.
+
+    A glued value that is a word ("flaky", "better", "below"), not a number, is an
+    identifier chosen by the code; the Chinese page shows the catalog's Chinese for it.
+    """
+    table = catalog_extras(page).get("glue_zh") or {}
+    if not isinstance(table, dict) or not all(
+            isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+            for v in table.values()):
+        raise ValueError(f"{catalog_path(page)}: glue_zh must map each glue key to "
+                         "{glued value: Chinese text}, e.g. glue_zh: {eval_class: {flaky: 抖动}}")
+    return {str(k): {str(a): b for a, b in v.items()} for k, v in table.items()}
+
+
+def save_catalog(page: str, entries: list[dict], extra: dict | None = None) -> None:
+    """Write the catalog; its other top-level keys (``glue_zh``) are kept unless given."""
+    path = catalog_path(page)
+    extra = catalog_extras(page) if extra is None else extra
     path.parent.mkdir(parents=True, exist_ok=True)
     head = (f"# Chinese translation of {page} (see CONTRIBUTING.md, 'The Chinese edition').\n"
             "# Translate `zh`; keep code, identifiers, {glue:text} roles, labels and math.\n"
             "# `en` is the English the translation follows; when the English page changes,\n"
             "# `python scripts/zh_book.py status` shows the difference.\n")
-    body = yaml.dump({"page": page, "entries": entries}, Dumper=_Dumper, allow_unicode=True,
-                     sort_keys=False, width=1000)
+    body = yaml.dump({"page": page, **extra, "entries": entries}, Dumper=_Dumper,
+                     allow_unicode=True, sort_keys=False, width=1000)
     path.write_text(head + body, encoding="utf-8")
 
 
@@ -327,6 +361,156 @@ def status_report(pages: list[str], diffs: bool = False, root: Path = ROOT) -> s
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------------ terminology
+
+
+# The book's Chinese terms (CONTRIBUTING.md, 'The Chinese edition', and the glossary of
+# the Chinese front page): each rule rewrites a variant found in the catalogs into the
+# chapter's word. `python scripts/zh_book.py terms` applies them to every `zh` (outside
+# code), so a translation merged from another branch can be brought in line again; it is
+# idempotent. Rules apply in order: specific phrasings before the general word.
+_HAN = "\u3400-\u9fff"
+TERM_RULES: list[tuple[str, str, str]] = [
+    # (what, pattern, replacement)
+    # harness: the agent's own runtime, kept in English as the chapter does.
+    ("harness", r"测试框架（harness）", "harness"),
+    ("harness", r"智能体测试框架", "智能体 harness"),
+    ("harness", r"(?<!pytest )测试框架", "harness"),
+    # A page is 第 N 页, this page 本页; 第 N.M 节 and 本节 are sections inside a page.
+    ("page", r"第 ?([1-9]) ?节(?![.\d])", r"第 \1 页"),
+    ("page", r"第([一二三四五六七八九])节", lambda m: "第 " + str(
+        "一二三四五六七八九".index(m.group(1)) + 1) + " 页"),
+    ("page", r"本节要点", "本页要点"),
+    ("page", r"前面各节跑的都是模拟器，这一节", "前面各页跑的都是模拟器，本页"),
+    ("page", r"本节(?=从单次成功率|沿着他的讲述|针对整个|把一个离线的)", "本页"),
+    # Blocked (a gate's verdict): 拦下.
+    ("blocked", r"被阻断", "被拦下"),
+    ("blocked", r"又一条阻断理由", "又一条拦下的理由"),
+    ("blocked", r"阻断", "拦下"),
+    # Curtailment: 提前终止.
+    ("curtailment", r"提前收手", "提前终止"),
+    # Page 9's title: the page and the front page's table say the same.
+    ("page 9 title", r"^# Inspect AI 内部", "# 深入 Inspect AI"),
+    # 可靠性下界 is pass^k; a statistical lower bound is a 置信下限; a floor is a 底线.
+    ("lower bound", r"一个精确下界", "一个精确的置信下限"),
+    ("lower bound", r"(?<!可靠性)(?<!置信)下界", "置信下限"),
+    ("floor", r"(?<!置信)下限", "底线"),
+    # The chapter's words for the task set, tiering and retrieval.
+    ("task set", r"(?<!测试)(?<!配)套件", "任务集"),
+    ("tiering", r"分级", "分层"),
+    ("retrieval", r"检索代码", "召回的实现"),
+    ("retrieval", r"检索到的", "召回的"),
+    ("retrieval", r"检索", "召回"),
+    # No space between 秒 and the Chinese after it.
+    ("seconds", r"秒 (?=[\u3400-\u9fff])", "秒"),
+    # "not broken and not fixed"
+    ("not broken, not fixed", r"既不是坏的，也不是好的", "没有坏，也没有被修好"),
+    # 95%: no space, so that the sign never starts a line.
+    ("percent", r"(\d) %", r"\1%"),
+]
+# Inline: roles (their text is prose for {doc}/{ref}/{numref}/{index}, untouched for
+# the others: glued values) and code spans, which the rules leave alone.
+_INLINE = re.compile(r"\{(?P<role>[a-z:-]+)\}`[^`]*`|`[^`\n]*`")
+_PROSE_ROLES = ("doc", "ref", "numref", "index")
+# Seconds after a number in Chinese prose: "0.4 s" -> "0.4 秒".
+# (a space before a Han character goes with the "s": "0.5 秒的截止时间").
+_SECONDS = re.compile(r"((?<![\w.])\d+(?:\.\d+)?) s(?: (?=[\u3400-\u9fff])|(?=[，。；：、）]|\s|$))",
+                      re.MULTILINE)
+_FENCE_LINE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>\S*)")
+_OPTION_LINE = re.compile(r"^\s*:[\w-]+:")
+_CODE_DIRECTIVES = ("{code}", "{code-block}", "{code-cell}", "{math}")
+
+
+def prose_pieces(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into ``(is_prose, piece)``: code blocks, directive fences and options,
+    code spans and glued values are not prose; a directive's body ({exercise},
+    {solution}, {note}...) is."""
+    pieces: list[tuple[bool, str]] = []
+    directives: list[str] = []   # open directive fences, innermost last
+    code_fence = None
+    for line in text.splitlines(keepends=True):
+        fence = _FENCE_LINE.match(line)
+        if code_fence is not None:
+            if fence and not fence.group("info") and fence.group("fence")[0] == code_fence[0] \
+                    and len(fence.group("fence")) >= len(code_fence):
+                code_fence = None
+            pieces.append((False, line))
+            continue
+        if fence:
+            mark, info = fence.group("fence"), fence.group("info")
+            if not info and directives and mark[0] == directives[-1][0] \
+                    and len(mark) >= len(directives[-1]):
+                directives.pop()
+            elif info.startswith("{") and info not in _CODE_DIRECTIVES:
+                directives.append(mark)
+            else:
+                code_fence = mark
+            pieces.append((False, line))
+            continue
+        if directives and _OPTION_LINE.match(line):
+            pieces.append((False, line))
+            continue
+        last = 0
+        for span in _INLINE.finditer(line):
+            pieces.append((True, line[last:span.start()]))
+            pieces.append((span.group("role") in _PROSE_ROLES, span.group()))
+            last = span.end()
+        pieces.append((True, line[last:]))
+    return pieces
+
+
+def _spaced(text: str) -> str:
+    """A space between a Han character and a Latin word put next to it by a rule."""
+    text = re.sub(rf"([{_HAN}]|[{_HAN}]\*)(harness)", r"\1 \2", text)
+    return re.sub(rf"(harness)([{_HAN}])", r"\1 \2", text)
+
+
+def fix_terms(text: str) -> tuple[str, dict[str, int]]:
+    """``text`` with TERM_RULES applied to its prose (:func:`prose_pieces`).
+
+    Returns the text and the number of replacements by the rule's name.
+    """
+    counts: dict[str, int] = {}
+    out = []
+    pieces = prose_pieces(text)
+    for index, (prose, piece) in enumerate(pieces):
+        if prose:
+            for what, pattern, replacement in TERM_RULES:
+                piece, n = re.subn(pattern, replacement, piece, flags=re.MULTILINE)
+                if n:
+                    counts[what] = counts.get(what, 0) + n
+            piece = _spaced(piece)
+            # seconds after a number, or after the glued value just before this piece
+            after_glue = index > 0 and pieces[index - 1][1].startswith("{glue")
+            piece, n = _SECONDS.subn(r"\1 秒", piece)
+            if after_glue:
+                piece, m = re.subn(r"^ s(?: (?=[\u3400-\u9fff])|(?=[，。；：、）]|\s|$))", " 秒", piece)
+                n += m
+            if n:
+                counts["seconds"] = counts.get("seconds", 0) + n
+        out.append(piece)
+    return "".join(out), counts
+
+
+def fix_catalog_terms(pages: list[str]) -> dict[str, int]:
+    """Apply TERM_RULES to the ``zh`` of every entry of these pages' catalogs."""
+    total: dict[str, int] = {}
+    for page in pages:
+        entries = load_catalog(page)
+        if not entries:
+            continue
+        changed = False
+        for entry in entries.values():
+            fixed, counts = fix_terms(str(entry["zh"]))
+            if fixed != entry["zh"]:
+                entry["zh"], changed = fixed, True
+            for what, n in counts.items():
+                total[what] = total.get(what, 0) + n
+        if changed:
+            save_catalog(page, list(entries.values()))
+    return total
+
+
 # ------------------------------------------------------------------------- generation
 
 
@@ -339,20 +523,57 @@ FOLD_PROMPTS = {
 }
 
 
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def glued_key(output: dict) -> str | None:
+    """The glue key of a notebook output (myst-nb's ``glue``), or None."""
+    name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+    return name if isinstance(name, str) else None
+
+
+def _translate_glued_word(page: str, output: dict, glue_zh: dict[str, dict[str, str]]) -> None:
+    """Replace, in place, a glued word listed in the page's ``glue_zh`` by its Chinese."""
+    key = glued_key(output)
+    if key is None or key not in glue_zh:
+        return
+    for mime, text in output.get("data", {}).items():
+        if not mime.endswith("text/plain"):
+            continue
+        text = "".join(text) if isinstance(text, list) else text
+        try:
+            value = ast.literal_eval(text)
+        except (SyntaxError, ValueError):
+            value = text
+        if str(value) not in glue_zh[key]:
+            raise ValueError(
+                f"{_shown_path(catalog_path(page))}: glue_zh[{key!r}] has no Chinese for "
+                f"the glued value {str(value)!r} (it has {sorted(glue_zh[key])}): add it, "
+                "with every other value the code can glue there")
+        output["data"][mime] = repr(glue_zh[key][str(value)])
+
+
 def chinese_notebook(page: str, root: Path = ROOT) -> dict:
     """The English notebook with its markdown and captions replaced by current translations.
 
     Code cells keep their source, outputs and execution counts; their ``mystnb``
-    metadata gains only the translated caption and the Chinese labels of a fold.
+    metadata gains only the translated caption and the Chinese labels of a fold. A glued
+    word (an identifier such as a verdict) that the catalog's ``glue_zh`` maps is shown
+    in Chinese; glued numbers are never touched.
     """
     notebook = json.loads((root / page).read_text(encoding="utf-8"))
     zh = translation(page, root)
+    glue_zh = glue_map(page)
     out = copy.deepcopy(notebook)
     for cell in out["cells"]:
         if cell["cell_type"] == "markdown" and cell["id"] in zh:
             cell["source"] = zh[cell["id"]].splitlines(keepends=True)
         if cell["cell_type"] != "code":
             continue
+        for output in cell.get("outputs", []):
+            _translate_glued_word(page, output, glue_zh)
         mystnb = cell.setdefault("metadata", {}).get("mystnb", {})
         if f"{cell['id']}/caption" in zh:
             mystnb["figure"]["caption"] = zh[f"{cell['id']}/caption"].strip()
@@ -452,6 +673,8 @@ def main(argv: list[str] | None = None) -> int:
     acc = sub.add_parser("accept", help="mark translations as following today's English")
     acc.add_argument("page")
     acc.add_argument("keys", nargs="*")
+    sub.add_parser("terms", help="rewrite variants of the book's terms in every catalog "
+                   "(TERM_RULES) and say how many of each")
     bld = sub.add_parser("build", help="build the Chinese edition into _build/html/zh/")
     bld.add_argument("jb_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -463,6 +686,10 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "accept":
         accept(args.page, args.keys)
         print(status_report([args.page]))
+    elif args.command == "terms":
+        counts = fix_catalog_terms(toc_pages())
+        print("terms rewritten: " + (", ".join(f"{what} {n}" for what, n in counts.items())
+                                     or "none (every catalog already uses the book's terms)"))
     else:
         return build(args.jb_args)
     return 0

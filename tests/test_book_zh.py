@@ -48,6 +48,8 @@ A failed build fails the tests.
 
 from __future__ import annotations
 
+import ast
+import functools
 import html
 import importlib.util
 import json
@@ -59,6 +61,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 from offline_browser import CHROMIUM, CHROMIUM_ARGS, serve_directory, watch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,10 +155,13 @@ def markup(text: str) -> dict[str, Counter]:
 
 
 def typed_numbers(text: str) -> set[str]:
-    """Numbers written in the prose: outside code, math, roles and link targets."""
+    """Numbers written in the prose: outside code, math, roles and link targets.
+
+    Leading zeros go ("notebook 05" is page 5: 第 5 页).
+    """
     for pattern in (_CODE, _MATH, _ROLE, _LINK_TARGET, _LABEL):
         text = pattern.sub(" ", text)
-    return set(_NUMBER.findall(text))
+    return {re.sub(r"^0+(?=\d)", "", n) for n in _NUMBER.findall(text)}
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -196,8 +202,10 @@ def test_chinese_notebook_runs_the_english_code(page):
             assert {k: v for k, v in zh.items() if k != "source"} == \
                 {k: v for k, v in en.items() if k != "source"}, en["id"]
             continue
-        for field in ("source", "outputs", "execution_count"):
+        for field in ("source", "execution_count"):
             assert zh[field] == en[field], f"{page}: cell {en['id']}: {field} differs"
+        assert zh["outputs"] == _outputs_in_chinese(page, en["outputs"]), \
+            f"{page}: cell {en['id']}: outputs differ (beyond the glued words of glue_zh)"
 
         def english_only(meta):   # without what the Chinese edition may add
             meta = json.loads(json.dumps(meta))
@@ -210,6 +218,63 @@ def test_chinese_notebook_runs_the_english_code(page):
             return meta
 
         assert english_only(zh["metadata"]) == english_only(en["metadata"]), en["id"]
+
+
+@functools.cache
+def _glue_zh(page: str) -> dict[str, dict[str, str]]:
+    """The catalog's ``glue_zh``, read here from the YAML (not through zh_book)."""
+    data = yaml.safe_load(zh_book.catalog_path(page).read_text(encoding="utf-8")) or {}
+    return data.get("glue_zh") or {}
+
+
+def _outputs_in_chinese(page: str, outputs: list[dict]) -> list[dict]:
+    """The English outputs with each glued word of ``glue_zh`` as its Chinese, the rest as
+    they are: what the Chinese notebook must hold."""
+    table = _glue_zh(page)
+    outputs = json.loads(json.dumps(outputs))
+    for output in outputs:
+        key = output.get("metadata", {}).get("scrapbook", {}).get("name")
+        if key not in table:
+            continue
+        for mime, text in output["data"].items():
+            if mime.endswith("text/plain"):
+                output["data"][mime] = repr(table[key][str(ast.literal_eval(text))])
+    return outputs
+
+
+@pytest.mark.parametrize("page", NOTEBOOKS)
+def test_glue_zh_maps_glued_keys(page):
+    """Every key of a catalog's glue_zh is glued on its page, and maps only words."""
+    table = _glue_zh(page)
+    glued = _glued_values(json.loads((ROOT / page).read_text(encoding="utf-8")))
+    unknown = sorted(set(table) - set(glued))
+    assert not unknown, (f"{zh_book.catalog_path(page).relative_to(ROOT)}: glue_zh maps "
+                         f"keys that {page} does not glue: {unknown} (renamed? rename them)")
+    numbers = {k: v for k, v in table.items() if any(_NUMBER.fullmatch(w) for w in v)}
+    assert not numbers, f"glue_zh maps numbers (both editions show the same numbers): {numbers}"
+
+
+def test_glue_zh_shows_a_glued_word_in_chinese(tmp_path, monkeypatch):
+    """A mapped glued word is Chinese in the Chinese notebook; an unmapped value fails."""
+    page = "notebooks/01_searchrunbook_incident.ipynb"
+    monkeypatch.setattr(zh_book, "LOCALE", tmp_path / "locales")
+    catalog = zh_book.catalog_path(page)
+    catalog.parent.mkdir(parents=True)
+    data = yaml.safe_load((ROOT / "locales/zh_CN" / page).with_suffix(".yml").read_text(
+        encoding="utf-8"))
+    english = _glued_values(json.loads((ROOT / page).read_text(encoding="utf-8")))
+    key = "eval_class"
+    word = ast.literal_eval(english[key])
+    data["glue_zh"] = {key: {word: "某类"}}
+    catalog.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    chinese = _glued_values(zh_book.chinese_notebook(page, ROOT))
+    assert ast.literal_eval(chinese[key]) == "某类"
+    assert {k: v for k, v in chinese.items() if k != key} == \
+        {k: v for k, v in english.items() if k != key}     # numbers untouched
+    data["glue_zh"] = {key: {word + "-not": "某类"}}
+    catalog.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(ValueError, match=f"glue_zh\\['{key}'\\] has no Chinese"):
+        zh_book.chinese_notebook(page, ROOT)
 
 
 def test_an_english_edit_is_flagged_and_shown_in_english(tmp_path, monkeypatch):
@@ -246,6 +311,198 @@ def test_an_english_edit_is_flagged_and_shown_in_english(tmp_path, monkeypatch):
     zh_book.sync([page], tmp_path)
     status = zh_book.page_status(page, tmp_path)
     assert "renamed" in status.translated and old_id not in status.orphaned
+
+
+# ------------------------------------------------------------------- the Chinese words
+
+# English a Chinese sentence may hold: the terms that stay English by rule (the chapter
+# keeps "harness", pass@k, pass^k) and names. Identifiers are recognised by their form:
+# ALL-CAPS (BLOCKED, PASSED, REFUSED, CI), a digit or one of _ @ ^ . = (pass^5, GPT-4o,
+# passk.metrics), camelCase (searchRunbook).
+KEPT_IN_ENGLISH = {"harness", "pass@k", "pass^k", "Inspect", "tau-bench", "Wilson", "Clopper",
+                   "Pearson", "Welch", "Fisher", "Jupyter", "JupyterLab", "Python", "bootstrap"}
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_@^.=/'-]*")
+
+
+def english_words(text: str) -> list[str]:
+    """The English words of ``text``: letters that are neither identifiers nor kept names."""
+    words = []
+    for token in _WORD.findall(text):
+        token = token.rstrip(".'/-")
+        if (len(token) < 2 or token in KEPT_IN_ENGLISH or token.isupper()
+                or re.search(r"[\d_@^.=]", token) or re.search(r"[a-z][A-Z]", token)):
+            continue
+        words.append(token)
+    return words
+
+
+_GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`:]+)(?::([^`]*))?`")
+
+
+def _glued_values(notebook: dict) -> dict[str, str]:
+    """The glued values of a notebook by key: the stored text/plain, as myst-nb reads it."""
+    values = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            key = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            for mime, text in output.get("data", {}).items():
+                if key and mime.endswith("text/plain"):
+                    values[key] = "".join(text) if isinstance(text, list) else text
+    return values
+
+
+def _shown_glue(stored: str, fmt: str) -> str:
+    """What ``{glue:text}`key:fmt``` shows for a stored text/plain (myst-nb's formatting)."""
+    from myst_nb.core.variables import format_plain_text
+
+    return format_plain_text(stored, fmt or "")
+
+
+def _markdown_prose(text: str) -> list[str]:
+    """The lines of a Markdown output that render as prose: not tables, not code."""
+    text = re.sub(r"(`{3,}|~{3,}).*?\1", " ", text, flags=re.DOTALL)
+    return [re.sub(r"`[^`\n]*`", " ", line).strip() for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("|")]
+
+
+def english_in_chinese_page(page: str) -> list[str]:
+    """Where the Chinese notebook of ``page`` shows English words in its prose: a glued
+    value in a translated paragraph, or a Markdown output that renders as prose."""
+    notebook = zh_book.chinese_notebook(page, ROOT)
+    translated = zh_book.translation(page, ROOT)
+    values = _glued_values(notebook)
+    problems = []
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and cell["id"] in translated:
+            for key, fmt in _GLUE_ROLE.findall(source):
+                if key in values:
+                    shown = _shown_glue(values[key], fmt)
+                    if english_words(shown):
+                        problems.append(f"cell {cell['id']}: glued {key} shows {shown!r} in a "
+                                        f"Chinese sentence (English {english_words(shown)})")
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "text/markdown" not in data or output.get("metadata", {}).get("scrapbook"):
+                continue
+            text = data["text/markdown"]
+            for line in _markdown_prose("".join(text) if isinstance(text, list) else text):
+                if english_words(line):
+                    problems.append(f"cell {cell['id']}: a Markdown output renders English "
+                                    f"prose: {line[:90]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("page", NOTEBOOKS)
+def test_no_english_glued_into_chinese_prose(page):
+    """A Chinese paragraph shows no English word from a glued value or a prose output.
+
+    A glued value is the same in both editions, so glue numbers and identifiers; a word
+    that depends on the outcome is glued as an identifier and mapped to Chinese in the
+    catalog's ``glue_zh``. An output that renders as paragraphs (Markdown, not a table)
+    shows English prose on the Chinese page: print it as plain text, or make it a caption.
+    """
+    problems = english_in_chinese_page(page)
+    assert not problems, (f"{page}: English in the Chinese page's prose "
+                          f"(CONTRIBUTING.md, 'The Chinese edition'):\n  " + "\n  ".join(problems))
+
+
+def test_english_word_check_sees_glued_words():
+    """The check flags the words glued today and lets numbers and identifiers through."""
+    for english in ("flaky", "passes", "below", "674, 393, 309 and 275", "better",
+                    "non-inferior", "score interval (worst-case within-task variance)"):
+        assert english_words(english), english
+    for kept in ("0.773", "3/3", "12.5%", "BLOCKED", "PASSED", "REFUSED", "+0.153",
+                 "2, 4, 8, 16", "pass^5", "GPT-4o", "searchRunbook", "harness", "tau-bench"):
+        assert not english_words(kept), kept
+    assert _shown_glue("'flaky'", "") == "flaky" and _shown_glue("0.7734", ".3f") == "0.773"
+    assert _markdown_prose("**gate: BLOCKED**\n\n| task | class |\n|---|---|\n| a | flaky |\n"
+                           "- run `x`: failed") == ["**gate: BLOCKED**", "- run  : failed"]
+
+
+# The Chinese of every catalog (outside code, code spans and glued values) uses one word
+# for each concept (locales/zh_CN, the glossary of the Chinese front page):
+FORBIDDEN_VARIANTS = [
+    # (pattern, the book's word)
+    (r"测试框架", "harness (the agent's own runtime; the chapter keeps the English word)"),
+    (r"阻断", "拦下 (blocked)"),
+    (r"提前收手", "提前终止 (curtailment)"),
+    (r"(?<!测试)(?<!配)套件", "任务集 (the chapter's task set; 测试套件 is a test suite)"),
+    (r"分级", "分层 (tiering)"),
+    (r"检索", "召回 (retrieval)"),
+    (r"(?<!可靠性)下界", "置信下限 (a statistical lower bound; 可靠性下界 is pass^k)"),
+    (r"(?<!置信)下限", "底线 (a floor) or 置信下限 (a lower confidence limit)"),
+    (r"既不是坏的", "没有坏 (not broken)"),
+    (r"\d %", "95% (no space: the sign would start a line)"),
+    (r"\d s(?=[\s，。；：、）]|$)", "秒 (seconds in Chinese prose)"),
+    (r"秒 (?=[\u3400-\u9fff])", "秒 with no space before the Chinese after it"),
+]
+# A page is 第 N 页 (本页); 节 is a section inside a page (第 6.3 节, 本节).
+PAGE_NAMED_AS_SECTION = [
+    (r"第 ?\d+ ?节", "第 N 页 (a page; a section inside one is 第 N.M 节)"),
+    (r"第[一二三四五六七八九十]+[节页]", "第 N 页, with the digit"),
+    (r"本节要点", "本页要点"),
+]
+
+
+def chinese_prose(text: str) -> str:
+    """The prose of a catalog's ``zh``: code blocks, code spans and directive options
+    blanked, glued values as 0 (so that "{glue:text}`t` s" reads "0 s")."""
+    out = []
+    for prose, piece in zh_book.prose_pieces(text):
+        if prose:
+            out.append(piece)
+        elif piece.startswith("{glue"):
+            out.append("0")
+        else:
+            out.append(" " * len(piece.rstrip("\n")) + "\n" * piece.endswith("\n"))
+    return "".join(out)
+
+
+def variants_in(page: str, table: list[tuple[str, str]]) -> list[str]:
+    found = []
+    for key, entry in zh_book.load_catalog(page).items():
+        prose = chinese_prose(str(entry["zh"]))
+        for pattern, word in table:
+            for match in re.finditer(pattern, prose):
+                context = prose[max(0, match.start() - 12):match.end() + 12].replace("\n", " ")
+                found.append(f"{key}: {match.group()!r} in …{context}…: write {word}")
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_page_is_named_one_way(page):
+    found = variants_in(page, PAGE_NAMED_AS_SECTION)
+    assert not found, (f"{zh_book.catalog_path(page).relative_to(ROOT)} names a page as a "
+                       "section:\n  " + "\n  ".join(found))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_one_word_for_each_concept(page):
+    found = variants_in(page, FORBIDDEN_VARIANTS)
+    assert not found, (f"{zh_book.catalog_path(page).relative_to(ROOT)} uses a variant of "
+                       "the book's terms (`python scripts/zh_book.py terms` rewrites most):"
+                       "\n  " + "\n  ".join(found))
+
+
+def test_variant_checks_see_what_they_forbid():
+    """Each variant is seen in prose (a directive's body included), not in code."""
+    text = ("见第 4 节与第五节；本节要点。harness 即测试框架，被阻断，提前收手，演示套件，分级，检索，"
+            "下界 0.2，下限，既不是坏的，也不是好的，95 % 区间，{glue:text}`t` s，0.4 s 的，1 秒 的。\n"
+            "```{exercise}\n:label: x\n第 3 节\n```\n```python\n# 套件 第 2 节\n```\n"
+            "可靠性下界，置信下限，第 6.3 节，`阻断`，配套件，pytest 的测试套件。")
+    prose = chinese_prose(text)
+    pages = [m.group() for p, _ in PAGE_NAMED_AS_SECTION for m in re.finditer(p, prose)]
+    assert pages == ["第 4 节", "第 3 节", "第五节", "本节要点"] or \
+        sorted(pages) == sorted(["第 4 节", "第 3 节", "第五节", "本节要点"]), pages
+    seen = [m.group() for p, _ in FORBIDDEN_VARIANTS for m in re.finditer(p, prose)]
+    assert len(seen) == 13, seen
+    fixed, _ = zh_book.fix_terms(text)
+    prose = chinese_prose(fixed)
+    assert not [m.group() for p, _ in FORBIDDEN_VARIANTS + PAGE_NAMED_AS_SECTION
+                for m in re.finditer(p, prose)], prose
+    assert zh_book.fix_terms(fixed) == (fixed, {})   # idempotent
+    assert "`阻断`" in fixed and "# 套件 第 2 节" in fixed   # code is left alone
 
 
 # --------------------------------------------------------------------- the built HTML
@@ -297,6 +554,10 @@ def _shown(page_html: str) -> dict[str, list[str]]:
 def test_both_editions_show_the_same_outputs(page, built):
     en = _shown((HTML / page).read_text(encoding="utf-8"))
     zh = _shown((HTML_ZH / page).read_text(encoding="utf-8"))
+    source = next(p for p in PAGES if Path(p).with_suffix(".html").as_posix() == page)
+    words = {w: c for table in (_glue_zh(source) if source.endswith(".ipynb") else {}).values()
+             for w, c in table.items()}
+    en["glued"] = sorted(words.get(text, text) for text in en["glued"])
     for kind in en:
         assert zh[kind] == en[kind], (
             f"{page}: the {kind} differ between the editions "
