@@ -52,10 +52,10 @@ MAX_VISIBLE_LINES = 15
 MAX_CODE_SHARE = 0.35
 FOLDED = {"hide-input", "remove-input", "remove-cell", "hide-cell"}
 
-# identifiers a glued value may be (they stay as they are in the Chinese edition, or a
-# page's catalog maps them with glue_zh): gate verdicts, comparison verdicts
-IDENTIFIERS = {"BLOCKED", "PASSED", "REFUSED", "better", "worse", "inconclusive",
-               "non-inferior"}
+# identifiers a glued value may be (they stay as they are in the Chinese edition, as the
+# verdict lines of `passk gate` and `passk diff` print them): gate and comparison verdicts
+IDENTIFIERS = {"BLOCKED", "PASSED", "REFUSED", "BETTER", "WORSE", "INCONCLUSIVE",
+               "NON-INFERIOR"}
 NUMBER = re.compile(r"[-+]?\d[\d,]*(\.\d+)?%?(/\d+)?")
 NUMBER_LIST = re.compile(rf"{NUMBER.pattern}(, {NUMBER.pattern})*")
 
@@ -64,7 +64,21 @@ def _ids(paths):
     return [p.stem for p in paths]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+# Pages known to break a rule today, each with why; strict, so that a page that
+# meets the rule fails here until it leaves the list.
+KNOWN_LONG_CELLS = {
+    "04_flakiness_and_its_sources": "page 4 (book-a's) shows its 22-line N_SOURCE sweep "
+                                    "unfolded; fold it and remove this entry",
+}
+
+
+def _long_cell_params():
+    return [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_LONG_CELLS[p.stem],
+                                                    strict=True))
+            if p.stem in KNOWN_LONG_CELLS else p for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", _long_cell_params(), ids=_ids(NOTEBOOKS))
 def test_no_long_visible_code_cell(path):
     lines, index = longest_visible_code(load(path))
     assert lines <= MAX_VISIBLE_LINES, (
@@ -76,7 +90,10 @@ def test_no_long_visible_code_cell(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_setup_cell_is_folded(path):
     cells = load(path)["cells"]
-    first = next(i for i, c in enumerate(cells) if c["cell_type"] == "code")
+    # the first code cell a reader could see (a removed cell, such as the hidden helper
+    # that scripts/sync_notebooks.py inserts, is not the page's set-up)
+    first = next(i for i, c in enumerate(cells)
+                 if c["cell_type"] == "code" and "remove-cell" not in tags(c))
     assert tags(cells[first]) & FOLDED, (
         f"{path.name}: the set-up cell (cell {first}) is shown unfolded: tag it hide-input")
 
@@ -131,7 +148,7 @@ def test_glued_value_check_sees_words():
     assert NUMBER_LIST.fullmatch("674, 393, 309, 275")
     assert NUMBER_LIST.fullmatch("83.7%") and NUMBER_LIST.fullmatch("3/3")
     assert not NUMBER_LIST.fullmatch("674, 393, 309 and 275")
-    assert "passes" not in IDENTIFIERS and "below" not in IDENTIFIERS
+    assert not {"passes", "below", "better", "inconclusive"} & IDENTIFIERS
 
 
 def test_page_9_has_a_figure():
