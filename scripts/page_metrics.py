@@ -9,7 +9,10 @@ of a table), the other raw markup (code fences, unrendered roles and directives)
 page's height in px, and the share of that height taken by code cells (input and
 output, as laid out, folded parts folded), and the output tables too wide for the page
 (they scroll sideways). The definitions are those of
-``tests/helpers/book_page.py``, which the browser test asserts on. Build the book first
+``tests/helpers/book_page.py``, which the browser test asserts on. For a notebook page,
+also the longest code cell whose source the page shows unfolded, in lines, from the
+notebook's tags (``tests/helpers/notebook_cells.py``, which
+``tests/test_page_standards.py`` asserts on). Build the book first
 (``jupyter-book build . -W -n --keep-going``).
 """
 
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from book_page import PAGE_READING, pipe_rows, raw_markup
+from notebook_cells import load, longest_visible_code
 from offline_browser import CHROMIUM, CHROMIUM_ARGS, watch
 
 VIEWPORT = {"width": 1280, "height": 900}
@@ -50,8 +54,15 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def measure(html_dir: Path) -> list[dict]:
-    """One row per page: page, pipe_rows, other_raw, page_px, code_px, code_share."""
+def longest_visible(page_path: str) -> int | None:
+    """Lines of the page's longest unfolded code cell; None for a page that is no notebook."""
+    nb = ROOT / Path(page_path).with_suffix(".ipynb")
+    return longest_visible_code(load(nb))[0] if nb.exists() else None
+
+
+def measure(html_dir: Path, pages: list[str] | None = None) -> list[dict]:
+    """One row per page of ``pages`` (default: the toc's): page, pipe_rows, other_raw,
+    page_px, code_px, code_share, wide_tables, longest_code (lines)."""
     from playwright.sync_api import sync_playwright
 
     handler = functools.partial(_Quiet, directory=str(html_dir))
@@ -62,7 +73,7 @@ def measure(html_dir: Path) -> list[dict]:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for page_path in toc_pages():
+            for page_path in pages or toc_pages():
                 context = browser.new_context(viewport=VIEWPORT)
                 page = context.new_page()
                 watch(context, page)
@@ -80,6 +91,7 @@ def measure(html_dir: Path) -> list[dict]:
                     "code_px": seen["code_px"],
                     "code_share": round(seen["code_px"] / seen["page_px"], 3),
                     "wide_tables": seen["wide_tables"],
+                    "longest_code": longest_visible(page_path),
                 })
             browser.close()
     finally:
@@ -103,10 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(f"{'page':48} {'pipe rows':>9} {'other raw':>9} {'height px':>9} "
-          f"{'code px':>8} {'code':>5} {'wide tables':>11}")
+          f"{'code px':>8} {'code':>5} {'wide tables':>11} {'longest code':>12}")
     for r in rows:
         print(f"{r['page']:48} {r['pipe_rows']:9d} {r['other_raw']:9d} {r['page_px']:9d} "
-              f"{r['code_px']:8d} {r['code_share']:5.0%} {r['wide_tables']:11d}")
+              f"{r['code_px']:8d} {r['code_share']:5.0%} {r['wide_tables']:11d} "
+              f"{'-' if r['longest_code'] is None else r['longest_code']:>12}")
     total = {k: sum(r[k] for r in rows) for k in ("pipe_rows", "other_raw", "page_px", "code_px")}
     print(f"{'all pages':48} {total['pipe_rows']:9d} {total['other_raw']:9d} "
           f"{total['page_px']:9d} {total['code_px']:8d} "
