@@ -79,30 +79,79 @@ def test_glue_role_becomes_an_eval_role_with_its_stored_result():
     nb = sync_notebooks.sync(_notebook("pass^5 is {glue:text}`p_hat:.3f`, "
                                        "or {glue:text}`p_hat`; again {glue:text}`p_hat:.3f`."))
     md = nb.cells[0]
-    assert md.source == ("pass^5 is {eval}`'0.318'  # glue p_hat:.3f`, or "
-                         "{eval}`'0.31847'  # glue p_hat`; again "
-                         "{eval}`'0.318'  # glue p_hat:.3f`.")
+    assert md.source == ('pass^5 is {eval}`glued("p_hat:.3f")`, or '
+                         '{eval}`glued("p_hat")`; again '
+                         '{eval}`glued("p_hat:.3f")`.')
     # what IPython answers for each expression (a str's repr), once per expression
     assert md.metadata["user_expressions"] == [
-        {"expression": "'0.318'  # glue p_hat:.3f",
+        {"expression": 'glued("p_hat:.3f")',
          "result": {"status": "ok", "data": {"text/plain": "'0.318'"}, "metadata": {}}},
-        {"expression": "'0.31847'  # glue p_hat",
+        {"expression": 'glued("p_hat")',
          "result": {"status": "ok", "data": {"text/plain": "'0.31847'"}, "metadata": {}}},
     ]
-    for expr in md.metadata["user_expressions"]:  # the kernel's answer is the same
-        assert repr(eval(expr["expression"])) == expr["result"]["data"]["text/plain"]
+
+
+def test_the_older_literal_form_is_rewritten():
+    nb = sync_notebooks.sync(_notebook("p = {eval}`'0.32'  # glue p_hat:.2f`"))
+    assert nb.cells[0].source == 'p = {eval}`glued("p_hat:.2f")`'
+
+
+def test_the_kernel_answers_what_is_stored_and_follows_a_new_value():
+    """The helper cell, run in a namespace as the kernel runs it, with myst-nb's glue."""
+    pytest.importorskip("IPython")
+    myst_nb = pytest.importorskip("myst_nb")
+    original = myst_nb.glue
+    nb = sync_notebooks.sync(_notebook("a {glue:text}`p_hat:.3f` b {glue:text}`p_hat`"))
+    helper = nb.cells[1]
+    assert helper.id == sync_notebooks.HELPER_ID and "remove-cell" in helper.metadata.tags
+    assert nb.cells[2].source.startswith("glue(")  # the helper precedes every glue
+    namespace: dict = {}
+    try:
+        exec(helper.source, namespace)  # noqa: S102 (the cell as the kernel runs it)
+        assert namespace["glued"]("p_hat:.3f") == "\u27e8p_hat\u27e9"  # not glued yet
+        exec("from myst_nb import glue\nglue('p_hat', 0.31847, display=False)", namespace)  # noqa: S102 (the cell as the kernel runs it)
+        for expr in nb.cells[0].metadata["user_expressions"]:
+            answer = repr(eval(expr["expression"], namespace))
+            assert answer == expr["result"]["data"]["text/plain"]
+        # the reader changes a parameter and runs the page: the prose follows
+        exec("glue('p_hat', 0.5, display=False)", namespace)  # noqa: S102 (the cell as the kernel runs it)
+        assert eval('glued("p_hat:.3f")', namespace) == format(0.5, ".3f")
+        exec(helper.source, namespace)  # running the helper again wraps glue once  # noqa: S102 (the cell as the kernel runs it)
+        assert namespace["_myst_glue"] is original
+    finally:
+        myst_nb.glue = original
 
 
 def test_sync_is_idempotent_and_follows_a_new_value():
     nb = sync_notebooks.sync(_notebook("p = {glue:text}`p_hat:.2f`"))
     once = nbformat.writes(nb)
     assert nbformat.writes(sync_notebooks.sync(nb)) == once
-    # re-executed: the code now glues another value; the literal follows it
-    nb.cells[1].outputs[0]["data"]["application/papermill.record/text/plain"] = "0.5"
+    # re-executed: the code now glues another value; the stored result follows it
+    nb.cells[2].outputs[0]["data"]["application/papermill.record/text/plain"] = "0.5"
     sync_notebooks.sync(nb)
-    assert nb.cells[0].source == "p = {eval}`'0.50'  # glue p_hat:.2f`"
+    assert nb.cells[0].source == 'p = {eval}`glued("p_hat:.2f")`'
     assert nb.cells[0].metadata["user_expressions"][0]["result"]["data"] == {
         "text/plain": "'0.50'"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_prose_numbers_are_expressions_not_literals(path):
+    """Every {eval} computes its number in the kernel: none is a bare literal."""
+    import ast
+    nb = nbformat.read(path, as_version=4)
+    literals = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for expr in sync_notebooks.ANY_EVAL_ROLE.findall(cell.source):
+            code = expr.split("#")[0].strip()
+            try:
+                ast.literal_eval(code)
+            except (SyntaxError, ValueError):
+                continue
+            literals.append(f"cell {i}: {{eval}}`{expr}`")
+    assert not literals, (f"{path.name}: a number stored as a literal does not follow a "
+                          "re-run; run `python scripts/sync_notebooks.py`: " + "; ".join(literals[:5]))
 
 
 def test_a_key_nothing_glues_is_an_error_naming_it():
