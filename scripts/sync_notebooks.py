@@ -39,6 +39,15 @@ expression: ``_ext/glued_eval.py`` makes its ``{eval}`` role the glue role for t
 glued (re-run this script). The older form ``{eval}`'0.318'  # glue p_hat_03:.3f` ``
 (a literal) is read and rewritten too.
 
+**Figures that references reach.** The book numbers a figure from its code cell's
+metadata (``mystnb.figure``: caption and name) and resolves ``{numref}`fig-x` `` to it.
+jupyterlab-myst reads only Markdown cells, so there a reference to ``fig-x`` showed as
+"ⓘ fig-x" and the figure had no caption. After each such code cell this script keeps a
+Markdown cell (id ``<name>-caption``, tagged ``remove-cell`` so the book skips it) holding
+a MyST figure with that label and caption: in JupyterLab the caption appears under the
+plot and every ``{numref}`` to the figure resolves to it. It is rewritten from the
+metadata on every run (edit the caption there), and removed with its figure.
+
 **Machinery out of the way.** A code cell the book hides (tags ``remove-cell``,
 ``remove-input``, ``hide-input``, ``remove-output``, ``hide-output``) gets JupyterLab's
 own collapse flags, ``metadata.jupyter.source_hidden`` (its code) and
@@ -72,6 +81,9 @@ ANY_EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
 
 SOURCE_HIDDEN_TAGS = {"remove-cell", "remove-input", "hide-input"}
 OUTPUTS_HIDDEN_TAGS = {"remove-cell", "remove-output", "hide-output"}
+
+CAPTION_MARK = ("% JupyterLab's copy of the figure's caption, written by "
+                "scripts/sync_notebooks.py from the code cell's metadata (edit it there)")
 
 HELPER_ID = "glued-numbers"
 HELPER_TAGS = ["remove-cell"]
@@ -249,10 +261,39 @@ def sync_collapse(cell) -> None:
         cell.metadata.pop("jupyter", None)
 
 
+def _is_caption_cell(cell) -> bool:
+    return cell.cell_type == "markdown" and cell.source.startswith(CAPTION_MARK)
+
+
+def caption_source(name: str, caption: str) -> str:
+    """The Markdown of the caption cell of figure ``name``."""
+    return f"{CAPTION_MARK}\n:::{{figure}}\n:label: {name}\n{caption.strip()}\n:::"
+
+
+def sync_captions(nb) -> None:
+    """One caption cell after each figure's code cell, and no other, in place."""
+    old = {c.get("id"): c for c in nb.cells if _is_caption_cell(c)}
+    cells = [c for c in nb.cells if not _is_caption_cell(c)]
+    out = []
+    for cell in cells:
+        out.append(cell)
+        figure = cell.metadata.get("mystnb", {}).get("figure", {})
+        if cell.cell_type != "code" or not figure.get("name") or not figure.get("caption"):
+            continue
+        cell_id = f"{figure['name']}-caption"
+        caption = old.get(cell_id) or nbformat.v4.new_markdown_cell()
+        caption["id"] = cell_id
+        caption.source = caption_source(figure["name"], figure["caption"])
+        caption.metadata["tags"] = ["remove-cell"]
+        out.append(caption)
+    nb.cells[:] = out
+
+
 def sync(nb, name: str = "notebook"):
     """``nb`` with eval roles, user_expressions and collapse flags in step (in place)."""
     values = glued_values(nb)
     sync_helper(nb)
+    sync_captions(nb)
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             sync_markdown(cell, values, f"{name}, cell {i}")

@@ -174,6 +174,8 @@ def english_units(page: str, root: Path = ROOT) -> list[Unit]:
         if not cell_id:
             raise ValueError(f"{page}: cell {index} has no id (nbformat >= 4.5 gives every "
                              "cell one; open and save the notebook in Jupyter)")
+        if "remove-cell" in cell.get("metadata", {}).get("tags", []):
+            continue  # not in the book (e.g. JupyterLab's copy of a figure's caption)
         if cell["cell_type"] == "markdown":
             units.append(Unit(cell_id, "markdown", glue_roles("".join(cell["source"]))))
         caption = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption")

@@ -172,3 +172,84 @@ def test_machinery_cells_collapse_from_the_books_tags(tags, expected):
     sync_notebooks.sync(nb)
     assert nb.cells[1].metadata.get("jupyter") == expected
     assert "user_expressions" not in nb.cells[0].metadata
+
+
+# --------------------------------------------------------------- what JupyterLab can draw
+
+def _book_only_macros() -> set[str]:
+    """The TeX macros that _config.yml defines for the book's MathJax only."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    macros = config["sphinx"]["config"]["mathjax3_config"]["tex"]["macros"]
+    return set(macros)
+
+
+def _markdown_and_captions(path: Path):
+    """``(where, text)`` for every Markdown cell and figure caption of ``path``."""
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            yield f"cell {i}", cell.source
+        caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
+        if caption:
+            yield f"cell {i} caption", caption
+
+
+def test_the_book_defines_the_macros_this_test_looks_for():
+    assert {"E", "Var", "Cov"} <= _book_only_macros()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_macro_that_jupyterlab_lacks(path):
+    r"""jupyterlab-myst renders math with KaTeX and knows only the macros of a notebook's
+    front matter, not _config.yml's: ``\E`` there is raw LaTeX in red. Write them out
+    (``\mathbb{E}``, ``\operatorname{Var}``, ``\operatorname{Cov}``)."""
+    macro = re.compile(r"\\(" + "|".join(sorted(_book_only_macros())) + r")(?![A-Za-z])")
+    found = [f"{where}: \\{m.group(1)}" for where, text in _markdown_and_captions(path)
+             for m in macro.finditer(text)]
+    assert not found, (f"{path.name} uses macros defined for the book only (JupyterLab "
+                       f"shows them raw): {found[:10]}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_figure_reference_has_a_target_in_jupyterlab(path):
+    """Each {numref} of a figure names a label that a Markdown cell defines (the caption
+    cells sync_notebooks.py writes), so jupyterlab-myst resolves it."""
+    nb = nbformat.read(path, as_version=4)
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    labels = set(re.findall(r"^:label: (\S+)$", markdown, flags=re.MULTILINE))
+    labels |= set(re.findall(r"^\((\S+)\)=$", markdown, flags=re.MULTILINE))
+    cited = set(re.findall(r"\{numref\}`(?:[^`<]*<)?([^`>]+)>?`", markdown))
+    figures = {c.metadata.get("mystnb", {}).get("figure", {}).get("name")
+               for c in nb.cells} - {None}
+    missing = sorted((cited & figures) - labels)
+    assert not missing, (f"{path.name}: figure references JupyterLab cannot resolve: "
+                         f"{missing}; run `python scripts/sync_notebooks.py`")
+
+
+def _glued_texts(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    for key, text in sync_notebooks.glued_values(nb).items():
+        yield key, sync_notebooks.format_plain_text(text, "")
+
+
+IDENTIFIER = re.compile(r"[A-Za-z0-9_.@^/:+\-]+")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_glued_values_are_numbers_or_identifiers(path):
+    """The Chinese edition pastes every glued value into a Chinese sentence: a number
+    or an identifier (a verdict key the catalog's ``glue_zh`` maps, a task id) reads
+    there, an English phrase does not ("674, 393, 309 and 275", "score interval
+    (worst-case ...)"). Glue each number, or a key, and write the words in the prose."""
+    phrases = [f"{key} = {text!r}" for key, text in _glued_texts(path)
+               if re.search(r"[A-Za-z]", text) and not IDENTIFIER.fullmatch(text)]
+    assert not phrases, f"{path.name} glues English phrases: {phrases}"
+
+
+def test_the_identifier_rule_flags_phrases():
+    assert IDENTIFIER.fullmatch("BLOCKED") and IDENTIFIER.fullmatch("stable-pass")
+    assert IDENTIFIER.fullmatch("0.318") and IDENTIFIER.fullmatch("12/12")
+    assert not IDENTIFIER.fullmatch("674, 393, 309 and 275")
+    assert not IDENTIFIER.fullmatch("both_pass5: measured 0.290, bar 0.500: not met")
