@@ -649,13 +649,15 @@ _MARKDOWN_TEXTS = r"""
 }
 """
 
-# Math that KaTeX could not draw (jupyterlab-myst shows the TeX in red, with the error
-# as its title) and cross-references it could not resolve, anywhere in the notebook.
+# Math that KaTeX could not draw (jupyterlab-myst shows the TeX in yellow or red, with
+# the error as its title, e.g. "Undefined control sequence: \\E") and cross-references it could not resolve, anywhere in the notebook.
 _UNDRAWN = r"""
 () => {
   const out = [];
-  document.querySelectorAll('.jp-Notebook .myst .katex-error, .jp-Notebook .myst [title*="Error"]')
-    .forEach(el => out.push('math: ' + (el.getAttribute('title') || '') + ' ' + el.textContent.slice(0, 80)));
+  const bad = ['.katex-error', 'span[title][class*="text-yellow-"]',
+               'span[title][class*="text-red-"]'];
+  document.querySelectorAll(bad.map(b => '.jp-Notebook .myst ' + b).join(', '))
+    .forEach(el => out.push('undrawn: ' + (el.getAttribute('title') || '').slice(0, 80)));
   document.querySelectorAll('.jp-Notebook .myst').forEach(el => {
     const text = el.innerText || '';
     const m = text.match(/\u24d8\s*\S+|\bfig-\d\d-[a-z-]+/);
