@@ -1,12 +1,14 @@
-"""The book's ``{eval}`` role: the glued value named after ``# glue``, as ``{glue:text}``.
+"""The book's ``{eval}`` role: the glued value named in ``glued("key:fmt")``, as ``{glue:text}``.
 
 ``scripts/sync_notebooks.py`` writes each number of the prose as
-``{eval}`'0.318'  # glue p_hat_03:.3f` ``: JupyterLab (jupyterlab-myst) draws the literal,
-stored in the cell's ``user_expressions``. The book, built with execution off, has no
-kernel to evaluate anything (myst-nb's own ``eval`` needs one), so this role ignores the
-literal and pastes the glued value itself, exactly as ``{glue:text}`p_hat_03:.3f` ``
-would: the book always shows what the code glued. An ``{eval}`` without ``# glue KEY``
-is a build warning (so ``-W`` fails), naming the fix.
+``{eval}`glued("p_hat_03:.3f")` ``: in JupyterLab, jupyterlab-myst asks the kernel for
+that expression (``glued`` is defined by the notebook's hidden ``glued-numbers`` cell and
+formats the value the code glued last), and shows the result stored in the cell's
+``user_expressions`` until then. The book, built with execution off, has no kernel to
+evaluate anything (myst-nb's own ``eval`` needs one), so this role pastes the glued value
+itself, exactly as ``{glue:text}`p_hat_03:.3f` `` would: the book always shows what the
+code glued. The older form ``{eval}`'0.318'  # glue p_hat_03:.3f` `` is read the same way.
+Any other ``{eval}`` is a build warning (so ``-W`` fails), naming the fix.
 """
 
 from __future__ import annotations
@@ -15,18 +17,19 @@ import re
 
 from myst_nb.ext.glue.roles import PasteTextRole
 
+GLUED_CALL = re.compile(r"""^\s*glued\(\s*["']([^"']+)["']\s*\)\s*$""")
 GLUE_KEY = re.compile(r"#\s*glue\s+(\S+)\s*$")
 
 
 class GluedEvalRole:
-    """``{eval}`'text'  # glue key[:fmt]` `` rendered as ``{glue:text}`key[:fmt]` ``."""
+    """``{eval}`glued("key[:fmt]")` `` rendered as ``{glue:text}`key[:fmt]` ``."""
 
     def __call__(self, name, rawtext, text, lineno, inliner, options=None, content=()):
-        found = GLUE_KEY.search(text)
+        found = GLUED_CALL.search(text) or GLUE_KEY.search(text)
         if not found:
             msg = inliner.reporter.warning(
                 f"{{eval}}`{text}`: the book renders only eval roles written by "
-                "scripts/sync_notebooks.py from a glued value (`# glue KEY[:FMT]`); "
+                'scripts/sync_notebooks.py from a glued value (`glued("KEY:FMT")`); '
                 "cite a number as {glue:text}`KEY:FMT` and run the script",
                 line=lineno,
             )

@@ -65,15 +65,17 @@ SHARED_DIRS = ("_templates", "_static", "_ext")
 
 _FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})")
 # scripts/sync_notebooks.py stores each glued number in the English prose as an {eval} role
-# carrying its text and key (for JupyterLab). A unit's English, and the Chinese written from
+# naming its key, {eval}`glued("key:fmt")` (for JupyterLab; the older form carried a
+# literal, {eval}`'0.318'  # glue key:fmt`). A unit's English, and the Chinese written from
 # it, use the glue role instead: a number that changes leaves its translation current, and
 # the Chinese page takes the number from the notebook's glued outputs, copied verbatim.
-_EVAL_ROLE = re.compile(r"\{eval\}`[^`]*?\s*#\s*glue\s+([^`]+?)\s*`")
+_EVAL_ROLE = re.compile(r"""\{eval\}`\s*glued\(\s*["']([^"'`]+)["']\s*\)\s*`"""
+                        r"|\{eval\}`[^`]*?\s*#\s*glue\s+([^`]+?)\s*`")
 
 
 def glue_roles(text: str) -> str:
     """``text`` with each glued-number ``{eval}`` role written back as ``{glue:text}``."""
-    return _EVAL_ROLE.sub(lambda m: "{glue:text}`" + m.group(1) + "`", text)
+    return _EVAL_ROLE.sub(lambda m: "{glue:text}`" + (m.group(1) or m.group(2)) + "`", text)
 _HEADING = re.compile(r"^(#{1,2})\s+(.*\S)\s*$")
 
 
@@ -180,6 +182,8 @@ def english_units(page: str, root: Path = ROOT) -> list[Unit]:
         if not cell_id:
             raise ValueError(f"{page}: cell {index} has no id (nbformat >= 4.5 gives every "
                              "cell one; open and save the notebook in Jupyter)")
+        if "remove-cell" in cell.get("metadata", {}).get("tags", []):
+            continue  # not in the book (e.g. JupyterLab's copy of a figure's caption)
         if cell["cell_type"] == "markdown":
             units.append(Unit(cell_id, "markdown", glue_roles("".join(cell["source"]))))
         caption = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption")

@@ -634,3 +634,121 @@ def test_prose_shows_its_numbers_in_jupyterlab(lab_server, browser, tmp_path):
                           f"{tmp_path / 'prose.png'}):\n  " + "\n  ".join(problems[:30]))
     assert not seen.outside, f"requests that left 127.0.0.1: {sorted(set(seen.outside))}"
     assert not seen.page_errors, f"uncaught page errors: {seen.page_errors}"
+
+
+# The text of each Markdown cell as drawn, by cell index (solutions opened).
+_MARKDOWN_TEXTS = r"""
+() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  return w.content.widgets.map(cell => {
+    if (cell.model.type !== 'markdown') return null;
+    cell.node.querySelectorAll('.myst details').forEach(d => { d.open = true; });
+    const myst = cell.node.querySelector('.myst');
+    return myst ? myst.innerText : null;
+  });
+}
+"""
+
+# Math that KaTeX could not draw (jupyterlab-myst shows the TeX in yellow or red, with
+# the error as its title, e.g. "Undefined control sequence: \\E") and cross-references it could not resolve, anywhere in the notebook.
+_UNDRAWN = r"""
+() => {
+  const out = [];
+  const bad = ['.katex-error', 'span[title][class*="text-yellow-"]',
+               'span[title][class*="text-red-"]'];
+  document.querySelectorAll(bad.map(b => '.jp-Notebook .myst ' + b).join(', '))
+    .forEach(el => out.push('undrawn: ' + (el.getAttribute('title') || '').slice(0, 80)));
+  document.querySelectorAll('.jp-Notebook .myst').forEach(el => {
+    const text = el.innerText || '';
+    const m = text.match(/\u24d8\s*\S+|\bfig-\d\d-[a-z-]+/);
+    if (m) out.push('reference: ' + m[0]);
+  });
+  return out;
+}
+"""
+
+_SET_SOURCE = r"""
+([i, source]) => {
+  const cell = window.jupyterapp.shell.currentWidget.content.widgets[i];
+  cell.model.sharedModel.setSource(source);
+  return cell.model.sharedModel.getSource();
+}
+"""
+
+PARAMETER_NOTEBOOK = NOTEBOOKS / "03_estimating_from_n_runs.ipynb"
+
+
+@pytest.mark.slow
+def test_prose_follows_a_changed_parameter_in_jupyterlab(lab_server, browser, tmp_path):
+    """Page 3 as a reader runs it: open it (stored numbers), change ``K = 5`` to
+    ``K = 4`` in its set-up cell, Run All, and the prose shows the new numbers:
+    the subset estimate C(10, 4)/C(12, 4) and the plug-in (10/12)^4, computed here with
+    exact fractions, replace the stored C(10, 5)/C(12, 5) and (10/12)^5. Every number of
+    the page is drawn (no ``⟨key⟩`` left, so the numbers before their glue cell were
+    asked for after it ran), every formula renders and every figure reference resolves."""
+    import math
+    from fractions import Fraction
+
+    base_url, root_dir, _log_path = lab_server
+    nb = json.loads(PARAMETER_NOTEBOOK.read_text(encoding="utf-8"))
+    name = f"{PARAMETER_NOTEBOOK.stem}_rerun.ipynb"
+    (root_dir / name).write_text(json.dumps(nb), encoding="utf-8")
+    setup = next(i for i, c in enumerate(nb["cells"])
+                 if c["cell_type"] == "code" and "\nK = 5 " in "".join(c["source"]))
+    prose = next(i for i, c in enumerate(nb["cells"])
+                 if c["cell_type"] == "markdown" and 'glued("est_demo' in "".join(c["source"]))
+    c, n = 10, 12  # the page's runbook task: 10 of 12 runs passed (asserted below)
+
+    def shown(k):
+        return (f"{float(Fraction(math.comb(c, k), math.comb(n, k))):.3f}",
+                f"{float(Fraction(c, n) ** k):.3f}")
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    seen = watch(context, page)
+    started = time.monotonic()
+    try:
+        page.goto(f"{base_url}/lab/tree/{name}", wait_until="domcontentloaded")
+        page.wait_for_function(_CURRENT_IS, arg=name, timeout=60_000)
+        page.wait_for_function(_WAIT_READY, timeout=60_000)
+        page.wait_for_function(_ALL_MARKDOWN_RENDERED, timeout=30_000)
+        page.wait_for_timeout(500)
+        before = page.evaluate(_MARKDOWN_TEXTS)[prose]
+        undrawn_before = page.evaluate(_UNDRAWN)
+
+        source = "".join(nb["cells"][setup]["source"]).replace("\nK = 5 ", "\nK = 4 ", 1)
+        assert page.evaluate(_SET_SOURCE, [setup, source]) == source
+        ok = page.evaluate(_RUN_ALL, RUN_ALL_TIMEOUT_MS)
+        assert ok != "timeout", f"Run All did not finish in {RUN_ALL_TIMEOUT_MS / 1000:.0f} s"
+        page.wait_for_function(_KERNEL_IDLE, timeout=RUN_ALL_TIMEOUT_MS)
+        page.wait_for_timeout(1000)  # the last Markdown cells' expressions
+        errors = page.evaluate(_ERRORS)
+        texts = page.evaluate(_MARKDOWN_TEXTS)
+        undrawn_after = page.evaluate(_UNDRAWN)
+        page.screenshot(path=str(tmp_path / "rerun.png"), full_page=True)
+    finally:
+        print(f"screenshot: {tmp_path / 'rerun.png'}; "
+              f"{time.monotonic() - started:.1f} s open to checked")
+        try:
+            page.evaluate("() => window.jupyterapp.shell.currentWidget"
+                          ".sessionContext.shutdown()")
+        except Exception:  # noqa: BLE001, S110 - best effort on the way out
+            pass
+        context.close()
+
+    assert ok is True and not errors, f"Run All did not complete cleanly: {errors}"
+    assert f"{c} of {n}" in " ".join(t for t in texts if t), "the page's task is not 10 of 12"
+    for number in shown(5):
+        assert number in before, f"stored prose lacks {number}: {before[:300]!r}"
+    after = texts[prose]
+    for old, new in zip(shown(5), shown(4)):
+        assert new in after and old not in after, (
+            f"after K = 4 and Run All the prose should show {new} instead of {old}: "
+            f"{after[:400]!r}")
+    pending = [f"cell {i}: {t[t.index(chr(0x27E8)):][:40]!r}"
+               for i, t in enumerate(texts) if t and chr(0x27E8) in t]
+    assert not pending, f"numbers not computed after Run All: {pending}"
+    assert not undrawn_before and not undrawn_after, (
+        f"formulas or references JupyterLab did not draw: {undrawn_before or undrawn_after}")
+    assert not seen.outside, f"requests that left 127.0.0.1: {sorted(set(seen.outside))}"
+    assert not seen.page_errors, f"uncaught page errors: {seen.page_errors}"
