@@ -970,8 +970,8 @@ def __getattr__(name: str) -> Any:
     Loaded on first use, so that :mod:`passk.stats.suite_interval` (which builds on this
     module's per-task intervals) can be imported first or second without a cycle.
     """
-    if name in _SUITE_NAMES:
-        from passk.stats import suite_interval
+    if name in _SUITE_NAMES:  # an alias, as passk.MOVED's: the layers do not rest on it
+        import importlib
 
-        return getattr(suite_interval, name)
+        return getattr(importlib.import_module("passk.stats.suite_interval"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
