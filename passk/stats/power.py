@@ -473,7 +473,12 @@ def plan_comparison(k: int, *, delta: float | None = None,
     cautious by up to 0.6 on even changes and optimistic where tasks are
     alike (Beta(4, 1), k = 1). Override with ``changed_share`` (1: an even
     change), ``correlation`` or ``between_variance`` (the CLI:
-    ``passk plan --compare --correlation R``).
+    ``passk plan --compare --correlation R``). The assumption caps the power
+    with few tasks: :math:`\delta/\mathrm{SE} \le \sqrt{T f/(1-f)}` whatever
+    the drop or the runs, so below about :math:`(z_{1-\alpha/2} +
+    z_{\text{power}})^2 (1-f)/f` tasks (71 at 95 %, 80 %, f = 0.1) no drop
+    reaches the power and ``detectable`` is inf: the tenth of a small suite
+    that carries the change is too few tasks to tell it from the rest.
 
     The new version is modelled as the old with every task's logit lowered
     by the amount that lowers mean pass^k by :math:`\delta`; its within-task
