@@ -330,6 +330,76 @@ def test_plan_agrees_with_simulation():
     assert plan.power[0, 0] == pytest.approx(sim["t"]["worse"], abs=0.04)
 
 
+def _even_drop(p: np.ndarray, k: int, delta: float) -> np.ndarray:
+    """Every logit lowered by the amount that lowers mean p^k by delta (scipy's brentq)."""
+    from scipy import optimize, special
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    logit = special.logit(p)
+    target = float(np.mean(p**k)) - delta
+    shift = optimize.brentq(lambda x: float(np.mean(special.expit(logit - x) ** k)) - target,
+                            0.0, 60.0, xtol=1e-13)
+    return np.asarray(special.expit(logit - shift))
+
+
+def test_a_change_on_a_share_of_tasks_varies_at_least_so_much():
+    """Brute force over random changes of one sign confined to a share f of the tasks: the
+    variance across tasks is never below (1/f - 1) delta^2 (Cauchy-Schwarz), and reaches it
+    when those tasks change alike."""
+    rng = np.random.default_rng(7)
+    for f, size in ((0.1, 50), (0.25, 8), (1.0, 12)):
+        share = max(1, round(f * size))
+        for _ in range(200):
+            d = np.zeros(size)
+            d[rng.permutation(size)[:share]] = -rng.exponential(1.0, share)
+            delta = -float(d.mean())
+            assert float(np.var(d)) >= (size / share - 1) * delta**2 * (1 - 1e-12)
+        d = np.zeros(size)
+        d[:share] = -0.3
+        assert float(np.var(d)) == pytest.approx((size / share - 1) * (0.3 * share / size) ** 2)
+
+
+def test_default_spread_of_the_change():
+    """Without a pilot the plan's rates are the default population's: the default variance of
+    the change is max(even logit shift's, 9 delta^2); changed_share=1 is the even shift, and
+    correlation= is the former default 2 (1 - rho) var(p^k)."""
+    from passk.stats.simulation import _PLAN_POPULATION_SIZE
+    rates = task_population(_PLAN_POPULATION_SIZE, rng=0).p_old
+    k, delta = 3, 0.04
+    even = float(np.var(_even_drop(rates, k, delta) ** k - np.clip(rates, 1e-9, 1 - 1e-9) ** k))
+    assert even < 9 * delta**2
+    grid = {"tasks": (60,), "runs": (4,)}
+    default = plan_comparison(k, delta=delta, **grid)
+    assert default.between_variance == pytest.approx(9 * delta**2, rel=1e-12)
+    flat = plan_comparison(k, delta=delta, changed_share=1.0, **grid)
+    assert flat.between_variance == pytest.approx(even, rel=1e-6)
+    assert float(flat.power[0, 0]) == pytest.approx(float(default.power_even[0, 0]), rel=1e-6)
+    assert float(default.power[0, 0]) < float(default.power_even[0, 0])
+    old = plan_comparison(k, delta=delta, correlation=0.7, **grid)
+    assert old.between_variance == pytest.approx(0.6 * float(np.var(rates**k)), rel=1e-12)
+    with pytest.raises(ValueError, match=r"changed_share \(0\.0\)"):
+        plan_comparison(k, delta=delta, changed_share=0.0, **grid)
+
+
+@pytest.mark.slow
+def test_default_plan_is_not_optimistic_when_a_tenth_of_the_tasks_carry_the_drop():
+    """The tenth of the default population's tasks with the highest pass^1 lose the whole drop
+    of 0.08 (T = 50, n = 12): the default plan is within 0.10 of the simulated power, where
+    planning for an even change (every logit alike) is optimistic by more than 0.25."""
+    from passk.stats.simulation import _PLAN_POPULATION_SIZE
+    p_old = np.clip(task_population(_PLAN_POPULATION_SIZE, rng=0).p_old, 1e-9, 1 - 1e-9)
+    k, t, n, delta = 1, 50, 12, 0.08
+    top = np.argsort(-p_old)[: p_old.size // 10]
+    p_new = p_old.copy()
+    p_new[top] *= 1 - delta * p_old.size / float(p_old[top].sum())
+    assert float(np.mean(p_new - p_old)) == pytest.approx(-delta, abs=1e-12)
+    sim = simulate_intervals(TaskPopulation(p_old, p_new, "drop"), t, n, k, methods=("t",),
+                             replicates=1000, p_values=False, rng=8)["t"]
+    simulated = float(np.mean(sim.high < 0))  # Monte Carlo SE <= 0.016
+    plan = plan_comparison(k, delta=delta, tasks=(t,), runs=(n,))
+    assert abs(float(plan.power[0, 0]) - simulated) <= 0.10
+    assert float(plan.power_even[0, 0]) > simulated + 0.25
+
+
 # ---------------------------------------------------------------- the study, small and seeded
 
 
@@ -384,8 +454,9 @@ def test_plan_compare_cli(tmp_path, capsys):
             "--runs", "4,8"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    plan = plan_comparison(4, delta=0.05, correlation=0.7, tasks=(50, 100), runs=(4, 8))
+    plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     t4, t8 = plan.tasks_needed
+    assert "(the change on as few as 10% of the tasks: at least (1/0.1 - 1) delta^2)" in out
     assert f"cheapest: {t4} tasks × 4 runs = {4 * t4} runs per version, against {t8} × 8" in out
     assert "power to show a drop of 0.05" in out and "smallest drop shown with 80% power" in out
     assert main([*argv, "--json"]) == 0
@@ -401,6 +472,10 @@ def test_plan_compare_cli(tmp_path, capsys):
                              for i, c in enumerate(counts) for j in range(8)))
     assert main(["plan", "--compare", "--k", "2", str(pilot), "--tasks", "30"]) == 0
     assert "tasks from the pilot of 40 tasks" in capsys.readouterr().out
+    assert main(["plan", "--compare", "--k", "2", str(pilot), "--tasks", "30", "--runs", "4",
+                 "--delta", "0.1", "--correlation", "0.7", "--json"]) == 0
+    payload = __import__("json").loads(capsys.readouterr().out)
+    assert payload["between_variance_from"].endswith("correlation 0.7")
     assert main(["plan", "--compare", "--k", "4", "--runs", "2"]) == 2
     assert "runs (2) must be at least 4" in capsys.readouterr().err
 

@@ -48,8 +48,8 @@ CALLS = {
                                      args(p=[0.5, 0.9], n=4, k=2), ("p", "n")),
     "plan_comparison": (plan_comparison,
                         args(k=1, delta=0.1, successes=[3, 1, 4], totals=4, correlation=0.7,
-                             between_variance=0.01, tasks=(20,), runs=(4,), confidence=0.95,
-                             power=0.8), ("successes", "totals", "tasks", "runs")),
+                             between_variance=0.01, changed_share=0.1, tasks=(20,), runs=(4,),
+                             confidence=0.95, power=0.8), ("successes", "totals", "tasks", "runs")),
     "task_population": (task_population, args(size=100, k=1, delta=0.0), ()),
     "simulate_suites": (simulate_suites,
                         args(rates=[0.5, 0.9], tasks=5, runs=2, k=1, drop=0.0, replicates=3,
@@ -83,7 +83,8 @@ ARRAY_BAD = {
     "bool array": np.array([True, False, True]),
 }
 NONE_ALLOWED = {("compare_pass_hat_k", "margin"), ("plan_comparison", "delta"),
-                ("plan_comparison", "between_variance"), ("plan_comparison", "runs")}
+                ("plan_comparison", "between_variance"), ("plan_comparison", "runs"),
+                ("plan_comparison", "correlation")}
 
 
 def cases():

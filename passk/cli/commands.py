@@ -280,8 +280,8 @@ def _plan_compare(args: argparse.Namespace) -> int:
     md = args.markdown
     print(f"paired comparison of mean pass^{k} (paired t over tasks, two-sided "
           f"{confidence:.0%}); tasks from the {plan.source}")
-    print(f"variance across tasks of the true change: {plan.between_variance:.4f} (correlation "
-          f"{args.correlation:g} between versions); trial noise per task and version: "
+    print(f"variance across tasks of the true change: {plan.between_variance:.4f} "
+          f"({plan.assumption}); trial noise per task and version: "
           + ", ".join(f"{v:.4f} at n={n}" for v, n in zip(plan.within_variance, plan.runs)))
     corner = "tasks \\ runs"
     header = [corner] + [str(n) for n in plan.runs]
@@ -634,9 +634,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "smallest detectable drop)")
     p.add_argument("--power", type=open_probability, default=0.8,
                    help="with --compare: the power wanted (default 0.8)")
-    p.add_argument("--correlation", type=probability, default=0.7,
+    p.add_argument("--correlation", type=probability, default=None,
                    help="with --compare: correlation across tasks of the two versions' true "
-                   "pass^k (default 0.7, cautious for two versions of one agent)")
+                   "pass^k, setting how unevenly the change spreads over tasks (default: "
+                   "none; the change is assumed to fall on as few as 10%% of the tasks, "
+                   "variance at least 9 x drop^2, which is cautious for an even change; "
+                   "0.7 was the default before)")
     p.add_argument("--tasks", type=int_list, default=[20, 50, 100, 200, 500],
                    metavar="T1,T2,...", help="with --compare: task counts of the grid")
     p.add_argument("--runs", type=int_list, default=None, metavar="N1,N2,...",
