@@ -47,10 +47,11 @@ if [ "$want" != "$have" ] || ! installed; then
   .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$want" > "$STAMP"
 fi
-# setuptools leaves passk.egg-info in the checkout when it builds the editable install; from
-# the checkout's root (on sys.path) it shadows the installed dist-info, which alone says the
-# install is editable, and Inspect then names passk's reducer and metric without "passk/"
-rm -rf passk.egg-info
+# setuptools leaves passk_reliability.egg-info in the checkout when it builds the editable
+# install; from the checkout's root (on sys.path) it shadows the installed dist-info, which
+# alone says the install is editable, and Inspect then names passk's reducer and metric
+# without "passk/"
+rm -rf passk.egg-info passk_reliability.egg-info
 
 echo "setup: ready: $(.venv/bin/python --version), passk $(.venv/bin/python -c \
 'import importlib.metadata as m; print(m.version("passk-reliability"))'), chromium \

@@ -310,14 +310,15 @@ def test_the_extension_is_registered_as_inspect_extensions_are():
     Inspect's registry loads for a name ``passk/...``), and importing it registers the
     reducer and the metric under passk's namespace."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["entry-points"]["inspect_ai"] == {"passk": "passk.inspect"}
+    assert project["entry-points"]["inspect_ai"] == {"passk": "passk.integrations.inspect"}
     assert "inspect-ai>=0.3.285" in project["optional-dependencies"]["inspect"]
     from inspect_ai._util.registry import registry_info, registry_lookup
 
     # an editable install's build leftover on sys.path hides that passk is installed
     # (scripts/setup.sh removes it), and Inspect then names the reducer without "passk/"
-    shadow = [Path(p) / "passk.egg-info" for p in sys.path if (Path(p or ".") / "passk.egg-info"
-                                                               ).is_dir()]
+    shadow = [Path(p or ".") / name for p in sys.path
+              for name in ("passk.egg-info", "passk_reliability.egg-info")
+              if (Path(p or ".") / name).is_dir()]
     assert not shadow, f"{shadow[0]} shadows passk's installed metadata: remove it"
     assert registry_info(pass_hat_k_counts()).name == "passk/pass_hat_k_counts"
     assert registry_info(mean_pass_hat_k(k=3)).name == "passk/mean_pass_hat_k"

@@ -90,7 +90,7 @@ def section(result: pytest.RunResult) -> str:
 
 def test_installing_passk_registers_the_plugin():
     assert [(e.name, e.value) for e in entry_points(group="pytest11") if e.name == "passk"] == [
-        ("passk", "passk.pytest_plugin")]
+        ("passk", "passk.integrations.pytest_plugin")]
 
 
 def test_p_passk_loads_it_with_autoloading_on_or_off(pytester, monkeypatch):

@@ -437,6 +437,8 @@ def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
 # the docstrings: keep the undecorated functions for doctest and the docs.
 __test__ = {"pass_hat_k_counts": pass_hat_k_counts, "mean_pass_hat_k": mean_pass_hat_k}
 _reducer_doc, _metric_doc = pass_hat_k_counts.__doc__, mean_pass_hat_k.__doc__
-pass_hat_k_counts = score_reducer(pass_hat_k_counts)
-mean_pass_hat_k = metric(mean_pass_hat_k)
+# named in full: Inspect prefixes the package only when it can find passk's distribution
+# under the import name, which an editable install of passk-reliability does not give it
+pass_hat_k_counts = score_reducer(name="passk/pass_hat_k_counts")(pass_hat_k_counts)
+mean_pass_hat_k = metric(name="passk/mean_pass_hat_k")(mean_pass_hat_k)
 pass_hat_k_counts.__doc__, mean_pass_hat_k.__doc__ = _reducer_doc, _metric_doc
