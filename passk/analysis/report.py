@@ -144,10 +144,11 @@ class FileReport:
                 row["pass_at_k_by_k"] = [json_number(x) for x in self.per_task_at[i].tolist()]
                 row["pass_hat_k_by_k"] = [json_number(x) for x in self.per_task_hat[i].tolist()]
         opts = self.options
-        out["gate"].update({"on": opts.get("gate_on", "estimate"),
-                            "min_runs": opts.get("min_runs", 0),
-                            "bar": opts.get("min_overall", 0.7),
-                            "cap": opts.get("max_flakiness", 0.2),
+        out["gate"].update({"on": opts.get("gate_on", DEFAULT_CRITERIA.on),
+                            "min_runs": opts.get("min_runs", DEFAULT_CRITERIA.min_runs),
+                            "bar": opts.get("min_overall",
+                                            DEFAULT_CRITERIA.min_overall_pass_hat_k),
+                            "cap": opts.get("max_flakiness", DEFAULT_CRITERIA.max_flakiness),
                             "declared": dict(opts.get("declared", {})),
                             "stricter": list(opts.get("stricter", ()))})
         if self.results.protocol is not None:
