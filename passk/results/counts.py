@@ -150,8 +150,10 @@ class Results:
         or ``"infrastructure errors or cached results"``; empty when none were.
     settled_early : dict of str to int
         Tasks whose remaining runs a curtailed protocol did not make because no
-        outcome of them could change the gate's decision, with the runs made
-        (an Inspect log written with ``passk.inspect.Curtailment``).
+        outcome of them could change the gate's decision, each with its runs
+        **planned** (one meaning for every producer: a ``passk run`` log's settled
+        records, the pytest plugin, an Inspect log written with
+        ``passk.inspect.Curtailment``, whose metadata records the epochs scored).
     suite : str
         The evaluation's name where the file records one (an Inspect log's
         task), so that several files read as one suite can be checked to match.

@@ -930,5 +930,10 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
     ids = _get(header, "eval", "dataset", "sample_ids")
     ran = set(results.task_ids)
     never = tuple(str(i) for i in ids or () if str(i) not in ran)
-    return replace(results, protocol=protocol, settled_early=settled, suite=suite,
+    # the log records each settled sample's epochs scored; Results.settled_early holds the
+    # runs planned, as passk run's and the pytest plugin's do: one meaning everywhere
+    epochs = _get(header, "eval", "config", "epochs")
+    planned = {t: int(epochs) if isinstance(epochs, int) and epochs >= n else n
+               for t, n in settled.items()}
+    return replace(results, protocol=protocol, settled_early=planned, suite=suite,
                    never_ran=never)
