@@ -449,3 +449,19 @@ def test_passk_gate_decides_on_a_curtailed_inspect_log_as_on_the_full_one(tmp_pa
               "lower-bound")
     code_full, _ = passk_cli("gate", full.location, *strict)
     assert passk_cli("gate", cut.location, *strict)[0] in (2, code_full)
+
+
+def test_a_curtailed_log_with_fewer_epochs_than_k_is_gated_as_the_full_one(tmp_path):
+    """Every sample can be settled before its first epoch (epochs < k: none can ever
+    estimate pass^k). The curtailed log must still record what it settled and be gated as
+    the full log is: blocked (exit 1), not unreadable (exit 2)."""
+    options = {"k": 5, "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.2}
+    rates = [1, 1, 0.9]
+    full = run_eval(seeded_task(rates, epochs=1, seed=0), tmp_path / "full")
+    cut = run_eval(seeded_task(rates, epochs=1, seed=0,
+                               early_stopping=Curtailment(**options)), tmp_path / "cut")
+    code_full, _ = passk_cli("gate", full.location, "--k", "5", "--min-overall", "0.5",
+                             "--max-flakiness", "0.2")
+    code_cut, out = passk_cli("gate", cut.location)
+    assert code_full == code_cut == 1, out
+    assert "settled" in out and "pass^5 needs 5" in out

@@ -179,7 +179,11 @@ class Curtailment:
         """An ``EarlyStop`` when the settle rule holds for the sample, else None (run it)."""
         key = self._key(id)
         passes, failures, remaining = self._counts(key)
-        if self.tracker.settled(key, remaining) and epoch not in self.outcomes[key]:
+        # the first epoch of the eval always runs: an eval that runs nothing writes no
+        # results, and so no record of what curtailment settled (epochs < k settles every
+        # sample at once), and its log could not be gated as the full one is
+        if (self.scheduled and self.tracker.settled(key, remaining)
+                and epoch not in self.outcomes[key]):
             self.stopped[key].add(epoch)
             done = passes + failures
             return EarlyStop(id=id, epoch=epoch, reason=(

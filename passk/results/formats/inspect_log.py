@@ -802,7 +802,7 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
     manager, stops, metadata = _early_stopping(header, path)
     passk_stopped = manager == PASSK_MANAGER
     protocol, settled = _passk_protocol(metadata, path) if passk_stopped else (None, {})
-    if not summaries:
+    if not summaries and not settled:  # settled before a first epoch: tasks with no runs
         status = header.get("status")
         said = "" if status == "success" else f"; its status is {status!r}"
         raise ResultsError(path, None, "the log has no samples (a header-only log, or an "
@@ -894,8 +894,9 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
             yield where, Run(task_id, ok, epoch)
 
     task_ids = list(settled)
+    # a sample settled before its first epoch has no record: still a task of the suite
     results = tally_runs(runs(), path=path, source="inspect", duplicates=duplicates,
-                         task_ids=(), protocol=None)
+                         task_ids=[t for t, n in settled.items() if n == 0], protocol=None)
     if unjudged:
         raise ResultsError(path, None, f"scorer {scorer!r} gives values that are not pass/fail: "
                            f"{_value_counts(unjudged)} (all values seen: "
