@@ -15,8 +15,11 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        import importlib
+    """``main``, ``build_parser`` and every name the flat ``passk.cli`` had (``EXIT_BLOCKED``,
+    ``cmd_gate``, ...), from :mod:`.commands` on first use."""
+    import importlib
 
-        return getattr(importlib.import_module("passk.cli.commands"), name)
-    raise AttributeError(f"module 'passk.cli' has no attribute {name!r}")
+    commands = importlib.import_module("passk.cli.commands")
+    if name.startswith("__") or not hasattr(commands, name):
+        raise AttributeError(f"module 'passk.cli' has no attribute {name!r}")
+    return getattr(commands, name)
