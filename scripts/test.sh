@@ -19,4 +19,8 @@ actionlint                                  # .github/workflows/*.yml (the lint 
 [ -f _build/html/index.html ] && [ -f _build/html/zh/index.html ] || bash scripts/book.sh
 # -rs: every skip says why. Test files are spread over the cores, one file to a worker
 # (--dist loadfile keeps a notebook's cells, and a module's fixtures, in one process).
-pytest --nbval -rs --numprocesses auto --maxprocesses 4 --dist loadfile "$@"
+# The tests marked slow (exhaustive proofs by enumeration, Monte Carlo studies, two of the
+# JupyterLab sessions: about 4 more minutes on 2 cores) run with `bash scripts/test.sh --all`.
+marker=(-m "not slow")
+if [ "${1:-}" = "--all" ]; then marker=(); shift; fi
+pytest --nbval -rs --numprocesses auto --maxprocesses 4 --dist loadfile "${marker[@]}" "$@"

@@ -678,7 +678,6 @@ _SET_SOURCE = r"""
 PARAMETER_NOTEBOOK = NOTEBOOKS / "03_estimating_from_n_runs.ipynb"
 
 
-@pytest.mark.slow
 def test_prose_follows_a_changed_parameter_in_jupyterlab(lab_server, browser, tmp_path):
     """Page 3 as a reader runs it: open it (stored numbers), change ``K = 5`` to
     ``K = 4`` in its set-up cell, Run All, and the prose shows the new numbers:

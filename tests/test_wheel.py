@@ -60,7 +60,8 @@ from packaging.utils import canonicalize_name
 
 from passk import cli
 
-pytestmark = pytest.mark.slow  # about 30 s: two environments, a build, a dozen commands
+# about 30 s (two environments, a build, a dozen commands): in the default test command, as
+# the wheel is what users install
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
