@@ -175,7 +175,7 @@ def test_the_bootstrap_has_no_interval_when_k_exceeds_n():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n": 12, "k": 5, "p": 0.9, "method": "wilson"}, "method ('wilson')"),
+        ({"n": 12, "k": 5, "p": 0.9, "method": "agresti"}, "method ('agresti')"),
         ({"n": 0, "k": 5, "p": 0.9}, "n (0)"),
         ({"n": 12, "k": 0, "p": 0.9}, "k (0)"),
         ({"n": 12.5, "k": 5, "p": 0.9}, "n (12.5)"),
@@ -302,3 +302,15 @@ def test_identical_suite_coverage_validates():
     with pytest.raises(ValueError, match=r"p \(1.5\)"):
         identical_suite_coverage(5, 4, 2, 1.5)
     assert np.shape(identical_suite_coverage(5, 4, 2, [[0.5, 0.6]])) == (1, 2)
+
+
+@pytest.mark.parametrize(("n", "p"), [(600, 5 / 6), (12, 0.015), (12, 0.3), (30, 0.97)])
+def test_wilson_coverage_is_the_sum_over_the_binomial(n, p):
+    """Wilson's interval (scipy's, through passk.wilson_ci), its coverage summed by brute
+    force: every count c whose interval holds p, weighted by its binomial probability."""
+    from scipy import stats
+
+    brute = sum(stats.binom.pmf(c, n, p) for c in range(n + 1)
+                if (lambda ci: ci.low <= p <= ci.high)(stats.binomtest(c, n).proportion_ci(
+                    confidence_level=0.95, method="wilson")))
+    assert exact_coverage(n, 1, p, method="wilson") == pytest.approx(brute, abs=1e-12)

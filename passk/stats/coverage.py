@@ -21,9 +21,12 @@ from passk._validation import confidence_level as _confidence
 from passk._validation import probability as _probability
 from passk._validation import scalar_or_array as _scalar_or_array
 from passk._validation import whole_numbers as _whole_numbers
-from passk.metrics import CI_METHODS, ArrayLike, FloatOrArray, pass_hat_k_ci
+from passk.metrics import CI_METHODS, ArrayLike, FloatOrArray, pass_hat_k_ci, wilson_ci
 
-__all__ = ["exact_coverage", "expected_width", "identical_suite_coverage"]
+#: The intervals whose coverage :func:`exact_coverage` sums: pass_hat_k_ci's, and Wilson's.
+COVERAGE_METHODS = (*CI_METHODS, "wilson")
+
+__all__ = ["COVERAGE_METHODS", "exact_coverage", "expected_width", "identical_suite_coverage"]
 
 
 def _enumerate(
@@ -38,8 +41,8 @@ def _enumerate(
     which the method gives no interval for some c <= n. They broadcast together.
     """
     from scipy import stats
-    if not isinstance(method, str) or method not in CI_METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
+    if not isinstance(method, str) or method not in COVERAGE_METHODS:
+        raise ValueError(f"method ({method!r}) must be one of {sorted(COVERAGE_METHODS)}")
     _confidence(confidence)
     n_ = _whole_numbers(n, "n", minimum=1)
     k_ = _whole_numbers(k, "k", minimum=1)
@@ -51,8 +54,15 @@ def _enumerate(
     # the intervals do not depend on p: computed once per (n, k)
     n_c, k_c = (a[..., None] for a in np.broadcast_arrays(n_, k_))
     valid = c <= n_c
-    low, high = pass_hat_k_ci(np.minimum(c, n_c), n_c, k_c, confidence=confidence,
-                              method=method)
+    if method == "wilson":  # an interval for p, mapped through p -> p^k as the others are
+        ends = np.frompyfunc(lambda cc, nn: tuple(wilson_ci(int(cc), int(nn),
+                                                            confidence=confidence)), 2, 1)
+        pairs = ends(np.minimum(c, n_c), np.broadcast_to(n_c, np.broadcast(c, n_c).shape))
+        low = np.vectorize(lambda e: e[0], otypes=[float])(pairs) ** k_c
+        high = np.vectorize(lambda e: e[1], otypes=[float])(pairs) ** k_c
+    else:
+        low, high = pass_hat_k_ci(np.minimum(c, n_c), n_c, k_c, confidence=confidence,
+                                  method=method)
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
     undefined = np.any(valid & (np.isnan(low) | np.isnan(high)), axis=-1)
     truth = np.asarray(p_[..., None] ** k_[..., None], dtype=float)
@@ -72,10 +82,12 @@ def exact_coverage(n: ArrayLike, k: ArrayLike, p: ArrayLike, *, method: str = "e
     p : float or array_like of float
         The task's true single-run success rate, in [0, 1]. ``n``, ``k`` and
         ``p`` broadcast against each other, like numpy arrays.
-    method : {'exact', 'bootstrap'}, default 'exact'
+    method : {'exact', 'blaker', 'bootstrap', 'wilson'}, default 'exact'
         The interval of :func:`passk.metrics.pass_hat_k_ci`: the exact
         Clopper–Pearson interval mapped through :math:`p \mapsto p^k`, or the
-        chapter's percentile bootstrap (in its infinite-resample limit).
+        chapter's percentile bootstrap (in its infinite-resample limit); or
+        :func:`passk.metrics.wilson_ci` (an approximate interval for p, the
+        chapter-7 pass rate's) mapped the same way.
     confidence : float, default 0.95
         The confidence the interval is computed at, the level it claims.
 
