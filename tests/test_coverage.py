@@ -310,7 +310,8 @@ def test_wilson_coverage_is_the_sum_over_the_binomial(n, p):
     force: every count c whose interval holds p, weighted by its binomial probability."""
     from scipy import stats
 
-    brute = sum(stats.binom.pmf(c, n, p) for c in range(n + 1)
-                if (lambda ci: ci.low <= p <= ci.high)(stats.binomtest(c, n).proportion_ci(
-                    confidence_level=0.95, method="wilson")))
+    intervals = [stats.binomtest(c, n).proportion_ci(confidence_level=0.95, method="wilson")
+                 for c in range(n + 1)]
+    brute = sum(stats.binom.pmf(c, n, p) for c, ci in enumerate(intervals)
+                if ci.low <= p <= ci.high)
     assert exact_coverage(n, 1, p, method="wilson") == pytest.approx(brute, abs=1e-12)
