@@ -65,11 +65,10 @@ from pathlib import Path
 
 import numpy as np
 
-from passk.compare import (
-    METHODS,
+from passk.stats.compare import METHODS
+from passk.stats.power import pass_hat_k_sampling_variance, plan_comparison
+from passk.stats.simulation import (
     TaskPopulation,
-    pass_hat_k_sampling_variance,
-    plan_comparison,
     simulate_intervals,
     simulate_suites,
     task_population,
@@ -88,7 +87,7 @@ PILOT = 1000  # pilot tasks: the plan's own sampling error shrinks with them
 
 
 def tau_rates() -> np.ndarray:
-    from passk.io import read_results
+    from passk.results.read import read_results
     r = read_results(TAU)
     return np.asarray(r.successes / r.totals, dtype=float)
 

@@ -62,8 +62,8 @@ import numpy as np
 from scipy import stats
 from scipy.special import ndtri
 
-from passk.io import read_results
 from passk.metrics import CI_METHODS, estimate_pass_hat_k, estimate_pass_hat_k_variance
+from passk.results.read import read_results
 from passk.stats.coverage import exact_coverage, expected_width, identical_suite_coverage
 from passk.stats.suite_interval import (
     _all_fail_upper,
@@ -448,7 +448,7 @@ def populations_mc(quick: bool) -> None:
 
 
 def tau_bench_widths() -> None:
-    from passk.io import read_results
+    from passk.results.read import read_results
 
     path = next(p for p in TAU_FILES if p.is_file())
     results = read_results(path)

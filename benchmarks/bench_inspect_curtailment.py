@@ -1,7 +1,7 @@
-"""Epochs saved by ``passk.inspect.Curtailment``, with identical gate decisions (issue 18).
+"""Epochs saved by ``passk.integrations.inspect.Curtailment``, with identical gate decisions (issue 18).
 
 Random suites are replayed through the early stopping as Inspect AI calls it
-(:func:`passk.inspect.replay`: epoch by epoch over the samples, ``in_flight``
+(:func:`passk.integrations.inspect.replay`: epoch by epoch over the samples, ``in_flight``
 epochs running at once, the oldest finishing first), and the gate on the
 epochs it let run (with the samples it settled early named) is compared with
 the gate on every epoch. Printed per population of per-sample rates and per
@@ -20,7 +20,7 @@ import argparse
 
 import numpy as np
 
-from passk.inspect import Curtailment, replay
+from passk.integrations.inspect import Curtailment, replay
 from passk.stability import suite_report
 
 EPOCHS = 8

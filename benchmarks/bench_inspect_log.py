@@ -69,7 +69,7 @@ print(json.dumps(counts))
 #: passk's reader alone: the counts of ``read_results``, without the report's statistics.
 READER = r"""
 import json, sys
-from passk.io import read_results
+from passk.results.read import read_results
 r = read_results(sys.argv[1])
 print(json.dumps({t: [int(c), int(n)] for t, c, n in zip(r.task_ids, r.successes, r.totals)}))
 """

@@ -48,7 +48,7 @@ def test_noop():
     pass
 """
 
-PLUGINS = {"passk": "passk.pytest_plugin", "pytest-repeat": "pytest_repeat"}
+PLUGINS = {"passk": "passk.integrations.pytest_plugin", "pytest-repeat": "pytest_repeat"}
 
 
 def session_seconds(folder: Path, source: str, plugin: str | None) -> float:

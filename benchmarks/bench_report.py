@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from passk.io import read_results
-from passk.reporting import build_report, format_report
+from passk.analysis.report import build_report, format_report
+from passk.results.read import read_results
 
 
 def write_runs(path: Path, tasks: int, trials: int, seed: int = 0) -> None:

@@ -1,4 +1,4 @@
-"""Measure the issue's three goals for ``passk.runner.run_suite`` (issue 5), in one run.
+"""Measure the issue's three goals for ``passk.run.runner.run_suite`` (issue 5), in one run.
 
 1. Throughput: 1,000 runs of an async adapter awaiting 50 ms at concurrency 64
    against the ideal 1,000 x 0.05 / 64 s (goal <= 1.3x); the same with a sync
@@ -50,7 +50,7 @@ from runner_helpers import (
 )
 
 from passk import OnCallSimulator, demo_tasks
-from passk.runner import read_log, run_suite, task_settled
+from passk.run.runner import read_log, run_suite, task_settled
 from passk.stability import RepeatPolicy
 
 KILL_TARGET = HELPERS / "kill_target.py"

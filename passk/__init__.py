@@ -27,17 +27,13 @@ single pass down (``passk/CONTRIBUTING`` has the diagram)::
 No layer imports a higher one (import-linter's contracts in ``pyproject.toml``).
 Everything is imported on first use, so ``import passk`` and the ``passk``
 command start fast: numpy and scipy load only when a computation needs them.
-The modules' old paths (``passk.io``, ``passk.reporting``, ``passk.runner``,
-``passk.formats``, ...) still import: each is the module's new home.
+Each module has one path, its file's: ``passk.results.read``, ``passk.analysis.report``,
+``passk.run.runner``; no alias finds a module under another name.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -64,55 +60,16 @@ _OWNER = {
     "reliability_gate": "stability", "suite_report": "stability",
     # beyond the chapter
     "run_suite": "run.runner", "SuiteRun": "run.runner",
-    "PairedComparison": "compare", "compare_pass_hat_k": "compare",
-    "plan_comparison": "compare",
+    "PairedComparison": "stats.compare", "compare_pass_hat_k": "stats.compare",
+    "plan_comparison": "stats.power",
     "Results": "results.counts", "read_results": "results.read",
-}
-
-#: Where each module of the flat layout went; the old paths still import.
-MOVED = {
-    "io": "results.read", "runlog": "results.runlog",
-    "formats": "results.formats", "protocol": "gate", "curtailment": "gate.curtailment",
-    "reporting": "analysis.report", "planning": "analysis.plan", "diff": "analysis.diff",
-    "runner": "run.runner", "tables": "render.tables",
-    "pytest_plugin": "integrations.pytest_plugin", "inspect": "integrations.inspect",
-    "options": "cli.options", "scenarios": "book.scenarios", "trajectory": "book.trajectory",
-    "plots": "book.plots", "coverage": "stats.coverage",
 }
 
 #: Every public module and package, reachable as ``passk.NAME``.
 _SUBMODULES = frozenset({
-    "adapter", "analysis", "book", "cli", "compare", "flaky_adapter", "gate", "integrations",
-    "metrics", "render", "repeats", "results", "run", "stability", "stats", *MOVED,
+    "adapter", "analysis", "book", "cli", "flaky_adapter", "gate", "integrations",
+    "metrics", "render", "repeats", "results", "run", "stability", "stats",
 })
-
-
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports ``passk.io`` (and every path in :data:`MOVED`) as the module's new home.
-
-    ``sys.modules["passk.io"]`` is then the very module ``passk.results.read``, so
-    ``from passk.io import read_results`` and ``mock.patch("passk.io.x")`` keep working.
-    """
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None
-                  ) -> importlib.machinery.ModuleSpec | None:
-        head, _, rest = fullname.removeprefix(f"{__name__}.").partition(".")
-        if not fullname.startswith(f"{__name__}.") or head not in MOVED:
-            return None
-        new = f"{__name__}.{MOVED[head]}" + (f".{rest}" if rest else "")
-        if new == fullname:
-            return None
-        return importlib.util.spec_from_loader(fullname, self, origin=new)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(str(spec.origin))
-
-    def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the module was imported under its new name."""
-
-
-if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
-    sys.meta_path.insert(0, _MovedModules())  # before the path finder: one module, two names
 
 __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the map above)
     # metrics
@@ -153,7 +110,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
     from passk.adapter import *
-    from passk.compare import PairedComparison, compare_pass_hat_k, plan_comparison
     from passk.flaky_adapter import Grader, OnCallSimulator, demo_tasks
     from passk.metrics import *
     from passk.repeats import *
@@ -161,3 +117,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from passk.results.read import read_results
     from passk.run.runner import SuiteRun, run_suite
     from passk.stability import *
+    from passk.stats.compare import PairedComparison, compare_pass_hat_k
+    from passk.stats.power import plan_comparison

@@ -265,7 +265,7 @@ def sample_action(scores: Mapping[str, float], temperature: float, top_p: float,
     """Sample an action the way an LLM API decodes: softmax at a temperature, top-p nucleus.
 
     The simulated assistants' one model of sampling (the temperature source);
-    :mod:`passk.scenarios`' diagnosing assistant decodes with it too.
+    :mod:`passk.book.scenarios`' diagnosing assistant decodes with it too.
 
     Parameters
     ----------

@@ -71,7 +71,7 @@ def run_once(adapter: HarnessAdapter, task: Task, run_index: int, seed: int, *,
     An exception from the adapter becomes a failed run carrying the error;
     :class:`~passk.adapter.InfrastructureError` becomes a run flagged as an
     infrastructure error, which is not counted as an agent failure. This is
-    the one run-once path: :func:`repeat_run` and :func:`passk.runner.run_suite`
+    the one run-once path: :func:`repeat_run` and :func:`passk.run.runner.run_suite`
     call it (or :func:`run_once_async`, its twin for ``async def run``), and
     both share the stamping and error rules below.
 

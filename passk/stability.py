@@ -86,7 +86,7 @@ class RepeatPolicy:
         Runs for a label the mapping does not name.
     stopping : {'fixed', 'curtailed'}
         ``'fixed'`` runs every task its n times; ``'curtailed'`` (used by
-        :func:`passk.runner.run_suite`) stops a task once its remaining runs
+        :func:`passk.run.runner.run_suite`) stops a task once its remaining runs
         can no longer change the gate's decision.
 
     Examples
@@ -589,7 +589,7 @@ def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy,
     They include the gate's criteria (k, bar, cap, what it gates on, the
     lower bounds' confidence) and the classes' threshold, fixed before the
     runs: ``passk gate`` and ``passk report`` on the results use them and
-    refuse to loosen them (see :func:`passk.protocol.bind_criteria`). The
+    refuse to loosen them (see :func:`passk.gate.bind_criteria`). The
     adapter contributes its own settings when it has a ``protocol()`` method.
     """
     settings: dict[str, Any] = {
@@ -629,7 +629,7 @@ def evaluate_suite(
         Runs per risk label; a plain mapping is ``RepeatPolicy(runs_by_risk=...)``.
         Defaults to the chapter's tiers (12 for high-risk writes, 5 for reads).
         Its ``stopping`` must be ``'fixed'`` (ValueError otherwise): for curtailed
-        repetition use :func:`passk.runner.run_suite`.
+        repetition use :func:`passk.run.runner.run_suite`.
     k : int, default 5
     seed : int, default 0
         Suite seed; see :func:`passk.repeats.run_seed`.
@@ -656,7 +656,7 @@ def evaluate_suite(
         policy = RepeatPolicy(runs_by_risk=dict(policy))
     if policy.stopping != "fixed":  # the protocol records what ran: refuse what cannot run here
         raise ValueError(f"stopping ({policy.stopping!r}): evaluate_suite runs every task its n "
-                         "times; curtailed repetition is passk.runner.run_suite's")
+                         "times; curtailed repetition is passk.run.runner.run_suite's")
     runs = tuple(
         repeat_run(adapter, task, policy.runs_for(task), seed=seed, executor=executor,
                    progress=progress)

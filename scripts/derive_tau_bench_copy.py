@@ -6,7 +6,7 @@ commit 59a200c6d575d595120f1cb70fea53cef0632f6b, MIT licence). The original is
 4 MB of conversations; the book needs three fields of each record. This script
 keeps, for every record and in the original order, ``task_id``, ``reward`` and
 ``trial`` (tau-bench's own field names and format: a JSON array of run
-records, which ``passk.io.read_results`` reads as a tau-bench file), drops
+records, which ``passk.results.read.read_results`` reads as a tau-bench file), drops
 ``info`` and ``traj``, and copies tau-bench's LICENSE beside the result.
 
 Usage (from the repository's root)::

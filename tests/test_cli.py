@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from shared_data import TAU_BENCH_MISSING
 
+from passk.analysis.plan import plan_tasks
 from passk.cli import main
-from passk.planning import plan_tasks
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TAU_BENCH = str(FIXTURES / "tau_bench_small.json")
@@ -206,7 +206,7 @@ def test_plan_settles_when_outcome_is_fixed():
 
 
 def read_results_counts(counts):
-    from passk.io import Run, results_from_runs
+    from passk.results.read import Run, results_from_runs
     return results_from_runs([Run(t, j < c, j) for t, (c, n) in counts.items()
                               for j in range(n)])
 

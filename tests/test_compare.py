@@ -1,4 +1,4 @@
-"""passk.compare: the suite-level paired comparison, its methods, the plan and the study."""
+"""passk.stats.compare: the suite-level paired comparison, its methods, the plan and the study."""
 
 from __future__ import annotations
 
@@ -10,19 +10,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from passk.compare import (
-    METHODS,
+from passk.metrics import estimate_pass_hat_k
+from passk.stats.compare import METHODS, compare_pass_hat_k, paired_difference_test
+from passk.stats.power import pass_hat_k_sampling_variance, plan_comparison
+from passk.stats.simulation import (
     TaskPopulation,
-    compare_pass_hat_k,
-    paired_difference_test,
-    pass_hat_k_sampling_variance,
-    plan_comparison,
     simulate_comparison,
     simulate_intervals,
     simulate_suites,
     task_population,
 )
-from passk.metrics import estimate_pass_hat_k
 
 # ---------------------------------------------------------------- the methods against scipy
 

@@ -13,19 +13,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from passk.compare import (
+from passk.stats.compare import _floored, compare_pass_hat_k, mean_of, paired_difference_test
+from passk.stats.power import pass_hat_k_sampling_variance, plan_comparison
+from passk.stats.simulation import (
     TaskPopulation,
-    compare_pass_hat_k,
-    mean_of,
-    paired_difference_test,
-    pass_hat_k_sampling_variance,
-    plan_comparison,
     simulate_comparison,
     simulate_intervals,
     simulate_suites,
     task_population,
 )
-from passk.stats.compare import _floored
 
 
 def args(**kwargs: object) -> dict[str, object]:

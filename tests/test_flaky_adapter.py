@@ -586,7 +586,7 @@ def test_one_naming_in_six_freezes_the_failure_in():
 
 
 def test_fragment_ids_are_part_of_the_protocol():
-    from passk.protocol import Protocol
+    from passk.gate import Protocol
 
     plain = OnCallSimulator(deterministic_sort=True)
     renamed = OnCallSimulator(deterministic_sort=True, fragment_ids=A_RESTART)
@@ -677,7 +677,7 @@ def test_sample_action_refuses_bad_input(args, text):
 
 
 def test_sample_action_is_a_public_seam():
-    import passk.scenarios as sc
+    import passk.book.scenarios as sc
 
     assert "sample_action" in fa.__all__ and fa.sample_action.__doc__
     assert sc.sample_action is fa.sample_action

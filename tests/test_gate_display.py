@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
+from passk.analysis.report import build_report
 from passk.cli import main
-from passk.io import read_results
-from passk.protocol import HonestGateResult
-from passk.reporting import build_report
+from passk.gate import HonestGateResult
+from passk.results.read import read_results
 from passk.stability import (
     SHOWN_REASONS,
     format_table,

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from shared_data import TAU_BENCH_MISSING
 
+from passk.analysis.report import build_report, suite_curve
 from passk.cli import main
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
-from passk.io import Run, read_results, results_from_runs
-from passk.protocol import LoosenedCriteria, Protocol, bind_criteria
-from passk.reporting import build_report, suite_curve
-from passk.runner import run_suite
+from passk.gate import LoosenedCriteria, Protocol, bind_criteria
+from passk.results.read import Run, read_results, results_from_runs
+from passk.run.runner import run_suite
 from passk.stability import CLASS_THRESHOLD, classify, suite_report
 
 TAU_FILE = Path(__file__).resolve().parents[1].parent / "shared/data/tau-bench/gpt-4o-airline.json"
@@ -71,7 +71,7 @@ def test_a_stricter_criterion_is_allowed_and_said(run_log, capsys):
 
 
 def test_write_runs_keeps_the_protocol_so_it_binds(tmp_path, capsys):
-    from passk.io import write_runs
+    from passk.results.read import write_runs
     from passk.stability import evaluate_suite
 
     report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=3)
@@ -240,7 +240,7 @@ def test_an_incomplete_run_fails_closed_unless_accepted(tmp_path, capsys):
 def test_the_curve_names_its_interval_and_level():
     from dataclasses import replace
 
-    from passk.reporting import format_curve
+    from passk.analysis.report import format_curve
 
     many = [Run(f"t{i}", j < i % 5, j) for i in range(20) for j in range(4)]
     fr = build_report(results_from_runs(many), k=4, min_overall_pass_hat_k=0.0)

@@ -8,7 +8,12 @@ those under ``if TYPE_CHECKING:``, which never run.
 from __future__ import annotations
 
 import ast
+import importlib
+import re
+import subprocess
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "passk"
 
@@ -112,12 +117,13 @@ def test_the_checker_finds_a_circle():
     # the checker itself, on a made-up graph: a -> b -> c -> a, and d alone
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
-    tree = ast.parse("from .io import x\nif TYPE_CHECKING:\n    from .cli import y\n"
-                     "def f():\n    from . import stability\n")
+    tree = ast.parse("from ..results.read import x\nif TYPE_CHECKING:\n    from ..cli import y\n"
+                     "def f():\n    from .. import stability\n")
     visitor = _Imports()
     visitor.visit(tree)
-    found = [t for n in visitor.found for t in _targets("passk.reporting", False, n)]
-    assert "passk.io" in found and "passk.stability" in found and "passk.cli.y" not in found
+    found = [t for n in visitor.found for t in _targets("passk.analysis.report", False, n)]
+    assert "passk.results.read" in found and "passk.stability" in found
+    assert "passk.cli.y" not in found
 
 
 def test_the_graph_sees_lazy_imports():
@@ -141,3 +147,59 @@ def test_readers_import_no_other_reader_nor_io():
         assert "passk.results.read" not in graph[reader], reader
         others = {m for m in graph[reader] if m in readers}
         assert not others, f"{reader} imports {others}"
+
+
+#: The flat layout's module names, which no longer exist: every module has one path.
+GONE = ("io", "runlog", "formats", "protocol", "curtailment", "reporting", "planning", "diff",
+        "runner", "tables", "pytest_plugin", "inspect", "options", "scenarios", "trajectory",
+        "plots", "coverage", "compare")
+_OLD_PATH = re.compile(r"(?<![\w.])passk\.(" + "|".join(GONE) + r")\b(?!\()")
+
+
+def _tracked_text_files() -> list[Path]:
+    root = PACKAGE.parent
+    try:
+        listed = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True,
+                                text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):  # an sdist: no git
+        listed = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
+    out = []
+    for name in listed:
+        path = root / name
+        if path.suffix in {".py", ".md", ".ipynb", ".yml", ".yaml", ".toml", ".txt", ".cfg",
+                           ".sh", ".rst", ".json", ".jsonl", ".html", ".in"} and path.is_file():
+            out.append(path)
+    return out
+
+
+def test_no_old_module_path_anywhere_in_the_repository():
+    """The flat layout's module paths are gone: no file names them, in prose or code."""
+    old = "from passk" + ".io import x"  # split, so that this file does not name it
+    assert _OLD_PATH.search(old) and not _OLD_PATH.search("passk.results.read")
+    hits = []
+    for path in _tracked_text_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        hits += [f"{path.relative_to(PACKAGE.parent)}: {m.group(0)}" for m in _OLD_PATH.finditer(text)]
+        if path.suffix == ".py":
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.ImportFrom) and node.module == "passk" and not node.level:
+                    hits += [f"{path.name}: from passk import {a.name}"
+                             for a in node.names if a.name in GONE]
+    assert hits == [], "old module paths: " + "; ".join(hits[:20])
+
+
+def test_no_import_hook_nor_alias_module():
+    """No meta-path finder, and no module made to answer to a second name."""
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "sys.meta_path" not in text, path
+        assert "sys.modules[" not in text, path
+    assert not (PACKAGE / "compare.py").exists()
+    import passk
+
+    assert not hasattr(passk, "MOVED")
+    for name in GONE:
+        if name in passk._SUBMODULES:
+            continue
+        with pytest.raises(ImportError):
+            importlib.import_module(f"passk.{name}")

@@ -1,4 +1,4 @@
-"""passk.inspect: Inspect AI's early stopping by passk's settle rule, the reducer and the metric.
+"""passk.integrations.inspect: Inspect AI's early stopping by passk's settle rule, the reducer and the metric.
 
 Oracles: the gate of :func:`passk.stability.suite_report` on every epoch of a
 fixed run (the decision curtailment must keep), Inspect AI's own eval loop
@@ -26,7 +26,8 @@ from inspect_evals import outcome, seeded_task
 from inspect_logs import agree_with_inspect
 
 from passk.cli import main as passk_main
-from passk.inspect import (
+from passk.gate import Protocol
+from passk.integrations.inspect import (
     MANAGER,
     Curtailment,
     is_success,
@@ -35,7 +36,6 @@ from passk.inspect import (
     replay,
 )
 from passk.metrics import mean_pass_hat_k_ci
-from passk.protocol import Protocol
 from passk.stability import suite_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,7 +196,7 @@ def test_a_rescored_epoch_replaces_its_first_score():
 
     c = run_async(go())
     assert c.outcomes["a"] == {1: True}
-    from passk.curtailment import task_outlook
+    from passk.gate.curtailment import task_outlook
 
     assert c.tracker.outlooks["a"] == task_outlook(1, 0, 3, k=1)  # 1 pass, 3 epochs open
 
@@ -368,7 +368,7 @@ def test_an_inspect_eval_with_curtailment_runs_fewer_epochs_and_decides_the_same
     """Three seeded suites of 6 samples x 8 epochs, each run by Inspect in full and with
     Curtailment: the curtailed log holds a subset of the full log's epochs (the same
     outcome each), fewer of them, the EarlyStoppingSummary Inspect recorded names
-    passk.curtailment with one EarlyStop per epoch saved, and the gate on it decides as
+    passk.gate.curtailment with one EarlyStop per epoch saved, and the gate on it decides as
     the gate on the full log."""
     options = {"k": 3, "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.2, "on": "estimate"}
     for seed, rates in enumerate([[1, 1, 0.9, 0.5, 1, 1], [1, 1, 1, 1, 0.95, 1],
@@ -428,8 +428,8 @@ def test_passk_gate_decides_on_a_curtailed_inspect_log_as_on_the_full_one(tmp_pa
     protocol binds the gate) exits as ``passk gate`` on the full log under the same
     criteria, and a gate curtailment did not serve is refused (exit 2) or decided as on
     the full log. Needs the Inspect
-    reader that reads passk.curtailment's metadata (issue 18, the formats side)."""
-    from passk.io import read_results
+    reader that reads passk.gate.curtailment's metadata (issue 18, the formats side)."""
+    from passk.results.read import read_results
 
     options = {"k": 3, "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.2}
     rates = [1, 1, 0.9, 0.5, 1, 1]
@@ -437,7 +437,7 @@ def test_passk_gate_decides_on_a_curtailed_inspect_log_as_on_the_full_one(tmp_pa
     cut = run_eval(seeded_task(rates, epochs=8, seed=0,
                                early_stopping=Curtailment(**options)), tmp_path / "cut")
     if read_results(cut.location).protocol is None:
-        pytest.skip("this tree's Inspect reader does not read passk.curtailment's metadata")
+        pytest.skip("this tree's Inspect reader does not read passk.gate.curtailment's metadata")
     assert cut.results.early_stopping.metadata["epochs_saved"] > 0
     code_full, _ = passk_cli("gate", full.location, "--k", "3", "--min-overall", "0.5",
                              "--max-flakiness", "0.2")

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from passk.formats.jsonl_csv import _fast_jsonl, _jsonl_located
-from passk.io import (
+from passk.results.formats.jsonl_csv import _fast_jsonl, _jsonl_located
+from passk.results.read import (
     ResultsError,
     Run,
     read_jsonl_runs,
@@ -135,7 +135,7 @@ def test_record_location_format():
 
 def test_write_runs_round_trips_through_the_reader(tmp_path):
     from passk import InfrastructureError, OnCallSimulator, demo_tasks, evaluate_suite
-    from passk.io import write_runs
+    from passk.results.read import write_runs
 
     class Flaky:
         def run(self, task, *, seed):
@@ -377,15 +377,15 @@ def test_read_run_log_header_records_and_torn_tail(tmp_path):
 
 
 def test_runner_reads_logs_through_io():
-    from passk import runner
+    from passk.run import runner
 
     assert runner.read_log_header is read_log_header
 
 
 def test_write_runs_header_is_passk_runs_header(tmp_path):
     from passk import OnCallSimulator, demo_tasks, evaluate_suite
-    from passk.io import log_header_line, write_runs
-    from passk.runner import run_suite
+    from passk.results.read import log_header_line, write_runs
+    from passk.run.runner import run_suite
 
     log = tmp_path / "run.jsonl"
     run = run_suite(OnCallSimulator(), demo_tasks(), seed=3, log=log, progress=False)
@@ -407,7 +407,7 @@ def test_write_runs_header_is_passk_runs_header(tmp_path):
 
 def test_a_log_short_of_its_protocol_is_incomplete(tmp_path):
     from passk import OnCallSimulator, demo_tasks, evaluate_suite
-    from passk.io import write_runs
+    from passk.results.read import write_runs
 
     report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=3)
     path = tmp_path / "runs.jsonl"

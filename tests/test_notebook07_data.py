@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from shared_data import TAU_BENCH_MISSING
 
-from passk.io import read_results
-from passk.reporting import build_report
+from passk.analysis.report import build_report
+from passk.results.read import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "derive_tau_bench_copy.py"

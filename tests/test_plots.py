@@ -1,4 +1,4 @@
-"""passk.plots.plot_task_classes: what the figure draws, against counts made by hand.
+"""passk.book.plots.plot_task_classes: what the figure draws, against counts made by hand.
 
 The oracles are independent of passk: task counts per pass rate come from
 ``fractions.Fraction(c, n)`` and ``collections.Counter``, a task's class from the
@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from passk.io import read_results
-from passk.plots import plot_task_classes
-from passk.reporting import build_report
+from passk.analysis.report import build_report
+from passk.book.plots import plot_task_classes
+from passk.results.read import read_results
 from passk.stability import suite_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,7 +114,7 @@ def test_tau_bench_run_counts_from_the_records():
 # Oracles: the closed forms in exact arithmetic (fractions.Fraction), the first k with
 # p^k < 1/2 found by counting up, and the running pass rate summed run by run in Python.
 
-from passk.plots import plot_curves, plot_run_strip
+from passk.book.plots import plot_curves, plot_run_strip
 
 
 def first_k_below_half(p: Fraction, k_max: int) -> int | None:
@@ -218,7 +218,7 @@ def test_plot_run_strip_names_bad_input(outcomes, p, message):
 
 from math import comb
 
-from passk.plots import plot_gate
+from passk.book.plots import plot_gate
 
 
 def hand_gate(c, n, k, bar, cap):
@@ -290,7 +290,7 @@ def test_plot_gate_takes_a_file_report_and_draws_on_a_given_axes():
 
 from scipy import stats
 
-from passk.plots import plot_coverage
+from passk.book.plots import plot_coverage
 
 
 def hand_coverage_exact(n, k, p, confidence):
@@ -352,8 +352,8 @@ def test_plot_coverage_names_bad_input(args, kwargs, message):
 # The plot draws the plan's numbers (the planner's own accuracy, against simulation and
 # exact enumeration, is tested in tests/test_compare.py and benchmarks/bench_compare.py).
 
-from passk.compare import plan_comparison
-from passk.plots import plot_power_grid
+from passk.book.plots import plot_power_grid
+from passk.stats.power import plan_comparison
 
 PILOT_C, PILOT_N = [0, 1, 2, 3, 4, 4, 2, 0], [4] * 8
 

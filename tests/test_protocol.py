@@ -2,7 +2,7 @@
 
 import pytest
 
-from passk.protocol import (
+from passk.gate import (
     Criteria,
     Measurement,
     Protocol,
@@ -76,7 +76,7 @@ CURTAILED = {"stopping": "curtailed", "k": 2, "min_overall_pass_hat_k": 0.5,
 def counts(successes, totals, ids=None):
     import numpy as np
 
-    from passk.io import Results
+    from passk.results.read import Results
 
     ids = tuple(ids or (f"t{i}" for i in range(len(totals))))
     return Results(ids, np.array(successes), np.array(totals), np.zeros(len(totals), int),
@@ -84,7 +84,7 @@ def counts(successes, totals, ids=None):
 
 
 def test_a_fixed_run_or_the_served_gate_is_never_refused():
-    from passk.protocol import curtailment_refusal
+    from passk.gate import curtailment_refusal
 
     assert curtailment_refusal(None, {"gate_on": "lower-bound"}) is None
     fixed = Protocol({**CURTAILED, "stopping": "fixed"})
@@ -103,7 +103,7 @@ def test_a_fixed_run_or_the_served_gate_is_never_refused():
     ({"min_runs": 4}, "at least 4 runs"),
 ])
 def test_another_gate_is_refused_naming_both(change, named):
-    from passk.protocol import curtailment_refusal
+    from passk.gate import curtailment_refusal
 
     line = curtailment_refusal(Protocol(CURTAILED), change)
     assert line is not None and "\n" not in line
@@ -113,7 +113,7 @@ def test_another_gate_is_refused_naming_both(change, named):
 
 
 def test_an_old_log_without_gate_on_was_curtailed_on_the_estimate():
-    from passk.protocol import curtailment_refusal
+    from passk.gate import curtailment_refusal
 
     old = Protocol({k: v for k, v in CURTAILED.items() if k not in ("gate_on", "confidence")})
     assert curtailment_refusal(old, {"gate_on": "estimate", "confidence": 0.95}) is None
@@ -125,7 +125,7 @@ def test_a_change_the_runs_made_decide_exactly_is_allowed():
     t0 ran 12 of 12 (2 passes: flaky); t1 stopped at 2 passes in 4 of 12 runs, flaky at a
     cap of 0.1 whatever its 8 runs not made give (2 of 12 has 0.556): blocked exactly. With
     t1 at 3 of 3 the runs not made could still make it flaky or not: refused."""
-    from passk.protocol import curtailment_refusal
+    from passk.gate import curtailment_refusal
 
     run_log = Protocol({**CURTAILED, "runs_by_risk": {"read-only": 12}, "default_runs": 12,
                         "tasks": ["t0", "t1"]})

@@ -20,9 +20,10 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from passk import run_seed, runner, stability
+from passk import run_seed, stability
 from passk.cli import main as passk_main
-from passk.pytest_plugin import EXIT_GATE_BLOCKED
+from passk.integrations.pytest_plugin import EXIT_GATE_BLOCKED
+from passk.run import runner
 
 pytest_plugins = ["pytester"]
 
@@ -369,7 +370,7 @@ def test_plugin_stays_lazy_without_marked_tests(pytester):
 
         def pytest_unconfigure(config):
             with open("loaded.txt", "w") as f:
-                f.write(" ".join(m for m in ("passk.stability", "passk.runner", "passk.io", "scipy")
+                f.write(" ".join(m for m in ("passk.stability", "passk.run.runner", "passk.results.read", "scipy")
                                  if m in sys.modules))
     """)
     pytester.makepyfile(test_suite="def test_plain():\n    pass\n")
@@ -453,7 +454,7 @@ def _session_verdict(tests, order, *, policy, on, bar, cap):
     """Drive the plugin's own ``_curtail``, ``_tally_local`` and ``_verdict`` through a
     session whose repetitions run in ``order`` [(test, run index), ...] and end with
     the outcomes given; return (passed, flaky tests, repetitions skipped, reasons)."""
-    from passk.pytest_plugin import PasskSession, _Run, _Test
+    from passk.integrations.pytest_plugin import PasskSession, _Run, _Test
 
     session = PasskSession(_Config(passk_policy=policy, passk_on=on, passk_min_overall=bar,
                                    passk_max_flakiness=cap))

@@ -1,4 +1,4 @@
-"""The readers of passk.formats on what the producers write, checked against their own figures.
+"""The readers of passk.results.formats on what the producers write, checked against their own figures.
 
 terminal-bench's fixtures follow ``terminal_bench/harness/models.py``
 (``BenchmarkResults``, ``TrialResults``, ``RunMetadata``); their stored
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from passk.cli import main
-from passk.io import ResultsError, read_results
+from passk.gate import Protocol
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
-from passk.protocol import Protocol
+from passk.results.read import ResultsError, read_results
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TB_RUN = FIXTURES / "terminal_bench" / "run"
@@ -219,7 +219,7 @@ CURTAILED = Protocol({"stopping": "curtailed", "k": 2, "min_overall_pass_hat_k":
                       "class_threshold": 0.2, "default_runs": 4, "min_runs": 0})
 
 
-def _curtailed_log(inspect_log, manager="passk.curtailment", name="cur.eval", **extra):
+def _curtailed_log(inspect_log, manager="passk.gate.curtailment", name="cur.eval", **extra):
     from inspect_logs import early_stopping
 
     # sample 1 passes 4 of 4; sample 2 fails its first 2 and was stopped (its verdict settled)
@@ -236,7 +236,7 @@ def test_passk_curtailment_is_settled_early_not_incomplete(inspect_log, capsys):
     r = read_results(log)
     assert r.incomplete == () and r.protocol == CURTAILED
     assert dict(r.settled_early) == {"2": 4}  # its runs planned (the log records 2 scored)
-    assert any("passk.curtailment settled 1 sample early: 2 sample epochs not run" in n
+    assert any("passk.gate.curtailment settled 1 sample early: 2 sample epochs not run" in n
                for n in r.notes)
     # decided under the log's protocol (k 2, bar 0.5), as on the full run: mean pass^2 = 0.5
     assert main(["gate", str(log)]) == 0

@@ -15,9 +15,9 @@ import sys
 import pytest
 
 from passk import OnCallSimulator, demo_tasks, evaluate_suite
-from passk.io import read_results, write_runs
 from passk.repeats import run_once, run_seed
-from passk.runlog import RunRecord
+from passk.results.read import read_results, write_runs
+from passk.results.runlog import RunRecord
 
 pytest_plugins = ["pytester"]
 
@@ -25,7 +25,7 @@ FIELDS = [f.name for f in dataclasses.fields(RunRecord)]
 
 
 def test_every_writer_writes_the_same_record(tmp_path):
-    from passk.runner import LogRecord
+    from passk.run.runner import LogRecord
 
     assert LogRecord is RunRecord  # passk run's log line is the one record
     report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=3)

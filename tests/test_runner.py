@@ -1,4 +1,4 @@
-"""Tests for :mod:`passk.runner`: executors, async adapters, timeouts, infrastructure
+"""Tests for :mod:`passk.run.runner`: executors, async adapters, timeouts, infrastructure
 errors, cached runs, the log, curtailment, load_tasks/load_adapter and progress.
 
 Resume, KeyboardInterrupt and kill-and-resume are in ``test_runner_resume.py``;
@@ -37,9 +37,9 @@ from runner_helpers import (
 import passk
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.cli import main as cli_main
-from passk.io import read_results
 from passk.repeats import attempt_seed, run_seed
-from passk.runner import (
+from passk.results.read import read_results
+from passk.run.runner import (
     GateSettings,
     LogRecord,
     SuiteRun,

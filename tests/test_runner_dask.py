@@ -10,7 +10,7 @@ from runner_helpers import SeedCoin, p_tasks
 
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.repeats import run_seed
-from passk.runner import SuiteRun, read_log, run_suite
+from passk.run.runner import SuiteRun, read_log, run_suite
 from passk.stability import RepeatPolicy
 
 distributed = pytest.importorskip(

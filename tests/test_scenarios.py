@@ -6,8 +6,7 @@ import inspect
 import numpy as np
 import pytest
 
-from passk.repeats import repeat_run
-from passk.scenarios import (
+from passk.book.scenarios import (
     EVIDENCE_TOOLS,
     ROOT_CAUSES,
     Budget,
@@ -21,7 +20,8 @@ from passk.scenarios import (
     leak_check,
     split_tasks,
 )
-from passk.trajectory import evidence_before_conclusion, two_track_report
+from passk.book.trajectory import evidence_before_conclusion, two_track_report
+from passk.repeats import repeat_run
 
 
 def graded(split="dev", **kwargs):
@@ -124,7 +124,7 @@ def test_scenarios_import_only_public_names():
     import importlib
     from pathlib import Path
 
-    import passk.scenarios as sc
+    import passk.book.scenarios as sc
 
     tree = ast.parse(Path(sc.__file__).read_text())
     imported = [(node.module.removeprefix("passk."), alias.name) for node in ast.walk(tree)

@@ -106,7 +106,7 @@ def test_one_short_task_widens_by_at_most_0_04(k, seed):
 
 
 def tau_bench() -> tuple[np.ndarray, np.ndarray]:
-    from passk.io import read_results
+    from passk.results.read import read_results
 
     results = read_results(TAU)
     return np.asarray(results.successes), np.asarray(results.totals)

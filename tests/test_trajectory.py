@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from passk import OnCallSimulator, RunResult, ToolCall, demo_tasks
-from passk.repeats import repeat_run
-from passk.trajectory import (
+from passk.book.trajectory import (
     at_most,
     degrade_after_failure,
     escalate_before_restart,
@@ -15,6 +14,7 @@ from passk.trajectory import (
     two_track_report,
     within_steps,
 )
+from passk.repeats import repeat_run
 
 ESCALATE = ToolCall("escalate", "payment-service", "paged")
 RESTART = ToolCall("restart_service", "payment-service", "restarted")
@@ -131,7 +131,7 @@ def _first_failure(sim, task, seeds=range(200)):
 
 
 def test_trajectory_table_folds_the_restart_loop_and_keeps_every_step():
-    from passk.trajectory import trajectory_table
+    from passk.book.trajectory import trajectory_table
     run = _first_failure(OnCallSimulator(), demo_tasks()[0])
     table = trajectory_table(run)
     assert len(run.trajectory) == 8 and len(table.rows) == 4
@@ -145,7 +145,7 @@ def test_trajectory_table_folds_the_restart_loop_and_keeps_every_step():
 
 
 def test_trajectory_table_shows_a_timeout_against_its_deadline():
-    from passk.trajectory import trajectory_table
+    from passk.book.trajectory import trajectory_table
     sim = OnCallSimulator(deterministic_sort=True, temperature=0.0, deadline=0.5)
     run = _first_failure(sim, demo_tasks()[0])
     table = trajectory_table(run)
@@ -159,7 +159,7 @@ def test_trajectory_table_shows_a_timeout_against_its_deadline():
 
 
 def test_trajectory_table_says_which_parallel_write_stands():
-    from passk.trajectory import trajectory_table
+    from passk.book.trajectory import trajectory_table
     sim = OnCallSimulator(deterministic_sort=True, temperature=0.0, concurrency=True)
     run = _first_failure(sim, demo_tasks()[1])
     rows = {row[1]: row for row in trajectory_table(run).rows}
@@ -169,7 +169,7 @@ def test_trajectory_table_says_which_parallel_write_stands():
 
 
 def test_trajectory_table_markdown_is_a_table_and_escapes_pipes():
-    from passk.trajectory import trajectory_table
+    from passk.book.trajectory import trajectory_table
     run = RunResult("t", 2, True, {"answer": "a"},
                     (ToolCall("grep", "x", "a|b"), ToolCall("ls", "y", "ok")))
     table = trajectory_table(run)
@@ -183,8 +183,8 @@ def test_trajectory_table_markdown_is_a_table_and_escapes_pipes():
 
 
 def test_side_by_side_puts_step_i_of_every_run_on_row_i():
+    from passk.book.trajectory import side_by_side
     from passk.flaky_adapter import fragments_read
-    from passk.trajectory import side_by_side
     sim, task = OnCallSimulator(), demo_tasks()[0]
     runs = [sim.run(task, seed=s) for s in range(40)]
     failing = next(r for r in runs if not r.success)

@@ -6,12 +6,7 @@ from fractions import Fraction
 import pytest
 
 from passk.adapter import RunResult, Task, ToolCall
-from passk.cli import main
-from passk.flaky_adapter import OnCallSimulator, demo_tasks
-from passk.protocol import Criteria, Measurement, Protocol, honest_gate
-from passk.repeats import RepeatRun, repeat_run
-from passk.runner import run_suite
-from passk.scenarios import (
+from passk.book.scenarios import (
     Budget,
     DiagnosisSimulator,
     GradedAdapter,
@@ -22,6 +17,11 @@ from passk.scenarios import (
     measure,
     split_tasks,
 )
+from passk.cli import main
+from passk.flaky_adapter import OnCallSimulator, demo_tasks
+from passk.gate import Criteria, Measurement, Protocol, honest_gate
+from passk.repeats import RepeatRun, repeat_run
+from passk.run.runner import run_suite
 
 BARS = Criteria({"discovery_rate": 0.75, "no_leak": 1.0})
 

@@ -24,7 +24,7 @@ workflow publishes and runs it where nothing else is importable:
 - **Run** there every subcommand on shipped files (``run`` with the shipped adapter and
   tasks, then ``report``, ``plan``, ``diff`` and ``gate --baseline`` on its log), the
   import of every module found by walking the installed package (a new subpackage is
-  covered with no edit) and ``passk.inspect``'s "needs the optional extra" error, all in
+  covered with no edit) and ``passk.integrations.inspect``'s "needs the optional extra" error, all in
   one process (each start imports numpy and scipy); then the console script,
   ``python -m passk``, the plot extra's message, and the pytest plugin (its options in
   ``pytest --help``, a marked test run with ``--passk-log``), each a process of its own.
@@ -34,7 +34,7 @@ workflow publishes and runs it where nothing else is importable:
 A module or data file missing from the wheel fails ``test_the_wheel_holds_every_file``
 and the commands that need it: built once with the old packaging (``packages =
 ["passk"]``, no MANIFEST.in), the wheel lacked the seven files of ``passk/formats/`` and
-21 of the 22 tests here failed, each naming them or ``No module named 'passk.formats'``.
+21 of the 22 tests here failed, each naming them or ``No module named 'passk.results.formats'``.
 """
 
 from __future__ import annotations
@@ -334,7 +334,7 @@ COMMANDS = [
 
 # One process in the venv (each start imports numpy and scipy: one, not a dozen): what is
 # installed, the import of every module found by walking the installed package (a new
-# subpackage is covered with no edit), passk.inspect's error, and passk.cli.main on each
+# subpackage is covered with no edit), passk.integrations.inspect's error, and passk.cli.main on each
 # of COMMANDS, as _in_checkout runs them on the checkout.
 DRIVER = """
 import contextlib, importlib, importlib.metadata as md, importlib.util, io, json, pkgutil, sys

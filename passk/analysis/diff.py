@@ -1,7 +1,7 @@
 """Compare two versions of an agent: ``passk diff OLD NEW``.
 
 Pairs tasks by id. First the suite: the change in mean pass^k with its
-interval, p-value and verdict, from :func:`passk.compare.compare_pass_hat_k`
+interval, p-value and verdict, from :func:`passk.stats.compare.compare_pass_hat_k`
 (paired over tasks; with a margin, a non-inferiority test). Then, per task, the change in pass^k and flakiness,
 whether the class flipped (stable-pass → flaky is the regression that an
 average hides), and whether the change in pass rate exceeds what repeat noise
@@ -34,11 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from passk.compare import FLOOR_LABEL, METHOD_LABELS, PairedComparison, compare_pass_hat_k, mean_of
 from passk.metrics import estimate_pass_hat_k, flakiness
 from passk.render.tables import cell, format_rows, json_number, signed
 from passk.results.read import Results
 from passk.stability import CLASS_THRESHOLD, classify
+from passk.stats.compare import (
+    FLOOR_LABEL,
+    METHOD_LABELS,
+    PairedComparison,
+    compare_pass_hat_k,
+    mean_of,
+)
 
 __all__ = ["CORRECTIONS", "DECISIONS", "SuiteDiff", "TaskDiff", "diff_results",
            "fisher_exact_two_sided", "format_diff", "format_suite", "holm"]
@@ -206,7 +212,7 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
                  rng: int | np.random.Generator | None = None) -> SuiteDiff:
     """Pair two results by task: the suite comparison, and each task against repeat noise.
 
-    The suite comparison is :func:`passk.compare.compare_pass_hat_k` at confidence
+    The suite comparison is :func:`passk.stats.compare.compare_pass_hat_k` at confidence
     ``1 - alpha`` (with ``margin``, ``method`` and ``rng``); each task gets a two-sided
     Fisher exact test with ``correction`` across tasks at level ``alpha``.
     """

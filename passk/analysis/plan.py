@@ -93,7 +93,7 @@ def plan_tasks(results: Results, ks: Sequence[int], max_runs: Sequence[int], *,
 
     Examples
     --------
-    >>> from passk.io import Run, results_from_runs
+    >>> from passk.results.read import Run, results_from_runs
     >>> r = results_from_runs([Run("a", True, t) for t in range(3)])
     >>> p = plan_tasks(r, [1], [12], min_overall_pass_hat_k=0.7, gate_on="lower-bound")[0]
     >>> p.clears, p.open, p.extra_at_most

@@ -14,7 +14,7 @@ and the report JSON) and adds what a file of someone else's runs needs:
   k, with an interval over tasks.
 
 Everything is vectorized over tasks; nothing calls scipy once per task.
-Which tasks more runs could still change is :mod:`passk.planning`.
+Which tasks more runs could still change is :mod:`passk.analysis.plan`.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
             if h.label not in labels:
                 labels.append(h.label)
     # the interval is for the mean over these tasks (their runs are the noise),
-    # not for tasks like them: the paired comparison (passk.compare) is for that
+    # not for tasks like them: the paired comparison (passk.stats.compare) is for that
     method = f"{' / '.join(labels)}, for these tasks" if labels else ""
     level = f"{confidence:.0%}" + ("" if kept else " nominal, not guaranteed")
     return Curve(ks, at, hat, at_ci, hat_ci, int(c.size), int((~keep).sum()), method,
@@ -240,7 +240,7 @@ def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = N
 
     Examples
     --------
-    >>> from passk.io import Run, results_from_runs
+    >>> from passk.results.read import Run, results_from_runs
     >>> r = results_from_runs([Run("a", True, t, "high") for t in range(6)] + [Run("b", True)])
     >>> task_ks(r, None).tolist(), task_ks(r, 3, {"high": 5}).tolist()
     ([1, 1], [5, 3])
@@ -283,7 +283,7 @@ def build_report(
         fails closed with each reason unless this is True.
     declared, stricter
         The protocol's declared criteria and the ones tightened beyond them,
-        recorded in the report (see :func:`passk.protocol.bind_criteria`).
+        recorded in the report (see :func:`passk.gate.bind_criteria`).
     baseline : Baseline, optional
         A comparison with a baseline version, for the gate (``passk gate
         --baseline``).
@@ -294,7 +294,7 @@ def build_report(
 
     Examples
     --------
-    >>> from passk.io import Run, results_from_runs
+    >>> from passk.results.read import Run, results_from_runs
     >>> runs = [Run("a", True, t) for t in range(4)] + [Run("b", t < 2, t) for t in range(4)]
     >>> fr = build_report(results_from_runs(runs), min_overall_pass_hat_k=0.5)
     >>> fr.ks.tolist(), fr.curve.pass_hat_k.round(4).tolist()

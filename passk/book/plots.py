@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
     from passk.analysis.report import FileReport
-    from passk.compare import ComparisonPlan
     from passk.stability import SuiteReport
+    from passk.stats.power import ComparisonPlan
 
 __all__ = [
     "MissingExtra",
@@ -117,7 +117,7 @@ def plot_task_classes(report: FileReport | SuiteReport, *,
     Parameters
     ----------
     report : FileReport or SuiteReport
-        What :func:`passk.reporting.build_report` or
+        What :func:`passk.analysis.report.build_report` or
         :func:`passk.stability.suite_report` returns.
     cap : float, optional
         The flakiness cap drawn; default the report's own (``max_flakiness``
@@ -392,7 +392,7 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     ----------
     report : FileReport or SuiteReport
         What :func:`passk.evaluate_suite`, :func:`passk.stability.suite_report`
-        or :func:`passk.reporting.build_report` returns; the bar and the cap
+        or :func:`passk.analysis.report.build_report` returns; the bar and the cap
         drawn are its gate's own (``report.gate.bar``, ``report.gate.cap``).
     ax : matplotlib.axes.Axes, optional
         Where to draw; default a new 4.5 x 4 inch figure.
@@ -474,7 +474,7 @@ def plot_coverage(n: int, k: int, p: Any = None, *,
     """How often each per-task interval for pass^k covers the truth, across p.
 
     One curve per method of :func:`passk.pass_hat_k_ci`: its exact coverage
-    of :math:`p^k` from :func:`passk.coverage.exact_coverage`, summed over the
+    of :math:`p^k` from :func:`passk.stats.coverage.exact_coverage`, summed over the
     binomial (no simulation), against the true single-run success rate p.
     A dotted line marks the level the interval claims. A method that keeps its
     promise stays on or above it at every p. Curves differ by colour
@@ -570,7 +570,7 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
                     axes: Sequence[Axes] | None = None) -> Figure:
     """A comparison's power over tasks × runs per task: more tasks, or more runs?
 
-    Draws the grid of :func:`passk.compare.plan_comparison`, one line per
+    Draws the grid of :func:`passk.stats.power.plan_comparison`, one line per
     number of runs per task. Left: the power to show the plan's drop
     (``plan.power``) against the number of tasks. Right: the same power
     against what a design costs, the agent runs each version needs (tasks ×
@@ -583,7 +583,7 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     Parameters
     ----------
     plan : ComparisonPlan
-        What :func:`passk.compare.plan_comparison` returns.
+        What :func:`passk.stats.power.plan_comparison` returns.
     mark : sequence of (int, int), optional
         Designs to point out, as (tasks, runs per task), each on the plan's
         grid: circled in both panels and labelled "T × n".
@@ -618,7 +618,7 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> from passk.compare import plan_comparison
+    >>> from passk.stats.compare import plan_comparison
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     >>> fig = plot_power_grid(plan, mark=[(50, 8), (100, 4)])
     >>> left, right = fig.axes

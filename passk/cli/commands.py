@@ -262,8 +262,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _plan_compare(args: argparse.Namespace) -> int:
     """``passk plan --compare``: power of the paired comparison over tasks × runs per task."""
-    from passk.compare import plan_comparison
     from passk.render.tables import format_rows
+    from passk.stats.power import plan_comparison
 
     k = args.k if args.k is not None else 5
     confidence = args.confidence if args.confidence is not None else 0.95
@@ -646,7 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --compare: runs per task of the grid (default: 2, 4, 8, 12, 16, "
                    "24 from k up)")
 
-    from passk.compare import METHODS as COMPARE_METHODS
+    from passk.stats.compare import METHODS as COMPARE_METHODS
 
     p = add("diff", cmd_diff, "compare two results files: the suite's mean pass^k (paired over "
             "tasks), then task by task")

@@ -8,7 +8,6 @@ module                      what
 :mod:`.honest`              page 6's honest gate
 ==========================  =====================================================
 
-``passk.protocol`` (the module these came from) still imports: it is this package.
 """
 
 from __future__ import annotations

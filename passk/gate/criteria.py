@@ -169,7 +169,7 @@ def curtailment_refusal(protocol: Protocol | None, in_force: Mapping[str, Any],
     made decide it exactly: with each task's planned runs known (from the
     protocol) and the runs not made open, the settle rule's suite outlook under
     the asked gate is 'passed' or 'blocked' and every task's flaky verdict is
-    known (see :mod:`passk.curtailment`).
+    known (see :mod:`passk.gate.curtailment`).
 
     Parameters
     ----------

@@ -2,9 +2,9 @@
 
 Curtailed repetition stops a task's remaining runs only when no outcome of
 them can change what the gate decides. One rule serves every place that
-curtails: :func:`passk.runner.run_suite` (``passk run --policy curtailed``),
+curtails: :func:`passk.run.runner.run_suite` (``passk run --policy curtailed``),
 the pytest plugin (``--passk-policy curtailed``) and
-:class:`passk.inspect.Curtailment`, Inspect AI's early stopping. It holds under
+:class:`passk.integrations.inspect.Curtailment`, Inspect AI's early stopping. It holds under
 both gate modes (``on='estimate'`` and ``on='lower-bound'``), because every
 completion of a task's runs is scored with the very function the gate uses.
 
@@ -436,7 +436,7 @@ class SettleTracker:
     Each task's outlook, and the exact sums the suite's outlook needs, change
     only for the task whose run ended; once the suite's outlook is decided it
     stays decided (more outcomes only remove completions). ``run_suite``'s
-    schedule and :class:`passk.inspect.Curtailment` both decide with it.
+    schedule and :class:`passk.integrations.inspect.Curtailment` both decide with it.
 
     Parameters
     ----------

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from passk.stability import GateCriteria, GateResult, TaskReport, reliability_gate
 
 if TYPE_CHECKING:
-    from passk.compare import PairedComparison
+    from passk.stats.compare import PairedComparison
 
 __all__ = ["Baseline", "decide"]
 

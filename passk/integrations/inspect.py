@@ -8,7 +8,7 @@ entry point), so its reducer and metric are also known by name, as
 
 - :class:`Curtailment` is Inspect's ``EarlyStopping``
   (``Task(early_stopping=Curtailment(...))``): it skips a sample's remaining
-  epochs exactly when passk's settle rule (:mod:`passk.curtailment`, the rule
+  epochs exactly when passk's settle rule (:mod:`passk.gate.curtailment`, the rule
   of ``passk run --policy curtailed``) says no outcome of them can change the
   gate's decision. What it stopped, and the protocol it served, go into the
   log (``results.early_stopping``), where ``passk report`` and ``passk gate``
@@ -26,7 +26,7 @@ value is an error naming it, unless ``success_values`` (added to those) or
 
 Examples
 --------
->>> from passk.inspect import Curtailment
+>>> from passk.integrations.inspect import Curtailment
 >>> Curtailment(k=2, min_overall_pass_hat_k=0.5).gate.describe()
 'k 2, bar 0.5 on the estimate, flakiness cap 0.2'
 """
@@ -49,7 +49,7 @@ try:
     )
     from inspect_ai.util import EarlyStop
 except ImportError as exc:  # pragma: no cover - the extra is not installed
-    raise ImportError("passk.inspect needs the optional extra 'inspect': pip install "
+    raise ImportError("passk.integrations.inspect needs the optional extra 'inspect': pip install "
                       "'passk-reliability[inspect]' (or pip install inspect-ai)") from exc
 
 from passk.criteria import DEFAULT_CRITERIA
@@ -65,7 +65,7 @@ __all__ = ["MANAGER", "Curtailment", "is_success", "mean_pass_hat_k", "pass_hat_
            "replay"]
 
 #: The early-stopping manager's name, as the log records it.
-MANAGER = "passk.curtailment"
+MANAGER = "passk.gate.curtailment"
 
 
 class Curtailment:
@@ -76,7 +76,7 @@ class Curtailment:
     failure, or left out as an error) can change the dual gate's decision:
     mean pass^k (or its lower bound) at least the bar and no sample flakier
     than the cap. The gate on the epochs made is then the gate on all n, for
-    every sample (see :mod:`passk.curtailment`; the rule is the one of
+    every sample (see :mod:`passk.gate.curtailment`; the rule is the one of
     ``passk run --policy curtailed`` and of the pytest plugin).
 
     Inspect may run epochs of a sample concurrently and finish them out of
@@ -164,7 +164,7 @@ class Curtailment:
 
     async def start_task(self, task: EvalSpec | None, samples: list[Sample], epochs: int
                          ) -> str:
-        """Register the samples and epochs; return the manager's name, ``passk.curtailment``."""
+        """Register the samples and epochs; return the manager's name, ``passk.gate.curtailment``."""
         if getattr(self, "_running", False):
             raise RuntimeError("this Curtailment is already curtailing a task: give each "
                                "Task its own Curtailment(...)")
@@ -239,7 +239,7 @@ class Curtailment:
 
         g = self.gate
         settings: dict[str, Any] = {
-            "runner": "inspect_ai (passk.inspect.Curtailment)",
+            "runner": "inspect_ai (passk.integrations.inspect.Curtailment)",
             "stopping": "curtailed",
             "k": g.k, "min_overall_pass_hat_k": g.min_overall_pass_hat_k,
             "max_flakiness": g.max_flakiness, "gate_on": g.on, "confidence": g.confidence,
@@ -373,7 +373,7 @@ def _counts_of(score: Score) -> tuple[int, int]:
     c, n = meta.get("passes"), meta.get("runs")
     if not (isinstance(c, int) and isinstance(n, int) and 0 <= c <= n):
         raise ValueError("mean_pass_hat_k needs each sample's counts: use the epochs "
-                         "reducer passk.inspect.pass_hat_k_counts (Epochs(n, "
+                         "reducer passk.integrations.inspect.pass_hat_k_counts (Epochs(n, "
                          "pass_hat_k_counts()))")
     return c, n
 

@@ -384,7 +384,7 @@ class PasskSession:
     def _curtail(self, meta: Mapping[str, Any]) -> str:
         """The skip reason when curtailment stops this repetition, else ``""``.
 
-        :func:`passk.curtailment.settled_tasks` decides (the settle rule
+        :func:`passk.gate.curtailment.settled_tasks` decides (the settle rule
         ``passk run --policy curtailed`` uses, under either ``--passk-on``), on
         this process's view: the runs it has finished, every other planned run
         still open. Under xdist a worker has not seen the other workers' runs,
@@ -523,7 +523,7 @@ class PasskSession:
         return _Verdict(report, tests, tuple(notes))
 
     def _why_blocked(self, tests: tuple[_Test, ...]) -> tuple[str, ...]:
-        """:func:`passk.curtailment.why_blocked` on the tallies: each test's runs not
+        """:func:`passk.gate.curtailment.why_blocked` on the tallies: each test's runs not
         made (planned, neither counted nor left out) are the ones still open."""
         from passk.gate.curtailment import task_outlook, why_blocked
 
@@ -601,7 +601,7 @@ class PasskSession:
 
         ks = {t.k for t in self.tests.values()}
         return Protocol({
-            "runner": "pytest (passk.pytest_plugin)",
+            "runner": "pytest (passk.integrations.pytest_plugin)",
             "k": ks.pop() if len(ks) == 1 else None,  # the k passk report and gate then use
             "tests": {t.task_id: {"runs": t.runs, "k": t.k, "risk": t.risk}
                       for t in self.tests.values()},

@@ -4,7 +4,7 @@
 counts, and :func:`tally_runs` turns located runs into counts with one rule for
 a repeated (task, trial) in every format. :class:`ResultsError` is a results
 file that cannot be read, naming the file and the record. This module imports
-no reader, so every reader (:mod:`passk.formats`) and :mod:`passk.io` build on
+no reader, so every reader (:mod:`passk.results.formats`) and :mod:`passk.results.read` build on
 it without importing each other.
 """
 
@@ -153,7 +153,7 @@ class Results:
         outcome of them could change the gate's decision, each with its runs
         **planned** (one meaning for every producer: a ``passk run`` log's settled
         records, the pytest plugin, an Inspect log written with
-        ``passk.inspect.Curtailment``, whose metadata records the epochs scored).
+        ``passk.integrations.inspect.Curtailment``, whose metadata records the epochs scored).
     suite : str
         The evaluation's name where the file records one (an Inspect log's
         task), so that several files read as one suite can be checked to match.

@@ -1,15 +1,15 @@
 """Read run results from files, and write runs as the one run log.
 
-:func:`read_results` reads every format :mod:`passk.formats` registers (JSON
+:func:`read_results` reads every format :mod:`passk.results.formats` registers (JSON
 Lines and CSV, tau-bench, tau2-bench, Inspect AI, terminal-bench), one file
 or several files as the trials of one suite. :func:`write_runs` writes a
 finished suite's runs as the run log ``passk run`` appends to, one
-:class:`passk.runlog.RunRecord` a line, keeping each run's seed, attempt,
+:class:`passk.results.runlog.RunRecord` a line, keeping each run's seed, attempt,
 seconds and error.
 
 The data types (:class:`Results`, :class:`Run`, :class:`ResultsError`,
 :func:`tally_runs`) live in :mod:`passk.results` and the run log's parser in
-:mod:`passk.runlog`; their names are importable from here as well. Every
+:mod:`passk.results.runlog`; their names are importable from here as well. Every
 problem is reported as a :class:`ResultsError` naming the file and the line,
 never as a wrong number. What a reader could not count is said, never dropped
 silently: runs left out (``Results.excluded``, and why in
@@ -103,7 +103,7 @@ def run_records(repeat_runs: Iterable[RepeatRun]) -> Iterator[RunRecord]:
 
 def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *,
                protocol: Protocol | None = None, seed: int | None = None) -> int:
-    """Write runs as the run log, one :class:`~passk.runlog.RunRecord` a line; return the count.
+    """Write runs as the run log, one :class:`~passk.results.runlog.RunRecord` a line; return the count.
 
     ``repeat_runs`` is what :func:`passk.evaluate_suite` keeps in ``report.runs``
     (or any :class:`~passk.repeats.RepeatRun` objects). Each line is the record
@@ -175,7 +175,7 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     format : str, default "auto"
         One of :data:`FORMATS`. ``"auto"`` decides by extension (``.jsonl``,
         ``.ndjson``, ``.csv``, ``.eval``), for ``.json`` by content and for a
-        directory by its layout (see :func:`passk.formats.detect_format`); the
+        directory by its layout (see :func:`passk.results.formats.detect_format`); the
         choice is in ``Results.source``.
     duplicates : {'error', 'first', 'last'}, default 'error'
         A repeated (task, trial), as a resumed tau-bench run leaves, is an

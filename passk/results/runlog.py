@@ -1,6 +1,6 @@
 """The run log: one record a run, one writer and one parser for every producer of it.
 
-``passk run`` appends to it as each run ends, :func:`passk.io.write_runs`
+``passk run`` appends to it as each run ends, :func:`passk.results.read.write_runs`
 writes it from a finished suite (what the pytest plugin's ``--passk-log``
 writes, and what users export from :func:`passk.evaluate_suite`), and every
 one of them writes the same :class:`RunRecord`, so every log line keeps the

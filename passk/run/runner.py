@@ -16,7 +16,7 @@ the outcomes of an uninterrupted one.
 Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
 ``policy="curtailed"``) stops a task as soon as no outcome of its remaining
 runs could change what the gate decides about it; the settle rule is
-:mod:`passk.curtailment`'s (:func:`~passk.curtailment.task_settled`), the one
+:mod:`passk.gate.curtailment`'s (:func:`~passk.gate.curtailment.task_settled`), the one
 the pytest plugin and Inspect AI's early stopping use too.
 """
 
@@ -74,7 +74,7 @@ __all__ = ["SUITE_OUTLOOKS", "GateSettings", "LogRecord", "SuiteRun", "TaskOutlo
 # --------------------------------------------------------------------------
 
 
-#: One line of the run log: the one record every writer writes (passk.runlog).
+#: One line of the run log: the one record every writer writes (passk.results.runlog).
 LogRecord = RunRecord
 
 
@@ -83,7 +83,7 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
 
     With ``repair=True`` the torn tail is cut off the file, so that appending
     starts on a fresh line. A bad line anywhere else is an error naming it.
-    The parsing is :func:`passk.io.read_run_log`'s, the one reader of run logs.
+    The parsing is :func:`passk.results.read.read_run_log`'s, the one reader of run logs.
     """
     if not Path(path).exists():
         return []

@@ -5,7 +5,7 @@ values and writes it with ``write_eval_log``, so the files follow the installed
 Inspect's format exactly (no model is called, nothing is downloaded).
 
 Every log written here (and by the tests' other Inspect log builders) is read
-twice, by passk's reader (:func:`passk.formats.inspect_log.read_log`, no
+twice, by passk's reader (:func:`passk.results.formats.inspect_log.read_log`, no
 ``inspect_ai``) and by Inspect's own ``read_eval_log``, and
 :func:`agree_with_inspect` checks that both see the same header and samples.
 """
@@ -85,7 +85,7 @@ def agree_with_inspect(path: Path | str) -> None:
     """
     from inspect_ai.log import read_eval_log
 
-    from passk.formats.inspect_log import read_log
+    from passk.results.formats.inspect_log import read_log
 
     header, samples = read_log(path)
     log = read_eval_log(str(path), header_only=True)  # the header as the log holds it

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from runner_helpers import CRASH_RUNS, CRASH_SEED, CrashTarget, crash_suite
 
-from passk.runner import run_suite
+from passk.run.runner import run_suite
 from passk.stability import RepeatPolicy
 
 

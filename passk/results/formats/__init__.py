@@ -3,12 +3,12 @@
 ========================  ===============================  ==============================
 format (``--format``)     module                           what it reads
 ========================  ===============================  ==============================
-``jsonl``, ``csv``        :mod:`passk.formats.jsonl_csv`   passk's run logs; CSV
-``tau-bench``             :mod:`passk.formats.tau_bench`   tau-bench's results array
-``tau2``                  :mod:`passk.formats.tau2`        tau2-bench's runs
-``inspect``               :mod:`passk.formats.inspect_log` Inspect AI eval logs
-``terminal-bench``        :mod:`passk.formats.terminal_bench`  terminal-bench's runs
-``harbor``                :mod:`passk.formats.harbor`      Harbor jobs (terminal-bench 2)
+``jsonl``, ``csv``        :mod:`passk.results.formats.jsonl_csv`   passk's run logs; CSV
+``tau-bench``             :mod:`passk.results.formats.tau_bench`   tau-bench's results array
+``tau2``                  :mod:`passk.results.formats.tau2`        tau2-bench's runs
+``inspect``               :mod:`passk.results.formats.inspect_log` Inspect AI eval logs
+``terminal-bench``        :mod:`passk.results.formats.terminal_bench`  terminal-bench's runs
+``harbor``                :mod:`passk.results.formats.harbor`      Harbor jobs (terminal-bench 2)
 ========================  ===============================  ==============================
 
 Each reader validates its input, turns every run into a
@@ -23,8 +23,8 @@ Adding a format is adding a module with a ``read_<name>(path, data=None, *,
 duplicates="error", **options)`` function (and, to be detected, a
 ``sniff(data, path)`` for JSON content, ``sniff_file(path)`` for a file's first
 bytes, or ``sniff_dir(path)`` for a directory), and one row in :data:`FORMAT_TABLE`. Reader modules import from
-:mod:`passk.results`, :mod:`passk.runlog` and :mod:`passk.formats._shared`
-only: no reader imports another, and nothing here imports :mod:`passk.io`.
+:mod:`passk.results`, :mod:`passk.results.runlog` and :mod:`passk.results.formats._shared`
+only: no reader imports another, and nothing here imports :mod:`passk.results.read`.
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ def read_formatted(path: str | os.PathLike[str], format: str,
 
     A reader option that the format does not take (e.g. ``scorer`` on a
     tau-bench file) is an error naming the option and the format. Called by
-    :func:`passk.io.read_results`, which checks the path and the options first.
+    :func:`passk.results.read.read_results`, which checks the path and the options first.
     """
     path = Path(path)
     data = None

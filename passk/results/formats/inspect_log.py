@@ -18,7 +18,7 @@ requeued sample) counts once, its last record; a ``.json`` log's repeated
 sample epoch follows ``duplicates``.
 
 Which score values count as a success (:class:`SuccessRule`, the one rule of
-both this reader and :mod:`passk.inspect`) is said in every report's notes:
+both this reader and :mod:`passk.integrations.inspect`) is said in every report's notes:
 
 - By default, Inspect's binary convention (its ``value_to_float``): a value
   it maps to 1 (``"C"``, ``True``, ``1``, ``"yes"``, ``"true"``, ``"1"``)
@@ -33,8 +33,8 @@ both this reader and :mod:`passk.inspect`) is said in every report's notes:
   value=...)`` counts (its default threshold is 1.0).
 - ``score_key``: for dict-valued scores, the key whose value is judged.
 
-A log written with passk's early stopping (``passk.inspect.Curtailment``,
-manager ``"passk.curtailment"``) carries the protocol it ran under and the
+A log written with passk's early stopping (``passk.integrations.inspect.Curtailment``,
+manager ``"passk.gate.curtailment"``) carries the protocol it ran under and the
 samples it settled early: those epochs were not run because no outcome of
 them could change the gate's decision, so the log is complete (a note gives
 the counts) and ``Results.protocol`` binds the gate. Early stops by any other
@@ -71,7 +71,7 @@ INSPECT_SUCCESS_VALUES = ("C",)
 ERRORED_SAMPLES = "errored samples"
 
 #: The early-stopping manager name of passk's curtailment.
-PASSK_MANAGER = "passk.curtailment"
+PASSK_MANAGER = "passk.gate.curtailment"
 
 #: Inspect's ``value_to_float``: its letter grades, compared as they are.
 _LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
@@ -145,8 +145,8 @@ def _shown(value: Any) -> str:
 class SuccessRule:
     """Which Inspect score values count as a success, and the sentence that says so.
 
-    The only rule: :func:`read_inspect` and :mod:`passk.inspect` (the reducer
-    and :class:`~passk.inspect.Curtailment`) both judge with it.
+    The only rule: :func:`read_inspect` and :mod:`passk.integrations.inspect` (the reducer
+    and :class:`~passk.integrations.inspect.Curtailment`) both judge with it.
     :meth:`judge` gives True or False, or None for a value the rule cannot
     judge (not binary by default; not a number under a threshold).
 

@@ -7,7 +7,7 @@ Fields: ``task_id`` (str, required), ``success`` (required: ``true``/``false`` o
 by ``passk run``, ``infrastructure_error`` and ``cached`` (bool, optional;
 such runs are not counted as evidence about the agent). A JSON Lines file may
 start with a protocol header, ``{"protocol": {...}, "seed": ...}``; the other
-fields of :class:`passk.runlog.RunRecord` (``seed``, ``attempt``, ...) are
+fields of :class:`passk.results.runlog.RunRecord` (``seed``, ``attempt``, ...) are
 kept in the file and ignored by the counts.
 """
 
@@ -267,7 +267,7 @@ def _fast_jsonl(path: Path) -> Results | None:
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
                duplicates: str = "error") -> Results:
-    """Read a JSON Lines results file (a ``passk run`` log, or :func:`passk.io.write_runs`'s).
+    """Read a JSON Lines results file (a ``passk run`` log, or :func:`passk.results.read.write_runs`'s).
 
     Valid files are counted in bulk; anything off is re-read line by line, so
     that the error names the line. Every task the log's protocol declares is a
