@@ -19,9 +19,17 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then SUDO=(); else SUDO=(sudo); fi
   echo "setup: installing ${missing[*]} (apt-get, --no-install-recommends)"
-  "${SUDO[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+  # another apt-get or dpkg (an unattended upgrade, a second terminal) may hold the package
+  # manager's locks: wait for them (up to 10 minutes) instead of failing at once
+  wait_lock=(-o DPkg::Lock::Timeout=600)
+  for try in $(seq 60); do
+    "${SUDO[@]}" apt-get "${wait_lock[@]}" update -qq && break
+    [ "$try" -lt 60 ] || { echo "setup: apt-get update kept failing" >&2; exit 1; }
+    echo "setup: apt-get update failed (the package lists' lock is held?): retrying in 10 s" >&2
+    sleep 10
+  done
+  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get "${wait_lock[@]}" install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 STAMP=.venv/.passk-setup-stamp
