@@ -260,7 +260,7 @@ def test_passk_curtailment_with_a_broken_protocol_is_named(inspect_log):
     log = _curtailed_log(inspect_log, name="bad.eval",
                          protocol={"settings": {"k": 2}, "fingerprint": "0000"})
     with pytest.raises(ResultsError, match=r"results\.early_stopping\.metadata: "
-                                           r"passk\.curtailment recorded no readable protocol"):
+                                           r"passk\.gate\.curtailment recorded no readable protocol"):
         read_results(log)
 
 

@@ -618,7 +618,7 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> from passk.stats.compare import plan_comparison
+    >>> from passk.stats.power import plan_comparison
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     >>> fig = plot_power_grid(plan, mark=[(50, 8), (100, 4)])
     >>> left, right = fig.axes
