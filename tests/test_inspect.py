@@ -34,9 +34,9 @@ from passk.inspect import (
     pass_hat_k_counts,
     replay,
 )
-from passk.metrics import mean_pass_hat_k_ci
 from passk.protocol import Protocol
 from passk.stability import suite_report
+from passk.stats.suite_interval import mean_pass_hat_k_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 
