@@ -72,7 +72,7 @@ def test_a_stricter_criterion_is_allowed_and_said(run_log, capsys):
 
 def test_write_runs_keeps_the_protocol_so_it_binds(tmp_path, capsys):
     from passk.io import write_runs
-    from passk.stability import evaluate_suite
+    from passk.run.evaluate import evaluate_suite
 
     report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=3)
     path = tmp_path / "written.jsonl"

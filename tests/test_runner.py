@@ -39,6 +39,7 @@ from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_ta
 from passk.cli import main as cli_main
 from passk.io import read_results
 from passk.repeats import attempt_seed, run_seed
+from passk.run.evaluate import evaluate_suite
 from passk.runner import (
     GateSettings,
     LogRecord,
@@ -53,7 +54,7 @@ from passk.runner import (
     task_outlook,
     task_settled,
 )
-from passk.stability import RepeatPolicy, evaluate_suite, reliability_gate, suite_report
+from passk.stability import RepeatPolicy, reliability_gate, suite_report
 
 BIG = RepeatPolicy(runs_by_risk={"high-risk-write": 40, "read-only": 20})
 

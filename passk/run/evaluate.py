@@ -22,6 +22,7 @@ from passk.gate.judge import judge
 from passk.repeats import RepeatRun, repeat_run
 from passk.results.counts import Results
 from passk.stability import (
+    CLASS_THRESHOLD,
     DEMO_SEED,
     RepeatPolicy,
     SuiteReport,
@@ -30,7 +31,43 @@ from passk.stability import (
     suite_report,
 )
 
-__all__ = ["DEMO_SEED", "demo_text", "evaluate_suite", "main", "results_of", "run_demo"]
+__all__ = ["DEMO_SEED", "demo_text", "evaluate_suite", "judged_report", "main", "results_of",
+           "run_demo"]
+
+
+def judged_report(task_ids: Sequence[str], successes: Sequence[int] | np.ndarray,
+                  totals: Sequence[int] | np.ndarray, *, risks: Sequence[str] | None = None,
+                  k: int | Sequence[int] | np.ndarray = 5,
+                  criteria: GateCriteria | None = None, confidence: float = 0.95,
+                  ci_method: str = "exact", class_threshold: float = CLASS_THRESHOLD,
+                  excluded: Sequence[int] | None = None, excluded_reason: str = "",
+                  settled_early: Mapping[str, int] | None = None) -> SuiteReport:
+    """Per-task counts scored (:func:`passk.stability.suite_report`) and judged
+    (:func:`passk.gate.judge.judge`): the chapter's report with its verdict.
+
+    ``criteria`` default: :data:`passk.criteria.DEFAULT_CRITERIA` at this ``k``
+    (its smallest, when tasks have their own) and ``confidence``.
+
+    Examples
+    --------
+    >>> report = judged_report(["payment-alert", "read"], [10, 5], [12, 5], k=5)
+    >>> [round(t.pass_hat_k, 4) for t in report.tasks], report.gate.passed
+    ([0.3182, 1.0], False)
+    """
+    report = suite_report(task_ids, successes, totals, risks=risks, k=k,
+                          confidence=confidence, ci_method=ci_method,
+                          class_threshold=class_threshold)
+    ks = [t.k if t.k is not None else 1 for t in report.tasks]
+    if criteria is None:
+        criteria = replace(DEFAULT_CRITERIA, k=min(ks, default=1), confidence=confidence)
+    out = np.zeros(len(ks), dtype=np.int64) if excluded is None else np.asarray(excluded)
+    results = Results(tuple(t.task_id for t in report.tasks),
+                      np.asarray([t.successes for t in report.tasks], dtype=np.int64),
+                      np.asarray([t.runs for t in report.tasks], dtype=np.int64),
+                      out.astype(np.int64), tuple(t.risk for t in report.tasks),
+                      source="passk", excluded_reason=excluded_reason,
+                      settled_early=dict(settled_early or {}))
+    return replace(report, gate=judge(results, criteria, ks=ks, rows=report.tasks))
 
 
 def results_of(runs: Sequence[RepeatRun]) -> Results:
