@@ -34,7 +34,7 @@ from passk.inspect import (
     pass_hat_k_counts,
     replay,
 )
-from passk.protocol import Protocol
+from passk.results.protocol import Protocol
 from passk.stability import suite_report
 from passk.stats.suite_interval import mean_pass_hat_k_ci
 
@@ -196,7 +196,7 @@ def test_a_rescored_epoch_replaces_its_first_score():
 
     c = run_async(go())
     assert c.outcomes["a"] == {1: True}
-    from passk.curtailment import task_outlook
+    from passk.gate.curtailment import task_outlook
 
     assert c.tracker.outlooks["a"] == task_outlook(1, 0, 3, k=1)  # 1 pass, 3 epochs open
 
@@ -429,7 +429,7 @@ def test_passk_gate_decides_on_a_curtailed_inspect_log_as_on_the_full_one(tmp_pa
     criteria, and a gate curtailment did not serve is refused (exit 2) or decided as on
     the full log. Needs the Inspect
     reader that reads passk.curtailment's metadata (issue 18, the formats side)."""
-    from passk.io import read_results
+    from passk.results.read import read_results
 
     options = {"k": 3, "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.2}
     rates = [1, 1, 0.9, 0.5, 1, 1]

@@ -37,24 +37,31 @@ from runner_helpers import (
 import passk
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.cli import main as cli_main
-from passk.io import read_results
+from passk.gate.judge import judge
 from passk.repeats import attempt_seed, run_seed
+from passk.results.read import read_results
 from passk.run.evaluate import evaluate_suite
-from passk.runner import (
+from passk.run.runner import (
     GateSettings,
     LogRecord,
     SuiteRun,
-    _gate,
     _Schedule,
     load_adapter,
     load_tasks,
     read_log,
+    results_of_schedule,
     run_suite,
     suite_outlook,
     task_outlook,
     task_settled,
 )
 from passk.stability import RepeatPolicy, reliability_gate, suite_report
+
+
+def _gate(schedule, rows):
+    """The runner's verdict on its schedule: the judge on the schedule's Results."""
+    return judge(results_of_schedule(schedule), schedule.gate, rows=rows)
+
 
 BIG = RepeatPolicy(runs_by_risk={"high-risk-write": 40, "read-only": 20})
 

@@ -29,9 +29,9 @@ from runner_helpers import (
 )
 
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
-from passk.io import read_results
 from passk.repeats import attempt_seed, run_seed
-from passk.runner import SuiteRun, read_log, run_suite
+from passk.results.read import read_results
+from passk.run.runner import SuiteRun, read_log, run_suite
 from passk.stability import RepeatPolicy
 
 KILL_TARGET = Path(__file__).resolve().parent / "helpers" / "kill_target.py"
@@ -296,7 +296,7 @@ def test_resume_ignores_records_of_other_tasks(reference, tmp_path):
 
 def test_resume_refuses_another_protocol_or_seed(reference, tmp_path):
     """Resuming with other settings would mix two measurements in one log."""
-    from passk.protocol import ProtocolMismatch
+    from passk.results.protocol import ProtocolMismatch
 
     _, ref_log = reference
     log = tmp_path / "log.jsonl"

@@ -8,9 +8,10 @@ import pytest
 from passk.adapter import RunResult, Task, ToolCall
 from passk.cli import main
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
-from passk.protocol import Criteria, Measurement, Protocol, honest_gate
+from passk.gate.honest import Criteria, Measurement, honest_gate
 from passk.repeats import RepeatRun, repeat_run
-from passk.runner import run_suite
+from passk.results.protocol import Protocol
+from passk.run.runner import run_suite
 from passk.scenarios import (
     Budget,
     DiagnosisSimulator,
