@@ -61,6 +61,7 @@ _OWNER = {
     "demo_tasks": "flaky_adapter",
     "GateResult": "stability", "RepeatPolicy": "stability", "SuiteReport": "stability",
     "TaskReport": "stability", "classify": "stability", "evaluate_suite": "run.evaluate",
+    "judged_report": "run.evaluate",
     "reliability_gate": "stability", "suite_report": "stability",
     # beyond the chapter
     "run_suite": "run.runner", "SuiteRun": "run.runner", "judge": "gate.judge",
@@ -131,7 +132,7 @@ __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the m
     "GateResult", "RepeatPolicy", "SuiteReport", "TaskReport", "classify", "evaluate_suite",
     "reliability_gate", "suite_report",
     # runner, the judge, compare
-    "judge", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
+    "judge", "judged_report", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
     # results
     "Results", "read_results",
 ]
@@ -160,7 +161,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first
     from passk.repeats import *
     from passk.results.counts import Results
     from passk.results.read import read_results
-    from passk.run.evaluate import evaluate_suite
+    from passk.run.evaluate import evaluate_suite, judged_report
     from passk.run.runner import SuiteRun, run_suite
     from passk.stability import *
     from passk.stats.suite_interval import SUITE_CI_METHODS, SuiteInterval, mean_pass_hat_k_ci
