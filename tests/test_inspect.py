@@ -1,6 +1,6 @@
 """passk.inspect: Inspect AI's early stopping by passk's settle rule, the reducer and the metric.
 
-Oracles: the gate of :func:`passk.stability.suite_report` on every epoch of a
+Oracles: the judge's verdict (:func:`passk.run.evaluate.judged_report`) on every epoch of a
 fixed run (the decision curtailment must keep), Inspect AI's own eval loop
 (a few real runs, offline: the solver calls no model), and ``passk report`` on
 the log the eval wrote.
