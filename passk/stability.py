@@ -640,7 +640,8 @@ def interval_note(confidence: float, ci_method: str) -> str:
 
 def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bool = False,
                  limit: int | None = None) -> str:
-    """The report as an aligned text table (or a Markdown table) followed by the gate.
+    """The report as an aligned text table (or a Markdown table) followed by the gate
+    (when the report has been judged: :func:`suite_report` alone only scores).
 
     In Markdown the note on the intervals is a paragraph of its own, after a blank
     line, so that a renderer does not read it as one more row of the table. ``limit``
@@ -652,7 +653,6 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     task  risk       runs  passed  pass@5  pass^5  95% CI          lower  flakiness  class
     a     read-only    12      12   1.000   1.000  [0.215, 1.000]  0.287      0.000  stable-pass
     CI: two-sided 95% exact Clopper–Pearson interval for pass^k; lower: one-sided 95% exact bound
-    gate: PASSED  overall pass^5 = 1.000  (bar 0.700, flakiness cap 0.200)
     """
     k = report.k
     rows = report.tasks
