@@ -240,7 +240,8 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
 
 def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = None,
             ) -> np.ndarray:
-    """Each task's k: ``k_for[risk]`` where given, else ``k``, else the smallest n over tasks.
+    """Each task's k: ``k_for[risk]`` where given, else ``k``, else the k the results'
+    protocol gives each task (the pytest plugin's per-test k), else the smallest n over tasks.
 
     Examples
     --------
@@ -250,10 +251,16 @@ def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = N
     ([1, 1], [5, 3])
     """
     n = results.totals
-    if k is None:
-        positive = n[n > 0]
-        k = int(positive.min()) if positive.size else 1
-    ks = np.full(len(results), int(k), dtype=np.int64)
+    tests = results.protocol.settings.get("tests") if results.protocol is not None else None
+    if k is None and isinstance(tests, Mapping) and all(
+            isinstance(tests.get(t), Mapping) and isinstance(tests[t].get("k"), int)
+            for t in results.task_ids) and results.task_ids:
+        ks = np.asarray([tests[t]["k"] for t in results.task_ids], dtype=np.int64)
+    else:
+        if k is None:
+            positive = n[n > 0]
+            k = int(positive.min()) if positive.size else 1
+        ks = np.full(len(results), int(k), dtype=np.int64)
     for risk, kk in (k_for or {}).items():
         ks[np.asarray([r == risk for r in results.risks], dtype=bool)] = int(kk)
     return ks

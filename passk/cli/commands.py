@@ -133,7 +133,8 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
             raise BadInput(f"--k-for {risk}={kk} would loosen the declared k {declared_k}: "
                            "criteria are fixed before the runs")
     v = bound.values
-    if v["k"] is None and not k_for:
+    per_test = results.protocol is not None and "tests" in results.protocol.settings
+    if v["k"] is None and not k_for and not per_test:  # per test: each test's own k
         positive = results.totals[results.totals > 0]
         smallest = int(positive.min()) if positive.size else 1
         print(f"passk {args.command}: k = {smallest}, the smallest number of runs of any task "
