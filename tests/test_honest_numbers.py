@@ -13,12 +13,14 @@ import pytest
 from shared_data import TAU_BENCH_MISSING
 
 from passk.cli import main
+from passk.criteria import GateCriteria
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
 from passk.io import Run, read_results, results_from_runs
 from passk.protocol import LoosenedCriteria, Protocol, bind_criteria
 from passk.reporting import build_report, suite_curve
+from passk.run.evaluate import judged_report
 from passk.runner import run_suite
-from passk.stability import CLASS_THRESHOLD, classify, suite_report
+from passk.stability import CLASS_THRESHOLD, classify
 
 TAU_FILE = Path(__file__).resolve().parents[1].parent / "shared/data/tau-bench/gpt-4o-airline.json"
 needs_tau = pytest.mark.skipif(not TAU_FILE.is_file(), reason=TAU_BENCH_MISSING)
@@ -118,7 +120,8 @@ def test_seven_of_twelve_is_never_stable_whatever_the_cap(tmp_path, capsys):
     task = json.loads(capsys.readouterr().out)["tasks"][0]
     assert task["class"] == "flaky"
     for cap in (0.0, 0.2, 0.5, 1.0):
-        report = suite_report(["t"], [7], [12], k=1, max_flakiness=cap)
+        report = judged_report(["t"], [7], [12], k=1,
+                               criteria=GateCriteria(k=1, max_flakiness=cap))
         assert report.tasks[0].cls == "flaky"
 
 
