@@ -20,8 +20,10 @@ import argparse
 
 import numpy as np
 
+from passk.criteria import GateCriteria
+from passk.gate.judge import judge
 from passk.integrations.inspect import Curtailment, replay
-from passk.stability import suite_report
+from passk.results.counts import Results
 
 EPOCHS = 8
 GATE = {"k": 5, "min_overall_pass_hat_k": 0.7, "max_flakiness": 0.2}
@@ -31,11 +33,11 @@ def gate(table: list[list[bool | None]], on: str, settled: dict[str, int] | None
          ) -> tuple[bool, tuple[str, ...]]:
     wins = [sum(1 for x in row if x) for row in table]
     runs = [sum(1 for x in row if x is not None) for row in table]
-    report = suite_report([f"t{i}" for i in range(len(table))], wins, runs, k=GATE["k"],
-                          min_overall_pass_hat_k=GATE["min_overall_pass_hat_k"],
-                          max_flakiness=GATE["max_flakiness"], on=on,
-                          settled_early=settled)
-    return report.gate.passed, report.gate.flaky_tasks
+    ids = tuple(f"t{i}" for i in range(len(table)))
+    results = Results(ids, np.asarray(wins), np.asarray(runs), np.zeros(len(ids), dtype=int),
+                      ("read-only",) * len(ids), settled_early=settled or {})
+    verdict = judge(results, GateCriteria(**GATE, on=on))
+    return verdict.passed, verdict.flaky_tasks
 
 
 def study(draw, suites: int, on: str, in_flight: int, rng: np.random.Generator

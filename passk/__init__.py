@@ -56,10 +56,11 @@ _OWNER = {
     "Grader": "flaky_adapter", "OnCallSimulator": "flaky_adapter",
     "demo_tasks": "flaky_adapter",
     "GateResult": "stability", "RepeatPolicy": "stability", "SuiteReport": "stability",
-    "TaskReport": "stability", "classify": "stability", "evaluate_suite": "stability",
+    "TaskReport": "stability", "classify": "stability", "evaluate_suite": "run.evaluate",
+    "judged_report": "run.evaluate",
     "reliability_gate": "stability", "suite_report": "stability",
     # beyond the chapter
-    "run_suite": "run.runner", "SuiteRun": "run.runner",
+    "run_suite": "run.runner", "SuiteRun": "run.runner", "judge": "gate.judge",
     "PairedComparison": "stats.compare", "compare_pass_hat_k": "stats.compare",
     "plan_comparison": "stats.power",
     "Results": "results.counts", "read_results": "results.read",
@@ -87,8 +88,8 @@ __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the m
     # stability
     "GateResult", "RepeatPolicy", "SuiteReport", "TaskReport", "classify", "evaluate_suite",
     "reliability_gate", "suite_report",
-    # runner, compare
-    "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
+    # runner, the judge, compare
+    "judge", "judged_report", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
     # results
     "Results", "read_results",
 ]
@@ -111,11 +112,14 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
     from passk.adapter import *
     from passk.flaky_adapter import Grader, OnCallSimulator, demo_tasks
+    from passk.gate.judge import judge
     from passk.metrics import *
     from passk.repeats import *
     from passk.results.counts import Results
     from passk.results.read import read_results
+    from passk.run.evaluate import evaluate_suite, judged_report
     from passk.run.runner import SuiteRun, run_suite
     from passk.stability import *
     from passk.stats.compare import PairedComparison, compare_pass_hat_k
     from passk.stats.power import plan_comparison
+    from passk.stats.suite_interval import SUITE_CI_METHODS, SuiteInterval, mean_pass_hat_k_ci

@@ -13,7 +13,7 @@ References
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -27,17 +27,13 @@ from passk._validation import whole_numbers as _whole_numbers
 
 __all__ = [
     "CI_METHODS",
-    "SUITE_CI_METHODS",
-    "SUITE_MIN_TASKS",
     "ConfidenceInterval",
-    "SuiteInterval",
     "bootstrap_pass_hat_k_ci",
     "estimate_pass_at_k",
     "estimate_pass_hat_k",
     "estimate_pass_hat_k_variance",
     "exact_bootstrap_pass_hat_k_ci",
     "flakiness",
-    "mean_pass_hat_k_ci",
     "pass_at_k",
     "pass_hat_k",
     "pass_hat_k_ci",
@@ -947,31 +943,3 @@ def runs_needed(target: float, k: int, *, confidence: float = 0.95) -> int:
     while pass_hat_k_lower_bound(n, n, k_, confidence=confidence) < target_:
         n += 1
     return n
-
-
-# --------------------------------------------------------------------------
-# the suite interval lives in passk.stats.suite_interval; re-exported here lazily
-# --------------------------------------------------------------------------
-
-_SUITE_NAMES = ("SUITE_CI_METHODS", "SUITE_MIN_TASKS", "SuiteInterval", "mean_pass_hat_k_ci")
-
-if TYPE_CHECKING:
-    from passk.stats.suite_interval import (
-        SUITE_CI_METHODS,
-        SUITE_MIN_TASKS,
-        SuiteInterval,
-        mean_pass_hat_k_ci,
-    )
-
-
-def __getattr__(name: str) -> Any:
-    """``mean_pass_hat_k_ci``, ``SuiteInterval`` and their constants, from their own module.
-
-    Loaded on first use, so that :mod:`passk.stats.suite_interval` (which builds on this
-    module's per-task intervals) can be imported first or second without a cycle.
-    """
-    if name in _SUITE_NAMES:  # an alias, as passk.MOVED's: the layers do not rest on it
-        import importlib
-
-        return getattr(importlib.import_module("passk.stats.suite_interval"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

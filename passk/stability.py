@@ -1,5 +1,8 @@
 """Tiered repeats, the per-task report and the dual gate (the chapter's ``src/stability.ts``).
 
+This module scores (:func:`suite_report`) and holds the dual-gate rule
+(:func:`reliability_gate`), which only :func:`passk.gate.judge.judge` calls.
+Running the suite and judging it is :func:`passk.run.evaluate.evaluate_suite`.
 Run ``python -m passk.stability`` for the chapter's demo (``npm run stability``
 in the TypeScript companion): the on-call suite before and after the
 deterministic-sort fix.
@@ -10,13 +13,12 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from passk.adapter import HarnessAdapter, Task
+from passk.adapter import Task
 from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria
 from passk.metrics import (
     CI_METHODS,
@@ -35,7 +37,7 @@ from passk.render.tables import (
     json_number,
     one_line,
 )
-from passk.repeats import RepeatRun, repeat_run
+from passk.repeats import RepeatRun
 from passk.results.protocol import Protocol
 
 __all__ = [
@@ -51,11 +53,9 @@ __all__ = [
     "SuiteReport",
     "TaskReport",
     "classify",
-    "evaluate_suite",
     "format_table",
     "reason_lines",
     "reliability_gate",
-    "run_demo",
     "suite_protocol",
     "suite_report",
 ]
@@ -174,6 +174,10 @@ class GateResult:
         What ``overall`` is, e.g. ``"pass^5"`` or ``"lower bound on pass^5"``.
     bar, cap : float
         The bar for ``overall`` and the cap on any task's flakiness.
+    overrides : tuple of str
+        The reader and gate options in effect that change what counts (a success
+        value or threshold, a scorer, accepted incomplete inputs, pooling, ...),
+        named on the verdict line.
     """
 
     overall: float
@@ -183,6 +187,7 @@ class GateResult:
     what: str = "pass^k"
     bar: float = math.nan
     cap: float = math.nan
+    overrides: tuple[str, ...] = ()
 
     def verdict(self) -> str:
         """One line: the verdict, the overall figure, the bar and the cap.
@@ -192,7 +197,10 @@ class GateResult:
         >>> print(reliability_gate(suite_report(["a"], [12], [12], k=5).tasks).verdict())
         gate: PASSED  overall pass^5 = 1.000  (bar 0.700, flakiness cap 0.200)
         """
-        return (f"gate: {'PASSED' if self.passed else 'BLOCKED'}  overall {self.what} = "
+        word = "PASSED" if self.passed else "BLOCKED"
+        if self.overrides:
+            word += f" (with: {', '.join(self.overrides)})"
+        return (f"gate: {word}  overall {self.what} = "
                 f"{cell(self.overall)}  (bar {cell(self.bar)}, flakiness cap {cell(self.cap)})")
 
     def describe(self, *, markdown: bool = False, limit: int | None = SHOWN_REASONS) -> str:
@@ -257,7 +265,8 @@ def reason_lines(reasons: Sequence[str], *, markdown: bool = False,
 
 @dataclass(frozen=True)
 class SuiteReport:
-    """Per-task rows, the gate, and (when the suite was run here) the runs themselves.
+    """Per-task rows, the gate's verdict (None until :func:`passk.gate.judge.judge` made
+    one), and (when the suite was run here) the runs themselves.
 
     In a notebook a report displays itself as the table :func:`format_table`
     prints (HTML in Jupyter and the book, aligned text elsewhere).
@@ -265,7 +274,7 @@ class SuiteReport:
 
     k: int
     tasks: tuple[TaskReport, ...]
-    gate: GateResult
+    gate: GateResult | None = None
     runs: tuple[RepeatRun, ...] = field(default=(), repr=False)
     protocol: Protocol | None = None
     confidence: float = 0.95
@@ -300,11 +309,12 @@ class SuiteReport:
                 }
                 for t in self.tasks
             ],
-            "gate": {
+            "gate": None if self.gate is None else {
                 "overall": json_number(self.gate.overall),
                 "passed": self.gate.passed,
                 "flaky_tasks": list(self.gate.flaky_tasks),
                 "reasons": list(self.gate.reasons),
+                "overrides": list(self.gate.overrides),
             },
             "protocol": self.protocol.to_dict() if self.protocol is not None else None,
         }
@@ -507,15 +517,11 @@ def suite_report(
     confidence: float = 0.95,
     ci_method: str = "exact",
     class_threshold: float = CLASS_THRESHOLD,
-    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
-    max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
-    on: str = DEFAULT_CRITERIA.on,
-    min_runs: int = 0,
-    excluded: Sequence[int] | None = None,
-    excluded_reason: str = "infrastructure errors",
-    settled_early: Mapping[str, int] | None = None,
 ) -> SuiteReport:
-    """Score a suite from per-task counts, each estimator one vectorized call, and gate it.
+    """Score a suite from per-task counts, each estimator one vectorized call.
+
+    It only scores: the report's ``gate`` is None. The verdict is
+    :func:`passk.gate.judge.judge`'s, the one place one is made.
 
     Parameters
     ----------
@@ -532,8 +538,6 @@ def suite_report(
         The per-task interval: see :func:`passk.metrics.pass_hat_k_ci`.
     class_threshold : float, default 0.2
         The classes' flakiness threshold (see :func:`classify`).
-    min_overall_pass_hat_k, max_flakiness, on, min_runs, excluded, excluded_reason, settled_early
-        The gate's settings: see :func:`reliability_gate`.
 
     Returns
     -------
@@ -542,8 +546,8 @@ def suite_report(
     Examples
     --------
     >>> report = suite_report(["payment-alert", "read"], [10, 5], [12, 5], k=5)
-    >>> [round(t.pass_hat_k, 4) for t in report.tasks], report.gate.passed
-    ([0.3182, 1.0], False)
+    >>> [round(t.pass_hat_k, 4) for t in report.tasks], report.gate is None
+    ([0.3182, 1.0], True)
     """
     c = np.asarray(list(successes), dtype=np.int64)
     n = np.asarray(list(totals), dtype=np.int64)
@@ -568,14 +572,9 @@ def suite_report(
                      pass_rate.tolist(), at_k.tolist(), hat_k.tolist(), flaky.tolist(),
                      map(ConfidenceInterval, low.tolist(), high.tolist()), bound.tolist(),
                      cls.tolist(), ks.tolist()))
-    gate = reliability_gate(rows, min_overall_pass_hat_k=min_overall_pass_hat_k,
-                            max_flakiness=max_flakiness, ks=ks.tolist(), on=on,
-                            min_runs=min_runs, excluded=excluded,
-                            excluded_reason=excluded_reason, confidence=confidence,
-                            settled_early=settled_early)
     uniform = len(set(ks.tolist())) <= 1
     headline = int(ks[0]) if ks.size and uniform else int(ks.max(initial=np.int64(1)))
-    return SuiteReport(headline, rows, gate, confidence=confidence, ci_method=ci_method,
+    return SuiteReport(headline, rows, None, confidence=confidence, ci_method=ci_method,
                        class_threshold=class_threshold)
 
 
@@ -605,72 +604,6 @@ def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy,
     if callable(protocol_of):
         settings["adapter_settings"] = protocol_of()
     return Protocol(settings)
-
-
-def evaluate_suite(
-    adapter: HarnessAdapter,
-    tasks: Sequence[Task],
-    policy: RepeatPolicy | Mapping[str, int] | None = None,
-    *,
-    k: int = 5,
-    seed: int = 0,
-    executor: Executor | None = None,
-    progress: bool = False,
-    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
-    max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
-) -> SuiteReport:
-    """Run every task as often as its risk demands, score it, and gate the suite.
-
-    Parameters
-    ----------
-    adapter : HarnessAdapter
-    tasks : sequence of Task
-    policy : RepeatPolicy or Mapping[str, int], optional
-        Runs per risk label; a plain mapping is ``RepeatPolicy(runs_by_risk=...)``.
-        Defaults to the chapter's tiers (12 for high-risk writes, 5 for reads).
-        Its ``stopping`` must be ``'fixed'`` (ValueError otherwise): for curtailed
-        repetition use :func:`passk.run.runner.run_suite`.
-    k : int, default 5
-    seed : int, default 0
-        Suite seed; see :func:`passk.repeats.run_seed`.
-    executor : concurrent.futures.Executor, optional
-    progress : bool, default False
-    min_overall_pass_hat_k, max_flakiness : float
-        The gate's bar and cap.
-
-    Returns
-    -------
-    SuiteReport
-        With ``runs`` holding every task's :class:`~passk.repeats.RepeatRun`.
-
-    Examples
-    --------
-    >>> from passk.flaky_adapter import OnCallSimulator, demo_tasks
-    >>> report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=DEMO_SEED)
-    >>> report.tasks[0].successes, report.tasks[0].runs, report.gate.passed
-    (10, 12, False)
-    """
-    if policy is None:
-        policy = RepeatPolicy()
-    elif not isinstance(policy, RepeatPolicy):
-        policy = RepeatPolicy(runs_by_risk=dict(policy))
-    if policy.stopping != "fixed":  # the protocol records what ran: refuse what cannot run here
-        raise ValueError(f"stopping ({policy.stopping!r}): evaluate_suite runs every task its n "
-                         "times; curtailed repetition is passk.run.runner.run_suite's")
-    runs = tuple(
-        repeat_run(adapter, task, policy.runs_for(task), seed=seed, executor=executor,
-                   progress=progress)
-        for task in tasks
-    )
-    report = suite_report(
-        [r.task.task_id for r in runs], [r.successes for r in runs], [r.total for r in runs],
-        risks=[r.task.risk for r in runs], k=k,
-        min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
-    )
-    protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=0, timeout=None,
-                              min_overall_pass_hat_k=min_overall_pass_hat_k,
-                              max_flakiness=max_flakiness)
-    return replace(report, runs=runs, protocol=protocol)
 
 
 # --------------------------------------------------------------------------
@@ -707,7 +640,8 @@ def interval_note(confidence: float, ci_method: str) -> str:
 
 def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bool = False,
                  limit: int | None = None) -> str:
-    """The report as an aligned text table (or a Markdown table) followed by the gate.
+    """The report as an aligned text table (or a Markdown table) followed by the gate
+    (when the report has been judged: :func:`suite_report` alone only scores).
 
     In Markdown the note on the intervals is a paragraph of its own, after a blank
     line, so that a renderer does not read it as one more row of the table. ``limit``
@@ -719,7 +653,6 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     task  risk       runs  passed  pass@5  pass^5  95% CI          lower  flakiness  class
     a     read-only    12      12   1.000   1.000  [0.215, 1.000]  0.287      0.000  stable-pass
     CI: two-sided 95% exact Clopper–Pearson interval for pass^k; lower: one-sided 95% exact bound
-    gate: PASSED  overall pass^5 = 1.000  (bar 0.700, flakiness cap 0.200)
     """
     k = report.k
     rows = report.tasks
@@ -734,9 +667,11 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
                cells([t.lower_bound for t in rows]), cells([t.flakiness for t in rows]),
                [t.cls for t in rows]]
     table = format_columns(header, columns, numeric={2, 3, 4, 5, 7, 8}, markdown=markdown)
-    gate = report.gate
-    verdict = gate.verdict()
     note = interval_note(report.confidence, report.ci_method)
+    gate = report.gate
+    if gate is None:  # scored, not judged
+        return "\n".join([table, "", note] if markdown else [table, note])
+    verdict = gate.verdict()
     lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
     if markdown:
         return "\n".join([table, "", note, "", f"**{verdict}**"] + lines)
@@ -744,7 +679,8 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
 
 
 # --------------------------------------------------------------------------
-# the chapter's demo
+# the chapter's demo: ``python -m passk.stability`` (it runs and judges the suite,
+# so it lives above the gate, in :mod:`passk.run.evaluate`)
 # --------------------------------------------------------------------------
 
 #: A suite seed under which the runbook task passes 10 of its 12 runs, as in
@@ -752,51 +688,7 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
 DEMO_SEED = 3
 
 
-def run_demo(seed: int = DEMO_SEED, *, k: int = 5) -> tuple[SuiteReport, SuiteReport]:
-    """The chapter's demo: the suite with the tie-order nondeterminism, then with the fix."""
-    from passk.flaky_adapter import OnCallSimulator, demo_tasks
+if __name__ == "__main__":  # the module run as a script is not the one the layers import
+    from passk.run.evaluate import main
 
-    before = evaluate_suite(OnCallSimulator(), demo_tasks(), k=k, seed=seed)
-    after = evaluate_suite(OnCallSimulator(deterministic_sort=True), demo_tasks(), k=k, seed=seed)
-    return before, after
-
-
-def demo_text(seed: int = DEMO_SEED, *, k: int = 5, as_json: bool = False) -> str:
-    """What ``passk demo`` and ``python -m passk.stability`` print: the suite, before and after."""
-    before, after = run_demo(seed, k=k)
-    if as_json:
-        import json
-
-        return json.dumps({"seed": seed, "k": k, "before": before.to_dict(),
-                           "after": after.to_dict()}, indent=2, allow_nan=False)
-    return "\n".join([
-        f"seed {seed}, k = {k}; runs per task: high-risk-write 12, read-only 5\n",
-        "Before: search_runbook returns tied fragments in an unstable order",
-        format_table(before),
-        "\nAfter: deterministic sort (score descending, then fragment id)",
-        format_table(after)])
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m passk.stability [--seed S] [--k K] [--json]``: the same as ``passk demo``.
-
-    It parses its own three options, so that this module never imports the
-    command-line module (which imports it).
-    """
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m passk.stability",
-                                     description="the chapter's stability demo, before and "
-                                     "after the fix (the same as passk demo)")
-    parser.add_argument("--seed", type=int, default=DEMO_SEED)
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    if args.k < 1:
-        parser.error(f"argument --k: {args.k} must be at least 1")
-    print(demo_text(args.seed, k=args.k, as_json=args.json))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m passk.stability"))

@@ -203,7 +203,7 @@ def suite_brute_force(tasks: int, n: int, k: int, ps: list[float], *, confidence
     """
     from itertools import combinations_with_replacement
 
-    from passk.metrics import mean_pass_hat_k_ci
+    from passk.stats.suite_interval import mean_pass_hat_k_ci
 
     pmf = stats.binom.pmf(np.arange(n + 1)[None, :], n, np.array(ps)[:, None])
     truth = np.array(ps) ** k

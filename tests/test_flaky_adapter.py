@@ -540,7 +540,8 @@ A_RESTART = {"rb-pay-restart": "rb-pay-a-restart"}
 @pytest.mark.parametrize("ids, passed", [(None, 12), (A_RESTART, 0)],
                          ids=["chapter-ids", "a-restart"])
 def test_id_sort_under_two_namings_is_stable_either_way(ids, passed):
-    from passk.stability import DEMO_SEED, evaluate_suite
+    from passk.run.evaluate import evaluate_suite
+    from passk.stability import DEMO_SEED
 
     report = evaluate_suite(OnCallSimulator(deterministic_sort=True, fragment_ids=ids),
                             demo_tasks(), seed=DEMO_SEED)

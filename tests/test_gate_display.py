@@ -15,9 +15,10 @@ import pytest
 from markdown_it import MarkdownIt
 
 from passk.analysis.report import build_report
-from passk.cli import main
-from passk.gate import HonestGateResult
+from passk.cli.commands import main
+from passk.gate.honest import HonestGateResult
 from passk.results.read import read_results
+from passk.run.evaluate import judged_report
 from passk.stability import (
     SHOWN_REASONS,
     format_table,
@@ -33,7 +34,7 @@ GFM = MarkdownIt("commonmark").enable("table")
 
 def flaky_suite(n_tasks: int):
     """n_tasks tasks that each passed 1 of 2 runs: one reason per task, and the bar's."""
-    return suite_report([f"t{i}" for i in range(n_tasks)], [1] * n_tasks, [2] * n_tasks, k=1)
+    return judged_report([f"t{i}" for i in range(n_tasks)], [1] * n_tasks, [2] * n_tasks, k=1)
 
 
 def rendered(markdown: str) -> dict[str, list[str]]:

@@ -14,11 +14,13 @@ from shared_data import TAU_BENCH_MISSING
 
 from passk.analysis.report import build_report, suite_curve
 from passk.cli import main
+from passk.criteria import GateCriteria
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
 from passk.gate import LoosenedCriteria, Protocol, bind_criteria
 from passk.results.read import Run, read_results, results_from_runs
+from passk.run.evaluate import judged_report
 from passk.run.runner import run_suite
-from passk.stability import CLASS_THRESHOLD, classify, suite_report
+from passk.stability import CLASS_THRESHOLD, classify
 
 TAU_FILE = Path(__file__).resolve().parents[1].parent / "shared/data/tau-bench/gpt-4o-airline.json"
 needs_tau = pytest.mark.skipif(not TAU_FILE.is_file(), reason=TAU_BENCH_MISSING)
@@ -72,7 +74,7 @@ def test_a_stricter_criterion_is_allowed_and_said(run_log, capsys):
 
 def test_write_runs_keeps_the_protocol_so_it_binds(tmp_path, capsys):
     from passk.results.read import write_runs
-    from passk.stability import evaluate_suite
+    from passk.run.evaluate import evaluate_suite
 
     report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=3)
     path = tmp_path / "written.jsonl"
@@ -118,7 +120,8 @@ def test_seven_of_twelve_is_never_stable_whatever_the_cap(tmp_path, capsys):
     task = json.loads(capsys.readouterr().out)["tasks"][0]
     assert task["class"] == "flaky"
     for cap in (0.0, 0.2, 0.5, 1.0):
-        report = suite_report(["t"], [7], [12], k=1, max_flakiness=cap)
+        report = judged_report(["t"], [7], [12], k=1,
+                               criteria=GateCriteria(k=1, max_flakiness=cap))
         assert report.tasks[0].cls == "flaky"
 
 

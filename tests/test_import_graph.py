@@ -2,7 +2,9 @@
 
 Every ``import`` and ``from ... import`` statement counts, at module level or
 inside a function (a lazy import closes a circle as surely, only later), except
-those under ``if TYPE_CHECKING:``, which never run.
+those under ``if TYPE_CHECKING:``, which never run, and under
+``if __name__ == "__main__":``, which run only in the module's copy ``python -m``
+makes (``__main__``), never in the module other modules import.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class _Imports(ast.NodeVisitor):
             for child in node.orelse:
                 self.visit(child)
             return
+        if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+                and test.left.id == "__name__" and len(test.comparators) == 1
+                and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value == "__main__"):
+            return  # python -m's copy of the module, not the module the others import
         self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:

@@ -1,6 +1,6 @@
 """passk.integrations.inspect: Inspect AI's early stopping by passk's settle rule, the reducer and the metric.
 
-Oracles: the gate of :func:`passk.stability.suite_report` on every epoch of a
+Oracles: the judge's verdict (:func:`passk.run.evaluate.judged_report`) on every epoch of a
 fixed run (the decision curtailment must keep), Inspect AI's own eval loop
 (a few real runs, offline: the solver calls no model), and ``passk report`` on
 the log the eval wrote.
@@ -25,8 +25,8 @@ from inspect_ai.scorer import SampleScore, Score
 from inspect_evals import outcome, seeded_task
 from inspect_logs import agree_with_inspect
 
-from passk.cli import main as passk_main
-from passk.gate import Protocol
+from passk.cli.commands import main as passk_main
+from passk.criteria import GateCriteria
 from passk.integrations.inspect import (
     MANAGER,
     Curtailment,
@@ -35,8 +35,9 @@ from passk.integrations.inspect import (
     pass_hat_k_counts,
     replay,
 )
-from passk.metrics import mean_pass_hat_k_ci
-from passk.stability import suite_report
+from passk.results.protocol import Protocol
+from passk.run.evaluate import judged_report
+from passk.stats.suite_interval import mean_pass_hat_k_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,10 +71,12 @@ async def drive(c: Curtailment, outcomes: np.ndarray, errored: np.ndarray, width
 
 
 def gate_of(ids, passes, runs, options, settled_early=None):
-    report = suite_report(ids, passes, runs, k=options["k"],
-                          min_overall_pass_hat_k=options["min_overall_pass_hat_k"],
-                          max_flakiness=options["max_flakiness"], on=options["on"],
-                          settled_early=settled_early)
+    """The judge's verdict on the counts (the one a log of these epochs gets)."""
+    report = judged_report(ids, passes, runs, k=options["k"], settled_early=settled_early,
+                           criteria=GateCriteria(
+                               k=options["k"], on=options["on"],
+                               min_overall_pass_hat_k=options["min_overall_pass_hat_k"],
+                               max_flakiness=options["max_flakiness"]))
     return report.gate.passed, report.gate.flaky_tasks
 
 

@@ -26,17 +26,13 @@ from scipy.special import gammaln
 from passk import metrics
 from passk.metrics import (
     CI_METHODS,
-    SUITE_CI_METHODS,
-    SUITE_MIN_TASKS,
     ConfidenceInterval,
-    SuiteInterval,
     bootstrap_pass_hat_k_ci,
     estimate_pass_at_k,
     estimate_pass_hat_k,
     estimate_pass_hat_k_variance,
     exact_bootstrap_pass_hat_k_ci,
     flakiness,
-    mean_pass_hat_k_ci,
     pass_at_k,
     pass_hat_k,
     pass_hat_k_ci,
@@ -46,6 +42,12 @@ from passk.metrics import (
     wilson_ci,
 )
 from passk.stats import suite_interval
+from passk.stats.suite_interval import (
+    SUITE_CI_METHODS,
+    SUITE_MIN_TASKS,
+    SuiteInterval,
+    mean_pass_hat_k_ci,
+)
 
 ESTIMATORS = [estimate_pass_at_k, estimate_pass_hat_k]
 

@@ -24,7 +24,9 @@ from matplotlib.colors import to_hex
 
 from passk.analysis.report import build_report
 from passk.book.plots import plot_task_classes
+from passk.criteria import GateCriteria
 from passk.results.read import read_results
+from passk.run.evaluate import judged_report
 from passk.stability import suite_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,8 +245,9 @@ def horizontal(ax, style):
     ([4, 4], [4, 4], 2, Fraction(9, 10), Fraction(0)),
 ])
 def test_plot_gate_draws_each_task_the_cap_the_bar_and_the_mean(c, n, k, bar, cap):
-    report = suite_report([f"t{i}" for i in range(len(c))], c, n, k=k,
-                          min_overall_pass_hat_k=float(bar), max_flakiness=float(cap))
+    report = judged_report([f"t{i}" for i in range(len(c))], c, n, k=k,
+                           criteria=GateCriteria(k=k, min_overall_pass_hat_k=float(bar),
+                                                 max_flakiness=float(cap)))
     fig = plot_gate(report, title="suite")
     ax = fig.axes[0]
     points, mean, passed = hand_gate(c, n, k, bar, cap)
@@ -261,7 +264,7 @@ def test_plot_gate_draws_each_task_the_cap_the_bar_and_the_mean(c, n, k, bar, ca
 
 
 def test_plot_gate_leaves_out_what_it_cannot_estimate_and_labels_shared_points():
-    report = suite_report(["a", "b", "c", "d"], [5, 5, 3, 0], [5, 5, 3, 0], k=5)
+    report = judged_report(["a", "b", "c", "d"], [5, 5, 3, 0], [5, 5, 3, 0], k=5)
     points, mean, passed = hand_gate([5, 5, 3, 0], [5, 5, 3, 0], 5, Fraction(7, 10),
                                      Fraction(1, 5))
     fig = plot_gate(report)

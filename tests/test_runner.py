@@ -37,23 +37,31 @@ from runner_helpers import (
 import passk
 from passk import InfrastructureError, OnCallSimulator, RunResult, Task, demo_tasks
 from passk.cli import main as cli_main
+from passk.gate.judge import judge
 from passk.repeats import attempt_seed, run_seed
 from passk.results.read import read_results
+from passk.run.evaluate import evaluate_suite
 from passk.run.runner import (
     GateSettings,
     LogRecord,
     SuiteRun,
-    _gate,
     _Schedule,
     load_adapter,
     load_tasks,
     read_log,
+    results_of_schedule,
     run_suite,
     suite_outlook,
     task_outlook,
     task_settled,
 )
-from passk.stability import RepeatPolicy, evaluate_suite, reliability_gate, suite_report
+from passk.stability import RepeatPolicy, reliability_gate, suite_report
+
+
+def _gate(schedule, rows):
+    """The runner's verdict on its schedule: the judge on the schedule's Results."""
+    return judge(results_of_schedule(schedule), schedule.gate, rows=rows)
+
 
 BIG = RepeatPolicy(runs_by_risk={"high-risk-write": 40, "read-only": 20})
 
@@ -1247,7 +1255,10 @@ def test_min_runs_gates_and_curtails_alike():
                                                   stopping="curtailed")):
         run = run_suite(Adapter(), tasks, policy, max_retries=0, min_runs=11, progress=False)
         assert run.report.gate.passed is False
-        assert run.report.gate.reasons == ("task t000: 10 runs, fewer than the minimum 11",)
+        # the two runs left out are said, as passk gate on the run's log says them
+        why = ("task t000: 10 runs, fewer than the minimum 11 (2 more left out as "
+               "infrastructure errors)")
+        assert run.report.gate.reasons == (why,)
         assert run.settled_early == {}
 
 

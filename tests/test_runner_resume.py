@@ -296,7 +296,7 @@ def test_resume_ignores_records_of_other_tasks(reference, tmp_path):
 
 def test_resume_refuses_another_protocol_or_seed(reference, tmp_path):
     """Resuming with other settings would mix two measurements in one log."""
-    from passk.gate import ProtocolMismatch
+    from passk.results.protocol import ProtocolMismatch
 
     _, ref_log = reference
     log = tmp_path / "log.jsonl"

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from passk.adapter import Task
+from passk.criteria import GateCriteria
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
 from passk.repeats import repeat_run
+from passk.run.evaluate import evaluate_suite, judged_report, run_demo
 from passk.stability import (
     DEMO_SEED,
     GateResult,
@@ -21,17 +23,15 @@ from passk.stability import (
     SuiteReport,
     TaskReport,
     classify,
-    evaluate_suite,
     format_table,
     reliability_gate,
-    run_demo,
     suite_report,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 TASK_KEYS = {"task_id", "risk", "runs", "successes", "pass_rate", "pass_at_k", "pass_hat_k",
              "flakiness", "ci", "lower_bound", "class"}
-GATE_KEYS = {"overall", "passed", "flaky_tasks", "reasons"}
+GATE_KEYS = {"overall", "passed", "flaky_tasks", "reasons", "overrides"}
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_gate_empty_suite():
 
 
 def test_gate_task_with_no_runs():
-    report = suite_report(["good", "ghost"], [5, 0], [5, 0], k=5)
+    report = judged_report(["good", "ghost"], [5, 0], [5, 0], k=5)
     gate = report.gate
     assert gate.passed is False and math.isnan(gate.overall)
     assert any("ghost" in r and "no runs" in r for r in gate.reasons)
@@ -120,7 +120,7 @@ def test_gate_task_with_no_runs():
 
 
 def test_gate_too_few_runs_for_k():
-    report = suite_report(["good", "short"], [12, 3], [12, 3], k=5)
+    report = judged_report(["good", "short"], [12, 3], [12, 3], k=5)
     assert math.isnan(row(report, "short").pass_hat_k)
     gate = report.gate
     assert gate.passed is False and math.isnan(gate.overall)
@@ -129,7 +129,7 @@ def test_gate_too_few_runs_for_k():
 
 
 def test_gate_overall_below_bar():
-    report = suite_report(["bad", "good"], [0, 12], [12, 12], k=5)  # both stable
+    report = judged_report(["bad", "good"], [0, 12], [12, 12], k=5)  # both stable
     gate = report.gate
     assert gate.overall == 0.5 and gate.flaky_tasks == ()
     assert gate.passed is False
@@ -140,7 +140,7 @@ def test_gate_overall_below_bar():
 
 
 def test_gate_flaky_task_blocks_even_above_the_bar():
-    report = suite_report(["a", "b", "c"], [11, 12, 12], [12, 12, 12], k=1)
+    report = judged_report(["a", "b", "c"], [11, 12, 12], [12, 12, 12], k=1)
     assert report.gate.overall > 0.9
     assert report.gate.flaky_tasks == ("a",) and not report.gate.passed
     assert reliability_gate(report.tasks, max_flakiness=0.4).passed
@@ -167,13 +167,14 @@ def test_classify():
     assert classify(0, 0) == "no-evidence"
     assert classify(11, 12, threshold=0.5) == "stable-pass"
     # the gate's cap never changes a class: 7 of 12 stays flaky under any cap
-    assert {suite_report(["t"], [7], [12], k=1, max_flakiness=cap).tasks[0].cls
+    assert {judged_report(["t"], [7], [12], k=1,
+                          criteria=GateCriteria(k=1, max_flakiness=cap)).tasks[0].cls
             for cap in (0.0, 0.5, 1.0)} == {"flaky"}
     with pytest.raises(ValueError, match="threshold"):
         classify(7, 12, threshold=1.0)
     # suite_report's vectorized classes agree with classify
     c, n = [0, 1, 6, 11, 12, 0], [12, 12, 12, 12, 12, 0]
-    report = suite_report(list("abcdef"), c, n, k=1)
+    report = judged_report(list("abcdef"), c, n, k=1)
     assert [t.cls for t in report.tasks] == [classify(ci, ni) for ci, ni in zip(c, n)]
 
 
@@ -270,7 +271,7 @@ def test_to_dict_schema(demo):
 
 
 def test_to_dict_nan_becomes_null():
-    report = suite_report(["ghost", "short", "ok"], [0, 3, 5], [0, 3, 5], k=5)
+    report = judged_report(["ghost", "short", "ok"], [0, 3, 5], [0, 3, 5], k=5)
     d = report.to_dict()
     text = json.dumps(d, allow_nan=False)  # would raise on a NaN
     assert "NaN" not in text
@@ -331,13 +332,13 @@ def test_format_table_markdown(demo):
 
 
 def test_format_table_nan_cells():
-    text = format_table(suite_report(["short"], [3], [3], k=5))
+    text = format_table(judged_report(["short"], [3], [3], k=5))
     assert "  -       -" in text and "overall pass^5 = -" in text  # pass@5, pass^5 not estimable
-    assert "[-, -]" in format_table(suite_report(["ghost"], [0], [0], k=5))
+    assert "[-, -]" in format_table(judged_report(["ghost"], [0], [0], k=5))
 
 
 def test_format_table_flaky_first():
-    report = suite_report(["pass", "fail", "flaky-mild", "ghost", "flaky-wild"],
+    report = judged_report(["pass", "fail", "flaky-mild", "ghost", "flaky-wild"],
                           [12, 0, 9, 0, 6], [12, 12, 12, 0, 12], k=5)
     body = format_table(report, flaky_first=True).splitlines()[1:6]
     assert [line.split()[0] for line in body] == ["flaky-wild", "flaky-mild", "ghost", "fail",

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from passk.metrics import estimate_pass_hat_k, mean_pass_hat_k_ci, pass_hat_k_ci
+from passk.metrics import estimate_pass_hat_k, pass_hat_k_ci
 from passk.stats.coverage import identical_suite_coverage
-from passk.stats.suite_interval import _hoeffding_suites, _tail_bounds
+from passk.stats.suite_interval import _hoeffding_suites, _tail_bounds, mean_pass_hat_k_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT / "book/data/tau-bench/gpt-4o-airline-rewards.json"

@@ -19,8 +19,9 @@ from passk.book.scenarios import (
 )
 from passk.cli import main
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
-from passk.gate import Criteria, Measurement, Protocol, honest_gate
+from passk.gate.honest import Criteria, Measurement, honest_gate
 from passk.repeats import RepeatRun, repeat_run
+from passk.results.protocol import Protocol
 from passk.run.runner import run_suite
 
 BARS = Criteria({"discovery_rate": 0.75, "no_leak": 1.0})

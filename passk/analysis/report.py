@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from passk.gate.decide import Baseline, decide
-from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k, mean_pass_hat_k_ci
+from passk.gate.judge import judge
+from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
 from passk.render.tables import cell, cells, format_columns, format_rows, json_number, one_line
-from passk.results.read import Results
+from passk.results.counts import Results
 from passk.stability import (
     CLASS_THRESHOLD,
     DEFAULT_CRITERIA,
@@ -42,6 +42,7 @@ from passk.stability import (
     reason_lines,
     suite_report,
 )
+from passk.stats.suite_interval import mean_pass_hat_k_ci
 
 __all__ = [
     "GATE_ON",
@@ -77,7 +78,7 @@ class Curve:
     level : str
         The level as printed: ``'95%'``, or ``'95% nominal, not guaranteed'``
         when some k's interval does not keep it (see
-        :attr:`passk.metrics.SuiteInterval.level`).
+        :attr:`passk.stats.suite_interval.SuiteInterval.level`).
     """
 
     ks: np.ndarray
@@ -122,8 +123,11 @@ class FileReport:
 
     @property
     def gate(self) -> GateResult:
-        """The dual gate's verdict on the file."""
-        return self.report.gate
+        """The judge's verdict on the file."""
+        gate = self.report.gate
+        if gate is None:  # build_report always judges: only a hand-made FileReport lacks one
+            raise ValueError("this FileReport was not judged: build it with build_report")
+        return gate
 
     def to_dict(self, *, curves: bool = True) -> dict[str, Any]:
         """The report JSON of :meth:`SuiteReport.to_dict`, plus added keys.
@@ -193,7 +197,7 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
 
     Every k uses the same tasks, those with at least ``kmax`` runs; the
     others are counted in ``left_out``. The interval for each mean is
-    :func:`passk.metrics.mean_pass_hat_k_ci` (pass@k through its dual:
+    :func:`passk.stats.suite_interval.mean_pass_hat_k_ci` (pass@k through its dual:
     pass@k = 1 - the pass^k of the failures).
 
     Examples
@@ -236,20 +240,27 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
 
 def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = None,
             ) -> np.ndarray:
-    """Each task's k: ``k_for[risk]`` where given, else ``k``, else the smallest n over tasks.
+    """Each task's k: ``k_for[risk]`` where given, else ``k``, else the k the results'
+    protocol gives each task (the pytest plugin's per-test k), else the smallest n over tasks.
 
     Examples
     --------
-    >>> from passk.results.read import Run, results_from_runs
+    >>> from passk.results.counts import Run, results_from_runs
     >>> r = results_from_runs([Run("a", True, t, "high") for t in range(6)] + [Run("b", True)])
     >>> task_ks(r, None).tolist(), task_ks(r, 3, {"high": 5}).tolist()
     ([1, 1], [5, 3])
     """
     n = results.totals
-    if k is None:
-        positive = n[n > 0]
-        k = int(positive.min()) if positive.size else 1
-    ks = np.full(len(results), int(k), dtype=np.int64)
+    tests = results.protocol.settings.get("tests") if results.protocol is not None else None
+    if k is None and isinstance(tests, Mapping) and all(
+            isinstance(tests.get(t), Mapping) and isinstance(tests[t].get("k"), int)
+            for t in results.task_ids) and results.task_ids:
+        ks = np.asarray([tests[t]["k"] for t in results.task_ids], dtype=np.int64)
+    else:
+        if k is None:
+            positive = n[n > 0]
+            k = int(positive.min()) if positive.size else 1
+        ks = np.full(len(results), int(k), dtype=np.int64)
     for risk, kk in (k_for or {}).items():
         ks[np.asarray([r == risk for r in results.risks], dtype=bool)] = int(kk)
     return ks
@@ -261,7 +272,7 @@ def build_report(
     min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
     min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
     declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
-    baseline: Baseline | None = None,
+    baseline: Results | None = None, margin: float | None = None,
 ) -> FileReport:
     """Score a results file's counts: rows at each task's k, the dual gate, the curve.
 
@@ -283,18 +294,18 @@ def build_report(
         fails closed with each reason unless this is True.
     declared, stricter
         The protocol's declared criteria and the ones tightened beyond them,
-        recorded in the report (see :func:`passk.gate.bind_criteria`).
-    baseline : Baseline, optional
-        A comparison with a baseline version, for the gate (``passk gate
-        --baseline``).
+        recorded in the report (see :func:`passk.gate.criteria.bind_criteria`).
+    baseline : Results, optional
+        The baseline version's results, for the gate (``passk gate --baseline``).
+    margin : float, optional
+        With ``baseline``: non-inferiority within this margin must be shown.
 
-    The gate is :func:`passk.gate.decide.decide`'s on the rows, with the
-    file's incomplete-run sentences and the baseline: the one place its
-    reasons are made.
+    The gate is :func:`passk.gate.judge.judge`'s on ``results``, the criteria
+    and the baseline: the one place a verdict and its reasons are made.
 
     Examples
     --------
-    >>> from passk.results.read import Run, results_from_runs
+    >>> from passk.results.counts import Run, results_from_runs
     >>> runs = [Run("a", True, t) for t in range(4)] + [Run("b", t < 2, t) for t in range(4)]
     >>> fr = build_report(results_from_runs(runs), min_overall_pass_hat_k=0.5)
     >>> fr.ks.tolist(), fr.curve.pass_hat_k.round(4).tolist()
@@ -302,24 +313,15 @@ def build_report(
     """
     ks = task_ks(results, k, k_for)
     c, n = results.successes, results.totals
-    report = suite_report(
-        results.task_ids, c, n, risks=results.risks, k=ks, confidence=confidence,
-        ci_method=ci_method, class_threshold=class_threshold,
-        min_overall_pass_hat_k=min_overall_pass_hat_k, max_flakiness=max_flakiness,
-        on=gate_on, min_runs=min_runs, excluded=results.excluded.tolist(),
-        excluded_reason=getattr(results, "excluded_reason", "") or "infrastructure errors",
-        settled_early=dict(getattr(results, "settled_early", {}) or {}) or None,
-    )
+    report = suite_report(results.task_ids, c, n, risks=results.risks, k=ks,
+                          confidence=confidence, ci_method=ci_method,
+                          class_threshold=class_threshold)
     criteria = GateCriteria(k=int(ks.min(initial=1)) or 1,
                             min_overall_pass_hat_k=min_overall_pass_hat_k,
                             max_flakiness=max_flakiness, on=gate_on, confidence=confidence,
                             min_runs=min_runs)
-    gate = decide(report.tasks, criteria, excluded=results.excluded.tolist(),
-                  excluded_reason=getattr(results, "excluded_reason", "") or
-                  "infrastructure errors",
-                  settled_early=dict(getattr(results, "settled_early", {}) or {}) or None,
-                  incomplete=_incomplete(results), accept_incomplete=accept_incomplete,
-                  baseline=baseline)
+    gate = judge(results, criteria, baseline, ks=ks, accept_incomplete=accept_incomplete,
+                 rows=report.tasks, margin=margin)
     report = replace(report, gate=gate, protocol=results.protocol)
     kmax = int(curve_k or ks.max(initial=1))
     at = _curve_matrix(c, n, kmax, at=True)

@@ -391,8 +391,8 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     Parameters
     ----------
     report : FileReport or SuiteReport
-        What :func:`passk.evaluate_suite`, :func:`passk.stability.suite_report`
-        or :func:`passk.analysis.report.build_report` returns; the bar and the cap
+        What :func:`passk.evaluate_suite` or :func:`passk.analysis.report.build_report`
+        returns (judged: its ``gate`` is the judge's verdict); the bar and the cap
         drawn are its gate's own (``report.gate.bar``, ``report.gate.cap``).
     ax : matplotlib.axes.Axes, optional
         Where to draw; default a new 4.5 x 4 inch figure.
@@ -418,8 +418,10 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     Examples
     --------
     >>> import matplotlib.pyplot as plt
-    >>> from passk.stability import suite_report
-    >>> fig = plot_gate(suite_report(["a", "b"], [10, 5], [12, 5], k=5), title="demo")
+    >>> from passk.analysis.report import build_report
+    >>> from passk.results.counts import Run, results_from_runs
+    >>> runs = [Run("a", i < 10, i) for i in range(12)] + [Run("b", True, i) for i in range(5)]
+    >>> fig = plot_gate(build_report(results_from_runs(runs), k=5), title="demo")
     >>> fig.axes[0].get_title()
     'demo: BLOCKED'
     >>> fig.axes[0].collections[0].get_offsets().round(3).tolist()
@@ -431,6 +433,9 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
 
     suite = report if isinstance(report, SuiteReport) else report.report
     gate = suite.gate
+    if gate is None:
+        raise ValueError("the report has no verdict (suite_report only scores): judge it "
+                         "first, e.g. with passk.analysis.report.build_report")
     if ax is None:
         fig, ax = plt.subplots(figsize=(4.5, 4), constrained_layout=True)
     else:

@@ -31,7 +31,6 @@ from passk.cli.options import (
     whole,
 )
 from passk.gate.criteria import LoosenedCriteria, bind_criteria, curtailment_refusal
-from passk.gate.decide import Baseline
 from passk.metrics import CI_METHODS
 from passk.results.counts import with_unrun_tasks
 from passk.results.protocol import require_same_protocol
@@ -134,7 +133,8 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
             raise BadInput(f"--k-for {risk}={kk} would loosen the declared k {declared_k}: "
                            "criteria are fixed before the runs")
     v = bound.values
-    if v["k"] is None and not k_for:
+    per_test = results.protocol is not None and "tests" in results.protocol.settings
+    if v["k"] is None and not k_for and not per_test:  # per test: each test's own k
         positive = results.totals[results.totals > 0]
         smallest = int(positive.min()) if positive.size else 1
         print(f"passk {args.command}: k = {smallest}, the smallest number of runs of any task "
@@ -164,7 +164,7 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """``passk demo`` (and ``python -m passk.stability``): the chapter's suite, before and after."""
-    from passk.stability import demo_text
+    from passk.run.evaluate import demo_text
 
     print(demo_text(args.seed, k=args.k, as_json=args.json))
     return EXIT_OK
@@ -210,24 +210,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_gate(args: argparse.Namespace) -> int:
     """``passk gate FILE``: the dual gate under the run's protocol; with ``--baseline OLD``
     also the paired comparison (and ``--margin``: non-inferiority must be shown)."""
-    from passk.analysis.diff import diff_results
-    from passk.analysis.report import build_report, format_report, task_ks
+    from passk.analysis.report import build_report, format_report
 
     results = _read(args)
     old = _read(args, args.baseline) if args.baseline is not None else None
     criteria = _criteria(args, results)
-    comparison = None
-    if old is not None:  # the comparison is evidence too: the gate decides once, below
+    if old is not None:  # the comparison is evidence too: the judge decides once
         _require_same_protocol(args, old, results, args.baseline, _label(args.file))
-        ks = task_ks(results, criteria["k"], criteria["k_for"])
-        d = diff_results(old, results, k=int(ks.max(initial=1)), alpha=0.05,
-                         correction="holm", margin=args.margin)
-        comparison = Baseline(
-            suite=d.suite, regressed=tuple((t.task_id, t.p_adjusted) for t in d.regressed),
-            incomplete=tuple(_incomplete_lines(args, [(args.baseline, old)])))
     elif args.margin is not None:
         raise BadInput("--margin needs --baseline OLD to compare against")
-    fr = build_report(results, **criteria, baseline=comparison)
+    fr = build_report(results, **criteria, baseline=old, margin=args.margin)
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
@@ -463,7 +455,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             _emit("settled early, the gate's verdict the same whatever the runs not made: "
                   + ", ".join(f"{tid} ({run.effective_n[tid]} counted of {n} planned)"
                               for tid, n in run.settled_early.items()))
-    return EXIT_OK if run.report.gate.passed else EXIT_BLOCKED
+    return EXIT_OK if run.gate.passed else EXIT_BLOCKED
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:

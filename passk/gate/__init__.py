@@ -1,10 +1,11 @@
-"""The gate: its criteria, the protocol they are bound to, curtailment, and the decision.
+"""The gate: its criteria, the protocol they are bound to, curtailment, and the judge.
 
 ==========================  =====================================================
 module                      what
 ==========================  =====================================================
 :mod:`.criteria`            binding declared criteria; refusing looser ones
 :mod:`.curtailment`         the settle rule of curtailed repetition
+:mod:`.judge`               the one judge: a verdict from Results, criteria, a baseline
 :mod:`.honest`              page 6's honest gate
 ==========================  =====================================================
 

@@ -16,7 +16,7 @@ entry point), so its reducer and metric are also known by name, as
 - :func:`pass_hat_k_counts` is an epochs reducer that keeps each sample's
   counts (passes c of runs n) in the reduced score, and
   :func:`mean_pass_hat_k` a metric that turns them into the suite's mean
-  pass^k with passk's suite interval (:func:`passk.metrics.mean_pass_hat_k_ci`),
+  pass^k with passk's suite interval (:func:`passk.stats.suite_interval.mean_pass_hat_k_ci`),
   the figures ``passk report`` prints for the same log.
 
 A score value counts as a success by Inspect's binary convention: ``"C"``,
@@ -411,7 +411,7 @@ def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
     Needs the epochs reducer :func:`pass_hat_k_counts`. The estimate is
     :math:`\frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over the samples
     with at least k scored epochs, and the interval
-    :func:`passk.metrics.mean_pass_hat_k_ci`'s (its default method unless
+    :func:`passk.stats.suite_interval.mean_pass_hat_k_ci`'s (its default method unless
     ``method`` names another): the figures ``passk report`` prints for the same log. Reported as ``pass^k``, ``pass^k_low`` and
     ``pass^k_high`` (with k's value), and ``samples``, the samples averaged.
 
@@ -423,7 +423,7 @@ def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
     >>> {name: round(v, 4) for name, v in mean_pass_hat_k(k=2)(scores).items()}
     {'pass^2': 0.7333, 'pass^2_low': 0.3717, 'pass^2_high': 0.9448, 'samples': 5}
     """
-    from passk.metrics import mean_pass_hat_k_ci
+    from passk.stats.suite_interval import mean_pass_hat_k_ci
 
     def compute(scores: list[SampleScore]) -> Value:
         counts = [_counts_of(s.score) for s in scores]

@@ -273,6 +273,14 @@ class _Verdict:
     tests: tuple[_Test, ...]
     notes: tuple[str, ...]
 
+    @property
+    def gate(self) -> GateResult:
+        """The judge's verdict (the report's ``gate``)."""
+        gate = self.report.gate
+        if gate is None:  # _verdict always judges
+            raise ValueError("the session's report was not judged")
+        return gate
+
 
 class PasskSession:
     """The plugin's per-session state and hooks (registered as ``passk-session``)."""
@@ -459,7 +467,7 @@ class PasskSession:
         if not self.tests and not _gate_requested(config):
             return
         self.verdict = self._verdict()
-        gate = self.verdict.report.gate
+        gate = self.verdict.gate
         self._mark_last_failed()
         self._junit_properties(gate)
         log = config.getoption("passk_log")
@@ -475,70 +483,60 @@ class PasskSession:
             return  # unmarked tests failed: pytest's exit status 1 stands
         session.exitstatus = pytest.ExitCode.OK if gate.passed else EXIT_GATE_BLOCKED
 
-    def _verdict(self) -> _Verdict:
-        from passk.stability import suite_report
+    def results(self) -> Any:
+        """The session's tallies as :class:`~passk.results.counts.Results`, for the judge.
 
-        bar = self.opt["passk_min_overall"]
-        cap = self.opt["passk_max_flakiness"]
-        on = self.opt["passk_on"]
+        Counted runs are the repetitions that passed or failed; every attempt
+        that hit an infrastructure error (retried or given up) is left out, as
+        the session's log records it; a curtailed test is in ``settled_early``
+        with its planned runs.
+        """
+        import numpy as np
+
+        from passk.results.counts import Results
+
         tests = tuple(self.tests[t] for t in sorted(self.tests))
         counted = [[r for r in t.reps.values() if r.outcome in ("passed", "failed")]
                    for t in tests]
-        excluded = [sum(r.retries + r.infrastructure_error for r in t.reps.values())
-                    for t in tests]
-        ks = [t.k for t in tests]
         curtailed = self.opt["passk_policy"] == "curtailed"
-        early = {t.task_id: t.runs for t, c in zip(tests, counted)
+        early = {t.task_id: t.runs for t, c in zip(tests, counted, strict=True)
                  if curtailed and len(c) < t.runs and any(r.settled for r in t.reps.values())}
-        # the settle rule stopped a test only when every completion of its runs gives the
-        # gate the same verdict, so the gate on the runs made is fixed-n's
-        report = suite_report([t.task_id for t in tests],
-                              [sum(r.outcome == "passed" for r in c) for c in counted],
-                              [len(c) for c in counted], risks=[t.risk for t in tests],
-                              k=ks if tests else 5, min_overall_pass_hat_k=bar,
-                              max_flakiness=cap, on=on, excluded=excluded, settled_early=early)
-        short = []
-        for t, c in zip(tests, counted):
-            missing = t.runs - len(c) - sum(r.outcome == "infrastructure"
-                                            for r in t.reps.values())
-            if missing > 0 and t.task_id not in early:
-                short.append(f"task {t.task_id}: {len(c)} of its {t.runs} planned runs "
-                             f"counted ({missing} skipped, deselected or not run)")
-        # the settle rule stopped a test only when every completion of its runs gives the
-        # gate the same verdict, so the gate on the runs made is fixed-n's
-        from passk.gate.decide import decide
+        return Results(
+            tuple(t.task_id for t in tests),
+            np.asarray([sum(r.outcome == "passed" for r in c) for c in counted], dtype=np.int64),
+            np.asarray([len(c) for c in counted], dtype=np.int64),
+            np.asarray([sum(r.retries + r.infrastructure_error for r in t.reps.values())
+                        for t in tests], dtype=np.int64),
+            tuple(t.risk for t in tests), source="passk", settled_early=early)
 
-        gate = decide(report.tasks, self.gate_settings(), excluded=excluded, settled_early=early,
-                      curtailment=self._why_blocked(tests) if early else (), unfinished=short)
+    def _verdict(self) -> _Verdict:
+        from passk.gate.judge import judge
+        from passk.stability import suite_report
+
+        tests = tuple(self.tests[t] for t in sorted(self.tests))
+        results = self.results()
+        ks = [t.k for t in tests]
+        short = []  # planned runs neither counted, left out nor curtailed
+        for t, n in zip(tests, results.totals.tolist(), strict=True):
+            missing = t.runs - n - sum(r.outcome == "infrastructure" for r in t.reps.values())
+            if missing > 0 and t.task_id not in results.settled_early:
+                short.append(f"task {t.task_id}: {n} of its {t.runs} planned runs "
+                             f"counted ({missing} skipped, deselected or not run)")
+        report = suite_report(results.task_ids, results.successes, results.totals,
+                              risks=results.risks, k=ks if tests else 5)
+        gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks)
         report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
                                      0 if ks else self.opt["passk_k"])
+        excluded = int(results.excluded.sum())
         notes = []
-        if sum(excluded):
-            notes.append(f"{sum(excluded)} attempt(s) hit an infrastructure error and were "
+        if excluded:
+            notes.append(f"{excluded} attempt(s) hit an infrastructure error and were "
                          "left out of the counts")
-        if early:
+        if results.settled_early:
             skipped = sum(r.settled for t in tests for r in t.reps.values())
             notes.append(f"curtailed: {skipped} repetition(s) not run once their test's "
                          "verdict was settled")
         return _Verdict(report, tests, tuple(notes))
-
-    def _why_blocked(self, tests: tuple[_Test, ...]) -> tuple[str, ...]:
-        """:func:`passk.gate.curtailment.why_blocked` on the tallies: each test's runs not
-        made (planned, neither counted nor left out) are the ones still open."""
-        from passk.gate.curtailment import task_outlook, why_blocked
-
-        g = self.gate_settings()
-        counts = [(sum(r.outcome == "passed" for r in t.reps.values()),
-                   sum(r.outcome == "failed" for r in t.reps.values()),
-                   sum(r.outcome == "infrastructure" for r in t.reps.values())) for t in tests]
-        remaining = [t.runs - s - f - x for t, (s, f, x) in zip(tests, counts)]
-        outlooks = [task_outlook(s, f, r, k=t.k, max_flakiness=g.max_flakiness, on=g.on,
-                                 confidence=g.confidence)
-                    for t, (s, f, _), r in zip(tests, counts, remaining)]
-        return why_blocked([t.task_id for t in tests], outlooks, remaining,
-                           [t.runs for t in tests],
-                           [s + f + r for (s, f, _), r in zip(counts, remaining)], g,
-                           ks=[t.k for t in tests])
 
     def _mark_last_failed(self) -> None:
         """Let ``--lf`` rerun every repetition of a test with a failed one, not just those."""
@@ -637,7 +635,7 @@ class PasskSession:
         from passk.stability import format_table
 
         report, tests = self.verdict.report, self.verdict.tests
-        gate = report.gate
+        gate = self.verdict.gate
         total = sum(len(t.reps) for t in tests)
         bar, cap = self.opt["passk_min_overall"], self.opt["passk_max_flakiness"]
         lines = [(f"{len(tests)} marked test(s), {total} repetition(s); suite seed "
@@ -648,11 +646,10 @@ class PasskSession:
         else:  # tests with different k: a table per k, then the verdict
             for k in sorted({t.k for t in tests}):
                 rows = tuple(r for r in report.tasks if r.k == k)
-                alone = dataclasses.replace(report, k=k, tasks=rows,
-                                            gate=dataclasses.replace(gate, reasons=()))
+                alone = dataclasses.replace(report, k=k, tasks=rows, gate=None)
                 table = format_table(alone, flaky_first=True).splitlines()
-                lines += table[:-2]  # without the interval note and the verdict
-            lines.append(table[-2])
+                lines += table[:-1]  # without the interval note (unjudged: no verdict)
+            lines.append(table[-1])
             lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
                          f"(each test at its k) = {cell(gate.overall)}")
             lines += [f"  - {reason}" for reason in gate.reasons]

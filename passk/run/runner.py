@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
+
 from passk.adapter import HarnessAdapter, RunResult, Task
 from passk.gate.curtailment import (
     SUITE_OUTLOOKS,
@@ -47,10 +49,10 @@ from passk.gate.curtailment import (
     suite_outlook,
     task_outlook,
     task_settled,
-    why_blocked,
 )
-from passk.gate.decide import decide
+from passk.gate.judge import judge
 from passk.repeats import attempt_seed, run_once, run_once_async
+from passk.results.counts import Results
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
 from passk.results.runlog import RunRecord, is_settled, settled_line
@@ -59,7 +61,6 @@ from passk.stability import (
     GateResult,
     RepeatPolicy,
     SuiteReport,
-    TaskReport,
     suite_protocol,
     suite_report,
 )
@@ -337,6 +338,14 @@ class SuiteRun:
     effective_n: Mapping[str, int]
     protocol: Protocol | None = None
     settled_early: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def gate(self) -> GateResult:
+        """The judge's verdict on the runs (the report's ``gate``)."""
+        gate = self.report.gate
+        if gate is None:  # run_suite always judges
+            raise ValueError("this SuiteRun was not judged: it comes from run_suite")
+        return gate
 
     @property
     def runs_saved(self) -> int:
@@ -617,17 +626,41 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
     return interrupted
 
 
+def results_of_schedule(schedule: _Schedule, protocol: Protocol | None = None) -> Results:
+    """The schedule's counts as :class:`~passk.results.counts.Results`, for the judge.
+
+    Counted runs are those that passed or failed; cached results and runs that
+    kept hitting infrastructure errors are left out (``excluded``); a task the
+    curtailed run stopped before all its planned runs ended is in
+    ``settled_early`` with its planned runs.
+    """
+    states = list(schedule.states.values())
+    cached = any(s.cached for s in states)
+    return Results(
+        tuple(s.task.task_id for s in states),
+        np.asarray([s.successes for s in states], dtype=np.int64),
+        np.asarray([s.successes + s.failures for s in states], dtype=np.int64),
+        np.asarray([s.cached + s.gave_up for s in states], dtype=np.int64),
+        tuple(s.task.risk for s in states), source="passk", protocol=protocol,
+        excluded_reason="infrastructure errors or cached results" if cached else "",
+        settled_early=schedule.settled_early())
+
+
 def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *,
                protocol: Protocol) -> SuiteRun:
+    """Score the runs made and ask the judge.
+
+    A curtailed suite's runs made are one completion of its runs not made (all
+    left out), and the settle rule stopped a task only when every completion
+    gives the same verdict and flaky tasks, so the judge's verdict is fixed n's.
+    """
     states = list(schedule.states.values())
-    g = schedule.gate
-    report = suite_report(
-        [s.task.task_id for s in states], [s.successes for s in states],
-        [s.successes + s.failures for s in states], risks=[s.task.risk for s in states], k=g.k,
-        min_overall_pass_hat_k=g.min_overall_pass_hat_k, max_flakiness=g.max_flakiness,
-        on=g.on, confidence=g.confidence,
-    )
-    report = dataclasses.replace(report, gate=_gate(schedule, report.tasks), protocol=protocol)
+    results = results_of_schedule(schedule, protocol)
+    report = suite_report(results.task_ids, results.successes, results.totals,
+                          risks=results.risks, k=schedule.gate.k,
+                          confidence=schedule.gate.confidence)
+    gate = judge(results, schedule.gate, rows=report.tasks)
+    report = dataclasses.replace(report, gate=gate, protocol=protocol)
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,
@@ -639,31 +672,8 @@ def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult
         infrastructure_errors={s.task.task_id: s.gave_up for s in states},
         effective_n={s.task.task_id: s.successes + s.failures for s in states},
         protocol=protocol,
-        settled_early=schedule.settled_early(),
+        settled_early=results.settled_early,
     )
-
-
-def _gate(schedule: _Schedule, rows: Sequence[TaskReport]) -> GateResult:
-    """The gate on the runs made (``rows``: the report's, in the schedule's task order).
-
-    A curtailed suite's runs made are one completion of its runs not made (all
-    left out), and the settle rule stopped a task only when every completion
-    gives the same verdict and flaky tasks, so this gate gives fixed n's. When
-    it blocks, the reasons also name the tasks stopped early and what blocks
-    whatever their runs not made would give; when it passes, nothing is said.
-    """
-    early = schedule.settled_early()
-    return decide(rows, schedule.gate, settled_early=early,
-                  curtailment=_why_blocked(schedule) if early else ())
-
-
-def _why_blocked(schedule: _Schedule) -> tuple[str, ...]:
-    """What blocks a curtailed suite under every completion of the runs not made, beyond
-    the reasons the gate gives on the runs made (flaky tasks, tasks run in full)."""
-    states = list(schedule.states.values())
-    return why_blocked([s.task.task_id for s in states], [schedule.outlook(s) for s in states],
-                       [s.remaining for s in states], [s.n for s in states],
-                       [s.successes + s.failures + s.remaining for s in states], schedule.gate)
 
 
 # --------------------------------------------------------------------------

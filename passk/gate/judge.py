@@ -1,0 +1,211 @@
+"""The one judge: a verdict from ``Results``, the criteria and an optional baseline.
+
+:func:`judge` is the only place a verdict is made and the only place a reason is
+added to one. The command line (``passk gate``, ``report``, ``run``),
+:func:`passk.run_suite`, :func:`passk.run.evaluate.evaluate_suite` and the demo,
+the pytest plugin and the book's pages each build ``Results`` and call it; none
+of them amends what it returns.
+
+The reasons come in a fixed order:
+
+1. the suite and each task, by the chapter's dual gate
+   (:func:`passk.stability.reliability_gate`: the mean pass^k at least the bar
+   AND no task flakier than the cap; too few runs a reason of its own);
+2. when a curtailed run's gate on its runs made blocks, what blocks it whatever
+   its runs not made would give (built here, from ``results.settled_early``);
+3. tasks short of their planned runs for another reason (``unfinished``);
+4. incomplete inputs (``results.incomplete``), unless accepted;
+5. the baseline: each baseline task missing from the results, the tasks that
+   regressed beyond repeat noise, the suite's paired comparison, and the
+   baseline's own gaps.
+
+Every reader or override option in effect (``results.overrides``) rides on the
+verdict and is shown on its line: ``gate: PASSED (with: ...)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from passk.criteria import GateCriteria
+from passk.gate.curtailment import task_outlook, why_blocked
+from passk.stability import GateResult, TaskReport, reliability_gate, suite_report
+
+if TYPE_CHECKING:
+    from passk.results.counts import Results
+
+__all__ = ["Verdict", "judge"]
+
+#: The gate's verdict: PASSED or BLOCKED, the overall figure, every reason.
+Verdict = GateResult
+
+#: The comparison with a baseline when the criteria do not say (``passk diff``'s defaults).
+BASELINE_ALPHA, BASELINE_CORRECTION = 0.05, "holm"
+
+
+def _ks(results: Results, criteria: GateCriteria, ks: Sequence[int] | np.ndarray | None
+        ) -> list[int]:
+    if ks is None:
+        return [int(criteria.k)] * len(results)
+    out = [int(k) for k in np.asarray(ks).ravel().tolist()]
+    if len(out) != len(results):
+        raise ValueError(f"ks ({len(out)}) must give one k per task ({len(results)})")
+    return out
+
+
+def _curtailment(rows: Sequence[TaskReport], results: Results, criteria: GateCriteria,
+                 ks: Sequence[int]) -> tuple[str, ...]:
+    """What blocks a curtailed suite whatever its runs not made give, from ``results``.
+
+    A task's runs not made are its planned runs (``results.settled_early``) less
+    those counted and those left out.
+    """
+    early = results.settled_early
+    out = results.excluded.tolist()
+    planned = [int(early.get(t.task_id, t.runs + x)) for t, x in zip(rows, out, strict=True)]
+    remaining = [max(n - t.runs - x, 0) for t, x, n in zip(rows, out, planned, strict=True)]
+    outlooks = [task_outlook(t.successes, t.runs - t.successes, r, k=k,
+                             max_flakiness=criteria.max_flakiness, min_runs=criteria.min_runs,
+                             on=criteria.on, confidence=criteria.confidence)
+                for t, r, k in zip(rows, remaining, ks, strict=True)]
+    return why_blocked([t.task_id for t in rows], outlooks, remaining, planned,
+                       [t.runs + r for t, r in zip(rows, remaining, strict=True)], criteria,
+                       ks=list(ks))
+
+
+def _baseline_reasons(results: Results, baseline: Results, criteria: GateCriteria,
+                      ks: Sequence[int], accept_incomplete: bool, margin: float | None
+                      ) -> list[str]:
+    """The comparison with a baseline, as reasons; it fails closed on what it cannot see."""
+    from passk.analysis.diff import diff_results  # below the gate in the layers
+
+    have = set(results.task_ids)
+    missing = [t for t in baseline.task_ids if t not in have]
+    reasons = [f"task {t}: in the baseline but not in the results (a baseline task "
+               "missing from the new results fails closed)" for t in missing]
+    d = diff_results(baseline, results, k=max(ks, default=1),
+                     alpha=float(getattr(criteria, "alpha", BASELINE_ALPHA)),
+                     correction=str(getattr(criteria, "correction", BASELINE_CORRECTION)),
+                     margin=getattr(criteria, "margin", margin))
+    reasons += [f"task {t.task_id}: regressed against the baseline beyond repeat noise "
+                f"(adjusted p = {t.p_adjusted:.3g})" for t in d.regressed]
+    if not accept_incomplete:
+        where = " + ".join(s.path for s in baseline.sources) or "<baseline>"
+        reasons += [f"baseline incomplete input {where}: {why} (--accept-incomplete to "
+                    "compare anyway)" for why in baseline.incomplete]
+    s = d.suite
+    if s is not None:
+        shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, {s.confidence:.0%} "
+                 f"interval [{s.ci.low:+.3f}, {s.ci.high:+.3f}] over {s.paired_tasks} "
+                 "paired tasks")
+        if s.verdict == "worse":  # fails closed: with a margin, non-inferiority must be shown
+            reasons.append(f"suite: worse: {shown}")
+        elif s.margin is not None and s.verdict != "non-inferior":
+            reasons.append(f"suite: non-inferiority within {s.margin:g} not shown: {shown}")
+    return reasons
+
+
+def judge(
+    results: Results,
+    criteria: GateCriteria,
+    baseline: Results | None = None,
+    *,
+    ks: Sequence[int] | np.ndarray | None = None,
+    accept_incomplete: bool = False,
+    unfinished: Sequence[str] = (),
+    rows: Sequence[TaskReport] | None = None,
+    margin: float | None = None,
+) -> Verdict:
+    """The gate's verdict on ``results``, with every reason that blocks it.
+
+    It fails closed: any reason blocks. The dual gate (the chapter's rule) is
+
+    .. math:: \\frac{1}{T}\\sum_{t=1}^{T} \\widehat{\\text{pass}^k_t} \\ge \\text{bar}
+              \\quad\\text{and}\\quad \\max_t 4\\hat p_t(1-\\hat p_t) \\le \\text{cap},
+
+    with a task short of ``k`` (or ``min_runs``) counted runs a reason of its
+    own, and, ``on='lower-bound'``, each task's exact one-sided lower bound in
+    place of its estimate. Then curtailment, unfinished tasks, incomplete
+    inputs and the baseline add theirs (see the module's docstring).
+
+    Parameters
+    ----------
+    results : Results
+        The evidence: counts per task, what was left out and why
+        (``excluded``, ``excluded_reason``), what a curtailed run stopped early
+        (``settled_early``: task -> planned runs), its gaps (``incomplete``),
+        and the options in effect when it was read (``overrides``, if any).
+    criteria : GateCriteria
+        The k, bar, cap, what the bar is compared with, the lower bounds'
+        confidence, the fewest runs; and, when it has them, the comparison's
+        ``alpha``, ``correction`` and ``margin`` (default 0.05, Holm, none).
+    baseline : Results, optional
+        The last release's results: every baseline task missing from
+        ``results`` is a reason, and so is a regression shown by
+        :func:`passk.analysis.diff.diff_results` (per task: Fisher, corrected;
+        the suite: the paired comparison of the mean pass^k).
+    ks : sequence of int, optional
+        Each task's k when they differ; default ``criteria.k`` for every task.
+    accept_incomplete : bool, default False
+        Gate on incomplete inputs anyway (an override: said on the verdict line).
+    unfinished : sequence of str
+        One sentence per task short of its planned runs for a reason other than
+        curtailment (skipped, deselected, a session cut short); the mean is then
+        not estimated.
+    rows : sequence of TaskReport, optional
+        ``suite_report``'s rows for ``results`` at ``ks`` when the caller has
+        scored them already (the report); by default scored here.
+    margin : float, optional
+        The baseline comparison's non-inferiority margin, for criteria that do
+        not carry one (``criteria.margin`` wins when they do).
+
+    Returns
+    -------
+    Verdict
+        A :class:`passk.stability.GateResult`.
+
+    Examples
+    --------
+    >>> from passk.results.counts import Run, results_from_runs
+    >>> new = results_from_runs([Run("a", True, t) for t in range(6)]
+    ...                         + [Run("b", t != 0, t) for t in range(6)])
+    >>> v = judge(new, GateCriteria(k=2, max_flakiness=0.6))
+    >>> print(v.verdict())
+    gate: PASSED  overall pass^2 = 0.833  (bar 0.700, flakiness cap 0.600)
+    >>> old = results_from_runs([Run(t, True, i) for t in "abc" for i in range(6)])
+    >>> judge(new, GateCriteria(k=2, max_flakiness=0.6), baseline=old).reasons[0]
+    'task c: in the baseline but not in the results (a baseline task missing from the new results fails closed)'
+    """
+    ks_ = _ks(results, criteria, ks)
+    if rows is None:
+        rows = suite_report(results.task_ids, results.successes.tolist(),
+                            results.totals.tolist(), risks=results.risks, k=ks_ or 1,
+                            confidence=criteria.confidence).tasks
+    early = dict(results.settled_early or {})
+    gate = reliability_gate(
+        rows, min_overall_pass_hat_k=criteria.min_overall_pass_hat_k,
+        max_flakiness=criteria.max_flakiness, ks=ks_, on=criteria.on,
+        min_runs=criteria.min_runs, excluded=results.excluded.tolist(),
+        settled_early=early or None, confidence=criteria.confidence,
+        excluded_reason=results.excluded_reason or "infrastructure errors")
+    reasons = list(gate.reasons)
+    if early and not gate.passed:
+        reasons += _curtailment(rows, results, criteria, ks_)
+    reasons += unfinished
+    if not accept_incomplete:
+        reasons += [f"incomplete results: {why} (--accept-incomplete to gate on them anyway)"
+                    for why in results.incomplete]
+    if baseline is not None:
+        reasons += _baseline_reasons(results, baseline, criteria, ks_, accept_incomplete,
+                                     margin)
+    overrides = tuple(getattr(results, "overrides", ()) or ())
+    if accept_incomplete and (results.incomplete or (baseline is not None and
+                                                     baseline.incomplete)):
+        overrides += ("accept-incomplete",)
+    return GateResult(math.nan if unfinished else gate.overall, not reasons, gate.flaky_tasks,
+                      tuple(reasons), what=gate.what, bar=gate.bar, cap=gate.cap,
+                      overrides=overrides)
