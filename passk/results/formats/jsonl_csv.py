@@ -42,7 +42,16 @@ from passk.results.counts import (
 )
 from passk.results.formats._shared import SUCCESS_FLAGS_SAID, check_utf8, did_you_mean, success_flag
 from passk.results.protocol import Protocol
-from passk.results.runlog import RunRecord, is_header, is_settled, protocol_of, read_run_log
+from passk.results.runlog import (
+    PASSK_RUN_ID,
+    RunRecord,
+    check_records,
+    is_header,
+    is_settled,
+    protocol_of,
+    read_run_log,
+    record_run_id,
+)
 
 __all__ = ["read_csv", "read_csv_runs", "read_jsonl", "read_jsonl_runs"]
 
@@ -93,14 +102,17 @@ def _run_from_record(record: Any, path: Any, line: int) -> Run:
     risk = _field(record, "risk", (str,), path, line, what="a string")
     infra = bool(_field(record, "infrastructure_error", (bool,), path, line, what="a boolean"))
     cached = bool(_field(record, "cached", (bool,), path, line, what="a boolean"))
-    return Run(str(task_id), success, trial, risk, infra or cached, _left_out_as(infra, cached))
+    return Run(str(task_id), success, trial, risk, infra or cached, _left_out_as(infra, cached),
+               record_run_id(record, path, line))
 
 
 def _jsonl_located(path: str | os.PathLike[str]) -> tuple[Protocol | None, list[tuple[int, Run]]]:
     log = read_run_log(path)
-    return (protocol_of(log.header, path),
-            [(line, _run_from_record(record, path, line)) for line, record in log.records
-             if not is_settled(record)])
+    protocol = protocol_of(log.header, path)
+    located = [(line, _run_from_record(record, path, line)) for line, record in log.records
+               if not is_settled(record)]
+    check_records(log.header, protocol, log.records, path)
+    return protocol, located
 
 
 def _settled(path: str | os.PathLike[str]) -> dict[str, int]:
@@ -195,8 +207,10 @@ def _fast_jsonl(path: Path) -> Results | None:
     if len(records) != len(lines) or set(map(type, records)) != {dict}:
         return None
     protocol = None
+    header = None
     if is_header(records[0]):
-        protocol = protocol_of(records[0], path)
+        header = records[0]
+        protocol = protocol_of(header, path)
         records = records[1:]
     if not records or any(map(is_header, records)):
         return None
@@ -248,6 +262,14 @@ def _fast_jsonl(path: Path) -> Results | None:
             key = counted  # every row counted: already sorted and free of repeats
         else:
             key = np.unique(key)  # a retried run left out may repeat its (task, trial)
+    run_ids, unidentified = _fast_run_ids(records, task_ids, out)
+    if run_ids is None:
+        return None  # seeds written as text or floats, or a repeated run: the slow path
+    if header is not None or run_ids:
+        if not all(lines):
+            return None  # blank lines: the slow path numbers the lines exactly
+        first = 2 if header is not None else 1
+        check_records(header, protocol, enumerate(records, start=first), path)
     labels = ["read-only"] * m
     if any(risks):
         for i, risk in zip(index.tolist(), risks):
@@ -255,6 +277,7 @@ def _fast_jsonl(path: Path) -> Results | None:
                 labels[i] = risk
     results = tally_arrays(tuple(task_of), index, np.asarray(success, dtype=bool), out, tuple(labels),
                      "jsonl", protocol, " or ".join(kinds))
+    results = replace(results, run_ids=run_ids, unidentified=unidentified)
     if protocol is None:
         return results
     distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
@@ -263,6 +286,28 @@ def _fast_jsonl(path: Path) -> Results | None:
     return with_notes(results, incomplete=plan_gaps(protocol, results.task_ids, results.risks,
                                                      distinct))
 
+
+
+def _fast_run_ids(records: list[dict], task_ids: list[str], out: np.ndarray
+                  ) -> tuple[frozenset[tuple[str, ...]] | None, int]:
+    """Each record's (task, seed, attempt) in bulk, where seeds and attempts are ints.
+
+    Returns ``(None, 0)`` when the line-by-line path must decide (a seed or
+    attempt written otherwise, or a counted run repeated).
+    """
+    n = len(records)
+    seeds = list(map(dict.get, records, repeat("seed", n)))
+    if all(s is None for s in seeds):
+        return frozenset(), n
+    attempts = list(map(dict.get, records, repeat("attempt", n)))
+    if set(map(type, seeds)) != {int} or not set(map(type, attempts)) <= {int, _NONE}:
+        return None, 0
+    keys = list(zip(repeat(PASSK_RUN_ID, n), task_ids, map(str, seeds),
+                    (str(0 if a is None else a) for a in attempts), strict=True))
+    counted = [k for k, left_out in zip(keys, out.tolist(), strict=True) if not left_out]
+    if len(set(counted)) != len(counted):
+        return None, 0
+    return frozenset(keys), 0
 
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
