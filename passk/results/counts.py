@@ -283,11 +283,17 @@ def _identified(located: Iterable[tuple[int | str, Run]], path: Any, check: bool
                 ) -> Iterator[tuple[int | str, Run]]:
     """Collect every record's run id; a counted run id seen twice in one file is an error."""
     seen: dict[tuple[str, ...], int | str] = {}
+    trials: set[tuple[str, int]] = set()
     for where, run in located:
+        # a repeated (task, trial) follows the duplicates rule (dedupe), which names it
+        repeated = False
+        if run.trial is not None and not run.excluded:
+            repeated = (run.task_id, run.trial) in trials
+            trials.add((run.task_id, run.trial))
         if run.run_id is None:
             unidentified[0] += 1
         else:
-            if check and not run.excluded:
+            if check and not run.excluded and not repeated:
                 if run.run_id in seen:
                     raise ResultsError(path, where, f"run {shown_run_id(run.run_id)} already "
                                        f"appears {_at(seen[run.run_id])}: one run counts once")
