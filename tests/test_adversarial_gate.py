@@ -88,10 +88,16 @@ def test_two_logs_of_the_same_seeds_count_once(tmp_path):
     b.write_text(b.read_text().replace('"success":', '"success" :', 1))
     code, _, err = passk("gate", tmp_path / "a.jsonl", b)
     assert code == 2 and "is the same run as" in err and "passk run seed 3" in err, err
-    # records of the same (task, seed, attempt) under another header seed
+    # records of the same (task, seed, attempt) under another header seed: the header's seed
+    # does not derive them
     lines = b.read_text().splitlines()
     header = json.loads(lines[0])
     header["seed"] = 99
+    b.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    code, _, err = passk("gate", tmp_path / "a.jsonl", b)
+    assert code == 2 and "b.jsonl:2: field 'seed'" in err and "header's seed 99" in err, err
+    # ... and with the header's seed deleted: the same (task, seed, attempt) values
+    del header["seed"]
     b.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
     code, _, err = passk("gate", tmp_path / "a.jsonl", b)
     assert code == 2 and "the same run counted twice" in err, err

@@ -588,18 +588,11 @@ def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
         Naming the later file, the earlier one, and what is repeated or differs.
     """
     pooled: dict[str, list[str]] = {}
-    seen: list[tuple[str, Source]] = []
     earlier: list[tuple[str, Results]] = []
     for label, r in parts:
         for other_label, other_r in earlier:
-            twice = r.run_ids & other_r.run_ids
-            if twice:
-                raise ResultsError(label, None, f"holds run {shown_run_id(min(twice))}, which "
-                                   f"{other_label} holds too: the same run counted twice "
-                                   f"({len(twice)} such records)")
-        earlier.append((label, r))
-        for src in r.sources:
-            for other_label, other in seen:
+            pairs = [(src, other) for src in r.sources for other in other_r.sources]
+            for src, other in pairs:
                 if src.sha256 == other.sha256:
                     raise ResultsError(label, None, f"has the same content as {other_label} "
                                        f"(SHA-256 {src.sha256[:12]}): a copy is not new runs")
@@ -608,11 +601,12 @@ def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
                     what, rid = min(shared)
                     raise ResultsError(label, None, f"is the same run as {other_label} ({what} "
                                        f"{_short(rid)[1:-1]}): one run's outcomes count once")
-                twice = src.trials & other.trials
-                if twice:
-                    raise ResultsError(label, None, f"holds run {shown_run_id(min(twice))}, "
-                                       f"which {other_label} holds too: the same run counted "
-                                       f"twice ({len(twice)} such records)")
+            twice = r.run_ids & other_r.run_ids
+            if twice:
+                raise ResultsError(label, None, f"holds run {shown_run_id(min(twice))}, which "
+                                   f"{other_label} holds too: the same run counted twice "
+                                   f"({len(twice)} such records)")
+            for src, other in pairs:
                 if not (src.identified and other.identified) and not pool_unverified_runs:
                     which, whose = ((label, src) if not src.identified else (other_label, other))
                     raise ResultsError(label, None, f"cannot be combined with {other_label}: "
@@ -634,7 +628,7 @@ def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
                     for value in (theirs[name], mine[name]):
                         if value not in pooled[name]:
                             pooled[name].append(value)
-            seen.append((label, src))
+        earlier.append((label, r))
     return tuple(f"evaluations pooled on purpose (--pool-evaluations): {name} "
                  + ", ".join(_short(v) for v in values) for name, values in pooled.items())
 
