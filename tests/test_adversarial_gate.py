@@ -251,3 +251,259 @@ def test_later():
     verdict = next(line for line in text.splitlines() if "overall pass^" in line)
     assert "bar 0.700" in verdict and "flakiness cap 0.200" in verdict, verdict
     assert result.ret != 0
+
+
+# --------------------------------------------------------------------------
+# issue 28, class 1: the same runs in another form are not new runs. Every format: a copy
+# re-serialized, a file given with a part of itself; and a genuine second batch adds up
+# --------------------------------------------------------------------------
+
+def _run_log(path: Path, seed: int = 3) -> Path:
+    """A passk run log as write_runs writes it: the header with the suite seed, then records."""
+    from passk import OnCallSimulator, demo_tasks, evaluate_suite
+    from passk.results.read import write_runs
+
+    report = evaluate_suite(OnCallSimulator(), demo_tasks(), seed=seed)
+    write_runs(path, report.runs, protocol=report.protocol, seed=seed)
+    return path
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip()]
+
+
+def _jsonl_variants(original: Path, d: Path) -> dict[str, Path]:
+    """A JSON Lines log re-serialized every way that keeps its runs, and its first half."""
+    header, *records = _lines(original)
+    has_header = "protocol" in json.loads(header)
+    if not has_header:
+        records = [header, *records]
+    head = [header] if has_header else []
+    parsed = [json.loads(r) for r in records]
+    out: dict[str, list[str]] = {
+        "keys sorted": head + [json.dumps(r, sort_keys=True) for r in parsed],
+        "records reversed": head + records[::-1],
+        "first half": head + records[: len(records) // 2],
+        "every other record": head + records[::2],
+    }
+    if any("seed" in r for r in parsed):
+        out["seeds as floats"] = head + [json.dumps({**r, "seed": float(r["seed"])})
+                                         for r in parsed]
+        out["seeds as text"] = head + [json.dumps({**r, "seed": str(r["seed"])}) for r in parsed]
+        out["attempt fields dropped"] = head + [json.dumps({k: v for k, v in r.items()
+                                                            if k != "attempt"}) for r in parsed
+                                                if r.get("attempt", 0) == 0]
+    paths = {}
+    for name, lines in out.items():
+        p = d / (name.replace(" ", "-") + ".jsonl")
+        p.write_text("\n".join(lines) + "\n")
+        paths[name] = p
+    crlf = d / "crlf.jsonl"
+    crlf.write_bytes(original.read_bytes().replace(b"\n", b"\r\n") + b"\r\n")  # + a blank line
+    paths["CRLF and a trailing blank line"] = crlf
+    return paths
+
+
+def _csv_variants(original: Path, d: Path) -> dict[str, Path]:
+    import csv
+
+    rows = list(csv.DictReader(original.open()))
+    paths = {}
+    for name, fields, rows_, flag in (
+            ("columns reordered", ["success", "trial", "task_id"], rows, None),
+            ("TRUE for 1", ["task_id", "trial", "success"], rows, {"1": "TRUE", "0": "FALSE"}),
+            ("every other row", ["task_id", "trial", "success"], rows[::2], None)):
+        p = d / (name.replace(" ", "-") + ".csv")
+        with p.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, lineterminator="\r\n")
+            w.writeheader()
+            for r in rows_:
+                w.writerow({**r, "success": flag[r["success"]] if flag else r["success"]})
+        paths[name] = p
+    return paths
+
+
+def _json_array_variants(original: Path, d: Path, key: str | None = None) -> dict[str, Path]:
+    """A JSON file whose runs are an array (tau-bench; tau2's or terminal-bench's ``key``)."""
+    data = json.loads(original.read_text())
+    runs = data if key is None else data[key]
+
+    def put(value: list) -> object:
+        return value if key is None else {**data, key: value}
+
+    out = {"keys sorted": json.dumps(put(runs), sort_keys=True, indent=2),
+           "records reversed": json.dumps(put(runs[::-1])),
+           "first half": json.dumps(put(runs[: len(runs) // 2])),
+           "every other record": json.dumps(put(runs[::2]))}
+    paths = {}
+    for name, text in out.items():
+        sub = d / name.replace(" ", "-")
+        sub.mkdir()
+        p = sub / original.name
+        p.write_text(text + "\n\n")
+        for sibling in original.parent.glob("run_metadata.json"):
+            shutil.copy(sibling, sub / sibling.name)
+        paths[name] = p
+    return paths
+
+
+def _harbor_variants(job: Path, d: Path) -> dict[str, Path]:
+    renamed = d / "job-renamed"
+    shutil.copytree(job, renamed)
+    result = json.loads((renamed / "result.json").read_text())
+    result["id"] = "11111111-2222-3333-4444-555555555555"  # a new job id, the same trials
+    (renamed / "result.json").write_text(json.dumps(result, sort_keys=True))
+    half = d / "job-half"
+    shutil.copytree(job, half)
+    trials = sorted(p for p in half.iterdir() if p.is_dir())
+    for p in trials[::2]:
+        shutil.rmtree(p)
+    result = json.loads((half / "result.json").read_text())  # its own figures made to agree
+    result["stats"] = {**result["stats"], "evals": {}}
+    result["n_total_trials"] = len(trials) - len(trials[::2])
+    (half / "result.json").write_text(json.dumps(result))
+    return {"the same trials under a new job id": renamed, "every other trial": half}
+
+
+def _inspect_variants(log: Path, d: Path) -> dict[str, Path]:
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    full = read_eval_log(str(log))
+    other_format = d / ("as-json.json" if log.suffix == ".eval" else "as-eval.eval")
+    write_eval_log(full, str(other_format))
+    half = d / f"half{log.suffix}"
+    full.samples = (full.samples or [])[: len(full.samples or []) // 2]
+    write_eval_log(full, str(half))
+    payload = json.loads(other_format.read_text()) if other_format.suffix == ".json" else None
+    paths = {"rewritten in the other log format": other_format, "first half": half}
+    if payload is not None:
+        resorted = d / "keys-sorted.json"
+        resorted.write_text(json.dumps(payload, sort_keys=True))
+        paths["keys sorted"] = resorted
+    return paths
+
+
+def _attack(kind: str, d: Path) -> tuple[Path, dict[str, Path]]:
+    d.mkdir(exist_ok=True)
+    if kind == "passk run log":
+        original = _run_log(d / "run.jsonl")
+        return original, _jsonl_variants(original, d)
+    if kind == "jsonl":
+        original = Path(shutil.copy(FIXTURES / "stable.jsonl", d / "runs.jsonl"))
+        return original, _jsonl_variants(original, d)
+    if kind == "csv":
+        original = _csv(d / "runs.csv")
+        return original, _csv_variants(original, d)
+    if kind == "tau-bench":
+        original = Path(shutil.copy(FIXTURES / "tau_bench_small.json", d / "tau.json"))
+        return original, _json_array_variants(original, d)
+    if kind == "tau2":
+        original = Path(shutil.copy(FIXTURES / "tau2_small.json", d / "tau2.json"))
+        variants = _json_array_variants(original, d, "simulations")
+        run_dir = Path(shutil.copytree(FIXTURES / "tau2_dir", d / "tau2_dir"))
+        return original, {**variants, "__dir": run_dir}
+    if kind == "terminal-bench":
+        run = Path(shutil.copytree(FIXTURES / "terminal_bench" / "run", d / "tb"))
+        return run, _json_array_variants(run / "results.json", d, "results")
+    if kind == "harbor":
+        job = Path(shutil.copytree(FIXTURES / "harbor" / "job", d / "job"))
+        return job, _harbor_variants(job, d)
+    log = _inspect(d / ("log.eval" if kind == "inspect .eval" else "log.json"))
+    return log, _inspect_variants(log, d)
+
+
+FORMATS_READ = ["jsonl", "passk run log", "csv", "tau-bench", "tau2", "terminal-bench", "harbor",
+                "inspect .eval", "inspect .json"]
+UNIDENTIFIED = {"jsonl", "csv", "tau-bench"}
+
+
+@pytest.mark.parametrize("kind", FORMATS_READ)
+def test_the_same_runs_in_another_form_are_refused(tmp_path, kind):
+    original, variants = _attack(kind, tmp_path / "a")
+    assert variants
+    for name, variant in variants.items():
+        if name == "__dir":
+            continue
+        code, out, err = passk("gate", original, variant, "--k", "1")
+        assert code == 2, (kind, name, out, err)
+        assert err.count("\n") == 1, err  # one line
+        if "lacks" in err and "of one suite must hold the same tasks" in err:
+            continue  # a part without some task: refused for that first
+        if name == "seeds as floats":  # 64-bit seeds do not survive a float: another seed
+            assert "field 'seed' is written as a float" in err and f"{variant}:2" in err, err
+            continue
+        assert str(variant) in err and str(original) in err, (name, err)
+        if kind in UNIDENTIFIED:
+            assert "records no run ids" in err and "--pool-unverified-runs" in err, (name, err)
+        else:
+            assert ("the same run counted twice" in err or "is the same run as" in err), \
+                (name, err)
+
+
+def test_a_tau2_run_directory_with_its_own_results_json(tmp_path):
+    run = Path(shutil.copytree(FIXTURES / "tau2_dir", tmp_path / "tau2"))
+    code, _, err = passk("gate", run, run / "results.json", "--k", "1")
+    assert code == 2 and "tau2 simulation (id, trial) '0b7c1d2e-0000-4000-8000-000000000001'" \
+        in err and "the same run counted twice" in err, err
+
+
+def _new_ids(kind: str, original: Path, d: Path) -> Path:
+    """A genuine second batch: the same evaluation run again, with new run ids."""
+    if kind == "passk run log":
+        return _run_log(d / "second.jsonl", seed=4)
+    if kind == "tau2":
+        data = json.loads(original.read_text())
+        for s in data["simulations"]:
+            s["id"] = "second-" + s["id"]
+        (d / "second.json").write_text(json.dumps(data))
+        return d / "second.json"
+    if kind == "terminal-bench":
+        second = Path(shutil.copytree(original, d / "tb-second"))
+        data = json.loads((second / "results.json").read_text())
+        data["id"] = "second-run"
+        for r in data["results"]:
+            r["id"] = "second-" + r["id"]
+        (second / "results.json").write_text(json.dumps(data))
+        return second
+    if kind == "harbor":
+        second = Path(shutil.copytree(original, d / "job-second"))
+        for f in second.rglob("result.json"):
+            data = json.loads(f.read_text())
+            data["id"] = "second-" + str(data.get("id"))
+            f.write_text(json.dumps(data))
+        return second
+    return _inspect(d / ("second" + original.suffix))  # a new eval_id
+
+
+@pytest.mark.parametrize("kind", ["passk run log", "tau2", "terminal-bench", "harbor",
+                                  "inspect .eval", "inspect .json"])
+def test_a_genuine_second_batch_still_adds_up(tmp_path, kind):
+    from passk.results.read import read_results
+
+    original, _ = _attack(kind, tmp_path / "a")
+    second = _new_ids(kind, original, tmp_path / "a")
+    one, two = read_results(original), read_results(second)
+    both = read_results([original, second])
+    assert both.totals.tolist() == (one.totals + two.totals).tolist()
+    assert both.successes.tolist() == (one.successes + two.successes).tolist()
+    assert both.overrides == ()  # nothing pooled on purpose: verified distinct
+    k = () if kind == "passk run log" else ("--k", "1")  # a log's protocol declares its k
+    code, _, err = passk("report", original, second, *k)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("kind", sorted(UNIDENTIFIED))
+def test_unverified_runs_pool_only_on_purpose_and_say_so(tmp_path, kind):
+    from passk.results.counts import POOLED_UNVERIFIED
+    from passk.results.read import read_results
+
+    original, variants = _attack(kind, tmp_path / "a")
+    other = next(iter(variants.values()))
+    with pytest.raises(Exception, match="records no run ids"):
+        read_results([original, other])
+    pooled = read_results([original, other], pool_unverified_runs=True)
+    assert pooled.totals.sum() == read_results(original).totals.sum() + \
+        read_results(other).totals.sum()
+    assert POOLED_UNVERIFIED in pooled.overrides
+    code, _, err = passk("report", original, other, "--k", "1", "--pool-unverified-runs")
+    assert code == 0, err

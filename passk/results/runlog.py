@@ -264,8 +264,9 @@ def whole_field(record: Any, name: str, path: Any, line: int, default: int | Non
                 ) -> int | None:
     """A record's whole-number field as an int, however written (``1``, ``1.0``, ``"1"``).
 
-    Missing or null gives ``default``; a bool, a fraction or other text is an error
-    naming the line and the field.
+    Missing or null gives ``default``; a bool, a fraction, a float beyond 2**53
+    (which has lost digits: a seed of 64 bits written as a float is another
+    seed) or other text is an error naming the line and the field.
 
     Examples
     --------
@@ -279,8 +280,13 @@ def whole_field(record: Any, name: str, path: Any, line: int, default: int | Non
         pass
     elif isinstance(value, int):
         return value
-    elif isinstance(value, float) and value.is_integer():
+    elif isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
         return int(value)
+    elif isinstance(value, float) and value.is_integer():
+        raise ResultsError(path, line, f"field {name!r} is written as a float, {value!r}, "
+                           "beyond 2**53, where a float cannot hold a whole number exactly "
+                           "(re-written by a tool that reads JSON numbers as floats?); keep "
+                           "the log as passk wrote it")
     elif isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
     raise ResultsError(path, line, f"field {name!r} must be a whole number, got {value!r:.60}")
