@@ -507,3 +507,147 @@ def test_unverified_runs_pool_only_on_purpose_and_say_so(tmp_path, kind):
     assert POOLED_UNVERIFIED in pooled.overrides
     code, _, err = passk("report", original, other, "--k", "1", "--pool-unverified-runs")
     assert code == 0, err
+
+
+# --------------------------------------------------------------------------
+# issue 28, class 2: a narrower evaluation does not pass as the whole one. The run log's
+# header edited, unfingerprinted or deleted; a subset run in every format with a plan
+# --------------------------------------------------------------------------
+
+def _header_edit(log: Path, edit, *, refingerprint: bool = True, drop=None) -> Path:
+    """The log with its header's settings edited (the fingerprint recomputed, as anyone can)
+    and the records ``drop`` names removed."""
+    from passk.results.protocol import Protocol
+
+    header, *records = _lines(log)
+    h = json.loads(header)
+    settings = h["protocol"]["settings"]
+    edit(h, settings)
+    if refingerprint:
+        h["protocol"]["fingerprint"] = Protocol(settings).fingerprint
+    kept = [r for r in records if not (drop and drop(json.loads(r)))]
+    out = log.with_name("edited.jsonl")
+    out.write_text("\n".join([json.dumps(h), *kept]) + "\n")
+    return out
+
+
+def _set(key, value):
+    def edit(h, settings):
+        if value is None:
+            settings.pop(key, None)
+        else:
+            settings[key] = value
+    return edit
+
+
+HEADER_ATTACKS = {
+    # what was done to the header -> (edit, refingerprint, records dropped, what the error says)
+    "fingerprint key deleted": (lambda h, s: h["protocol"].pop("fingerprint"), False, None,
+                                ":1: field 'protocol.fingerprint' is missing"),
+    "k edited, fingerprint kept": (_set("k", 1), False, None, "does not match its settings"),
+    "runs per tier cut, later trials kept": (
+        lambda h, s: (s["runs_by_risk"].update({"read-only": 3}),
+                      s.update(previously_flaky_runs=3)), True, None,
+        "is beyond the 3 runs the header plans"),
+    "a task taken out of the header": (
+        lambda h, s: s["tasks"].remove("read-last-deploy"), True, None,
+        "task 'read-last-deploy' is not in the header's task list"),
+    "the suite seed edited": (lambda h, s: h.update(seed=4), True, None,
+                              "is not the seed the header's seed 4 gives"),
+    "retries cut below the attempts": (_set("max_retries", -1), True, None,
+                                       "field 'attempt': attempt 0 is beyond the header's "
+                                       "max_retries -1"),
+}
+
+
+@pytest.mark.parametrize("attack", HEADER_ATTACKS)
+def test_a_run_log_header_tampered_with_is_refused(tmp_path, attack):
+    log = _run_log(tmp_path / "run.jsonl")
+    edit, refingerprint, drop, said = HEADER_ATTACKS[attack]
+    edited = _header_edit(log, edit, refingerprint=refingerprint, drop=drop)
+    code, out, err = passk("gate", edited)
+    assert code == 2 and said in err and str(edited) in err, (out, err)
+    assert err.count("\n") == 1
+
+
+def test_a_run_log_with_its_header_deleted_is_refused(tmp_path):
+    log = _run_log(tmp_path / "run.jsonl")
+    headless = tmp_path / "headless.jsonl"
+    headless.write_text("\n".join(_lines(log)[1:]) + "\n")
+    code, _, err = passk("gate", headless)
+    assert code == 2 and f"{headless}:1: a passk run record (it has a 'seed') but the log has " \
+        "no protocol header line" in err, err
+    # it does not gate on the command line's defaults instead
+    code, _, err = passk("gate", headless, "--k", "1", "--min-overall", "0")
+    assert code == 2, err
+
+
+def test_an_honest_run_log_and_its_header_still_gate(tmp_path):
+    log = _run_log(tmp_path / "run.jsonl")
+    code, out, err = passk("gate", log)
+    assert code in (0, 1) and "PASSED" in out or "BLOCKED" in out, (out, err)
+
+
+def _inspect_subset(d: Path, case: str) -> Path:
+    from inspect_logs import write_log
+
+    values = {(s, 1): "C" for s in (1, 2)}
+    path = write_log(d / f"{case}.json", values, sample_ids=[1, 2])
+    payload = json.loads(path.read_text())
+    payload["eval"]["dataset"]["samples"] = {"--limit 2 of 3": 3, "2^31 samples": 2**31}[case]
+    path.write_text(json.dumps(payload))
+    return path
+
+
+@pytest.mark.parametrize("case", ["--limit 2 of 3", "2^31 samples"])
+def test_an_inspect_selection_narrower_than_its_dataset_is_incomplete(tmp_path, case):
+    from passk.results.read import read_results
+
+    path = _inspect_subset(tmp_path, case)
+    r = read_results(path)
+    assert any("a narrower evaluation is not the whole one" in why for why in r.incomplete)
+    code, out, err = passk("gate", path, "--k", "1")
+    assert code != 0 and "PASSED" not in out, (out, err)
+    assert "incomplete" in (out + err)
+
+
+def _subset(kind: str, d: Path) -> Path:
+    """A run of the format that holds fewer runs than its own plan says."""
+    d.mkdir(exist_ok=True)
+    if kind == "tau2":
+        data = json.loads((FIXTURES / "tau2_small.json").read_text())
+        data["simulations"] = [s for s in data["simulations"] if s["task_id"] != "cancel"
+                               or s["trial"] == 0]
+        (d / "tau2.json").write_text(json.dumps(data))
+        return d / "tau2.json"
+    if kind == "tau-bench":
+        data = json.loads((FIXTURES / "tau_bench_small.json").read_text())
+        (d / "tau.json").write_text(json.dumps([r for r in data if (r["task_id"], r["trial"])
+                                                != (1, 2)]))
+        return d / "tau.json"
+    if kind == "terminal-bench":
+        run = Path(shutil.copytree(FIXTURES / "terminal_bench" / "run", d / "tb"))
+        data = json.loads((run / "results.json").read_text())
+        data["results"] = data["results"][1:]
+        (run / "results.json").write_text(json.dumps(data))
+        return run
+    if kind == "harbor":
+        return Path(shutil.copytree(FIXTURES / "harbor" / "job_unfinished", d / "job"))
+    if kind == "passk run log":
+        log = _run_log(d / "run.jsonl")
+        lines = _lines(log)
+        (d / "short.jsonl").write_text("\n".join(lines[:-3]) + "\n")
+        return d / "short.jsonl"
+    return _inspect_subset(d, "--limit 2 of 3")
+
+
+@pytest.mark.parametrize("kind", ["tau2", "tau-bench", "terminal-bench", "harbor",
+                                  "passk run log", "inspect .json"])
+def test_a_subset_run_is_incomplete_and_does_not_pass(tmp_path, kind):
+    from passk.results.read import read_results
+
+    path = _subset(kind, tmp_path / "a")
+    assert read_results(path).incomplete, kind
+    k = () if kind == "passk run log" else ("--k", "1")
+    code, out, err = passk("gate", path, *k)
+    assert code != 0 and "PASSED" not in out, (out, err)
