@@ -651,3 +651,173 @@ def test_a_subset_run_is_incomplete_and_does_not_pass(tmp_path, kind):
     k = () if kind == "passk run log" else ("--k", "1")
     code, out, err = passk("gate", path, *k)
     assert code != 0 and "PASSED" not in out, (out, err)
+
+
+# --------------------------------------------------------------------------
+# issue 28, class 3: a failure is not redefined after the runs. A crash counts as a failure
+# where the producer does not call it the infrastructure's; every lenient option is named
+# --------------------------------------------------------------------------
+
+def _crash(kind: str, d: Path) -> tuple[Path, Path | None]:
+    """A run where some runs crashed, and the honest evidence (those runs failed), or None
+    where the producer's own rule leaves the crash out."""
+    from inspect_logs import write_log
+
+    d.mkdir(exist_ok=True)
+    if kind.startswith("inspect"):
+        ext = kind.split(".")[-1]
+        values = {(s, e): "C" for s in (1, 2, 3) for e in (1, 2)}
+        crashed = [(3, 1), (3, 2)]  # an agent that crashes instead of answering wrong
+        for key in crashed:
+            values.pop(key)
+        log = write_log(d / f"crash.{ext}", values, errored=crashed, epochs=2)
+        honest = write_log(d / f"honest.{ext}", {**values, **dict.fromkeys(crashed, "I")},
+                           epochs=2, sample_ids=[1, 2, 3])
+        return log, honest
+    if kind == "tau-bench":
+        data = json.loads((FIXTURES / "tau_bench_small.json").read_text())
+        honest = d / "honest.json"
+        honest.write_text(json.dumps(data))
+        data[1]["info"] = {"error": "Traceback: the agent crashed"}  # reward 0 already
+        (d / "crash.json").write_text(json.dumps(data))
+        return d / "crash.json", honest
+    if kind == "terminal-bench":
+        crash = Path(shutil.copytree(FIXTURES / "terminal_bench" / "run", d / "crash"))
+        honest = Path(shutil.copytree(FIXTURES / "terminal_bench" / "run", d / "honest"))
+        data = json.loads((crash / "results.json").read_text())
+        first = next(i for i, r in enumerate(data["results"]) if r["is_resolved"])
+        data["results"][first].update(is_resolved=None, failure_mode="agent_timeout")
+        data.pop("pass_at_k"), data.pop("accuracy")
+        (crash / "results.json").write_text(json.dumps(data))
+        data["results"][first].update(is_resolved=False, failure_mode="unset")
+        (honest / "results.json").write_text(json.dumps(data))
+        return crash, honest
+    if kind == "passk run log":
+        log = _run_log(d / "run.jsonl")
+        header, *records = _lines(log)
+        parsed = [json.loads(r) for r in records]
+        parsed[0].update(success=False)
+        honest = d / "honest.jsonl"
+        honest.write_text("\n".join([header, *map(json.dumps, parsed)]) + "\n")
+        parsed[0].update(error="RuntimeError: the agent crashed")
+        (d / "crash.jsonl").write_text("\n".join([header, *map(json.dumps, parsed)]) + "\n")
+        return d / "crash.jsonl", honest
+    if kind == "tau2":
+        return Path(shutil.copy(FIXTURES / "tau2_small.json", d / "tau2.json")), None
+    return Path(shutil.copytree(FIXTURES / "harbor" / "job_errors", d / "job")), None
+
+
+@pytest.mark.parametrize("kind", ["inspect .eval", "inspect .json", "tau-bench",
+                                  "terminal-bench", "passk run log", "tau2", "harbor"])
+def test_a_crash_counts_as_a_failure_unless_the_producer_says_otherwise(tmp_path, kind):
+    from passk.results.read import read_results
+
+    crash, honest = _crash(kind, tmp_path / "a")
+    r = read_results(crash)
+    k = () if kind == "passk run log" else ("--k", "1")
+    if honest is None:  # tau2's infrastructure errors, Harbor's error policy: left out, shown
+        assert r.excluded.sum() > 0 and r.excluded_reason, r
+        code, out, _ = passk("report", crash, *k)
+        assert "left out" in out
+        return
+    h = read_results(honest)
+    assert (r.successes.tolist(), r.totals.tolist(), r.excluded.tolist()) == \
+        (h.successes.tolist(), h.totals.tolist(), h.excluded.tolist())
+    assert r.overrides == ()
+    assert passk("gate", crash, *k)[0] == passk("gate", honest, *k)[0]
+
+
+def test_inspect_errors_are_left_out_only_on_purpose_and_named(tmp_path):
+    from passk.results.read import read_results
+
+    crash, honest = _crash("inspect .eval", tmp_path / "a")
+    assert passk("gate", crash, "--k", "1")[0] == 1  # sample 3 failed twice: BLOCKED
+    r = read_results(crash, errors="exclude")
+    assert r.totals.tolist() == [2, 2, 0] and r.excluded.tolist() == [0, 0, 2]
+    assert r.overrides == ("errored sample epochs excluded, not counted as failures "
+                           "(--errors exclude): 2 left out",)
+    code, out, err = passk("report", crash, "--k", "1", "--errors", "exclude")
+    assert code == 0 and "left out" in out, err
+
+
+def _two_scorers(d: Path) -> Path:
+    """An Inspect log with a strict scorer and a lenient one that passes every sample."""
+    from inspect_logs import write_log
+
+    log = write_log(d / "two.json", {(s, 1): ("C" if s != 3 else "I") for s in (1, 2, 3)})
+    payload = json.loads(log.read_text())
+    for s in payload["samples"]:
+        s["scores"]["lenient"] = {"value": "C"}
+    log.write_text(json.dumps(payload))
+    return log
+
+
+def _numeric(d: Path) -> Path:
+    from inspect_logs import write_log
+
+    return write_log(d / "graded.json", {(s, 1): v for s, v in ((1, 1.0), (2, 0.0), (3, 0.0))})
+
+
+def _lenient(option: str, d: Path) -> tuple[list[Path], dict, tuple[str, ...], str]:
+    """(files, read_results options, command-line flags, the phrase overrides must hold)."""
+    from inspect_logs import write_log
+
+    d.mkdir(exist_ok=True)
+    if option == "--success-value I":
+        log = _inspect(d / "log.json")
+        return [log], {"success_values": ["I"]}, ("--success-value", "I"), \
+            "--success-value I counted as a success"
+    if option == "--success-threshold 0":
+        return [_numeric(d)], {"success_threshold": 0.0}, ("--success-threshold", "0"), \
+            "--success-threshold 0: a score of at least 0 counted as a success"
+    if option == "--scorer (the lenient one of two)":
+        return [_two_scorers(d)], {"scorer": "lenient"}, ("--scorer", "lenient"), \
+            "--scorer lenient chosen of 2 scorers (match, lenient)"
+    if option == "--errors exclude":
+        crash, _ = _crash("inspect .json", d)
+        return [crash], {"errors": "exclude"}, ("--errors", "exclude"), \
+            "errored sample epochs excluded"
+    if option == "--accept-incomplete":
+        log = write_log(d / "short.json", {(1, 1): "C"}, sample_ids=[1, 2, 3])
+        return [log], {"accept_incomplete": True}, ("--accept-incomplete",), \
+            "an incomplete run accepted as complete (--accept-incomplete)"
+    if option == "--duplicates first":
+        p = d / "dup.jsonl"
+        p.write_text('{"task_id": "a", "trial": 0, "success": true}\n'
+                     '{"task_id": "a", "trial": 0, "success": false}\n')
+        return [p], {"duplicates": "first"}, ("--duplicates", "first"), \
+            "duplicate records dropped, keeping the first of each (--duplicates first)"
+    if option == "Harbor --success-threshold 0":
+        job = Path(shutil.copytree(FIXTURES / "harbor" / "job_partial", d / "job"))
+        return [job], {"success_threshold": 0.0}, ("--success-threshold", "0"), \
+            "--success-threshold 0: a reward of at least 0 counted as a success"
+    if option == "Harbor --count-errors-as-failures":
+        job = Path(shutil.copytree(FIXTURES / "harbor" / "job_errors", d / "job"))
+        return [job], {"count_errors_as_failures": True}, ("--count-errors-as-failures",), \
+            "(--count-errors-as-failures)"
+    if option == "--pool-evaluations":
+        a, b = _inspect(d / "a.eval"), _inspect(d / "b.eval", model="openai/gpt-5-mini")
+        return [a, b], {"pool_evaluations": True}, ("--pool-evaluations",), \
+            "evaluations pooled (--pool-evaluations)"
+    a = _csv(d / "a.csv")
+    b = d / "b.csv"
+    b.write_text(a.read_text().replace("\n", "\r\n"))
+    return [a, b], {"pool_unverified_runs": True}, ("--pool-unverified-runs",), \
+        "not verified distinct (--pool-unverified-runs)"
+
+
+LENIENT = ["--success-value I", "--success-threshold 0", "--scorer (the lenient one of two)",
+           "--errors exclude", "--accept-incomplete", "--duplicates first",
+           "Harbor --success-threshold 0", "Harbor --count-errors-as-failures",
+           "--pool-evaluations", "--pool-unverified-runs"]
+
+
+@pytest.mark.parametrize("option", LENIENT)
+def test_every_lenient_reader_option_is_named_in_the_results(tmp_path, option):
+    from passk.results.read import read_results
+
+    files, options, flags, phrase = _lenient(option, tmp_path / "a")
+    r = read_results(files[0] if len(files) == 1 else files, **options)
+    assert any(phrase in o for o in r.overrides), r.overrides
+    code, out, err = passk("report", *files, "--k", "1", *flags)
+    assert code in (0, 1), err
