@@ -555,8 +555,8 @@ HEADER_ATTACKS = {
     "the suite seed edited": (lambda h, s: h.update(seed=4), True, None,
                               "is not the seed the header's seed 4 gives"),
     "retries cut below the attempts": (_set("max_retries", -1), True, None,
-                                       "field 'attempt': attempt 0 is beyond the header's "
-                                       "max_retries -1"),
+                                       ("field 'attempt': attempt 0 is beyond the header's "
+                                        "max_retries -1")),
 }
 
 
@@ -717,7 +717,7 @@ def test_a_crash_counts_as_a_failure_unless_the_producer_says_otherwise(tmp_path
     k = () if kind == "passk run log" else ("--k", "1")
     if honest is None:  # tau2's infrastructure errors, Harbor's error policy: left out, shown
         assert r.excluded.sum() > 0 and r.excluded_reason, r
-        code, out, _ = passk("report", crash, *k)
+        _, out, _ = passk("report", crash, *k)
         assert "left out" in out
         return
     h = read_results(honest)
@@ -730,12 +730,12 @@ def test_a_crash_counts_as_a_failure_unless_the_producer_says_otherwise(tmp_path
 def test_inspect_errors_are_left_out_only_on_purpose_and_named(tmp_path):
     from passk.results.read import read_results
 
-    crash, honest = _crash("inspect .eval", tmp_path / "a")
+    crash, _ = _crash("inspect .eval", tmp_path / "a")
     assert passk("gate", crash, "--k", "1")[0] == 1  # sample 3 failed twice: BLOCKED
     r = read_results(crash, errors="exclude")
     assert r.totals.tolist() == [2, 2, 0] and r.excluded.tolist() == [0, 0, 2]
-    assert r.overrides == ("errored sample epochs excluded, not counted as failures "
-                           "(--errors exclude): 2 left out",)
+    assert r.overrides == (("errored sample epochs excluded, not counted as failures "
+                            "(--errors exclude): 2 left out"),)
     code, out, err = passk("report", crash, "--k", "1", "--errors", "exclude")
     assert code == 0 and "left out" in out, err
 
@@ -819,5 +819,5 @@ def test_every_lenient_reader_option_is_named_in_the_results(tmp_path, option):
     files, options, flags, phrase = _lenient(option, tmp_path / "a")
     r = read_results(files[0] if len(files) == 1 else files, **options)
     assert any(phrase in o for o in r.overrides), r.overrides
-    code, out, err = passk("report", *files, "--k", "1", *flags)
+    code, _, err = passk("report", *files, "--k", "1", *flags)
     assert code in (0, 1), err

@@ -13,10 +13,13 @@ import pytest
 from inspect_logs import agree_with_inspect
 from shared_data import TAU_BENCH_MISSING
 
-from passk.formats import detect_format, read_inspect, read_tau2, read_tau_bench
-from passk.io import ResultsError, read_results
+from passk.analysis.report import build_report
 from passk.metrics import estimate_pass_hat_k
-from passk.reporting import build_report
+from passk.results.formats import detect_format
+from passk.results.formats.inspect_log import read_inspect
+from passk.results.formats.tau2 import read_tau2
+from passk.results.formats.tau_bench import read_tau_bench
+from passk.results.read import ResultsError, read_results
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TAU_DIR = Path(__file__).resolve().parents[1].parent / "shared/data/tau-bench"

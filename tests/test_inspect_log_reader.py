@@ -70,18 +70,18 @@ def test_the_success_rule_is_inspects_value_to_float():
 def test_the_reader_and_the_extension_share_the_rule():
     """passk.inspect (Curtailment, the reducer) judges with the reader's own function."""
     pytest.importorskip("inspect_ai")
-    import passk.inspect
+    import passk.integrations.inspect
 
-    assert passk.inspect.is_success is inspect_log.is_success
+    assert passk.integrations.inspect.is_success is inspect_log.is_success
     for value in VALUES:
         for options in ({}, {"success_values": ["P", "8"]}, {"success_threshold": 0.5}):
             judged = SuccessRule(options.get("success_values"),
                                  options.get("success_threshold")).judge(value)
             if judged is None:
                 with pytest.raises(ValueError, match="cannot judge|neither a success"):
-                    passk.inspect.is_success(value, **options)
+                    passk.integrations.inspect.is_success(value, **options)
             else:
-                assert passk.inspect.is_success(value, **options) is judged
+                assert passk.integrations.inspect.is_success(value, **options) is judged
 
 
 def test_the_reader_counts_each_value_as_the_rule_says(write_log, tmp_path):
@@ -421,7 +421,7 @@ def test_a_misspelt_field_is_named(tmp_path):
 def test_a_json_log_is_detected_by_its_first_bytes(write_log, tmp_path, monkeypatch):
     """`passk report LOG.json` streams the log: the format is told from its first bytes, and
     the whole document is never loaded to detect it."""
-    from passk import formats
+    from passk.results import formats
 
     log = write_log(tmp_path / "log.json", {(1, 1): "C", (1, 2): "I"})
 

@@ -262,8 +262,7 @@ def test_excluded_reason_names_what_was_left_out(tmp_path, flags, reason):
 
 
 def test_bulk_and_line_by_line_agree_on_every_field(tmp_path):
-    lines = ['{"protocol": {"settings": {"k": 1}, "fingerprint": "%s"}}'
-             % Protocol({"k": 1}).fingerprint,
+    lines = [json.dumps({"protocol": Protocol({"k": 1}).to_dict()}),
              '{"task_id": "a", "trial": 0, "success": true, "infrastructure_error": true}',
              '{"task_id": "a", "trial": 0, "success": false}',
              '{"task_id": "b", "trial": 0, "success": true, "cached": true}']

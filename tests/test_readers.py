@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from passk.cli import main
-from passk.io import ResultsError, read_results
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
-from passk.protocol import Protocol
+from passk.results.protocol import Protocol
+from passk.results.read import ResultsError, read_results
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TB_RUN = FIXTURES / "terminal_bench" / "run"

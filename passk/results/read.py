@@ -13,8 +13,13 @@ The data types (:class:`Results`, :class:`Run`, :class:`ResultsError`,
 problem is reported as a :class:`ResultsError` naming the file and the line,
 never as a wrong number. What a reader could not count is said, never dropped
 silently: runs left out (``Results.excluded``, and why in
-``Results.excluded_reason``), records dropped as duplicates (``notes``), and
-a run that stopped short of its plan (``Results.incomplete``).
+``Results.excluded_reason``), records dropped as duplicates (``notes``), a
+run that stopped short of its plan (``Results.incomplete``), and every reader
+option in effect that changes what counts (``Results.overrides``). Several
+files combine only when their runs are known to be distinct: each record's
+run identity (the producer's own ids, compared as values) must not repeat,
+and files whose records have none combine only on purpose
+(``pool_unverified_runs``).
 """
 
 from __future__ import annotations

@@ -6,9 +6,19 @@ Fields: ``task_id`` (str, required), ``success`` (required: ``true``/``false`` o
 ``duplicates`` says which to keep), ``risk`` (str, optional), and, as written
 by ``passk run``, ``infrastructure_error`` and ``cached`` (bool, optional;
 such runs are not counted as evidence about the agent). A JSON Lines file may
-start with a protocol header, ``{"protocol": {...}, "seed": ...}``; the other
-fields of :class:`passk.runlog.RunRecord` (``seed``, ``attempt``, ...) are
-kept in the file and ignored by the counts.
+start with a protocol header, ``{"protocol": {...}, "seed": ...}``.
+
+A record with a ``seed`` is a ``passk run`` record, known by its task, its
+seed as an integer (``1``, ``1.0`` and ``"1"`` are one seed) and its
+``attempt`` (0 when not written): that is its run identity
+(:attr:`passk.results.Run.run_id`), so a copy of the log, however
+re-serialized, is not new runs. Such records need their header, and must
+agree with it (:func:`passk.results.runlog.check_records`): a log whose
+header was deleted, lost its fingerprint, or is contradicted by a record (a
+seed the header's seed does not derive, a task it does not list, a trial
+beyond its plan) is refused. Records without a seed, and CSV rows, have no
+run identity. The other fields of :class:`passk.runlog.RunRecord`
+(``seconds``, ``error``) are kept in the file and ignored by the counts.
 """
 
 from __future__ import annotations
