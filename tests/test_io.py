@@ -406,6 +406,12 @@ def test_write_runs_header_is_passk_runs_header(tmp_path):
     with pytest.raises(ResultsError, match=r"headless.jsonl:1: a passk run record \(it has a "
                        r"'seed'\) but the log has no protocol header line"):
         read_results(headless)
+    plain = tmp_path / "plain.jsonl"  # without a protocol: the header lists the tasks
+    write_runs(plain, report.runs)
+    back = read_results(plain)
+    assert back.protocol is not None and back.protocol.settings == {
+        "tasks": sorted(t.task_id for t in report.tasks)}
+    assert back.successes.tolist() == [t.successes for t in report.tasks]
 
 
 def test_a_log_short_of_its_protocol_is_incomplete(tmp_path):

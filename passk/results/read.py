@@ -108,7 +108,7 @@ def run_records(repeat_runs: Iterable[RepeatRun]) -> Iterator[RunRecord]:
 
 
 def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *,
-               protocol: Protocol, seed: int | None = None) -> int:
+               protocol: Protocol | None = None, seed: int | None = None) -> int:
     """Write runs as the run log, one :class:`~passk.runlog.RunRecord` a line; return the count.
 
     ``repeat_runs`` is what :func:`passk.evaluate_suite` keeps in ``report.runs``
@@ -124,7 +124,9 @@ def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *
     ``seed`` when given), so the file reads back with its protocol and the
     gate is bound by it: a log of seeded records without its header is
     refused as one whose header was deleted. With ``seed`` (the suite's), each
-    record's seed is checked against the one it derives.
+    record's seed is checked against the one it derives. Without
+    ``protocol``, the header records only the task list (``{"tasks": [...]}``),
+    so the log still declares what it holds.
 
     Examples
     --------
@@ -141,6 +143,9 @@ def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *
     ['attempt', 'cached', 'error', 'infrastructure_error', 'risk']
     """
     count = 0
+    repeat_runs = list(repeat_runs)
+    if protocol is None:
+        protocol = Protocol({"tasks": sorted({r.task.task_id for r in repeat_runs})})
     with open(path, "w", encoding="utf-8") as f:
         f.write(log_header_line(protocol, seed=seed) + "\n")
         for record in run_records(repeat_runs):

@@ -731,8 +731,8 @@ def _narrower(header: Mapping[str, Any]) -> list[str]:
 
     Examples
     --------
-    >>> _narrower({"eval": {"dataset": {"samples": 3, "sample_ids": [1, 2]}}})[0][:60]
-    'Inspect log ran a selection of 2 of its dataset\'s 3 samples ('
+    >>> print(_narrower({"eval": {"dataset": {"samples": 3, "sample_ids": [1, 2]}}})[0][:59])
+    Inspect log ran a selection of 2 of its dataset's 3 samples
     """
     dataset = _get(header, "eval", "dataset") or {}
     in_dataset = _count(dataset.get("samples"))
