@@ -666,13 +666,13 @@ def _crash(kind: str, d: Path) -> tuple[Path, Path | None]:
     d.mkdir(exist_ok=True)
     if kind.startswith("inspect"):
         ext = kind.split(".")[-1]
-        values = {(s, e): "C" for s in (1, 2, 3) for e in (1, 2)}
-        crashed = [(3, 1), (3, 2)]  # an agent that crashes instead of answering wrong
+        values = {(s, e): "C" for s in (1, 2, 3) for e in (1, 2, 3)}
+        crashed = [(3, 3)]  # an agent that crashes instead of answering wrong
         for key in crashed:
             values.pop(key)
-        log = write_log(d / f"crash.{ext}", values, errored=crashed, epochs=2)
+        log = write_log(d / f"crash.{ext}", values, errored=crashed, epochs=3)
         honest = write_log(d / f"honest.{ext}", {**values, **dict.fromkeys(crashed, "I")},
-                           epochs=2, sample_ids=[1, 2, 3])
+                           epochs=3, sample_ids=[1, 2, 3])
         return log, honest
     if kind == "tau-bench":
         data = json.loads((FIXTURES / "tau_bench_small.json").read_text())
@@ -731,13 +731,14 @@ def test_inspect_errors_are_left_out_only_on_purpose_and_named(tmp_path):
     from passk.results.read import read_results
 
     crash, _ = _crash("inspect .eval", tmp_path / "a")
-    assert passk("gate", crash, "--k", "1")[0] == 1  # sample 3 failed twice: BLOCKED
+    # sample 3 failed once in 3 (the crash): flaky, BLOCKED; before, it passed on 2 of 2
+    assert passk("gate", crash, "--k", "1")[0] == 1
     r = read_results(crash, errors="exclude")
-    assert r.totals.tolist() == [2, 2, 0] and r.excluded.tolist() == [0, 0, 2]
+    assert r.totals.tolist() == [3, 3, 2] and r.excluded.tolist() == [0, 0, 1]
     assert r.overrides == (("errored sample epochs excluded, not counted as failures "
-                            "(--errors exclude): 2 left out"),)
-    code, out, err = passk("report", crash, "--k", "1", "--errors", "exclude")
-    assert code == 0 and "left out" in out, err
+                            "(--errors exclude): 1 left out"),)
+    code, out, err = passk("gate", crash, "--k", "1", "--errors", "exclude")
+    assert code == 0 and "left out" in out, (out, err)  # only on purpose, and named
 
 
 def _two_scorers(d: Path) -> Path:
