@@ -822,3 +822,14 @@ def test_every_lenient_reader_option_is_named_in_the_results(tmp_path, option):
     assert any(phrase in o for o in r.overrides), r.overrides
     code, _, err = passk("report", *files, "--k", "1", *flags)
     assert code in (0, 1), err
+
+
+def test_a_seeded_record_without_its_trial_is_refused(tmp_path):
+    log = _run_log(tmp_path / "run.jsonl")
+    header, first, *rest = _lines(log)
+    record = json.loads(first)
+    del record["trial"]  # its seed could then not be checked against the header's
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join([header, json.dumps(record), *rest]) + "\n")
+    code, _, err = passk("gate", edited)
+    assert code == 2 and f"{edited}:2: field 'trial' is missing" in err, err

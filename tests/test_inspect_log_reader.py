@@ -142,7 +142,8 @@ def test_logs_read_without_inspect_ai(write_log, tmp_path):
         # sample 4 planned 2 epochs and ran one, in error
         assert read[str(path)][4] == [(
             "Inspect log holds fewer samples than planned, though its status is 'success': 7 "
-            "of 8 sample epochs (4 dataset samples × 2 epochs) were scored")]
+            "of 8 sample epochs (4 dataset samples × 2 epochs) were scored (1 of them ended "
+            "in an error, counted as failures)")]
     script = ("import sys; sys.modules['inspect_ai'] = None; from passk.cli import main; "
               "sys.exit(main(sys.argv[1:]))")
     report = subprocess.run([sys.executable, "-c", script, "report", str(paths[0]), "--k", "1",

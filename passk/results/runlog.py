@@ -391,6 +391,10 @@ def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
             raise ResultsError(path, line, f"field 'attempt': attempt {attempt} is beyond the "
                                f"header's max_retries {retries}: the header was edited, or "
                                "the log mixes two runs")
+        if root is not None and seed is not None and trial is None:
+            raise ResultsError(path, line, "field 'trial' is missing: a passk run record "
+                               "names its run, and its seed is checked against the one the "
+                               "header's seed gives that run")
         if root is not None and seed is not None and trial is not None and trial >= 0:
             expected = attempt_seed(root, task, trial, attempt)
             if seed != expected:

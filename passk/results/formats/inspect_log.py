@@ -653,7 +653,7 @@ def _value_counts(counts: Counter[Any], limit: int = 8) -> str:
 
 
 def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopped: bool,
-          manager: str | None) -> list[str]:
+          manager: str | None, failed_errors: int = 0) -> list[str]:
     """The sentence naming an Inspect eval that did not run its whole plan, if it did not.
 
     The plan is the selected samples (``eval.dataset.sample_ids``) ×
@@ -706,6 +706,8 @@ def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopp
         text = f"{scored} of {plan} were scored"
     if errored:
         text += f" ({errored} more ended in an error)"
+    if failed_errors:
+        text += f" ({failed_errors} of them ended in an error, counted as failures)"
     if passk_stopped and stopped:
         text += f" ({stopped} more settled early by {PASSK_MANAGER})"
     if ids is not None:
@@ -1013,8 +1015,9 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                      f"{plural(len(stops), 'sample epoch')} not run, because no outcome of them "
                      "could change the gate's decision under the log's protocol "
                      f"({some([f'{t}: {n} runs' for t, n in settled.items()])})")
+    failed_errors = errored if errors == "fail" else 0
     results = with_notes(results, notes, _gaps(header, results, len(stops), passk_stopped,
-                                               manager) + _narrower(header))
+                                               manager, failed_errors) + _narrower(header))
     results = with_overrides(results, *_overrides(names, scorer, success_values,
                                                   success_threshold, score_key, errors, errored))
     suite = str(_get(header, "eval", "task") or "")
