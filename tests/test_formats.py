@@ -15,7 +15,10 @@ from shared_data import TAU_BENCH_MISSING
 
 from passk.analysis.report import build_report
 from passk.metrics import estimate_pass_hat_k
-from passk.results.formats import detect_format, read_inspect, read_tau2, read_tau_bench
+from passk.results.formats import detect_format
+from passk.results.formats.inspect_log import read_inspect
+from passk.results.formats.tau2 import read_tau2
+from passk.results.formats.tau_bench import read_tau_bench
 from passk.results.read import ResultsError, read_results
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -272,8 +275,14 @@ def test_inspect_log_counts(inspect_logs, ext):
     assert r.source == "inspect"
     assert r.task_ids == ("1", "2", "3")
     assert r.successes.tolist() == [3, 1, 1]
-    assert r.totals.tolist() == [3, 3, 2]
-    assert r.excluded.tolist() == [0, 0, 1]  # the errored epoch is left out
+    assert r.totals.tolist() == [3, 3, 3]
+    assert r.excluded.tolist() == [0, 0, 0]  # the errored epoch is a failure: fails closed
+    assert r.overrides == ("--scorer match chosen of 2 scorers (match, judge)",)
+    out = read_results(inspect_logs[ext], scorer="match", errors="exclude")
+    assert (out.successes.tolist(), out.totals.tolist(), out.excluded.tolist()) == (
+        [3, 1, 1], [3, 3, 2], [0, 0, 1])  # left out only on purpose, and said
+    assert out.overrides[-1] == ("errored sample epochs excluded, not counted as failures "
+                                 "(--errors exclude): 1 left out")
 
 
 def test_inspect_several_scorers_need_a_choice(inspect_logs):
@@ -613,7 +622,10 @@ def test_inspect_error_log_with_epochs_and_errored_samples(tmp_path):
     ran = {(1, 1): "C", (1, 2): "C", (2, 1): "I", (2, 2): None}
     path = inspect_log(tmp_path, "error.json", status="error", ids=[1, 2, 3, 4, 5], epochs=2,
                        ran=ran, error="RateLimitError: too many requests\ntraceback line")
-    r = read_results(path)
+    r = read_results(path)  # the errored epoch (2, 2) is a failure
+    assert (r.successes.tolist(), r.totals.tolist(), r.excluded.tolist()) == ([2, 0], [2, 2],
+                                                                              [0, 0])
+    r = read_results(path, errors="exclude")
     assert (r.successes.tolist(), r.totals.tolist(), r.excluded.tolist()) == ([2, 0], [2, 1],
                                                                               [0, 1])
     assert r.excluded_reason == "errored samples"
@@ -632,21 +644,27 @@ def test_inspect_success_log_short_of_its_samples(tmp_path):
 
 
 def test_inspect_complete_selection_and_started_status(tmp_path):
-    # --limit 2 on a 100-sample dataset: the selection is the plan, and it ran in full
+    # --limit 2 on a 100-sample dataset: it ran its selection in full, but the selection is
+    # narrower than the evaluation (Inspect records samples=len(dataset), sample_ids=selected)
+    narrower = ("Inspect log ran a selection of 2 of its dataset's 100 samples (--limit or "
+                "--sample-id?): a narrower evaluation is not the whole one")
     path = inspect_log(tmp_path, "limit.eval", status="success", ids=[7, 9], epochs=1,
                        ran={(7, 1): "C", (9, 1): "I"}, dataset_samples=100)
     r = read_results(path)
-    assert r.incomplete == () and r.excluded_reason == ""
+    assert r.incomplete == (narrower,) and r.excluded_reason == ""
     path = inspect_log(tmp_path, "started.eval", status="started", ids=[7, 9], epochs=1,
                        ran={(7, 1): "C", (9, 1): "I"}, dataset_samples=100)
     assert read_results(path).incomplete == (
         ("Inspect log status is 'started': 2 of 2 selected samples (of the dataset's 100) × 1 "
-        "epoch were scored"),)
+        "epoch were scored"), narrower)
 
 
 def test_inspect_fixture_is_complete_and_names_errored_samples(inspect_logs):
     r = read_results(inspect_logs["eval"], scorer="match")
     assert r.incomplete == ()  # status success; the dataset's size is not recorded
+    assert r.excluded_reason == ""  # the errored epoch is a failure
+    assert "1 sample epoch(s) ended in an error and count as failures" in " ".join(r.notes)
+    r = read_results(inspect_logs["eval"], scorer="match", errors="exclude")
     assert r.excluded_reason == "errored samples"
 
 
@@ -674,9 +692,9 @@ def test_inspect_duplicates_keep_first_or_last(inspect_logs, tmp_path):
     for keep in ("first", "last"):
         chosen: dict[tuple[str, int], bool] = {}  # the oracle: one record a (sample, epoch)
         for s in payload["samples"]:
-            if s.get("error") is None and (keep == "last" or (str(s["id"]), s["epoch"])
-                                           not in chosen):
-                chosen[(str(s["id"]), s["epoch"])] = s["scores"]["match"]["value"] == "C"
+            if keep == "last" or (str(s["id"]), s["epoch"]) not in chosen:  # errored: a failure
+                chosen[(str(s["id"]), s["epoch"])] = (s.get("error") is None and
+                                                      s["scores"]["match"]["value"] == "C")
         r = read_results(path, scorer="match", duplicates=keep)
         assert r.successes.tolist() == [sum(v for (i, _), v in chosen.items() if i == t)
                                         for t in r.task_ids]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from passk.results.formats.jsonl_csv import _fast_jsonl, _jsonl_located
+from passk.results.protocol import Protocol
 from passk.results.read import (
     ResultsError,
     Run,
@@ -91,7 +92,7 @@ def test_empty_file(tmp_path):
     path.write_text("\n\n")
     with pytest.raises(ResultsError, match=r"no runs found \(only blank lines\)"):
         read_results(path)
-    path.write_text('{"protocol": {"settings": {}}}\n')
+    path.write_text('{"protocol": {"settings": {}, "fingerprint": "44136fa355b3678a"}}\n')
     with pytest.raises(ResultsError, match=r"no runs found \(only a protocol header\)"):
         read_results(path)
 
@@ -145,8 +146,8 @@ def test_write_runs_round_trips_through_the_reader(tmp_path):
 
     report = evaluate_suite(Flaky(), demo_tasks(), seed=3)
     path = tmp_path / "runs.jsonl"
-    assert write_runs(path, report.runs) == 22
-    back = read_results(path)
+    assert write_runs(path, report.runs, protocol=report.protocol, seed=3) == 22
+    back = read_results(path)  # every record's seed checked against the header's, retries too
     assert back.task_ids == tuple(t.task_id for t in report.tasks)
     assert back.successes.tolist() == [t.successes for t in report.tasks]
     assert back.totals.tolist() == [t.runs for t in report.tasks]
@@ -261,7 +262,7 @@ def test_excluded_reason_names_what_was_left_out(tmp_path, flags, reason):
 
 
 def test_bulk_and_line_by_line_agree_on_every_field(tmp_path):
-    lines = ['{"protocol": {"settings": {"k": 1}}}',
+    lines = [json.dumps({"protocol": Protocol({"k": 1}).to_dict()}),
              '{"task_id": "a", "trial": 0, "success": true, "infrastructure_error": true}',
              '{"task_id": "a", "trial": 0, "success": false}',
              '{"task_id": "b", "trial": 0, "success": true, "cached": true}']
@@ -400,9 +401,17 @@ def test_write_runs_header_is_passk_runs_header(tmp_path):
     back = read_results(path)
     assert back.protocol == report.protocol and back.incomplete == ()
     assert back.successes.tolist() == [t.successes for t in report.tasks]
-    no_protocol = tmp_path / "plain.jsonl"
-    write_runs(no_protocol, report.runs)
-    assert read_results(no_protocol).protocol is None
+    headless = tmp_path / "headless.jsonl"  # the header line deleted: refused, not defaults
+    headless.write_text("\n".join(path.read_text().splitlines()[1:]) + "\n")
+    with pytest.raises(ResultsError, match=r"headless.jsonl:1: a passk run record \(it has a "
+                       r"'seed'\) but the log has no protocol header line"):
+        read_results(headless)
+    plain = tmp_path / "plain.jsonl"  # without a protocol: the header lists the tasks
+    write_runs(plain, report.runs)
+    back = read_results(plain)
+    assert back.protocol is not None and back.protocol.settings == {
+        "tasks": sorted(t.task_id for t in report.tasks)}
+    assert back.successes.tolist() == [t.successes for t in report.tasks]
 
 
 def test_a_log_short_of_its_protocol_is_incomplete(tmp_path):

@@ -131,7 +131,8 @@ def test_a_file_without_protocol_is_not_compared_with_one_that_has_it(two_logs, 
     bare.write_text("".join(line for line in old.read_text().splitlines(keepends=True)
                             if '"protocol"' not in line))
     assert main(["diff", str(bare), str(old)]) == 2
-    assert "records no protocol" in capsys.readouterr().err
+    # a run log's records without its header: refused as a log whose header was deleted
+    assert "has no protocol header line" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["diff", "gate"])

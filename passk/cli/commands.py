@@ -78,6 +78,9 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None) -> 
                            success_threshold=getattr(args, "success_threshold", None),
                            score_key=getattr(args, "score_key", None),
                            pool_evaluations=getattr(args, "pool_evaluations", False),
+                           pool_unverified_runs=getattr(args, "pool_unverified_runs", False),
+                           accept_incomplete=getattr(args, "accept_incomplete", False),
+                           errors=getattr(args, "errors", None),
                            eval_key=getattr(args, "eval_key", None),
                            count_errors_as_failures=getattr(args, "count_errors_as_failures",
                                                             None) or None)
@@ -461,6 +464,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def add_input_options(p: argparse.ArgumentParser) -> None:
     """--format, the Inspect options, --duplicates and --accept-incomplete, for any
     command that reads results files."""
+    from passk.cli.options import add_reader_overrides
     from passk.results.read import DUPLICATES
     p.add_argument("--format", default="auto", choices=FORMATS, metavar="FORMAT",
                    help="input format: " + ", ".join(FORMATS) + " (default auto: by extension, "
@@ -496,6 +500,7 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    "anyway; the report's notes say what was pooled. Without it they are "
                    "refused, as are the same evidence twice (a copy, the same run, a log of "
                    "the same seeds)")
+    add_reader_overrides(p)
     p.add_argument("--accept-incomplete", action="store_true",
                    help="accept an incomplete run (an Inspect log not finished with status "
                    "success, short of its samples x epochs or stopped early by a manager "

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Callable
 
 __all__ = [
+    "add_reader_overrides",
     "int_list",
     "margin",
     "open_probability",
@@ -92,3 +93,18 @@ def margin(text: str) -> float:
     if value >= 1:
         raise argparse.ArgumentTypeError(f"{text} must be less than 1")
     return value
+
+
+def add_reader_overrides(p: argparse.ArgumentParser) -> None:
+    """The reader options that change what counts, each named in the verdict when used:
+    ``--errors`` (Inspect logs) and ``--pool-unverified-runs``."""
+    p.add_argument("--errors", choices=("fail", "exclude"), default=None,
+                   help="Inspect logs: what a sample epoch that ended in an error is: a "
+                   "failure (default: Inspect does not tell the agent's errors from the "
+                   "infrastructure's, so passk fails closed), or exclude to leave it out "
+                   "(counted, and named in the verdict)")
+    p.add_argument("--pool-unverified-runs", action="store_true",
+                   help="combine several files whose records carry no run id of their own "
+                   "(plain JSON Lines, CSV, tau-bench) anyway: nothing tells their runs from "
+                   "a copy, so without it they are refused; with it the verdict says the "
+                   "runs were not verified distinct")

@@ -20,11 +20,13 @@ from passk.results.counts import (
     Results,
     ResultsError,
     Run,
+    Source,
     check_duplicates_option,
     combine_trials,
     results_from_runs,
     tally_runs,
     with_notes,
+    with_overrides,
 )
 from passk.results.protocol import Protocol
 
@@ -36,12 +38,14 @@ __all__ = [
     "Results",
     "ResultsError",
     "Run",
+    "Source",
     "check_duplicates_option",
     "combine_trials",
     "read_results",
     "results_from_runs",
     "tally_runs",
     "with_notes",
+    "with_overrides",
 ]
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "CACHED_RESULTS",
     "DUPLICATES",
     "INFRASTRUCTURE_ERRORS",
+    "POOLED_UNVERIFIED",
     "Results",
     "ResultsError",
     "Run",
@@ -31,8 +32,10 @@ __all__ = [
     "combine_trials",
     "declared_tasks",
     "results_from_runs",
+    "shown_run_id",
     "tally_runs",
     "with_notes",
+    "with_overrides",
     "with_unrun_tasks",
 ]
 
@@ -69,6 +72,10 @@ class Run:
     ``excluded`` runs are not evidence about the agent (an infrastructure
     error, a cached result, an errored sample); ``excluded_as`` names their
     kind in the plural, as reasons print it (e.g. ``"infrastructure errors"``).
+    ``run_id`` is the producer's own identity of the run, as values (what it
+    is first, e.g. ``("tau2 simulation", id, trial)``), or None where the
+    producer records none: two files holding a run of the same id hold the
+    same run (see :func:`check_distinct_evidence`).
     """
 
     task_id: str
@@ -77,6 +84,7 @@ class Run:
     risk: str | None = None
     excluded: bool = False
     excluded_as: str = ""
+    run_id: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,9 +112,14 @@ class Source:
         What defines "the same evaluation" where the file records it: the
         model, its roles, the task and its arguments, the solver plan, the
         generate config, the dataset and its sample ids, the protocol.
-    trials : frozenset of (str, str)
-        Each counted record's task and its seed and attempt, where the file
-        records them (``passk run`` logs).
+    trials : frozenset of tuple of str
+        Every record's run identity (:attr:`Run.run_id`), where the producer
+        records one: compared as values, so a copy re-serialized (keys sorted,
+        records reversed, seeds written as floats) holds the same ids.
+    identified : bool
+        Whether every record of the source has a run identity; records
+        without one cannot be told apart from a copy, so they are not combined
+        with another file's unless pooled on purpose (``pool_unverified_runs``).
     """
 
     path: str
@@ -114,7 +127,8 @@ class Source:
     producer: str
     run_ids: tuple[tuple[str, str], ...] = ()
     evaluation: tuple[tuple[str, str], ...] = ()
-    trials: frozenset[tuple[str, str]] = frozenset()
+    trials: frozenset[tuple[str, ...]] = frozenset()
+    identified: bool = False
 
 
 @dataclass(frozen=True)
@@ -163,6 +177,18 @@ class Results:
     sources : tuple of Source
         Where the evidence came from, one per file read (empty for runs built
         in memory); see :class:`Source`.
+    overrides : tuple of str
+        One phrase for each reader option in effect that changes what counts
+        (``"--success-value I counted as a success"``, ``"errored samples
+        excluded (--errors exclude)"``, ``"runs pooled across files without
+        verified run ids (--pool-unverified-runs)"``, ...), in the order they
+        were applied; a verdict names every one. Empty when the file was read
+        by the producer's own rules.
+    run_ids : frozenset of tuple of str
+        Every record's run identity (:attr:`Run.run_id`) where the producer
+        records one.
+    unidentified : int
+        Records without a run identity.
     """
 
     task_ids: tuple[str, ...]
@@ -179,6 +205,9 @@ class Results:
     suite: str = ""
     never_ran: tuple[str, ...] = ()
     sources: tuple[Source, ...] = ()
+    overrides: tuple[str, ...] = ()
+    run_ids: frozenset[tuple[str, ...]] = frozenset()
+    unidentified: int = 0
 
     def __len__(self) -> int:
         return len(self.task_ids)
@@ -241,6 +270,36 @@ def dedupe(located: Iterable[tuple[int | str, Run]], path: Any, duplicates: str,
             slot[key] = (len(kept), where)
         kept.append(run)
     yield from kept
+
+
+def shown_run_id(run_id: tuple[str, ...]) -> str:
+    """A run identity as messages print it: ``tau2 simulation 'ab12' trial 0``."""
+    what, *values = run_id
+    return " ".join([what, *(_short(v) for v in values)])
+
+
+def _identified(located: Iterable[tuple[int | str, Run]], path: Any, check: bool,
+                ids: set[tuple[str, ...]], unidentified: list[int]
+                ) -> Iterator[tuple[int | str, Run]]:
+    """Collect every record's run id; a counted run id seen twice in one file is an error."""
+    seen: dict[tuple[str, ...], int | str] = {}
+    trials: set[tuple[str, int]] = set()
+    for where, run in located:
+        # a repeated (task, trial) follows the duplicates rule (dedupe), which names it
+        repeated = False
+        if run.trial is not None and not run.excluded:
+            repeated = (run.task_id, run.trial) in trials
+            trials.add((run.task_id, run.trial))
+        if run.run_id is None:
+            unidentified[0] += 1
+        else:
+            if check and not run.excluded and not repeated:
+                if run.run_id in seen:
+                    raise ResultsError(path, where, f"run {shown_run_id(run.run_id)} already "
+                                       f"appears {_at(seen[run.run_id])}: one run counts once")
+                seen[run.run_id] = where
+            ids.add(run.run_id)
+        yield where, run
 
 
 def _dropped_note(dropped: Sequence[int | str], duplicates: str) -> str:
@@ -307,6 +366,9 @@ def tally_runs(runs: Iterable[tuple[int | str, Run]], *, path: str | os.PathLike
     untrialled = [0] * len(order)
     reasons: list[str] = []
     dropped: list[int | str] = []
+    ids: set[tuple[str, ...]] = set()
+    unidentified = [0]
+    runs = _identified(runs, path, duplicates == "error", ids, unidentified)
     for run in dedupe(runs, path, duplicates, dropped):
         i = order.get(run.task_id)
         if i is None:
@@ -341,6 +403,10 @@ def tally_runs(runs: Iterable[tuple[int | str, Run]], *, path: str | os.PathLike
             distinct += np.bincount(np.fromiter((i for i, _ in trial_keys), dtype=np.int64,
                                                 count=len(trial_keys)), minlength=m)
         gaps = plan_gaps(protocol, results.task_ids, results.risks, distinct)
+    overrides = ((f"duplicate records dropped, keeping the {duplicates} of each "
+                  f"(--duplicates {duplicates})"),) if dropped else ()
+    results = replace(results, run_ids=frozenset(ids), unidentified=unidentified[0],
+                      overrides=overrides)
     return with_notes(results, all_notes, gaps)
 
 
@@ -350,6 +416,18 @@ def with_notes(results: Results, notes: Iterable[str] = (),
     incomplete = tuple(incomplete)
     return replace(results, notes=results.notes + tuple(notes) + incomplete,
                    incomplete=results.incomplete + incomplete)
+
+
+def with_overrides(results: Results, *phrases: str) -> Results:
+    """``results`` with more override phrases (each kept once, in order).
+
+    Examples
+    --------
+    >>> r = with_overrides(results_from_runs([Run("a", True)]), "--scorer lenient")
+    >>> r.overrides
+    ('--scorer lenient',)
+    """
+    return replace(results, overrides=tuple(dict.fromkeys((*results.overrides, *phrases))))
 
 
 def results_from_runs(runs: Iterable[Run], *, path: str | os.PathLike[str] = "<runs>",
@@ -483,16 +561,26 @@ def _short(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit - 1] + "…")
 
 
+#: The override phrase of files pooled without verified run ids.
+POOLED_UNVERIFIED = ("runs pooled across files without verified run ids: not verified distinct "
+                     "(--pool-unverified-runs)")
+
+
 def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
-                            pool_evaluations: bool = False) -> tuple[str, ...]:
+                            pool_evaluations: bool = False,
+                            pool_unverified_runs: bool = False) -> tuple[str, ...]:
     """Refuse the same evidence twice, and different evaluations read as trials of one.
 
-    Each part's :class:`Source` is compared with every earlier part's: the same
-    content (SHA-256), the same producer's run id, or a record of the same
-    (task, seed, attempt) is the same evidence counted twice; a field of
+    Each part is compared with every earlier part: the same content
+    (SHA-256), the same producer's run id of the whole file (an Inspect
+    ``eval_id``, a ``passk run`` seed), or a record of the same run identity
+    (:attr:`Run.run_id`, compared as values: a copy however re-serialized, or
+    a file's own first half) is the same evidence counted twice; a field of
     ``evaluation`` that both record with different values (the model, the
-    task's arguments, ...) makes them different evaluations. Returns the notes
-    that say what was pooled when ``pool_evaluations`` allows that.
+    task's arguments, ...) makes them different evaluations. A file whose
+    records have no run identity (plain JSON Lines, CSV, tau-bench) cannot be
+    told from a copy, so it is not combined with another unless
+    ``pool_unverified_runs``. Returns the notes that say what was pooled.
 
     Raises
     ------
@@ -500,10 +588,11 @@ def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
         Naming the later file, the earlier one, and what is repeated or differs.
     """
     pooled: dict[str, list[str]] = {}
-    seen: list[tuple[str, Source]] = []
+    earlier: list[tuple[str, Results]] = []
     for label, r in parts:
-        for src in r.sources:
-            for other_label, other in seen:
+        for other_label, other_r in earlier:
+            pairs = [(src, other) for src in r.sources for other in other_r.sources]
+            for src, other in pairs:
                 if src.sha256 == other.sha256:
                     raise ResultsError(label, None, f"has the same content as {other_label} "
                                        f"(SHA-256 {src.sha256[:12]}): a copy is not new runs")
@@ -512,12 +601,20 @@ def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
                     what, rid = min(shared)
                     raise ResultsError(label, None, f"is the same run as {other_label} ({what} "
                                        f"{_short(rid)[1:-1]}): one run's outcomes count once")
-                twice = src.trials & other.trials
-                if twice:
-                    task, key = min(twice)
-                    raise ResultsError(label, None, f"holds task {_short(task)} {key}, which "
-                                       f"{other_label} holds too: the same run counted twice "
-                                       f"({len(twice)} such records)")
+            twice = r.run_ids & other_r.run_ids
+            if twice:
+                raise ResultsError(label, None, f"holds run {shown_run_id(min(twice))}, which "
+                                   f"{other_label} holds too: the same run counted twice "
+                                   f"({len(twice)} such records)")
+            for src, other in pairs:
+                if not (src.identified and other.identified) and not pool_unverified_runs:
+                    which, whose = ((label, src) if not src.identified else (other_label, other))
+                    raise ResultsError(label, None, f"cannot be combined with {other_label}: "
+                                       f"{which} records no run ids ({whose.producer} records "
+                                       "name no run of their own), so a copy or a part of "
+                                       "the other cannot be told from new runs "
+                                       "(--pool-unverified-runs pools them on purpose, and "
+                                       "the verdict says so)")
                 mine, theirs = dict(src.evaluation), dict(other.evaluation)
                 for name in sorted(set(mine) & set(theirs)):
                     if mine[name] == theirs[name]:
@@ -531,13 +628,18 @@ def check_distinct_evidence(parts: Sequence[tuple[str, Results]], *,
                     for value in (theirs[name], mine[name]):
                         if value not in pooled[name]:
                             pooled[name].append(value)
-            seen.append((label, src))
+        earlier.append((label, r))
     return tuple(f"evaluations pooled on purpose (--pool-evaluations): {name} "
                  + ", ".join(_short(v) for v in values) for name, values in pooled.items())
 
 
+def _unverified(parts: Sequence[tuple[str, Results]]) -> bool:
+    return any(not src.identified for _, r in parts for src in r.sources)
+
+
 def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathLike[str],
-                   what: str = "files", pool_evaluations: bool = False) -> Results:
+                   what: str = "files", pool_evaluations: bool = False,
+                   pool_unverified_runs: bool = False) -> Results:
     """Several results of one suite read as its trials: each task's counts added up.
 
     People re-run an evaluation (an Inspect task with ``epochs=1``, a
@@ -559,7 +661,16 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
         What the parts are, in the plural, for the note.
     pool_evaluations : bool, default False
         Read parts of different evaluations (another model, other task
-        arguments) as trials of one suite anyway; the notes say what was pooled.
+        arguments) as trials of one suite anyway; the notes and
+        ``overrides`` say what was pooled.
+    pool_unverified_runs : bool, default False
+        Combine files whose records have no run identity anyway; ``overrides``
+        then says the runs were not verified distinct.
+
+    Returns
+    -------
+    Results
+        Each part's ``overrides`` kept (once each), with the pooling's own.
 
     Examples
     --------
@@ -601,7 +712,13 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
             raise ResultsError(label, None, f"records protocol {fp or 'none'} but {first_label} "
                                f"records {first_fp or 'none'}: trials of one suite are measured "
                                "under one protocol")
-    pooled = check_distinct_evidence(parts, pool_evaluations=pool_evaluations)
+    pooled = check_distinct_evidence(parts, pool_evaluations=pool_evaluations,
+                                     pool_unverified_runs=pool_unverified_runs)
+    overrides = [o for _, r in parts for o in r.overrides]
+    if pooled:
+        overrides.append("evaluations pooled (--pool-evaluations)")
+    if _unverified(parts):
+        overrides.append(POOLED_UNVERIFIED)
     m = len(tasks)
     successes = np.zeros(m, dtype=np.int64)
     totals = np.zeros(m, dtype=np.int64)
@@ -629,5 +746,8 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
                        settled_early=settled, suite=first.suite,
                        never_ran=tuple(dict.fromkeys(t for _, r in parts for t in r.never_ran
                                                      if t not in known)),
-                       sources=tuple(src for _, r in parts for src in r.sources))
+                       sources=tuple(src for _, r in parts for src in r.sources),
+                       overrides=tuple(dict.fromkeys(overrides)),
+                       run_ids=frozenset().union(*(r.run_ids for _, r in parts)),
+                       unidentified=sum(r.unidentified for _, r in parts))
     return with_notes(combined, [*notes, *pooled], incomplete)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from passk.results.counts import Results, Source
-from passk.results.runlog import read_log_header, read_run_log
+from passk.results.runlog import read_log_header
 
 __all__ = ["IDENTITIES", "content_sha256", "source_of"]
 
@@ -56,7 +56,8 @@ def _canonical(value: Any) -> str:
 
 
 def _passk_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
-    """A ``passk run`` / pytest-plugin log: the root seed, the protocol, each record's seed."""
+    """A ``passk run`` / pytest-plugin log: the root seed and the protocol (each record's
+    task, seed and attempt are its run ids, read by the reader)."""
     if not path.is_file():
         return {}
     header = read_log_header(path) or {}
@@ -66,13 +67,7 @@ def _passk_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
     evaluation = []
     if results.protocol is not None:
         evaluation.append(("protocol", results.protocol.fingerprint))
-    seeds = set()
-    for _, record in read_run_log(path).records if trials else ():
-        if isinstance(record, Mapping) and record.get("seed") is not None:
-            attempt = record.get("attempt")
-            seeds.add((str(record.get("task_id")), f"seed {record['seed']}"
-                       + (f" attempt {attempt}" if attempt is not None else "")))
-    return {"run_ids": run_ids, "evaluation": evaluation, "trials": frozenset(seeds)}
+    return {"run_ids": run_ids, "evaluation": evaluation}
 
 
 def _inspect_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
@@ -116,22 +111,24 @@ IDENTITIES: dict[str, Callable[[Path, Results, bool], dict[str, Any]]] = {
 def source_of(path: str | os.PathLike[str], results: Results, *, trials: bool = True) -> Source:
     """Describe the file ``results`` were read from: its digest, run ids and evaluation.
 
-    ``trials=False`` leaves out each record's (task, seed, attempt), which
-    takes a second read of a run log: only combining files needs them.
+    ``trials`` are the records' run identities (``results.run_ids``);
+    ``trials=False`` leaves out what only combining files needs (an Inspect
+    log's evaluation, read a second time).
 
     Examples
     --------
     >>> import pathlib, tempfile
     >>> from passk.results.read import read_results
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "runs.jsonl"
-    >>> _ = p.write_text('{"task_id": "a", "success": true, "seed": 7, "attempt": 0}\\n')
+    >>> _ = p.write_text('{"task_id": "a", "trial": 0, "success": true}\\n')
     >>> src = source_of(p, read_results(p))
-    >>> src.producer, sorted(src.trials)
-    ('jsonl', [('a', 'seed 7 attempt 0')])
+    >>> src.producer, src.identified, len(src.sha256)
+    ('jsonl', False, 64)
     """
     p = Path(path)
     found = IDENTITIES.get(results.source, lambda _p, _r, _t: {})(p, results, trials)
     return Source(path=os.fspath(path), sha256=content_sha256(p), producer=results.source,
                   run_ids=tuple(found.get("run_ids", ())),
                   evaluation=tuple(found.get("evaluation", ())),
-                  trials=found.get("trials", frozenset()))
+                  trials=results.run_ids,
+                  identified=bool(results.run_ids) and results.unidentified == 0)

@@ -13,8 +13,13 @@ The data types (:class:`Results`, :class:`Run`, :class:`ResultsError`,
 problem is reported as a :class:`ResultsError` naming the file and the line,
 never as a wrong number. What a reader could not count is said, never dropped
 silently: runs left out (``Results.excluded``, and why in
-``Results.excluded_reason``), records dropped as duplicates (``notes``), and
-a run that stopped short of its plan (``Results.incomplete``).
+``Results.excluded_reason``), records dropped as duplicates (``notes``), a
+run that stopped short of its plan (``Results.incomplete``), and every reader
+option in effect that changes what counts (``Results.overrides``). Several
+files combine only when their runs are known to be distinct: each record's
+run identity (the producer's own ids, compared as values) must not repeat,
+and files whose records have none combine only on purpose
+(``pool_unverified_runs``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from passk.results.counts import (
     results_from_runs,
     tally_runs,
     with_notes,
+    with_overrides,
 )
 from passk.results.evidence import source_of
 from passk.results.formats import (
@@ -113,9 +119,14 @@ def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *
     exactly the counts the runs gave, and a failing run can be re-run from
     its line's seed.
 
-    With ``protocol`` (``report.protocol``), the file starts with the header
-    line ``passk run`` writes (:func:`log_header_line`, with ``seed`` when
-    given), so the file reads back with its protocol and the gate is bound by it.
+    The file starts with the header line ``passk run`` writes
+    (:func:`log_header_line` of ``protocol``, ``report.protocol``, with
+    ``seed`` when given), so the file reads back with its protocol and the
+    gate is bound by it: a log of seeded records without its header is
+    refused as one whose header was deleted. With ``seed`` (the suite's), each
+    record's seed is checked against the one it derives. Without
+    ``protocol``, the header records only the task list (``{"tasks": [...]}``),
+    so the log still declares what it holds.
 
     Examples
     --------
@@ -132,9 +143,11 @@ def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *
     ['attempt', 'cached', 'error', 'infrastructure_error', 'risk']
     """
     count = 0
+    repeat_runs = list(repeat_runs)
+    if protocol is None:
+        protocol = Protocol({"tasks": sorted({r.task.task_id for r in repeat_runs})})
     with open(path, "w", encoding="utf-8") as f:
-        if protocol is not None:
-            f.write(log_header_line(protocol, seed=seed) + "\n")
+        f.write(log_header_line(protocol, seed=seed) + "\n")
         for record in run_records(repeat_runs):
             f.write(record.to_json() + "\n")
             count += 1
@@ -159,7 +172,8 @@ def _read_one(path: str | os.PathLike[str], format: str, duplicates: str,
 
 def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
                  format: str = "auto", *, duplicates: str = "error",
-                 pool_evaluations: bool = False, **options: Any) -> Results:
+                 pool_evaluations: bool = False, pool_unverified_runs: bool = False,
+                 accept_incomplete: bool = False, **options: Any) -> Results:
     """Read a results file (or a run directory, or several files of one suite) into counts.
 
     Parameters
@@ -171,7 +185,9 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         :func:`passk.results.combine_trials`: they must hold the same tasks,
         come from one format and evaluation, and record one protocol; the
         same evidence twice, such as a copy or a log of the same seeds, is
-        refused).
+        refused, compared by the producer's run ids as values: see
+        :attr:`Run.run_id`; files whose records have none are refused unless
+        ``pool_unverified_runs``).
     format : str, default "auto"
         One of :data:`FORMATS`. ``"auto"`` decides by extension (``.jsonl``,
         ``.ndjson``, ``.csv``, ``.eval``), for ``.json`` by content and for a
@@ -185,10 +201,22 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         Read several files of different evaluations (another model, other
         task arguments) as trials of one suite anyway; ``notes`` say what was
         pooled. Without it they are refused.
+    pool_unverified_runs : bool, default False
+        Combine several files whose records carry no run identity (plain JSON
+        Lines, CSV, tau-bench) anyway: nothing can tell their runs from a
+        copy, so without it they are refused; with it ``Results.overrides``
+        says the runs were not verified distinct.
+    accept_incomplete : bool, default False
+        The caller accepts an incomplete run; when the results are incomplete,
+        ``Results.overrides`` says so (the caller decides what it allows).
     **options
         Reader options of Inspect logs: ``scorer``, ``success_values``,
-        ``success_threshold`` and ``score_key``. An option the format does not
-        take is an error, never ignored.
+        ``success_threshold``, ``score_key`` and ``errors`` (``"fail"``, the
+        default: an errored sample epoch is a failure; ``"exclude"`` leaves it
+        out, counted); of Harbor jobs ``eval_key``, ``score_key``,
+        ``success_threshold`` and ``count_errors_as_failures``. An option the
+        format does not take is an error, never ignored. Each one in effect
+        that changes what counts is named in ``Results.overrides``.
 
     Returns
     -------
@@ -224,7 +252,7 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         raise ValueError(f"unknown reader option(s) {', '.join(map(repr, unknown))}; reader "
                          f"options are {', '.join(READER_OPTIONS)}")
     if isinstance(path, (str, os.PathLike)):
-        return _read_one(path, format, duplicates, options)
+        return _accepted(_read_one(path, format, duplicates, options), accept_incomplete)
     paths = list(path)
     if not paths:
         raise ValueError("no results files given")
@@ -237,5 +265,14 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         seen[key] = os.fspath(p)
     parts = [(os.fspath(p), _read_one(p, format, duplicates, options, trials=True))
              for p in paths]
-    return combine_trials(parts, path=" + ".join(label for label, _ in parts),
-                          pool_evaluations=pool_evaluations)
+    return _accepted(combine_trials(parts, path=" + ".join(label for label, _ in parts),
+                                    pool_evaluations=pool_evaluations,
+                                    pool_unverified_runs=pool_unverified_runs),
+                     accept_incomplete)
+
+
+def _accepted(results: Results, accept_incomplete: bool) -> Results:
+    if accept_incomplete and results.incomplete:
+        return with_overrides(results, "an incomplete run accepted as complete "
+                              "(--accept-incomplete)")
+    return results

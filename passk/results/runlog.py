@@ -21,13 +21,17 @@ from passk.results.counts import ResultsError
 from passk.results.protocol import Protocol
 
 __all__ = [
+    "PASSK_RUN_ID",
     "RunLog",
     "RunRecord",
+    "check_records",
     "is_header",
     "log_header_line",
     "protocol_of",
     "read_log_header",
     "read_run_log",
+    "record_run_id",
+    "whole_field",
 ]
 
 
@@ -233,12 +237,168 @@ def log_header_line(protocol: Protocol, *, seed: int | None = None) -> str:
 
 
 def protocol_of(header: dict[str, Any] | None, path: Any, line: int = 1) -> Protocol | None:
-    """The header's protocol as a :class:`Protocol` (its fingerprint checked)."""
+    """The header's protocol as a :class:`Protocol`; its fingerprint must be there and match.
+
+    Examples
+    --------
+    >>> protocol_of({"protocol": {"settings": {"k": 5}}}, "log.jsonl")
+    Traceback (most recent call last):
+    ...
+    passk.results.ResultsError: log.jsonl:1: field 'protocol.fingerprint' is missing: a header passk wrote always has one (edited by hand?); write the log again with passk run
+    """
     if header is None:
         return None
+    if not isinstance(header.get("protocol"), dict) or "fingerprint" not in header["protocol"]:
+        raise ResultsError(path, line, "field 'protocol.fingerprint' is missing: a header passk "
+                           "wrote always has one (edited by hand?); write the log again with "
+                           "passk run")
     try:
         return Protocol.from_dict(header["protocol"])
     except (ValueError, AttributeError, TypeError) as exc:
         raise ResultsError(path, line, f"bad protocol record ({exc})") from None
 
 
+
+
+def whole_field(record: Any, name: str, path: Any, line: int, default: int | None = None
+                ) -> int | None:
+    """A record's whole-number field as an int, however written (``1``, ``1.0``, ``"1"``).
+
+    Missing or null gives ``default``; a bool, a fraction, a float beyond 2**53
+    (which has lost digits: a seed of 64 bits written as a float is another
+    seed) or other text is an error naming the line and the field.
+
+    Examples
+    --------
+    >>> [whole_field({"seed": v}, "seed", "log", 2) for v in (7, 7.0, "7", None)]
+    [7, 7, 7, None]
+    """
+    value = record.get(name) if isinstance(record, dict) else None
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, int):
+        return value
+    elif isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    elif isinstance(value, float) and value.is_integer():
+        raise ResultsError(path, line, f"field {name!r} is written as a float, {value!r}, "
+                           "beyond 2**53, where a float cannot hold a whole number exactly "
+                           "(re-written by a tool that reads JSON numbers as floats?); keep "
+                           "the log as passk wrote it")
+    elif isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    raise ResultsError(path, line, f"field {name!r} must be a whole number, got {value!r:.60}")
+
+
+#: What a passk run log's record identity is: its task, seed and attempt.
+PASSK_RUN_ID = "passk run (task, seed, attempt)"
+
+
+def record_run_id(record: Any, path: Any, line: int) -> tuple[str, ...] | None:
+    """A run log record's run identity: its task, its seed as an integer, its attempt (0
+    when not written); None for a record without a seed.
+
+    Examples
+    --------
+    >>> record_run_id({"task_id": "a", "seed": 3.0}, "log", 2)
+    ('passk run (task, seed, attempt)', 'a', '3', '0')
+    """
+    seed = whole_field(record, "seed", path, line)
+    if seed is None:
+        return None
+    attempt = whole_field(record, "attempt", path, line, default=0)
+    return (PASSK_RUN_ID, str(record.get("task_id")), str(seed), str(attempt))
+
+
+def _planned_runs(settings: Any) -> tuple[dict[str, int] | None, Any]:
+    """Each declared task's most runs (the pytest plugin's ``tests``), or the plan's rule."""
+    tests = settings.get("tests")
+    if isinstance(tests, dict):
+        return {str(t): v["runs"] for t, v in tests.items()
+                if isinstance(v, dict) and isinstance(v.get("runs"), int)}, None
+    return None, settings
+
+
+def _most_runs(settings: Any, risk: Any) -> int | None:
+    by_risk, default = settings.get("runs_by_risk"), settings.get("default_runs")
+    if not isinstance(by_risk, dict) or not isinstance(default, int):
+        return None
+    planned = by_risk.get(risk, default) if isinstance(risk, str) else default
+    most = planned if isinstance(planned, int) else default
+    flaky = settings.get("previously_flaky_runs")  # a task flagged flaky may be planned more
+    return max(most, flaky) if isinstance(flaky, int) else most
+
+
+def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
+                  records: Any, path: Any) -> None:
+    """Refuse a run log contradicted by its own header, or a seeded log without one.
+
+    ``records`` are ``(line, record)`` pairs. A record with a ``seed`` is a
+    ``passk run`` record: with no header line before it, the header was
+    deleted (or never written). Against the header: a record's task must be
+    one the protocol lists (``tasks``, or the pytest plugin's ``tests``); its
+    trial below the most runs the plan gives any task of its risk (and a
+    test's own ``runs``); its attempt at most ``max_retries``; and its seed the
+    one the header's seed derives (:func:`passk.repeats.attempt_seed`).
+
+    Raises
+    ------
+    ResultsError
+        Naming the line and the field, and what to do.
+    """
+    from passk.repeats import attempt_seed
+
+    settings = protocol.settings if protocol is not None else {}
+    tasks = settings.get("tasks")
+    listed = set(map(str, tasks)) if isinstance(tasks, list) else None
+    per_test, plan = _planned_runs(settings)
+    if per_test is not None:
+        listed = set(per_test) if listed is None else listed
+    retries = settings.get("max_retries")
+    root = header.get("seed") if header is not None else None
+    root = root if isinstance(root, int) and not isinstance(root, bool) and root >= 0 else None
+    for line, record in records:
+        if not isinstance(record, dict) or is_settled(record) or "success" not in record:
+            if header is not None and is_settled(record) and listed is not None \
+                    and str(record.get("task_id")) not in listed:
+                raise ResultsError(path, line, f"field 'task_id': task "
+                                   f"{str(record.get('task_id'))!r:.60} is not in the header's "
+                                   "task list: the log was edited, or mixes two runs")
+            continue
+        seed = whole_field(record, "seed", path, line)
+        if header is None:
+            if seed is not None:
+                raise ResultsError(path, line, "a passk run record (it has a 'seed') but the "
+                                   "log has no protocol header line: the header was deleted, "
+                                   "or the log was written without one; write it again with "
+                                   "passk run (or write_runs(..., protocol=...))")
+            continue
+        task = str(record.get("task_id"))
+        if listed is not None and task not in listed:
+            raise ResultsError(path, line, f"field 'task_id': task {task!r:.60} is not in the "
+                               "header's task list: the log was edited, or mixes two runs")
+        trial = whole_field(record, "trial", path, line)
+        attempt = whole_field(record, "attempt", path, line, default=0) or 0
+        most = (per_test.get(task) if per_test is not None
+                else _most_runs(plan, record.get("risk")))
+        if trial is not None and most is not None and not 0 <= trial < most:
+            raise ResultsError(path, line, f"field 'trial': run {trial} of task {task!r:.60} is "
+                               f"beyond the {most} runs the header plans: the header was "
+                               "edited, or the log mixes two runs")
+        if isinstance(retries, int) and not 0 <= attempt <= retries:
+            raise ResultsError(path, line, f"field 'attempt': attempt {attempt} is beyond the "
+                               f"header's max_retries {retries}: the header was edited, or "
+                               "the log mixes two runs")
+        if root is not None and seed is not None and trial is None:
+            raise ResultsError(path, line, "field 'trial' is missing: a passk run record "
+                               "names its run, and its seed is checked against the one the "
+                               "header's seed gives that run")
+        if root is not None and seed is not None and trial is not None and trial >= 0:
+            expected = attempt_seed(root, task, trial, attempt)
+            if seed != expected:
+                raise ResultsError(path, line, f"field 'seed': {seed} is not the seed the "
+                                   f"header's seed {root} gives run {trial} (attempt {attempt}) "
+                                   f"of task {task!r:.60} ({expected}): the record was edited, "
+                                   "or comes from another run")

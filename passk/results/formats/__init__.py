@@ -87,7 +87,7 @@ class Format:
         return getattr(self.load(), self.reader)(path, data, duplicates=duplicates, **options)
 
 
-_INSPECT_OPTIONS = ("scorer", "success_values", "success_threshold", "score_key")
+_INSPECT_OPTIONS = ("scorer", "success_values", "success_threshold", "score_key", "errors")
 _HARBOR_OPTIONS = ("eval_key", "score_key", "success_threshold", "count_errors_as_failures")
 
 #: Every format passk reads. A new format is one row here and one module beside this file.
@@ -121,6 +121,7 @@ READER_OPTIONS = {"scorer": ("--scorer", "inspect"),
                   "success_values": ("--success-value", "inspect"),
                   "success_threshold": ("--success-threshold", "inspect"),
                   "score_key": ("--score-key", "inspect"),
+                  "errors": ("--errors", "inspect"),
                   "eval_key": ("--eval-key", "harbor"),
                   "count_errors_as_failures": ("--count-errors-as-failures", "harbor")}
 

@@ -63,9 +63,12 @@ from passk.results.formats._shared import (
     some,
 )
 
-__all__ = ["ERROR_KINDS", "identity", "read_harbor", "sniff", "sniff_dir", "stored_pass_at_k"]
+__all__ = ["ERROR_KINDS", "HARBOR_RUN_ID", "identity", "read_harbor", "sniff", "sniff_dir", "stored_pass_at_k"]
 
 RESULT, CONFIG = "result.json", "config.json"
+
+#: What a Harbor run's identity is: its trial's ``id`` (the trial name where none).
+HARBOR_RUN_ID = "Harbor trial"
 
 #: What the runs left out are, as ``Results.excluded_reason`` prints them.
 NOT_THE_AGENTS = "errors that are not the agent's"
@@ -473,9 +476,11 @@ def _runs(trials: list[_Trial], report_as: Path, score_key: str | None,
             not_agents = [(kind, name) for name, kind in t.errors if kind is not None]
             if not_agents and not count_errors_as_failures:
                 left_out[not_agents[0]] += 1  # counted by the trial's first such error
-                yield t.where, Run(task, False, i, excluded=True, excluded_as=NOT_THE_AGENTS)
+                yield t.where, Run(task, False, i, excluded=True, excluded_as=NOT_THE_AGENTS,
+                                   run_id=(HARBOR_RUN_ID, t.id))
                 continue
-            yield t.where, Run(task, _judge(t, report_as, score_key, success_threshold), i)
+            yield t.where, Run(task, _judge(t, report_as, score_key, success_threshold), i,
+                               run_id=(HARBOR_RUN_ID, t.id))
 
 
 def read_harbor(path: str | os.PathLike[str], data: Any = None, *, duplicates: str = "error",
@@ -621,7 +626,17 @@ def read_harbor(path: str | os.PathLike[str], data: Any = None, *, duplicates: s
                      "its error policy leaves such trials out of its own mean and pass@k)")
     notes.append("Harbor's trials carry no attempt number: each task's trials are numbered "
                  "by started_at, then trial_name")
-    return replace(with_notes(results, notes, incomplete), suite=key)
+    overrides = []
+    if score_key is not None:
+        overrides.append(f"--score-key {score_key} decides success")
+    if success_threshold is not None:
+        overrides.append(f"--success-threshold {success_threshold:g}: a reward of at least "
+                         f"{success_threshold:g} counted as a success")
+    if count_errors_as_failures:
+        overrides.append("errors Harbor's error policy calls not the agent's counted as "
+                         "failures (--count-errors-as-failures)")
+    return replace(with_notes(results, notes, incomplete), suite=key,
+                   overrides=results.overrides + tuple(overrides))
 
 
 def identity(path: str | os.PathLike[str], eval_key: str | None = None) -> dict[str, Any]:

@@ -56,11 +56,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
+from passk.results.counts import (
+    Results,
+    ResultsError,
+    Run,
+    tally_runs,
+    with_notes,
+    with_overrides,
+)
 from passk.results.formats._shared import QUOTE, plural, some
 from passk.results.protocol import Protocol
 
-__all__ = ["ERRORED_SAMPLES", "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "SuccessRule",
+__all__ = ["ERRORED_SAMPLES", "ERRORS", "INSPECT_RUN_ID", "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "SuccessRule",
            "identity", "is_success", "read_inspect", "read_log", "sniff", "sniff_file",
            "value_to_float"]
 
@@ -69,6 +76,12 @@ INSPECT_SUCCESS_VALUES = ("C",)
 
 #: Why Inspect samples are left out (``Results.excluded_reason``).
 ERRORED_SAMPLES = "errored samples"
+
+#: What an errored sample epoch may be (``errors=``): a failure (the default), or left out.
+ERRORS = ("fail", "exclude")
+
+#: What an Inspect run's identity is: the log's eval id, the sample id and the epoch.
+INSPECT_RUN_ID = "Inspect sample (eval_id, sample id, epoch)"
 
 #: The early-stopping manager name of passk's curtailment.
 PASSK_MANAGER = "passk.gate.curtailment"
@@ -640,7 +653,7 @@ def _value_counts(counts: Counter[Any], limit: int = 8) -> str:
 
 
 def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopped: bool,
-          manager: str | None) -> list[str]:
+          manager: str | None, failed_errors: int = 0) -> list[str]:
     """The sentence naming an Inspect eval that did not run its whole plan, if it did not.
 
     The plan is the selected samples (``eval.dataset.sample_ids``) ×
@@ -693,6 +706,8 @@ def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopp
         text = f"{scored} of {plan} were scored"
     if errored:
         text += f" ({errored} more ended in an error)"
+    if failed_errors:
+        text += f" ({failed_errors} of them ended in an error, counted as failures)"
     if passk_stopped and stopped:
         text += f" ({stopped} more settled early by {PASSK_MANAGER})"
     if ids is not None:
@@ -704,6 +719,61 @@ def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopp
     if message:
         text += f"; the eval's error: {message.splitlines()[0][:160]}"
     return [head + text]
+
+
+def _narrower(header: Mapping[str, Any]) -> list[str]:
+    """The sentence naming a selection narrower than the log's dataset, if it is one.
+
+    Inspect records the dataset's size (``eval.dataset.samples``, ``len(dataset)``)
+    and the ids it selected (``eval.dataset.sample_ids``, after ``--limit`` and
+    ``--sample-id``; ``_eval/task/log.py``), and plans ``results.total_samples``
+    = selected × epochs. A selection of fewer samples than the dataset holds is
+    not the evaluation, whatever its status says; so is a header claiming a
+    dataset larger than what was run.
+
+    Examples
+    --------
+    >>> print(_narrower({"eval": {"dataset": {"samples": 3, "sample_ids": [1, 2]}}})[0][:59])
+    Inspect log ran a selection of 2 of its dataset's 3 samples
+    """
+    dataset = _get(header, "eval", "dataset") or {}
+    in_dataset = _count(dataset.get("samples"))
+    if not in_dataset:
+        return []
+    ids = dataset.get("sample_ids")
+    epochs = _count(_get(header, "eval", "config", "epochs")) or 1
+    total = _count(_get(header, "results", "total_samples"))
+    if isinstance(ids, list):
+        selected = len(set(map(str, ids)))
+    elif total:
+        selected = -(-total // epochs)
+    else:
+        return []
+    if selected >= in_dataset:
+        return []
+    return [(f"Inspect log ran a selection of {selected} of its dataset's {in_dataset} "
+             "samples (--limit or --sample-id?): a narrower evaluation is not the whole one")]
+
+
+def _overrides(names: Sequence[str], scorer: str | None, success_values: Sequence[str] | None,
+               success_threshold: float | None, score_key: str | None, errors: str,
+               errored: int) -> list[str]:
+    """One phrase for each reader option in effect that changes what counts."""
+    said = []
+    if success_values:
+        said.append(f"--success-value {' '.join(map(str, success_values))} counted as a "
+                    "success")
+    if success_threshold is not None:
+        said.append(f"--success-threshold {success_threshold:g}: a score of at least "
+                    f"{success_threshold:g} counted as a success")
+    if scorer is not None and len(names) > 1:
+        said.append(f"--scorer {scorer} chosen of {len(names)} scorers ({', '.join(names)})")
+    if score_key is not None:
+        said.append(f"--score-key {score_key} decides success")
+    if errors == "exclude":
+        said.append(f"errored sample epochs excluded, not counted as failures (--errors "
+                    f"exclude): {errored} left out")
+    return said
 
 
 def _early_stopping(header: Mapping[str, Any], path: Path) -> tuple[
@@ -758,15 +828,20 @@ def _no_scores(path: Path, scorer: str | None, declared: Sequence[str]) -> Resul
 def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str | None = None,
                  success_values: Sequence[str] | None = None,
                  success_threshold: float | None = None, score_key: str | None = None,
-                 duplicates: str = "error") -> Results:
+                 errors: str = "fail", duplicates: str = "error") -> Results:
     """Read an Inspect AI eval log (``.eval`` or ``.json``): one run a sample epoch.
 
     Needs no extra: the log is read with the standard library (:func:`read_log`).
-    A sample that ended in an error is left out (as "errored samples"); a log
-    whose ``status`` is not ``"success"`` (``"started"``, ``"cancelled"``,
-    ``"error"``), that holds fewer sample epochs than it planned, or whose
-    epochs another early-stopping manager skipped is named in
-    ``Results.incomplete``.
+    A sample epoch that ended in an error counts as a failure (Inspect does
+    not tell the agent's errors from the infrastructure's, so passk fails
+    closed), unless ``errors="exclude"`` leaves it out (counted, as "errored
+    samples", and named in ``Results.overrides``). A log whose ``status`` is
+    not ``"success"`` (``"started"``, ``"cancelled"``, ``"error"``), that holds
+    fewer sample epochs than it planned, that ran a selection narrower than
+    its dataset (``--limit``, ``--sample-id``: fewer ``sample_ids`` than the
+    dataset's ``samples``), or whose epochs another early-stopping manager
+    skipped is named in ``Results.incomplete``. Each run's identity is the
+    log's ``eval_id``, the sample id and the epoch.
 
     Parameters
     ----------
@@ -778,6 +853,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
         A value whose number is at least this is a success (Inspect's ``pass_k`` uses 1.0).
     score_key : str, optional
         For dict-valued scores: the key whose value is judged.
+    errors : {'fail', 'exclude'}, default 'fail'
+        What an errored sample epoch is: a failure, or left out (an override).
     duplicates : {'error', 'first', 'last'}, default 'error'
         A repeated (sample id, epoch); see :func:`passk.results.tally_runs`.
 
@@ -790,6 +867,9 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
         and the sample.
     """
     path = Path(path)
+    if errors not in ERRORS:
+        raise ResultsError(path, None, f"--errors (errors=) must be one of "
+                           f"{', '.join(ERRORS)}, got {errors!r:.{QUOTE}}")
     try:
         rule = SuccessRule(success_values, success_threshold)
     except ValueError as exc:
@@ -866,15 +946,20 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                                f"{scorer!r} is not a single value (str, number or bool)")
         return value
 
+    eval_id = _get(header, "eval", "eval_id")
+    eval_id = str(eval_id) if isinstance(eval_id, (str, int)) and eval_id != "" else None
+
     def runs() -> Iterator[tuple[str, Run]]:
         nonlocal errored
         for i, s in enumerate(summaries):
             where = f"samples[{i}]"
             task_id, epoch = str(s["id"]), int(s["epoch"])
+            run_id = None if eval_id is None else (INSPECT_RUN_ID, eval_id, task_id, str(epoch))
             if s.get("error") is not None:
                 errored += 1
-                yield where, Run(task_id, False, epoch, excluded=True,
-                                 excluded_as=ERRORED_SAMPLES)
+                left_out = errors == "exclude"
+                yield where, Run(task_id, False, epoch, excluded=left_out,
+                                 excluded_as=ERRORED_SAMPLES if left_out else "", run_id=run_id)
                 continue
             score = (s.get("scores") or {}).get(scorer) if scorer else None
             if not isinstance(score, dict) or "value" not in score:
@@ -891,7 +976,7 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                 unjudged[value] += 1
                 ok = False
             (passed if ok else failed)[value] += 1
-            yield where, Run(task_id, ok, epoch)
+            yield where, Run(task_id, ok, epoch, run_id=run_id)
 
     task_ids = list(settled)
     # a sample settled before its first epoch has no record: still a task of the suite
@@ -907,8 +992,13 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                                                if score_key else ""))
     notes = [(f"scorer: {scorer}; {rule.describe()}: counted as a success "
              f"{_value_counts(passed) or 'none'}; as a failure {_value_counts(failed) or 'none'}")]
-    if errored:
-        notes.append(f"{errored} sample epoch(s) ended in an error and are left out")
+    if errored and errors == "exclude":
+        notes.append(f"{errored} sample epoch(s) ended in an error and are left out "
+                     "(--errors exclude)")
+    elif errored:
+        notes.append(f"{errored} sample epoch(s) ended in an error and count as failures "
+                     "(Inspect does not tell the agent's errors from the infrastructure's; "
+                     "--errors exclude leaves them out, and the verdict says so)")
     if passk_stopped:
         unknown = [t for t in task_ids if t not in set(results.task_ids)]
         if unknown:
@@ -925,8 +1015,11 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                      f"{plural(len(stops), 'sample epoch')} not run, because no outcome of them "
                      "could change the gate's decision under the log's protocol "
                      f"({some([f'{t}: {n} runs' for t, n in settled.items()])})")
+    failed_errors = errored if errors == "fail" else 0
     results = with_notes(results, notes, _gaps(header, results, len(stops), passk_stopped,
-                                               manager))
+                                               manager, failed_errors) + _narrower(header))
+    results = with_overrides(results, *_overrides(names, scorer, success_values,
+                                                  success_threshold, score_key, errors, errored))
     suite = str(_get(header, "eval", "task") or "")
     ids = _get(header, "eval", "dataset", "sample_ids")
     ran = set(results.task_ids)

@@ -6,9 +6,19 @@ Fields: ``task_id`` (str, required), ``success`` (required: ``true``/``false`` o
 ``duplicates`` says which to keep), ``risk`` (str, optional), and, as written
 by ``passk run``, ``infrastructure_error`` and ``cached`` (bool, optional;
 such runs are not counted as evidence about the agent). A JSON Lines file may
-start with a protocol header, ``{"protocol": {...}, "seed": ...}``; the other
-fields of :class:`passk.results.runlog.RunRecord` (``seed``, ``attempt``, ...) are
-kept in the file and ignored by the counts.
+start with a protocol header, ``{"protocol": {...}, "seed": ...}``.
+
+A record with a ``seed`` is a ``passk run`` record, known by its task, its
+seed as an integer (``1``, ``1.0`` and ``"1"`` are one seed) and its
+``attempt`` (0 when not written): that is its run identity
+(:attr:`passk.results.Run.run_id`), so a copy of the log, however
+re-serialized, is not new runs. Such records need their header, and must
+agree with it (:func:`passk.results.runlog.check_records`): a log whose
+header was deleted, lost its fingerprint, or is contradicted by a record (a
+seed the header's seed does not derive, a task it does not list, a trial
+beyond its plan) is refused. Records without a seed, and CSV rows, have no
+run identity. The other fields of :class:`passk.runlog.RunRecord`
+(``seconds``, ``error``) are kept in the file and ignored by the counts.
 """
 
 from __future__ import annotations
@@ -42,7 +52,16 @@ from passk.results.counts import (
 )
 from passk.results.formats._shared import SUCCESS_FLAGS_SAID, check_utf8, did_you_mean, success_flag
 from passk.results.protocol import Protocol
-from passk.results.runlog import RunRecord, is_header, is_settled, protocol_of, read_run_log
+from passk.results.runlog import (
+    PASSK_RUN_ID,
+    RunRecord,
+    check_records,
+    is_header,
+    is_settled,
+    protocol_of,
+    read_run_log,
+    record_run_id,
+)
 
 __all__ = ["read_csv", "read_csv_runs", "read_jsonl", "read_jsonl_runs"]
 
@@ -93,14 +112,17 @@ def _run_from_record(record: Any, path: Any, line: int) -> Run:
     risk = _field(record, "risk", (str,), path, line, what="a string")
     infra = bool(_field(record, "infrastructure_error", (bool,), path, line, what="a boolean"))
     cached = bool(_field(record, "cached", (bool,), path, line, what="a boolean"))
-    return Run(str(task_id), success, trial, risk, infra or cached, _left_out_as(infra, cached))
+    return Run(str(task_id), success, trial, risk, infra or cached, _left_out_as(infra, cached),
+               record_run_id(record, path, line))
 
 
 def _jsonl_located(path: str | os.PathLike[str]) -> tuple[Protocol | None, list[tuple[int, Run]]]:
     log = read_run_log(path)
-    return (protocol_of(log.header, path),
-            [(line, _run_from_record(record, path, line)) for line, record in log.records
-             if not is_settled(record)])
+    protocol = protocol_of(log.header, path)
+    located = [(line, _run_from_record(record, path, line)) for line, record in log.records
+               if not is_settled(record)]
+    check_records(log.header, protocol, log.records, path)
+    return protocol, located
 
 
 def _settled(path: str | os.PathLike[str]) -> dict[str, int]:
@@ -195,8 +217,10 @@ def _fast_jsonl(path: Path) -> Results | None:
     if len(records) != len(lines) or set(map(type, records)) != {dict}:
         return None
     protocol = None
+    header = None
     if is_header(records[0]):
-        protocol = protocol_of(records[0], path)
+        header = records[0]
+        protocol = protocol_of(header, path)
         records = records[1:]
     if not records or any(map(is_header, records)):
         return None
@@ -248,6 +272,14 @@ def _fast_jsonl(path: Path) -> Results | None:
             key = counted  # every row counted: already sorted and free of repeats
         else:
             key = np.unique(key)  # a retried run left out may repeat its (task, trial)
+    run_ids, unidentified = _fast_run_ids(records, task_ids, out)
+    if run_ids is None:
+        return None  # seeds written as text or floats, or a repeated run: the slow path
+    if header is not None or run_ids:
+        if not all(lines):
+            return None  # blank lines: the slow path numbers the lines exactly
+        first = 2 if header is not None else 1
+        check_records(header, protocol, enumerate(records, start=first), path)
     labels = ["read-only"] * m
     if any(risks):
         for i, risk in zip(index.tolist(), risks):
@@ -255,6 +287,7 @@ def _fast_jsonl(path: Path) -> Results | None:
                 labels[i] = risk
     results = tally_arrays(tuple(task_of), index, np.asarray(success, dtype=bool), out, tuple(labels),
                      "jsonl", protocol, " or ".join(kinds))
+    results = replace(results, run_ids=run_ids, unidentified=unidentified)
     if protocol is None:
         return results
     distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
@@ -263,6 +296,28 @@ def _fast_jsonl(path: Path) -> Results | None:
     return with_notes(results, incomplete=plan_gaps(protocol, results.task_ids, results.risks,
                                                      distinct))
 
+
+
+def _fast_run_ids(records: list[dict], task_ids: list[str], out: np.ndarray
+                  ) -> tuple[frozenset[tuple[str, ...]] | None, int]:
+    """Each record's (task, seed, attempt) in bulk, where seeds and attempts are ints.
+
+    Returns ``(None, 0)`` when the line-by-line path must decide (a seed or
+    attempt written otherwise, or a counted run repeated).
+    """
+    n = len(records)
+    seeds = list(map(dict.get, records, repeat("seed", n)))
+    if all(s is None for s in seeds):
+        return frozenset(), n
+    attempts = list(map(dict.get, records, repeat("attempt", n)))
+    if set(map(type, seeds)) != {int} or not set(map(type, attempts)) <= {int, _NONE}:
+        return None, 0
+    keys = list(zip(repeat(PASSK_RUN_ID, n), task_ids, map(str, seeds),
+                    (str(0 if a is None else a) for a in attempts), strict=True))
+    counted = [k for k, left_out in zip(keys, out.tolist(), strict=True) if not left_out]
+    if len(set(counted)) != len(counted):
+        return None, 0
+    return frozenset(keys), 0
 
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,

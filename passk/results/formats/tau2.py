@@ -10,7 +10,8 @@ its ``results.json``; so is a bare JSON array of simulations, as several
 leaderboard submissions hold them. A run succeeds when its reward is within
 ``1e-6`` of 1 (tau2's ``is_successful``); simulations that ended in an
 ``infrastructure_error`` are left out of the counts, as tau2-bench leaves them
-out of its metrics.
+out of its metrics. Each run is known by its simulation's ``id`` and ``trial``,
+so the run directory and its own ``results.json`` are one run, not two.
 """
 
 from __future__ import annotations
@@ -38,10 +39,13 @@ from passk.results.formats._shared import (
     some,
 )
 
-__all__ = ["TAU2_EXCLUDED_TERMINATIONS", "read_tau2", "sniff", "sniff_dir"]
+__all__ = ["TAU2_EXCLUDED_TERMINATIONS", "TAU2_RUN_ID", "read_tau2", "sniff", "sniff_dir"]
 
 #: tau2 termination reasons that are not the agent's outcome (left out, counted).
 TAU2_EXCLUDED_TERMINATIONS = frozenset({"infrastructure_error"})
+
+#: What a tau2 run's identity is: its simulation's ``id`` and its ``trial``.
+TAU2_RUN_ID = "tau2 simulation (id, trial)"
 
 #: tau2-bench's directory format: metadata file and simulations folder.
 TAU2_RESULTS, TAU2_SIMULATIONS = "results.json", "simulations"
@@ -216,9 +220,13 @@ def read_tau2(path: str | os.PathLike[str], data: Any = None, *,
                 value = reward(reward_info["reward"], "reward_info.reward", run, where)
             excluded = reason in TAU2_EXCLUDED_TERMINATIONS
             null_reward += value is None and not excluded
+            sim_id = sim.get("id")
+            run_id = ((TAU2_RUN_ID, str(sim_id), str(trial)) if isinstance(sim_id, (str, int))
+                      and not isinstance(sim_id, bool) and sim_id != "" else None)
             yield where, Run(str(task_id), value is not None and is_successful(value), trial,
                              excluded=excluded,
-                             excluded_as=INFRASTRUCTURE_ERRORS if excluded else "")
+                             excluded_as=INFRASTRUCTURE_ERRORS if excluded else "",
+                             run_id=run_id)
 
     results = tally_runs(runs(), path=run, source="tau2", duplicates=duplicates,
                          task_ids=listed)

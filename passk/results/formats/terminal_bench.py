@@ -33,9 +33,12 @@ import numpy as np
 from passk.results.counts import Results, ResultsError, Run, combine_trials, tally_runs, with_notes
 from passk.results.formats._shared import QUOTE, load_json, plural, require, short_of_plan, some
 
-__all__ = ["read_terminal_bench", "sniff", "sniff_dir", "stored_pass_at_k"]
+__all__ = ["TB_RUN_ID", "read_terminal_bench", "sniff", "sniff_dir", "stored_pass_at_k"]
 
 RESULTS, METADATA = "results.json", "run_metadata.json"
+
+#: What a terminal-bench run's identity is: its trial's ``id``.
+TB_RUN_ID = "terminal-bench trial"
 
 #: ``i-of-n`` in a trial name: the attempt and the run's number of attempts.
 _ATTEMPT = re.compile(r"(?:^|\.)(\d+)-of-(\d+)(?:\.|$)")
@@ -162,7 +165,10 @@ def _read_run(file: Path, report_as: Path, data: Any, duplicates: str) -> Result
             if resolved is None:
                 mode = record.get("failure_mode")
                 modes[str(mode) if isinstance(mode, str) else "unknown"] += 1
-            yield where, Run(task_id, resolved is True, attempt - 1)
+            trial_id = record.get("id")
+            run_id = ((TB_RUN_ID, str(trial_id)) if isinstance(trial_id, str) and trial_id
+                      else None)
+            yield where, Run(task_id, resolved is True, attempt - 1, run_id=run_id)
 
     results = tally_runs(runs(), path=report_as, source="terminal-bench", duplicates=duplicates)
     notes: list[str] = []
