@@ -17,7 +17,7 @@ agree with it (:func:`passk.results.runlog.check_records`): a log whose
 header was deleted, lost its fingerprint, or is contradicted by a record (a
 seed the header's seed does not derive, a task it does not list, a trial
 beyond its plan) is refused. Records without a seed, and CSV rows, have no
-run identity. The other fields of :class:`passk.runlog.RunRecord`
+run identity. The other fields of :class:`passk.results.runlog.RunRecord`
 (``seconds``, ``error``) are kept in the file and ignored by the counts.
 """
 
