@@ -150,7 +150,9 @@ class FileReport:
                                             DEFAULT_CRITERIA.min_overall_pass_hat_k),
                             "cap": opts.get("max_flakiness", DEFAULT_CRITERIA.max_flakiness),
                             "declared": dict(opts.get("declared", {})),
-                            "stricter": list(opts.get("stricter", ()))})
+                            "stricter": list(opts.get("stricter", ())),
+                            "policy": opts.get("policy"),
+                            "overrides": list(opts.get("overrides", ()))})
         if self.results.protocol is not None:
             out["protocol"] = self.results.protocol.to_dict()
         out["format"] = self.results.source
@@ -408,5 +410,8 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     verdict = gate.verdict()
     if fr.options.get("declared"):
         verdict = verdict[:-1] + " as declared by the run's protocol)"
+    if fr.options.get("policy_line"):  # the command line's: the policy and every override
+        verdict += "  [" + "; ".join([fr.options["policy_line"],
+                                      *fr.options.get("overrides", ())]) + "]"
     lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
     return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)

@@ -9,8 +9,10 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -19,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 # Only what the parser needs is imported here; each command imports the rest when it
 # runs, so `passk --help` and a small report start in a fraction of a second.
-from passk.analysis.diff import CORRECTIONS
 from passk.book.plots import MissingExtra
 from passk.cli.options import (
     int_list,
@@ -30,8 +31,22 @@ from passk.cli.options import (
     risk_k,
     whole,
 )
+from passk.criteria import CORRECTIONS, GateCriteria
 from passk.gate.criteria import LoosenedCriteria, bind_criteria, curtailment_refusal
 from passk.gate.decide import Baseline
+from passk.gate.policy import (
+    NO_POLICY,
+    POLICY_FILE,
+    Policy,
+    PolicyError,
+    apply_policy,
+    count_errors,
+    find_policy,
+    load_policy,
+    override_phrases,
+    refuse_looser,
+    strictest,
+)
 from passk.metrics import CI_METHODS
 from passk.results.counts import with_unrun_tasks
 from passk.results.protocol import require_same_protocol
@@ -66,18 +81,71 @@ def _emit(text: str, *, markdown: bool = False) -> None:
     print(escape_markdown(text) if markdown else escape_text(text, keep_newlines=True))
 
 
-def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None) -> Results:
+def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:
+    """The policy in force: ``--policy FILE``, else ``passk.toml`` or ``[tool.passk]`` found
+    walking up from the working directory (then from the results); None when there is none.
+    Read once per command."""
+    if "_policy" in vars(args):
+        return vars(args)["_policy"]
+    given = getattr(args, "policy_file", None)
+    found = Path(given) if given else find_policy(results=[p for p in paths if p != "-"])
+    policy = None
+    if found is not None:
+        label = str(found)
+        if not given:  # found: named relative to the working directory, as ruff does
+            with contextlib.suppress(ValueError):
+                label = os.path.relpath(found)
+        policy = load_policy(label)
+    vars(args)["_policy"] = policy
+    return policy
+
+
+def _asked(args: argparse.Namespace, files: int = 1) -> dict[str, Any]:
+    """The options a command was given, by name, for the policy to check and the verdict to
+    name (``None``/``False``: not given)."""
+    names = ("k", "k_for", "min_overall", "max_flakiness", "on", "confidence", "min_runs",
+             "alpha", "correction", "margin", "accept_incomplete", "scorer", "success_value",
+             "success_threshold", "score_key", "eval_key", "count_errors_as_failures",
+             "duplicates", "pool_evaluations", "allow_change")
+    out = {name: getattr(args, name, None) for name in names}
+    out["k_for"] = dict(out["k_for"] or [])
+    out["files"] = files
+    return out
+
+
+def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
+          judged: bool = True) -> Results:
     """Read a results file (or several, as trials of one suite) with the command's --format,
-    saying on stderr what auto chose."""
+    saying on stderr what auto chose.
+
+    With a policy in force, an option that would loosen it is refused, its success rule is
+    the reader's, its errors rule applied, and (``judged``: the evidence the gate judges,
+    not a baseline) the results are checked against its producer, protocol, task set and
+    runs. What is in force is kept for the verdict line (:func:`_in_force`)."""
     path = path if path is not None else args.file
     paths = [path] if isinstance(path, str) else list(path)
     fmt = getattr(args, "format", "auto")
+    policy = _policy(args, paths)
+    asked = _asked(args, len(paths))
+    if policy is not None:
+        try:
+            refuse_looser(policy, asked)
+        except PolicyError as exc:
+            raise BadInput(str(exc)) from None
+    options = {"scorer": getattr(args, "scorer", None),
+               "success_values": getattr(args, "success_value", None),
+               "success_threshold": getattr(args, "success_threshold", None),
+               "score_key": getattr(args, "score_key", None)}
+    if policy is not None:
+        from passk.results.formats import detect_format
+
+        producer = fmt if fmt != "auto" else policy.producer or detect_format(paths[0])
+        for key, value in policy.success.reader_options(producer).items():
+            if options[key] is None:
+                options[key] = value
     results = read_results(paths[0] if len(paths) == 1 else paths, fmt,
                            duplicates=getattr(args, "duplicates", "error"),
-                           scorer=getattr(args, "scorer", None),
-                           success_values=getattr(args, "success_value", None),
-                           success_threshold=getattr(args, "success_threshold", None),
-                           score_key=getattr(args, "score_key", None),
+                           **options,
                            pool_evaluations=getattr(args, "pool_evaluations", False),
                            eval_key=getattr(args, "eval_key", None),
                            count_errors_as_failures=getattr(args, "count_errors_as_failures",
@@ -85,7 +153,22 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None) -> 
     if fmt == "auto" and any(Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths):
         print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
               f"--format to override)", file=sys.stderr)
+    results, said = count_errors(results, policy.errors if policy is not None else "fail")
+    if judged:
+        vars(args)["_said"] = said
+        if policy is not None:
+            results = apply_policy(policy, results, _label(path))
     return results
+
+
+def _in_force(args: argparse.Namespace) -> dict[str, Any]:
+    """The policy and every reader or override option in effect, for the verdict line, the
+    Markdown and the JSON (``FileReport.options``' ``policy`` and ``overrides``)."""
+    policy = _policy(args)
+    return {"policy": policy.path if policy is not None else None,
+            "policy_line": policy.phrase if policy is not None else NO_POLICY,
+            "overrides": list(override_phrases(_asked(args), policy,
+                                               vars(args).get("_said", ())))}
 
 
 def _incomplete_lines(args: argparse.Namespace, named: Sequence[tuple[str, Results]]
@@ -113,16 +196,23 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
     for every command: the protocol's, else ``--k``, else the smallest n
     (said on stderr).
     """
-    requested = {"k": args.k, "min_overall_pass_hat_k": getattr(args, "min_overall", None),
-                 "max_flakiness": getattr(args, "max_flakiness", None),
-                 "gate_on": getattr(args, "on", None),
-                 "confidence": getattr(args, "confidence", None)}
+    policy = _policy(args)
+    asked = _asked(args)
+    requested = strictest(policy, asked)
+    declared = results.protocol.settings if results.protocol is not None else {}
+    for name in ("k", "min_overall_pass_hat_k", "max_flakiness", "gate_on", "confidence"):
+        # the policy's value where the run's protocol declares a stricter one: the protocol's
+        cli = {"min_overall_pass_hat_k": "min_overall", "max_flakiness": "max_flakiness",
+               "gate_on": "on"}.get(name, name)
+        if asked.get(cli) is None and declared.get(name) is not None:
+            requested[name] = None
+    requested_min_runs = requested.pop("min_runs")
     try:
         bound = bind_criteria(results.protocol, requested, GATE_DEFAULTS)
     except LoosenedCriteria as exc:
         raise BadInput(str(exc)) from None
     declared_min = results.protocol.settings.get("min_runs") if results.protocol else None
-    min_runs = getattr(args, "min_runs", 0) or int(declared_min or 0)
+    min_runs = max(requested_min_runs, int(declared_min or 0))
     refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": min_runs},
                                   results)
     if refused:  # a curtailed run decides exactly only under the gate its curtailment served
@@ -154,12 +244,25 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
     }
 
 
+def _baseline_settings(args: argparse.Namespace) -> GateCriteria:
+    """The baseline comparison's level, correction and margin: the options where given
+    (the policy has refused looser ones), else the policy's, else the criteria's defaults."""
+    policy = _policy(args)
+    base = policy.criteria if policy is not None else DEFAULT_CRITERIA
+    alpha, correction = getattr(args, "alpha", None), getattr(args, "correction", None)
+    margin = getattr(args, "margin", None)
+    return replace(base, alpha=base.alpha if alpha is None else alpha,
+                   correction=base.correction if correction is None else correction,
+                   margin=base.margin if margin is None else margin)
+
+
 def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
     """Score a file under the criteria in force (see :func:`_criteria`)."""
     from passk.analysis.report import build_report
 
     results = results if results is not None else _read(args)
-    return build_report(results, **_criteria(args, results))
+    fr = build_report(results, **_criteria(args, results))
+    return replace(fr, options={**fr.options, **_in_force(args)})
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -210,24 +313,27 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_gate(args: argparse.Namespace) -> int:
     """``passk gate FILE``: the dual gate under the run's protocol; with ``--baseline OLD``
     also the paired comparison (and ``--margin``: non-inferiority must be shown)."""
-    from passk.analysis.diff import diff_results
+    from passk.analysis.diff import baseline_gaps, diff_results
     from passk.analysis.report import build_report, format_report, task_ks
 
     results = _read(args)
-    old = _read(args, args.baseline) if args.baseline is not None else None
+    old = _read(args, args.baseline, judged=False) if args.baseline is not None else None
     criteria = _criteria(args, results)
     comparison = None
     if old is not None:  # the comparison is evidence too: the gate decides once, below
         _require_same_protocol(args, old, results, args.baseline, _label(args.file))
+        settings = _baseline_settings(args)
         ks = task_ks(results, criteria["k"], criteria["k_for"])
-        d = diff_results(old, results, k=int(ks.max(initial=1)), alpha=0.05,
-                         correction="holm", margin=args.margin)
+        d = diff_results(old, results, k=int(ks.max(initial=1)), alpha=settings.alpha,
+                         correction=settings.correction, margin=settings.margin)
         comparison = Baseline(
             suite=d.suite, regressed=tuple((t.task_id, t.p_adjusted) for t in d.regressed),
-            incomplete=tuple(_incomplete_lines(args, [(args.baseline, old)])))
+            incomplete=tuple(_incomplete_lines(args, [(args.baseline, old)])),
+            missing=baseline_gaps(old, results))
     elif args.margin is not None:
         raise BadInput("--margin needs --baseline OLD to compare against")
     fr = build_report(results, **criteria, baseline=comparison)
+    fr = replace(fr, options={**fr.options, **_in_force(args)})
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
@@ -398,11 +504,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """``passk diff OLD NEW``: the suite's paired comparison, then each task's change."""
     from passk.analysis.diff import diff_results, format_diff
 
-    old = _read(args, args.old)
+    old = _read(args, args.old, judged=False)
     new = _read(args, args.new)
     _require_same_protocol(args, old, new, args.old, args.new)
-    d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
-                     class_threshold=args.class_threshold, margin=args.margin,
+    settings = _baseline_settings(args)
+    d = diff_results(old, new, k=args.k, alpha=settings.alpha, correction=settings.correction,
+                     class_threshold=args.class_threshold, margin=settings.margin,
                      method=args.method, rng=args.seed)
     gaps = _incomplete_lines(args, [(args.old, old), (args.new, new)])
     closed = bool(gaps) and not args.accept_incomplete
@@ -420,6 +527,31 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if closed:  # fails closed: an incomplete input never reads as "no regression"
         return EXIT_BLOCKED
     return {"worse": EXIT_BLOCKED, "inconclusive": EXIT_INCONCLUSIVE}.get(d.decision, EXIT_OK)
+
+
+def cmd_policy_init(args: argparse.Namespace) -> int:
+    """``passk policy init RESULTS...``: write a starting policy from a suite, to review."""
+    from passk.gate.policy import SuccessRule, parse_policy, policy_init
+
+    vars(args)["_policy"] = None  # the starting point is the evidence, not a policy in force
+    results = _read(args)
+    rule = SuccessRule(scorer=args.scorer, values=tuple(args.success_value or ()),
+                       threshold=args.success_threshold, score_key=args.score_key)
+    text = policy_init(results, list(args.file), rule)
+    import tomllib
+
+    parse_policy(tomllib.loads(text), args.output)  # what it writes, it reads back
+    if args.output == "-":
+        print(text, end="")
+        return EXIT_OK
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise BadInput(f"{out} exists: review and edit it, or give --force to overwrite it "
+                       "(or --output - to print)")
+    out.write_text(text, encoding="utf-8")
+    print(f"passk policy init: wrote {out} ({len(results)} tasks); review it and commit it "
+          "with the code it gates", file=sys.stderr)
+    return EXIT_OK
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -470,6 +602,11 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     """--format, the Inspect options, --duplicates and --accept-incomplete, for any
     command that reads results files."""
     from passk.results.read import DUPLICATES
+    p.add_argument("--policy", dest="policy_file", default=None, metavar="FILE",
+                   help="the gate policy (passk.toml, or a pyproject.toml's [tool.passk]); "
+                   "default: found walking up from the working directory, then from the "
+                   "results, to the repository root. With a policy, an option that would "
+                   "loosen it is refused; without one, the verdict line says so")
     p.add_argument("--format", default="auto", choices=FORMATS, metavar="FORMAT",
                    help="input format: " + ", ".join(FORMATS) + " (default auto: by extension, "
                    "for .json by content, for a directory by tau2-bench's run layout; the "
@@ -656,9 +793,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_input_options(p)
     p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the smallest n over both files)")
-    p.add_argument("--alpha", type=open_probability, default=0.05,
+    p.add_argument("--alpha", type=open_probability, default=None,
                    help="significance level: per task after correction, and 1 - the suite "
-                   "interval's confidence (default 0.05)")
+                   "interval's confidence (default: the policy's [baseline] alpha, else 0.05; "
+                   "a higher one than the policy's is refused)")
     p.add_argument("--margin", type=margin, default=None, metavar="D",
                    help="non-inferiority: pass (exit 0) only when the suite's mean pass^k is "
                    "shown to be at most D below the old one; exit 3 when that is not shown "
@@ -673,12 +811,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "or sign-flip variant")
     p.add_argument("--seed", type=whole, default=0,
                    help="seed of the resampling methods (default 0; t needs none)")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+    p.add_argument("--correction", choices=CORRECTIONS, default=None,
                    help="holm (family-wise error, default) or bh (Benjamini-Hochberg, "
-                   "false discovery rate)")
+                   "false discovery rate; refused when the policy's is holm)")
     p.add_argument("--class-threshold", type=probability, default=CLASS_THRESHOLD,
                    help="flakiness above which a task's runs are called flaky (default 0.2)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
+
+    p = add("policy", cmd_policy_init, "the gate policy: `passk policy init RESULTS...` writes "
+            "a starting passk.toml from a suite, to be reviewed like code")
+    p.add_argument("action", choices=("init",), help="init: write a starting policy")
+    p.add_argument("file", nargs="+", metavar="RESULTS", help=files_help)
+    add_input_options(p)
+    p.add_argument("--output", default=POLICY_FILE, metavar="FILE",
+                   help=f"where to write it (default {POLICY_FILE}; - prints it)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
 
     p = add("run", cmd_run, "run a suite against an adapter, logging every run as it ends "
             "(exit 0 passed, 1 blocked, 2 bad input, 130 interrupted)")

@@ -42,16 +42,21 @@ class Baseline:
     incomplete : tuple of str
         The baseline's own gaps, one sentence each (it fails closed on them
         unless incomplete inputs are accepted).
+    missing : tuple of str
+        Baseline tasks the new results do not cover, one reason each
+        (:func:`passk.analysis.diff.baseline_gaps`); they always block.
     """
 
     suite: PairedComparison | None = None
     regressed: tuple[tuple[str, float], ...] = ()
     incomplete: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
 
 
 def _baseline_reasons(baseline: Baseline, accept_incomplete: bool) -> list[str]:
     reasons = [f"task {task}: regressed against the baseline beyond repeat noise "
                f"(adjusted p = {p:.3g})" for task, p in baseline.regressed]
+    reasons += list(baseline.missing)  # fails closed, whatever is accepted
     if not accept_incomplete:
         reasons += [f"baseline {line} (--accept-incomplete to compare anyway)"
                     for line in baseline.incomplete]
