@@ -554,19 +554,78 @@ def cmd_policy_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: ``passk run``'s repetition: every planned run, or curtailed once the verdict is settled.
+STOPPING = ("fixed", "curtailed")
+#: ``passk run``'s defaults where neither the policy nor an option says.
+_RUN_DEFAULTS = {"k": 5, "min_overall": DEFAULT_CRITERIA.min_overall_pass_hat_k,
+                 "max_flakiness": DEFAULT_CRITERIA.max_flakiness, "on": DEFAULT_CRITERIA.on,
+                 "confidence": DEFAULT_CRITERIA.confidence, "runs_high_risk": 12,
+                 "runs_read_only": 5}
+
+
+def _run_settings(args: argparse.Namespace) -> None:
+    """``passk run``'s settings: each option where given, else the policy's, else the
+    default; an option looser than the policy is refused (exit 2)."""
+    if args.policy_file in STOPPING:  # the old spelling: --policy fixed|curtailed
+        if args.stopping not in (None, args.policy_file):
+            raise BadInput(f"--policy {args.policy_file} and --stopping {args.stopping} "
+                           "disagree: give --stopping only")
+        args.stopping, args.policy_file = args.policy_file, None
+    args.stopping = args.stopping or "fixed"
+    policy = _policy(args)
+    if policy is not None:
+        runs = {risk: n for risk, n in (("high-risk-write", args.runs_high_risk),
+                                        ("read-only", args.runs_read_only)) if n is not None}
+        try:
+            refuse_looser(policy, {**_asked(args), "runs": runs})
+        except PolicyError as exc:
+            raise BadInput(str(exc)) from None
+        c, ts = policy.criteria, policy.tasks
+        fill = {"k": c.k, "min_overall": c.min_overall_pass_hat_k,
+                "max_flakiness": c.max_flakiness, "on": c.on, "confidence": c.confidence,
+                "runs_high_risk": ts.runs_for("high-risk-write"),
+                "runs_read_only": ts.runs_for("read-only")}
+        for name, value in fill.items():
+            if getattr(args, name) is None and value is not None:
+                setattr(args, name, value)
+    for name, value in _RUN_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+
+
+def _with_policy_line(text: str, args: argparse.Namespace) -> str:
+    """``text`` with the policy and the overrides in force on its gate's verdict line."""
+    said = _in_force(args)
+    tail = "  [" + "; ".join([said["policy_line"], *said["overrides"]]) + "]"
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("gate: "):
+            lines[i] = line + tail
+            break
+    return "\n".join(lines)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``passk run ADAPTER TASKS --log F``: run a suite, logging every run as it ends."""
     from passk.run.runner import load_adapter, load_tasks, run_suite
     from passk.stability import RepeatPolicy, format_table
 
+    _run_settings(args)
     adapter = load_adapter(args.adapter)
     tasks = load_tasks(args.tasks)
-    policy = RepeatPolicy(runs_by_risk={"high-risk-write": args.runs_high_risk,
-                                        "read-only": args.runs_read_only},
-                          previously_flaky=args.runs_high_risk, default=args.runs_read_only,
-                          stopping=args.policy)
+    policy = _policy(args)
+    if policy is not None and policy.tasks.ids:
+        have = {t.task_id for t in tasks}
+        missing = [t for t in policy.tasks.ids if t not in have]
+        if missing:
+            raise BadInput(f"{args.tasks}: lacks the policy's task(s) {', '.join(missing)} "
+                           f"({policy.path}): run the policy's task set")
+    policy_ = RepeatPolicy(runs_by_risk={"high-risk-write": args.runs_high_risk,
+                                         "read-only": args.runs_read_only},
+                           previously_flaky=args.runs_high_risk, default=args.runs_read_only,
+                           stopping=args.stopping)
     try:
-        run = run_suite(adapter, tasks, policy, k=args.k, seed=args.seed,
+        run = run_suite(adapter, tasks, policy_, k=args.k, seed=args.seed,
                         max_concurrency=args.concurrency, log=args.log, resume=args.resume,
                         progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
                         max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
@@ -578,6 +637,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     if args.json:
         out = run.report.to_dict()
+        out["gate"].update({k: v for k, v in _in_force(args).items() if k != "policy_line"})
         out["runs"] = {"spent": run.runs_spent, "fixed": run.runs_fixed, "saved": run.runs_saved,
                        "retries": dict(run.retries), "cached": dict(run.cached),
                        "infrastructure_errors": dict(run.infrastructure_errors),
@@ -586,10 +646,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         out["protocol"] = run.protocol.to_dict() if run.protocol else None
         _print_json(out)
     else:
-        _emit(format_table(run.report, flaky_first=True))
+        _emit(_with_policy_line(format_table(run.report, flaky_first=True), args))
         left_out = sum(run.infrastructure_errors.values()) + sum(run.cached.values())
         print(f"runs: {run.runs_spent} counted of {run.runs_fixed} planned"
-              + (f" ({run.runs_saved} saved by curtailment)" if args.policy == "curtailed" else "")
+              + (f" ({run.runs_saved} saved by curtailment)" if args.stopping == "curtailed"
+                 else "")
               + f"; {sum(run.retries.values())} retries, {left_out} left out; log: {args.log}")
         if run.settled_early:
             _emit("settled early, the gate's verdict the same whatever the runs not made: "
@@ -659,14 +720,12 @@ def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> Non
     they default to None, so that a run's protocol binds them.
     """
     if declare:
-        p.add_argument("--min-overall", type=probability,
-                       default=GATE_DEFAULTS["min_overall_pass_hat_k"],
+        p.add_argument("--min-overall", type=probability, default=None,
                        help="bar for the mean pass^k, declared in the run's protocol "
-                       "(default 0.7)")
-        p.add_argument("--max-flakiness", type=probability,
-                       default=GATE_DEFAULTS["max_flakiness"],
+                       "(default: the policy's, else 0.7)")
+        p.add_argument("--max-flakiness", type=probability, default=None,
                        help="cap on any task's flakiness, declared in the run's protocol "
-                       "(default 0.2)")
+                       "(default: the policy's, else 0.2)")
         return
     p.add_argument("--min-overall", type=probability, default=None,
                    help="bar for the mean pass^k (default: the run's protocol, else 0.7; "
@@ -840,22 +899,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=positive_int, default=None,
                    help="runs in flight at once (threads, or tasks for an async adapter)")
     p.add_argument("--seed", type=whole, default=0, help="suite seed (default 0)")
-    p.add_argument("--k", type=positive_int, default=5, help="k of pass^k (default 5)")
-    p.add_argument("--policy", choices=("fixed", "curtailed"), default="fixed",
-                   help="curtailed: stop a task once its gate verdict is settled")
-    p.add_argument("--runs-high-risk", type=positive_int, default=12,
-                   help="runs for high-risk-write and previously flaky tasks (default 12)")
-    p.add_argument("--runs-read-only", type=positive_int, default=5,
-                   help="runs for read-only and other tasks (default 5)")
+    p.add_argument("--k", type=positive_int, default=None,
+                   help="k of pass^k (default: the policy's, else 5)")
+    p.add_argument("--stopping", choices=STOPPING, default=None,
+                   help="curtailed: stop a task once its gate verdict is settled (default "
+                   "fixed)")
+    p.add_argument("--policy", dest="policy_file", default=None, metavar="FILE",
+                   help="the gate policy (default: passk.toml or [tool.passk] found walking "
+                   "up from the working directory); the run takes its k, criteria and runs, "
+                   "and a looser option is refused. `--policy fixed|curtailed` is the old "
+                   "spelling of --stopping")
+    p.add_argument("--runs-high-risk", type=positive_int, default=None,
+                   help="runs for high-risk-write and previously flaky tasks (default: the "
+                   "policy's, else 12)")
+    p.add_argument("--runs-read-only", type=positive_int, default=None,
+                   help="runs for read-only and other tasks (default: the policy's, else 5)")
     p.add_argument("--timeout", type=float, default=None, help="per-run limit in seconds")
     p.add_argument("--max-retries", type=whole, default=3,
                    help="retries of a run that hit an infrastructure error (default 3)")
     add_bar_and_cap(p, declare=True)
-    p.add_argument("--on", choices=GATE_ON, default="estimate",
+    p.add_argument("--on", choices=GATE_ON, default=None,
                    help="gate on each task's pass^k estimate (default) or its exact lower "
                    "bound; declared in the protocol, and what curtailment serves")
-    p.add_argument("--confidence", type=open_probability, default=0.95,
-                   help="confidence of the lower bounds (default 0.95)")
+    p.add_argument("--confidence", type=open_probability, default=None,
+                   help="confidence of the lower bounds (default: the policy's, else 0.95)")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar (it is also off when stderr is not a terminal)")
     return parser
