@@ -29,6 +29,7 @@ from passk import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gate_action.py"
+LOGIC = ROOT / "passk" / "integrations" / "action.py"   # the script is a thin call of it
 TAU = "book/data/tau-bench/gpt-4o-airline-rewards.json"
 STABLE = "tests/fixtures/stable.jsonl"   # two tasks, every run passed: no protocol
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
@@ -89,7 +90,7 @@ def test_every_input_reaches_the_script_and_every_output_is_written():
     for name in ACTION["inputs"]:
         assert f"inputs.{name} " in steps_text.replace("}}", " }}"), f"input {name} unused"
     gate_step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "gate")
-    script = SCRIPT.read_text(encoding="utf-8")
+    script = LOGIC.read_text(encoding="utf-8")
     for variable in gate_step["env"]:
         if variable.startswith("PASSK_"):
             assert f'"{variable}"' in script, f"{variable} is set but the script never reads it"
@@ -118,7 +119,7 @@ def test_a_gate_that_passes(tmp_path):
     assert (report["gate"]["bar"], report["gate"]["on"]) == (0.6, "lower-bound")
     estimate, interval = _suite(report)
     assert outputs == {"verdict": "passed", "pass-hat-k": repr(estimate),
-                       "interval": json.dumps(interval), "k": "2"}
+                       "interval": json.dumps(interval), "k": "2", "policy": ""}
     assert summary.startswith("## passk gate: PASSED\n")
     assert f"<code>{STABLE}</code>" in summary
     assert "| task | risk |" in summary and "**gate: PASSED" in summary
@@ -131,7 +132,7 @@ def test_a_gate_that_blocks_fails_the_step(tmp_path):
     assert status == ref_status == 1
     estimate, interval = _suite(report)
     assert outputs == {"verdict": "blocked", "pass-hat-k": repr(estimate),
-                       "interval": json.dumps(interval), "k": str(report["k"])}
+                       "interval": json.dumps(interval), "k": str(report["k"]), "policy": ""}
     assert summary.startswith("## passk gate: BLOCKED\n") and "**gate: BLOCKED" in summary
     first = report["gate"]["reasons"][0]
     assert f"::error title=passk gate::BLOCKED: {first}" in log
@@ -174,7 +175,8 @@ def test_criteria_declared_gates_as_the_run_declares(tmp_path, run_log):
 def test_bad_input_fails_the_step_and_says_why(tmp_path, inputs, message):
     status, log, summary, outputs = _run_action(tmp_path, **inputs)
     assert status == 2, log
-    assert outputs == {"verdict": "error", "pass-hat-k": "", "interval": "", "k": ""}
+    assert outputs == {"verdict": "error", "pass-hat-k": "", "interval": "", "k": "",
+                       "policy": ""}
     assert summary.startswith("## passk gate: error\n")
     assert message in log and "::error title=passk gate::" in log, log
 

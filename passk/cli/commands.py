@@ -311,10 +311,30 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    """``passk gate FILE``: the dual gate under the run's protocol; with ``--baseline OLD``
-    also the paired comparison (and ``--margin``: non-inferiority must be shown)."""
+    """``passk gate FILE``: the dual gate under the policy and the run's protocol; with
+    ``--baseline OLD`` also the paired comparison (and ``--margin``: non-inferiority must be
+    shown)."""
+    from passk.analysis.report import format_report
+
+    fr = gate_report(args)
+    if args.json:
+        _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
+    else:
+        _emit(format_report(fr, markdown=args.markdown, curve=False), markdown=args.markdown)
+    return EXIT_OK if fr.gate.passed else EXIT_BLOCKED
+
+
+def gate_report(args: argparse.Namespace) -> FileReport:
+    """``passk gate``'s report, made once (the command prints it; the Action renders it
+    both as JSON and as Markdown, :mod:`passk.integrations.action`).
+
+    Raises
+    ------
+    BadInput, ResultsError, ValueError
+        Input the gate cannot use (exit 2).
+    """
     from passk.analysis.diff import baseline_gaps, diff_results
-    from passk.analysis.report import build_report, format_report, task_ks
+    from passk.analysis.report import build_report, task_ks
 
     results = _read(args)
     old = _read(args, args.baseline, judged=False) if args.baseline is not None else None
@@ -333,12 +353,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     elif args.margin is not None:
         raise BadInput("--margin needs --baseline OLD to compare against")
     fr = build_report(results, **criteria, baseline=comparison)
-    fr = replace(fr, options={**fr.options, **_in_force(args)})
-    if args.json:
-        _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
-    else:
-        _emit(format_report(fr, markdown=args.markdown, curve=False), markdown=args.markdown)
-    return EXIT_OK if fr.gate.passed else EXIT_BLOCKED
+    return replace(fr, options={**fr.options, **_in_force(args)})
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
