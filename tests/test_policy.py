@@ -255,8 +255,8 @@ def test_policy_init_writes_a_policy_the_whole_log_meets(log_policy, run_log, re
 
 
 @pytest.mark.parametrize(("edit", "refusal"), [
-    ({"drop_task": "read-error-rate"}, "its protocol leaves out the policy's task(s) "
-                                       "read-error-rate"),
+    ({"drop_task": "read-error-rate"},
+     "its protocol leaves out the policy's task(s) read-error-rate"),
     ({"settings": {"k": 1, "default_runs": 2, "runs_by_risk": {"high-risk-write": 2,
                                                                 "read-only": 2},
                    "previously_flaky_runs": 2}, "keep_trials": 2},
@@ -404,7 +404,7 @@ def test_an_inspect_crash_counts_as_a_failure_on_the_verdict_line(repo):
 
     log = write_log(repo / "crash.eval", {("s1", e): "C" for e in (1, 2)},
                     errored=[("s1", 3)], epochs=3)
-    status, out, _ = passk("gate", log, "--k", "1", "--max-flakiness", "1")
+    _, out, _ = passk("gate", log, "--k", "1", "--max-flakiness", "1")
     assert "1 errored samples counted as failures (errors = fail)" in out
     report = json.loads(passk("gate", log, "--k", "1", "--json")[1])
     assert report["tasks"][0]["runs"] == 3 and report["tasks"][0]["successes"] == 2

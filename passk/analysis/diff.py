@@ -34,6 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
+from passk.metrics import estimate_pass_hat_k, flakiness
+from passk.render.tables import cell, format_rows, json_number, signed
+from passk.results.read import Results
+from passk.stability import CLASS_THRESHOLD, classify
 from passk.stats.compare import (
     FLOOR_LABEL,
     METHOD_LABELS,
@@ -41,11 +46,6 @@ from passk.stats.compare import (
     compare_pass_hat_k,
     mean_of,
 )
-from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
-from passk.metrics import estimate_pass_hat_k, flakiness
-from passk.render.tables import cell, format_rows, json_number, signed
-from passk.results.read import Results
-from passk.stability import CLASS_THRESHOLD, classify
 
 __all__ = ["CORRECTIONS", "DECISIONS", "NoSharedTask", "SuiteDiff", "TaskDiff",
            "baseline_gaps", "diff_results", "fisher_exact_two_sided", "format_diff",

@@ -322,11 +322,11 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
     """
     _check_keys(path, None, data, _TOP)
     tables: dict[str, Mapping[str, Any]] = {}
-    for name in _TABLES:
+    for name, keys in _TABLES.items():
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise _bad(path, name, f"must be a table ([{name}]), not {table!r}")
-        _check_keys(path, name, table, _TABLES[name])
+        _check_keys(path, name, table, keys)
         tables[name] = table
     given = frozenset(f"{t}.{k}" for t, table in tables.items() for k in table) | frozenset(
         k for k in ("producer", "errors", "pooling") if k in data)
@@ -458,7 +458,10 @@ def refuse_looser(policy: Policy, asked: Mapping[str, Any]) -> None:
     passk.gate.policy.PolicyError: --min-overall 0.5 would loosen the policy's bar 0.8 ...
     """
     c = policy.criteria
-    get = asked.get
+
+    def get(name: str) -> Any:
+        return asked.get(name)
+
     if get("k") is not None and get("k") < c.k:
         raise _refused(f"--k {get('k')}", f"k {c.k}", policy)
     for risk, kk in dict(get("k_for") or {}).items():
@@ -537,7 +540,7 @@ def strictest(policy: Policy | None, asked: Mapping[str, Any]) -> dict[str, Any]
     for name, value in policy_values.items():
         if out[name] is None:
             out[name] = value
-    out["min_runs"] = max(int(out["min_runs"]), c.min_runs)
+    out["min_runs"] = max(int(out["min_runs"] or 0), c.min_runs)
     return out
 
 
@@ -558,8 +561,8 @@ def protocol_refusal(policy: Policy, protocol: Protocol | None, label: str) -> s
     Examples
     --------
     >>> p = Policy("passk.toml", criteria=GateCriteria(k=5))
-    >>> protocol_refusal(p, Protocol({"k": 3}), "run.jsonl")  # doctest: +ELLIPSIS
-    'run.jsonl: its protocol declares k 3, looser than the policy\\'s k 5 (passk.toml): ...'
+    >>> print(protocol_refusal(p, Protocol({"k": 3}), "run.jsonl"))  # doctest: +ELLIPSIS
+    run.jsonl: its protocol declares k 3, looser than the policy's k 5 (passk.toml): ...
     """
     if protocol is None:
         return None
@@ -620,8 +623,9 @@ def count_errors(results: Results, errors: str) -> tuple[Results, tuple[str, ...
         return results, ()  # the producer's own rule: its infrastructure errors are left out
     counted = replace(results, totals=results.totals + results.excluded,
                       excluded=np.zeros_like(results.excluded), excluded_reason="")
-    return counted, (f"{left_out} {results.excluded_reason or 'excluded runs'} counted as "
-                     f"failures (errors = {errors})",)
+    line = (f"{left_out} {results.excluded_reason or 'excluded runs'} counted as failures "
+            f"(errors = {errors})")
+    return counted, (line,)
 
 
 def apply_policy(policy: Policy, results: Results, label: str) -> Results:
@@ -787,8 +791,8 @@ def policy_init(results: Results, files: Sequence[str],
              f"producer = {_toml(results.source)}",
              *(["require_protocol = true  # the run log's header must be there"]
                if results.protocol is not None else []),
-             'errors = "fail"  # errored samples count as failures (the producer\'s own '
-             "infrastructure errors excepted)",
+             ('errors = "fail"  # errored samples count as failures (the producer\'s own '
+              "infrastructure errors excepted)"),
              f"pooling = {_toml(['trials'])}", "", "[tasks]", f"ids = {_toml(ids)}", *runs_line]
     rule = success or SuccessRule()
     if rule != SuccessRule():
