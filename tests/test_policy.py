@@ -418,3 +418,21 @@ def test_parse_policy_refuses_both_ids_and_a_dataset():
 def test_no_policy_is_found_outside_a_repository_with_none(tmp_path):
     (tmp_path / ".git").mkdir()
     assert find_policy(tmp_path, [os.fspath(tmp_path / "r.jsonl")]) is None
+
+
+def test_an_inspect_subset_of_the_policys_dataset_is_incomplete(repo):
+    """A log of 2 samples (``--limit 2``, ``--sample-id``) of a dataset the policy says has 3
+    blocks as incomplete; the whole dataset passes."""
+    pytest.importorskip("inspect_ai")
+    from inspect_logs import write_log
+
+    (repo / "passk.toml").write_text('producer = "inspect"\n[tasks]\ndataset = "tiny"\n'
+                                     "size = 3\nruns = 2\n[gate]\nk = 1\n", encoding="utf-8")
+    whole = write_log(repo / "whole.eval", {(s, e): "C" for s in ("s1", "s2", "s3")
+                                            for e in (1, 2)})
+    subset = write_log(repo / "subset.eval", {(s, e): "C" for s in ("s1", "s2")
+                                              for e in (1, 2)})
+    assert passk("gate", whole)[0] == 0
+    status, out, _ = passk("gate", subset)
+    assert status == 1 and "the evidence holds 2 of the 3 samples of the policy's dataset" \
+        " tiny" in out

@@ -185,8 +185,6 @@ class Policy:
     criteria: GateCriteria = field(default_factory=GateCriteria)
     pooling: tuple[str, ...] = ("trials",)
     require_protocol: bool = False
-    #: The keys the file gave explicitly, as ``table.key``: only those bind options.
-    given: frozenset[str] = frozenset()
 
     @property
     def phrase(self) -> str:
@@ -328,8 +326,6 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
             raise _bad(path, name, f"must be a table ([{name}]), not {table!r}")
         _check_keys(path, name, table, keys)
         tables[name] = table
-    given = frozenset(f"{t}.{k}" for t, table in tables.items() for k in table) | frozenset(
-        k for k in ("producer", "errors", "pooling") if k in data)
 
     require_protocol = data.get("require_protocol", False)
     if not isinstance(require_protocol, bool):
@@ -388,7 +384,7 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
         margin=(_number(path, "baseline.margin", b["margin"], 0, 1, open_high=True)
                 if "margin" in b else d.margin))
     return Policy(path, producer, TaskSet(ids, dataset, size, runs, runs_by_risk), success,
-                  errors, criteria, tuple(pooling), require_protocol, given)
+                  errors, criteria, tuple(pooling), require_protocol)
 
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:
@@ -673,11 +669,11 @@ def apply_policy(policy: Policy, results: Results, label: str) -> Results:
         elif have > ts.size:
             gaps.append(f"the evidence holds {have} samples, more than the {ts.size} of the "
                         f"policy's dataset {ts.dataset}")
-        if ts.dataset is not None and results.suite and ts.dataset not in (
-                results.suite, *(v for s in results.sources for k, v in s.evaluation
-                                 if k.startswith("dataset"))):
-            gaps.append(f"the evidence's evaluation is {results.suite}, not the policy's "
-                        f"dataset {ts.dataset}")
+        recorded = {v for src in results.sources for k, v in src.evaluation
+                    if k.startswith("dataset") and not k.startswith("dataset sample")}
+        if ts.dataset is not None and recorded and ts.dataset not in recorded:
+            gaps.append(f"the evidence's dataset is {', '.join(sorted(recorded))}, not the "
+                        f"policy's {ts.dataset}")
     for tid, risk, n in zip(results.task_ids, results.risks, results.totals.tolist(),
                             strict=True):
         need = ts.runs_for(risk)
