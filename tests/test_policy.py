@@ -389,9 +389,9 @@ def test_errored_samples_count_as_failures_unless_the_policy_says_otherwise():
                            Run("a", False, 2, excluded=True, excluded_as="errored samples")])
     counted, said = count_errors(r, "fail")
     assert (counted.successes.tolist(), counted.totals.tolist()) == ([2], [3])
-    assert said == ("1 errored samples counted as failures (errors = fail)",)
+    assert said == ("errored samples counted as failures: 1 (errors = fail)",)
     left, said = count_errors(r, "exclude")
-    assert left.totals.tolist() == [2] and "left out (errors = exclude)" in said[0]
+    assert left.totals.tolist() == [2] and "left out: 1 (errors = exclude)" in said[0]
     infra = results_from_runs([Run("a", True, 0), Run("a", False, 1, excluded=True,
                                                       excluded_as="infrastructure errors")])
     assert count_errors(infra, "fail")[0].totals.tolist() == [1]  # the producer's own rule
@@ -405,7 +405,7 @@ def test_an_inspect_crash_counts_as_a_failure_on_the_verdict_line(repo):
     log = write_log(repo / "crash.eval", {("s1", e): "C" for e in (1, 2)},
                     errored=[("s1", 3)], epochs=3)
     _, out, _ = passk("gate", log, "--k", "1", "--max-flakiness", "1")
-    assert "1 errored samples counted as failures (errors = fail)" in out
+    assert "errored samples counted as failures: 1 (errors = fail)" in out
     report = json.loads(passk("gate", log, "--k", "1", "--json")[1])
     assert report["tasks"][0]["runs"] == 3 and report["tasks"][0]["successes"] == 2
 

@@ -6,6 +6,7 @@ module                      what
 :mod:`.criteria`            binding declared criteria; refusing looser ones
 :mod:`.curtailment`         the settle rule of curtailed repetition
 :mod:`.honest`              page 6's honest gate
+:mod:`.policy`              the committed gate policy (``passk.toml``), what it refuses
 ==========================  =====================================================
 
 ``passk.protocol`` (the module these came from) still imports: it is this package.

@@ -607,19 +607,19 @@ def count_errors(results: Results, errors: str) -> tuple[Results, tuple[str, ...
     ...                                                 excluded_as="errored samples")])
     >>> counted, said = count_errors(r, "fail")
     >>> counted.totals.tolist(), counted.excluded.tolist(), said
-    ([2], [0], ('1 errored samples counted as failures (errors = fail)',))
+    ([2], [0], ('errored samples counted as failures: 1 (errors = fail)',))
     """
     if errors not in ERRORS:
         raise ValueError(f"errors ({errors!r}) must be one of {', '.join(ERRORS)}")
     left_out = int(results.excluded.sum())
     if not left_out or errors == "exclude":
-        said = (f"{left_out} {results.excluded_reason or 'runs'} left out (errors = exclude)",)
+        said = (f"{results.excluded_reason or 'runs'} left out: {left_out} (errors = exclude)",)
         return results, said if left_out else ()
     if errors == "fail" and results.excluded_reason not in _AGENT_OR_INFRA:
         return results, ()  # the producer's own rule: its infrastructure errors are left out
     counted = replace(results, totals=results.totals + results.excluded,
                       excluded=np.zeros_like(results.excluded), excluded_reason="")
-    line = (f"{left_out} {results.excluded_reason or 'excluded runs'} counted as failures "
+    line = (f"{results.excluded_reason or 'excluded runs'} counted as failures: {left_out} "
             f"(errors = {errors})")
     return counted, (line,)
 
