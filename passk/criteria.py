@@ -15,10 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
-__all__ = ["DEFAULT_CRITERIA", "GATE_ON", "GateCriteria", "check_criteria"]
+__all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_ON", "GateCriteria", "check_criteria"]
 
 #: What a gate can compare with the bar: the pass^k estimate or its exact lower bound.
 GATE_ON = ("estimate", "lower-bound")
+#: The baseline comparison's multiple-testing corrections, the stricter first: Holm's
+#: (family-wise error rate), Benjamini-Hochberg's (false discovery rate).
+CORRECTIONS = ("holm", "bh")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,14 @@ class GateCriteria:
         The lower bounds' one-sided confidence.
     min_runs : int
         Fewer counted runs than this fail a task.
+    alpha : float
+        The baseline comparison's level: each task's Fisher test after
+        ``correction``, and 1 - the suite interval's confidence.
+    correction : {'holm', 'bh'}
+        The baseline comparison's correction across tasks.
+    margin : float or None
+        With a baseline: a non-inferiority margin on mean pass^k (None: only
+        a drop shown blocks).
 
     Examples
     --------
@@ -54,9 +65,20 @@ class GateCriteria:
     on: str = "estimate"
     confidence: float = 0.95
     min_runs: int = 0
+    alpha: float = 0.05
+    correction: str = "holm"
+    margin: float | None = None
 
     def __post_init__(self) -> None:
         check_criteria(self.k, self.max_flakiness, self.min_runs, self.on, self.confidence)
+        if (isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float))
+                or not 0 < self.alpha < 1):
+            raise ValueError(f"alpha ({self.alpha!r}) must lie strictly between 0 and 1")
+        if self.correction not in CORRECTIONS:
+            raise ValueError(f"correction ({self.correction!r}) must be one of "
+                             f"{', '.join(CORRECTIONS)}")
+        if self.margin is not None and not 0 <= self.margin < 1:
+            raise ValueError(f"margin ({self.margin!r}) must lie in [0, 1)")
         if not 0 <= self.min_overall_pass_hat_k <= 1:
             raise ValueError(f"min_overall_pass_hat_k ({self.min_overall_pass_hat_k!r}) must "
                              "lie in [0, 1]")

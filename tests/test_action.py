@@ -29,6 +29,7 @@ from passk import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gate_action.py"
+LOGIC = ROOT / "passk" / "integrations" / "action.py"   # the script is a thin call of it
 TAU = "book/data/tau-bench/gpt-4o-airline-rewards.json"
 STABLE = "tests/fixtures/stable.jsonl"   # two tasks, every run passed: no protocol
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
@@ -89,7 +90,7 @@ def test_every_input_reaches_the_script_and_every_output_is_written():
     for name in ACTION["inputs"]:
         assert f"inputs.{name} " in steps_text.replace("}}", " }}"), f"input {name} unused"
     gate_step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "gate")
-    script = SCRIPT.read_text(encoding="utf-8")
+    script = LOGIC.read_text(encoding="utf-8")
     for variable in gate_step["env"]:
         if variable.startswith("PASSK_"):
             assert f'"{variable}"' in script, f"{variable} is set but the script never reads it"
@@ -118,7 +119,7 @@ def test_a_gate_that_passes(tmp_path):
     assert (report["gate"]["bar"], report["gate"]["on"]) == (0.6, "lower-bound")
     estimate, interval = _suite(report)
     assert outputs == {"verdict": "passed", "pass-hat-k": repr(estimate),
-                       "interval": json.dumps(interval), "k": "2"}
+                       "interval": json.dumps(interval), "k": "2", "policy": ""}
     assert summary.startswith("## passk gate: PASSED\n")
     assert f"<code>{STABLE}</code>" in summary
     assert "| task | risk |" in summary and "**gate: PASSED" in summary
@@ -131,7 +132,7 @@ def test_a_gate_that_blocks_fails_the_step(tmp_path):
     assert status == ref_status == 1
     estimate, interval = _suite(report)
     assert outputs == {"verdict": "blocked", "pass-hat-k": repr(estimate),
-                       "interval": json.dumps(interval), "k": str(report["k"])}
+                       "interval": json.dumps(interval), "k": str(report["k"]), "policy": ""}
     assert summary.startswith("## passk gate: BLOCKED\n") and "**gate: BLOCKED" in summary
     first = report["gate"]["reasons"][0]
     assert f"::error title=passk gate::BLOCKED: {first}" in log
@@ -174,7 +175,8 @@ def test_criteria_declared_gates_as_the_run_declares(tmp_path, run_log):
 def test_bad_input_fails_the_step_and_says_why(tmp_path, inputs, message):
     status, log, summary, outputs = _run_action(tmp_path, **inputs)
     assert status == 2, log
-    assert outputs == {"verdict": "error", "pass-hat-k": "", "interval": "", "k": ""}
+    assert outputs == {"verdict": "error", "pass-hat-k": "", "interval": "", "k": "",
+                       "policy": ""}
     assert summary.startswith("## passk gate: error\n")
     assert message in log and "::error title=passk gate::" in log, log
 
@@ -217,3 +219,57 @@ def test_the_readme_workflow_passes_actionlint_against_this_action(tmp_path):
     lint = subprocess.run([str(ACTIONLINT)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, check=False)
     assert lint.returncode == 1 and 'input "result" is not defined' in lint.stdout
+
+
+# --- the repository's policy, by default -------------------------------------------------
+
+def _repository(tmp_path: Path, policy: str) -> Path:
+    """A checkout holding a passk.toml and the shipped stable results."""
+    repo = tmp_path / "checkout"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "passk.toml").write_text(policy, encoding="utf-8")
+    shutil.copy2(ROOT / STABLE, repo / "stable.jsonl")
+    return repo
+
+
+def test_the_action_gates_against_the_repositorys_policy_by_default(tmp_path):
+    """Without the policy the shipped file passes at k 2; the policy's bar 0.99 on the lower
+    bound blocks it, and the step says which policy it applied."""
+    free = _run_action(tmp_path, results=STABLE, k="2")
+    assert free[0] == 0 and free[3]["policy"] == ""
+    assert "no policy: criteria from the inputs" in free[2]
+    repo = _repository(tmp_path, '[gate]\nk = 2\nbar = 0.99\non = "lower-bound"\n')
+    status, log, summary, outputs = _run_action(tmp_path, cwd=repo, results="stable.jsonl")
+    assert status == 1 and outputs["verdict"] == "blocked", log
+    assert outputs["policy"] == "passk.toml"
+    assert "policy <code>passk.toml</code>" in summary and "[policy passk.toml]" in summary
+
+
+def test_inputs_looser_than_the_policy_are_refused(tmp_path):
+    repo = _repository(tmp_path, "[gate]\nk = 2\nbar = 0.9\n")
+    status, log, summary, outputs = _run_action(tmp_path, cwd=repo, results="stable.jsonl",
+                                                min_overall="0.5")
+    assert status == 2 and outputs["verdict"] == "error"
+    assert "--min-overall 0.5 would loosen the policy's bar 0.9 (passk.toml)" in log
+    assert summary.startswith("## passk gate: error\n")
+
+
+def test_results_that_declare_looser_criteria_than_the_policy_are_refused(tmp_path, run_log):
+    """The shipped run log declares bar 0.6 and cap 0.8 (see ``run_log``): under a policy
+    with the chapter's 0.7 and 0.2 it is refused, naming both."""
+    repo = _repository(tmp_path, "[gate]\nbar = 0.7\ncap = 0.2\n")
+    status, log, _, outputs = _run_action(tmp_path, cwd=repo, results=str(run_log))
+    assert status == 2 and outputs["verdict"] == "error", log
+    assert "its protocol declares bar 0.6, looser than the policy's bar 0.7" in log
+
+
+def test_the_action_names_an_explicit_policy_input(tmp_path):
+    repo = _repository(tmp_path, "[gate]\nk = 2\n")
+    (repo / "strict.toml").write_text('[gate]\nk = 2\nbar = 0.99\non = "lower-bound"\n',
+                                     encoding="utf-8")
+    status, _, _, outputs = _run_action(tmp_path, cwd=repo, results="stable.jsonl",
+                                        policy="strict.toml")
+    assert status == 1 and outputs["policy"] == "strict.toml"
+    status, log, _, _ = _run_action(tmp_path, cwd=repo, results="stable.jsonl",
+                                    policy="missing.toml")
+    assert status == 2 and "missing.toml: no such policy file" in log

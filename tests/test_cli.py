@@ -325,3 +325,37 @@ def test_markdown_escapes_pipes_newlines_and_html(tmp_path, capsys):
     main(["report", str(path), "--json"])
     ids = {t["task_id"] for t in json.loads(capsys.readouterr().out)["tasks"]}
     assert HOSTILE in ids
+
+
+# --------------------------------------------------------------------------
+# the gate policy on the command line (tests/test_policy.py attacks it by class)
+# --------------------------------------------------------------------------
+
+def test_policy_init_prints_a_policy_that_reads_back(tmp_path, capsys, monkeypatch):
+    import tomllib
+
+    from passk.gate.policy import parse_policy
+
+    monkeypatch.chdir(tmp_path)
+    path = write_jsonl(tmp_path, {"a": (5, 5), "b": (3, 4)})
+    assert main(["policy", "init", path, "--output", "-"]) == 0
+    text = capsys.readouterr().out
+    policy = parse_policy(tomllib.loads(text), "-")
+    assert policy.tasks.ids == ("a", "b") and policy.tasks.runs == 4
+    assert policy.producer == "jsonl" and policy.errors == "fail"
+    assert (policy.criteria.k, policy.criteria.min_overall_pass_hat_k) == (5, 0.7)
+
+
+def test_a_policy_file_that_is_not_there_is_exit_2(tmp_path, capsys):
+    path = write_jsonl(tmp_path, {"a": (5, 5)})
+    assert main(["gate", path, "--policy", str(tmp_path / "nope.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "nope.toml: no such policy file" in err and err.count("\n") == 1
+
+
+def test_run_stopping_and_the_old_policy_spelling_must_agree(tmp_path, capsys):
+    tasks = Path(__file__).resolve().parents[1] / "examples" / "oncall_tasks.jsonl"
+    assert main(["run", "passk.flaky_adapter:OnCallSimulator", str(tasks), "--log",
+                 str(tmp_path / "x.jsonl"), "--policy", "fixed", "--stopping",
+                 "curtailed"]) == 2
+    assert "--policy fixed and --stopping curtailed disagree" in capsys.readouterr().err

@@ -208,3 +208,59 @@ def test_the_same_file_prints_the_same_mean_as_old_or_new(tmp_path, capsys):
         main(["diff", x, y, "--k", "3"])
         line = capsys.readouterr().out.splitlines()[1]
         assert line.startswith(f"  old {exact:.3f} → new {exact:.3f}: change +0.000")
+
+
+# --- the baseline covers the new results; the comparison's settings are criteria -----------
+
+def test_no_shared_task_is_an_error_naming_both_sides():
+    from passk.analysis.diff import NoSharedTask
+
+    old = results_from_runs([Run("x", True, 0), Run("y", True, 0)])
+    new = results_from_runs([Run("a", True, 0)])
+    with pytest.raises(NoSharedTask, match=r"share no task \(old: x, y; new: a\)"):
+        diff_results(old, new)
+
+
+def test_baseline_gaps_name_every_baseline_task_the_new_results_lack():
+    from passk.analysis.diff import baseline_gaps
+
+    old = results_from_runs([Run(t, True, i) for t in "abc" for i in range(3)])
+    new = results_from_runs([Run("a", True, 0)])
+    gaps = baseline_gaps(old, new)
+    assert [g.split(":")[0] for g in gaps] == ["task b", "task c"]
+    assert baseline_gaps(old, old) == ()
+
+
+def test_the_defaults_are_the_criterias_and_match_scipy_holm():
+    """diff_results' alpha and correction default to DEFAULT_CRITERIA's, and its Holm
+    adjustment is Holm's step-down, written out here, on scipy's Fisher p-values."""
+    import inspect as _inspect
+
+    from passk.criteria import DEFAULT_CRITERIA
+
+    sig = _inspect.signature(diff_results).parameters
+    assert sig["alpha"].default == DEFAULT_CRITERIA.alpha == 0.05
+    assert sig["correction"].default == DEFAULT_CRITERIA.correction == "holm"
+    old = results_from_runs([Run(t, i < 9, i) for t in "ab" for i in range(10)])
+    new = results_from_runs([Run(t, i < (1 if t == "a" else 9), i) for t in "ab"
+                             for i in range(10)])
+    d = diff_results(old, new, k=1)
+    p = [stats.fisher_exact([[9, 1], [1, 9]]).pvalue, stats.fisher_exact([[9, 1], [9, 1]]).pvalue]
+    order = np.argsort(p)
+    m = len(p)
+    step = np.maximum.accumulate([min(1.0, (m - r) * p[i]) for r, i in enumerate(order)])
+    expected = np.empty(m)
+    expected[order] = step
+    np.testing.assert_allclose([t.p_adjusted for t in d.tasks], expected, rtol=1e-12)
+    assert [t.task_id for t in d.regressed] == ["a"]
+
+
+def test_gate_with_criteria_of_bh_is_refused_under_a_holm_policy(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "passk.toml").write_text('[baseline]\ncorrection = "holm"\nalpha = 0.01\n')
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "r.jsonl"
+    runs.write_text("".join(json.dumps({"task_id": "a", "trial": i, "success": True}) + "\n"
+                            for i in range(5)))
+    assert main(["diff", str(runs), str(runs), "--alpha", "0.05"]) == 2
+    assert "--alpha 0.05 would loosen the policy's baseline alpha 0.01" in capsys.readouterr().err

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
 from passk.metrics import estimate_pass_hat_k, flakiness
 from passk.render.tables import cell, format_rows, json_number, signed
 from passk.results.read import Results
@@ -46,10 +47,10 @@ from passk.stats.compare import (
     mean_of,
 )
 
-__all__ = ["CORRECTIONS", "DECISIONS", "SuiteDiff", "TaskDiff", "diff_results",
-           "fisher_exact_two_sided", "format_diff", "format_suite", "holm"]
+__all__ = ["CORRECTIONS", "DECISIONS", "NoSharedTask", "SuiteDiff", "TaskDiff",
+           "baseline_gaps", "diff_results", "fisher_exact_two_sided", "format_diff",
+           "format_suite", "holm"]
 
-CORRECTIONS = ("holm", "bh")
 #: What a diff decides: a regression shown, or not; with a margin, non-inferior or not shown.
 DECISIONS = ("worse", "no regression shown", "non-inferior", "inconclusive")
 _REGRESSION_ORDER = {"regressed": 0, "flipped": 1, "improved": 2, "unchanged": 3}
@@ -206,15 +207,49 @@ class SuiteDiff:
         }
 
 
-def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: float = 0.05,
-                 correction: str = "holm", class_threshold: float = CLASS_THRESHOLD,
+class NoSharedTask(ValueError):
+    """Two results with no task in common: there is nothing to compare."""
+
+
+def baseline_gaps(old: Results, new: Results) -> tuple[str, ...]:
+    """Each baseline task the new results do not cover, one reason each (the gate fails
+    closed on them: dropping the task that regressed must not pass).
+
+    A task the new results list with no counted run is not covered either; a baseline
+    task with no counted run of its own has nothing to compare.
+
+    Examples
+    --------
+    >>> from passk.results.counts import Run, results_from_runs
+    >>> old = results_from_runs([Run("a", True, 0), Run("b", True, 0)])
+    >>> baseline_gaps(old, results_from_runs([Run("a", True, 0)]))
+    ('task b: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)',)
+    """
+    counted = {t for t, n in zip(new.task_ids, new.totals.tolist(), strict=True) if n > 0}
+    return tuple(f"task {t}: in the baseline, but the new results have no runs of it (the "
+                 "comparison must cover every baseline task)"
+                 for t, n in zip(old.task_ids, old.totals.tolist(), strict=True)
+                 if n > 0 and t not in counted)
+
+
+def diff_results(old: Results, new: Results, *, k: int | None = None,
+                 alpha: float = DEFAULT_CRITERIA.alpha,
+                 correction: str = DEFAULT_CRITERIA.correction,
+                 class_threshold: float = CLASS_THRESHOLD,
                  margin: float | None = None, method: str = "t",
                  rng: int | np.random.Generator | None = None) -> SuiteDiff:
     """Pair two results by task: the suite comparison, and each task against repeat noise.
 
     The suite comparison is :func:`passk.stats.compare.compare_pass_hat_k` at confidence
     ``1 - alpha`` (with ``margin``, ``method`` and ``rng``); each task gets a two-sided
-    Fisher exact test with ``correction`` across tasks at level ``alpha``.
+    Fisher exact test with ``correction`` across tasks at level ``alpha``. The defaults
+    of ``alpha`` and ``correction`` are the gate's criteria's
+    (:data:`passk.criteria.DEFAULT_CRITERIA`); a policy sets them in ``[baseline]``.
+
+    Raises
+    ------
+    NoSharedTask
+        When OLD and NEW have no task in common.
     """
     from scipy import stats
     if correction not in CORRECTIONS:
@@ -224,6 +259,10 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
     new_index = {t: i for i, t in enumerate(new.task_ids)}
     old_index = {t: i for i, t in enumerate(old.task_ids)}
     common = [t for t in old.task_ids if t in new_index]
+    if not common:
+        raise NoSharedTask(
+            f"the two results share no task (old: {_some(old.task_ids)}; new: "
+            f"{_some(new.task_ids)}): nothing to compare; give results of the same suite")
     io_ = np.array([old_index[t] for t in common], dtype=np.int64)
     in_ = np.array([new_index[t] for t in common], dtype=np.int64)
     c1, n1 = old.successes[io_], old.totals[io_]
@@ -266,6 +305,11 @@ def diff_results(old: Results, new: Results, *, k: int | None = None, alpha: flo
     return SuiteDiff(int(k), tuple(rows), tuple(t for t in old.task_ids if t not in new_index),
                      tuple(t for t in new.task_ids if t not in old_index), old_mean, new_mean,
                      alpha, correction, suite)
+
+
+def _some(ids: Sequence[str], shown: int = 3) -> str:
+    more = f", ... ({len(ids)} tasks)" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more if ids else "no tasks"
 
 
 def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:

@@ -154,7 +154,9 @@ class FileReport:
                                             DEFAULT_CRITERIA.min_overall_pass_hat_k),
                             "cap": opts.get("max_flakiness", DEFAULT_CRITERIA.max_flakiness),
                             "declared": dict(opts.get("declared", {})),
-                            "stricter": list(opts.get("stricter", ()))})
+                            "stricter": list(opts.get("stricter", ())),
+                            "policy": opts.get("policy"),
+                            "overrides": list(opts.get("overrides", ()))})
         if self.results.protocol is not None:
             out["protocol"] = self.results.protocol.to_dict()
         out["format"] = self.results.source
@@ -273,6 +275,7 @@ def build_report(
     min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
     declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
     baseline: Results | None = None, margin: float | None = None,
+    alpha: float = DEFAULT_CRITERIA.alpha, correction: str = DEFAULT_CRITERIA.correction,
 ) -> FileReport:
     """Score a results file's counts: rows at each task's k, the dual gate, the curve.
 
@@ -299,6 +302,9 @@ def build_report(
         The baseline version's results, for the gate (``passk gate --baseline``).
     margin : float, optional
         With ``baseline``: non-inferiority within this margin must be shown.
+    alpha, correction
+        With ``baseline``: the per-task comparison's level and its correction across
+        tasks (:class:`passk.criteria.GateCriteria`).
 
     The gate is :func:`passk.gate.judge.judge`'s on ``results``, the criteria
     and the baseline: the one place a verdict and its reasons are made.
@@ -319,9 +325,10 @@ def build_report(
     criteria = GateCriteria(k=int(ks.min(initial=1)) or 1,
                             min_overall_pass_hat_k=min_overall_pass_hat_k,
                             max_flakiness=max_flakiness, on=gate_on, confidence=confidence,
-                            min_runs=min_runs)
+                            min_runs=min_runs, alpha=alpha, correction=correction,
+                            margin=margin)
     gate = judge(results, criteria, baseline, ks=ks, accept_incomplete=accept_incomplete,
-                 rows=report.tasks, margin=margin)
+                 rows=report.tasks)
     report = replace(report, gate=gate, protocol=results.protocol)
     kmax = int(curve_k or ks.max(initial=1))
     at = _curve_matrix(c, n, kmax, at=True)
@@ -410,5 +417,8 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     verdict = gate.verdict()
     if fr.options.get("declared"):
         verdict = verdict[:-1] + " as declared by the run's protocol)"
+    if fr.options.get("policy_line"):  # the command line's: the policy and every override
+        verdict += "  [" + "; ".join([fr.options["policy_line"],
+                                      *fr.options.get("overrides", ())]) + "]"
     lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
     return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)

@@ -9,8 +9,10 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -19,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 # Only what the parser needs is imported here; each command imports the rest when it
 # runs, so `passk --help` and a small report start in a fraction of a second.
-from passk.analysis.diff import CORRECTIONS
 from passk.book.plots import MissingExtra
 from passk.cli.options import (
     int_list,
@@ -30,7 +31,21 @@ from passk.cli.options import (
     risk_k,
     whole,
 )
+from passk.criteria import CORRECTIONS, GateCriteria
 from passk.gate.criteria import LoosenedCriteria, bind_criteria, curtailment_refusal
+from passk.gate.policy import (
+    NO_POLICY,
+    POLICY_FILE,
+    Policy,
+    PolicyError,
+    apply_policy,
+    count_errors,
+    find_policy,
+    load_policy,
+    override_phrases,
+    refuse_looser,
+    strictest,
+)
 from passk.metrics import CI_METHODS
 from passk.results.counts import with_unrun_tasks
 from passk.results.protocol import require_same_protocol
@@ -65,29 +80,116 @@ def _emit(text: str, *, markdown: bool = False) -> None:
     print(escape_markdown(text) if markdown else escape_text(text, keep_newlines=True))
 
 
-def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None) -> Results:
+def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:
+    """The policy in force: ``--policy FILE``, else ``passk.toml`` or ``[tool.passk]`` found
+    walking up from the working directory (then from the results); None when there is none.
+    Read once per command."""
+    if "_policy" in vars(args):
+        return vars(args)["_policy"]
+    given = getattr(args, "policy_file", None)
+    found = Path(given) if given else find_policy(results=[p for p in paths if p != "-"])
+    policy = None
+    if found is not None:
+        label = str(found)
+        if not given:  # found: named relative to the working directory, as ruff does
+            with contextlib.suppress(ValueError):
+                label = os.path.relpath(found)
+        policy = load_policy(label)
+    vars(args)["_policy"] = policy
+    return policy
+
+
+def _asked(args: argparse.Namespace, files: int = 1) -> dict[str, Any]:
+    """The options a command was given, by name, for the policy to check and the verdict to
+    name (``None``/``False``: not given)."""
+    names = ("k", "k_for", "min_overall", "max_flakiness", "on", "confidence", "min_runs",
+             "alpha", "correction", "margin", "accept_incomplete", "scorer", "success_value",
+             "success_threshold", "score_key", "eval_key", "count_errors_as_failures",
+             "duplicates", "pool_evaluations", "allow_change")
+    out = {name: getattr(args, name, None) for name in names}
+    out["k_for"] = dict(out["k_for"] or [])
+    out["files"] = files
+    return out
+
+
+def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
+          judged: bool = True) -> Results:
     """Read a results file (or several, as trials of one suite) with the command's --format,
-    saying on stderr what auto chose."""
+    saying on stderr what auto chose.
+
+    With a policy in force, an option that would loosen it is refused, its success rule is
+    the reader's, its errors rule applied, and (``judged``: the evidence the gate judges,
+    not a baseline) the results are checked against its producer, protocol, task set and
+    runs. What is in force is kept for the verdict line (:func:`_in_force`)."""
     path = path if path is not None else args.file
     paths = [path] if isinstance(path, str) else list(path)
     fmt = getattr(args, "format", "auto")
+    policy = _policy(args, paths)
+    asked = _asked(args, len(paths))
+    if policy is not None:
+        try:
+            refuse_looser(policy, asked)
+        except PolicyError as exc:
+            raise BadInput(str(exc)) from None
+    options = {"scorer": getattr(args, "scorer", None),
+               "success_values": getattr(args, "success_value", None),
+               "success_threshold": getattr(args, "success_threshold", None),
+               "score_key": getattr(args, "score_key", None)}
+    if policy is not None:
+        from passk.results.formats import detect_format
+
+        producer = fmt if fmt != "auto" else policy.producer or detect_format(paths[0])
+        for key, value in policy.success.reader_options(producer).items():
+            if options[key] is None:
+                options[key] = value
     results = read_results(paths[0] if len(paths) == 1 else paths, fmt,
                            duplicates=getattr(args, "duplicates", "error"),
-                           scorer=getattr(args, "scorer", None),
-                           success_values=getattr(args, "success_value", None),
-                           success_threshold=getattr(args, "success_threshold", None),
-                           score_key=getattr(args, "score_key", None),
+                           **options,
                            pool_evaluations=getattr(args, "pool_evaluations", False),
                            pool_unverified_runs=getattr(args, "pool_unverified_runs", False),
                            accept_incomplete=getattr(args, "accept_incomplete", False),
-                           errors=getattr(args, "errors", None),
+                           errors=_errors_rule(args, policy),
                            eval_key=getattr(args, "eval_key", None),
                            count_errors_as_failures=getattr(args, "count_errors_as_failures",
                                                             None) or None)
     if fmt == "auto" and any(Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths):
         print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
               f"--format to override)", file=sys.stderr)
+    results, said = count_errors(results, policy.errors if policy is not None else "fail")
+    if judged:
+        vars(args)["_said"] = said
+        if policy is not None:
+            results = apply_policy(policy, results, _label(path))
     return results
+
+
+def _errors_rule(args: argparse.Namespace, policy: Policy | None) -> str | None:
+    """What an errored sample is, for the reader: ``--errors`` (which may not loosen the
+    policy), else the policy's ``errors`` (``fail-all`` reads as ``fail``, then counts the
+    producer's own infrastructure errors too: :func:`passk.gate.policy.count_errors`)."""
+    said = getattr(args, "errors", None)
+    if said is not None or policy is None:
+        return said
+    # 'fail' is every reader's default; 'exclude' is an Inspect reader's option
+    return "exclude" if policy.errors == "exclude" and _producer(args) == "inspect" else None
+
+
+def _producer(args: argparse.Namespace) -> str:
+    from passk.results.formats import detect_format
+
+    fmt = getattr(args, "format", "auto")
+    paths = [args.file] if isinstance(args.file, str) else list(args.file)
+    return str(fmt if fmt != "auto" else detect_format(paths[0]))
+
+
+def _in_force(args: argparse.Namespace) -> dict[str, Any]:
+    """The policy and every reader or override option in effect, for the verdict line, the
+    Markdown and the JSON (``FileReport.options``' ``policy`` and ``overrides``)."""
+    policy = _policy(args)
+    return {"policy": policy.path if policy is not None else None,
+            "policy_line": policy.phrase if policy is not None else NO_POLICY,
+            "overrides": list(override_phrases(_asked(args), policy,
+                                               vars(args).get("_said", ())))}
 
 
 def _incomplete_lines(args: argparse.Namespace, named: Sequence[tuple[str, Results]]
@@ -115,16 +217,23 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
     for every command: the protocol's, else ``--k``, else the smallest n
     (said on stderr).
     """
-    requested = {"k": args.k, "min_overall_pass_hat_k": getattr(args, "min_overall", None),
-                 "max_flakiness": getattr(args, "max_flakiness", None),
-                 "gate_on": getattr(args, "on", None),
-                 "confidence": getattr(args, "confidence", None)}
+    policy = _policy(args)
+    asked = _asked(args)
+    requested = strictest(policy, asked)
+    declared = results.protocol.settings if results.protocol is not None else {}
+    for name in ("k", "min_overall_pass_hat_k", "max_flakiness", "gate_on", "confidence"):
+        # the policy's value where the run's protocol declares a stricter one: the protocol's
+        cli = {"min_overall_pass_hat_k": "min_overall", "max_flakiness": "max_flakiness",
+               "gate_on": "on"}.get(name, name)
+        if asked.get(cli) is None and declared.get(name) is not None:
+            requested[name] = None
+    requested_min_runs = requested.pop("min_runs")
     try:
         bound = bind_criteria(results.protocol, requested, GATE_DEFAULTS)
     except LoosenedCriteria as exc:
         raise BadInput(str(exc)) from None
     declared_min = results.protocol.settings.get("min_runs") if results.protocol else None
-    min_runs = getattr(args, "min_runs", 0) or int(declared_min or 0)
+    min_runs = max(requested_min_runs, int(declared_min or 0))
     refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": min_runs},
                                   results)
     if refused:  # a curtailed run decides exactly only under the gate its curtailment served
@@ -157,12 +266,25 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
     }
 
 
+def _baseline_settings(args: argparse.Namespace) -> GateCriteria:
+    """The baseline comparison's level, correction and margin: the options where given
+    (the policy has refused looser ones), else the policy's, else the criteria's defaults."""
+    policy = _policy(args)
+    base = policy.criteria if policy is not None else DEFAULT_CRITERIA
+    alpha, correction = getattr(args, "alpha", None), getattr(args, "correction", None)
+    margin = getattr(args, "margin", None)
+    return replace(base, alpha=base.alpha if alpha is None else alpha,
+                   correction=base.correction if correction is None else correction,
+                   margin=base.margin if margin is None else margin)
+
+
 def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
     """Score a file under the criteria in force (see :func:`_criteria`)."""
     from passk.analysis.report import build_report
 
     results = results if results is not None else _read(args)
-    return build_report(results, **_criteria(args, results))
+    fr = build_report(results, **_criteria(args, results))
+    return replace(fr, options={**fr.options, **_in_force(args)})
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -211,23 +333,41 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    """``passk gate FILE``: the dual gate under the run's protocol; with ``--baseline OLD``
-    also the paired comparison (and ``--margin``: non-inferiority must be shown)."""
-    from passk.analysis.report import build_report, format_report
+    """``passk gate FILE``: the dual gate under the policy and the run's protocol; with
+    ``--baseline OLD`` also the paired comparison (and ``--margin``: non-inferiority must be
+    shown)."""
+    from passk.analysis.report import format_report
 
-    results = _read(args)
-    old = _read(args, args.baseline) if args.baseline is not None else None
-    criteria = _criteria(args, results)
-    if old is not None:  # the comparison is evidence too: the judge decides once
-        _require_same_protocol(args, old, results, args.baseline, _label(args.file))
-    elif args.margin is not None:
-        raise BadInput("--margin needs --baseline OLD to compare against")
-    fr = build_report(results, **criteria, baseline=old, margin=args.margin)
+    fr = gate_report(args)
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
         _emit(format_report(fr, markdown=args.markdown, curve=False), markdown=args.markdown)
     return EXIT_OK if fr.gate.passed else EXIT_BLOCKED
+
+
+def gate_report(args: argparse.Namespace) -> FileReport:
+    """``passk gate``'s report, made once (the command prints it; the Action renders it
+    both as JSON and as Markdown, :mod:`passk.integrations.action`).
+
+    Raises
+    ------
+    BadInput, ResultsError, ValueError
+        Input the gate cannot use (exit 2).
+    """
+    from passk.analysis.report import build_report
+
+    results = _read(args)
+    old = _read(args, args.baseline, judged=False) if args.baseline is not None else None
+    criteria = _criteria(args, results)
+    settings = _baseline_settings(args)
+    if old is not None:  # the comparison is evidence too: the judge decides once
+        _require_same_protocol(args, old, results, args.baseline, _label(args.file))
+    elif args.margin is not None:
+        raise BadInput("--margin needs --baseline OLD to compare against")
+    fr = build_report(results, **criteria, baseline=old, alpha=settings.alpha,
+                      correction=settings.correction, margin=settings.margin)
+    return replace(fr, options={**fr.options, **_in_force(args)})
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -393,11 +533,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """``passk diff OLD NEW``: the suite's paired comparison, then each task's change."""
     from passk.analysis.diff import diff_results, format_diff
 
-    old = _read(args, args.old)
+    old = _read(args, args.old, judged=False)
     new = _read(args, args.new)
     _require_same_protocol(args, old, new, args.old, args.new)
-    d = diff_results(old, new, k=args.k, alpha=args.alpha, correction=args.correction,
-                     class_threshold=args.class_threshold, margin=args.margin,
+    settings = _baseline_settings(args)
+    d = diff_results(old, new, k=args.k, alpha=settings.alpha, correction=settings.correction,
+                     class_threshold=args.class_threshold, margin=settings.margin,
                      method=args.method, rng=args.seed)
     gaps = _incomplete_lines(args, [(args.old, old), (args.new, new)])
     closed = bool(gaps) and not args.accept_incomplete
@@ -417,19 +558,103 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return {"worse": EXIT_BLOCKED, "inconclusive": EXIT_INCONCLUSIVE}.get(d.decision, EXIT_OK)
 
 
+def cmd_policy_init(args: argparse.Namespace) -> int:
+    """``passk policy init RESULTS...``: write a starting policy from a suite, to review."""
+    from passk.gate.policy import SuccessRule, parse_policy, policy_init
+
+    vars(args)["_policy"] = None  # the starting point is the evidence, not a policy in force
+    results = _read(args)
+    rule = SuccessRule(scorer=args.scorer, values=tuple(args.success_value or ()),
+                       threshold=args.success_threshold, score_key=args.score_key)
+    text = policy_init(results, list(args.file), rule)
+    import tomllib
+
+    parse_policy(tomllib.loads(text), args.output)  # what it writes, it reads back
+    if args.output == "-":
+        print(text, end="")
+        return EXIT_OK
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise BadInput(f"{out} exists: review and edit it, or give --force to overwrite it "
+                       "(or --output - to print)")
+    out.write_text(text, encoding="utf-8")
+    print(f"passk policy init: wrote {out} ({len(results)} tasks); review it and commit it "
+          "with the code it gates", file=sys.stderr)
+    return EXIT_OK
+
+
+#: ``passk run``'s repetition: every planned run, or curtailed once the verdict is settled.
+STOPPING = ("fixed", "curtailed")
+#: ``passk run``'s defaults where neither the policy nor an option says.
+_RUN_DEFAULTS = {"k": 5, "min_overall": DEFAULT_CRITERIA.min_overall_pass_hat_k,
+                 "max_flakiness": DEFAULT_CRITERIA.max_flakiness, "on": DEFAULT_CRITERIA.on,
+                 "confidence": DEFAULT_CRITERIA.confidence, "runs_high_risk": 12,
+                 "runs_read_only": 5}
+
+
+def _run_settings(args: argparse.Namespace) -> None:
+    """``passk run``'s settings: each option where given, else the policy's, else the
+    default; an option looser than the policy is refused (exit 2)."""
+    if args.policy_file in STOPPING:  # the old spelling: --policy fixed|curtailed
+        if args.stopping not in (None, args.policy_file):
+            raise BadInput(f"--policy {args.policy_file} and --stopping {args.stopping} "
+                           "disagree: give --stopping only")
+        args.stopping, args.policy_file = args.policy_file, None
+    args.stopping = args.stopping or "fixed"
+    policy = _policy(args)
+    if policy is not None:
+        runs = {risk: n for risk, n in (("high-risk-write", args.runs_high_risk),
+                                        ("read-only", args.runs_read_only)) if n is not None}
+        try:
+            refuse_looser(policy, {**_asked(args), "runs": runs})
+        except PolicyError as exc:
+            raise BadInput(str(exc)) from None
+        c, ts = policy.criteria, policy.tasks
+        fill = {"k": c.k, "min_overall": c.min_overall_pass_hat_k,
+                "max_flakiness": c.max_flakiness, "on": c.on, "confidence": c.confidence,
+                "runs_high_risk": ts.runs_for("high-risk-write"),
+                "runs_read_only": ts.runs_for("read-only")}
+        for name, value in fill.items():
+            if getattr(args, name) is None and value is not None:
+                setattr(args, name, value)
+    for name, value in _RUN_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+
+
+def _with_policy_line(text: str, args: argparse.Namespace) -> str:
+    """``text`` with the policy and the overrides in force on its gate's verdict line."""
+    said = _in_force(args)
+    tail = "  [" + "; ".join([said["policy_line"], *said["overrides"]]) + "]"
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("gate: "):
+            lines[i] = line + tail
+            break
+    return "\n".join(lines)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``passk run ADAPTER TASKS --log F``: run a suite, logging every run as it ends."""
     from passk.run.runner import load_adapter, load_tasks, run_suite
     from passk.stability import RepeatPolicy, format_table
 
+    _run_settings(args)
     adapter = load_adapter(args.adapter)
     tasks = load_tasks(args.tasks)
-    policy = RepeatPolicy(runs_by_risk={"high-risk-write": args.runs_high_risk,
-                                        "read-only": args.runs_read_only},
-                          previously_flaky=args.runs_high_risk, default=args.runs_read_only,
-                          stopping=args.policy)
+    policy = _policy(args)
+    if policy is not None and policy.tasks.ids:
+        have = {t.task_id for t in tasks}
+        missing = [t for t in policy.tasks.ids if t not in have]
+        if missing:
+            raise BadInput(f"{args.tasks}: lacks the policy's task(s) {', '.join(missing)} "
+                           f"({policy.path}): run the policy's task set")
+    policy_ = RepeatPolicy(runs_by_risk={"high-risk-write": args.runs_high_risk,
+                                         "read-only": args.runs_read_only},
+                           previously_flaky=args.runs_high_risk, default=args.runs_read_only,
+                           stopping=args.stopping)
     try:
-        run = run_suite(adapter, tasks, policy, k=args.k, seed=args.seed,
+        run = run_suite(adapter, tasks, policy_, k=args.k, seed=args.seed,
                         max_concurrency=args.concurrency, log=args.log, resume=args.resume,
                         progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
                         max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
@@ -441,6 +666,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     if args.json:
         out = run.report.to_dict()
+        out["gate"].update({k: v for k, v in _in_force(args).items() if k != "policy_line"})
         out["runs"] = {"spent": run.runs_spent, "fixed": run.runs_fixed, "saved": run.runs_saved,
                        "retries": dict(run.retries), "cached": dict(run.cached),
                        "infrastructure_errors": dict(run.infrastructure_errors),
@@ -449,10 +675,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         out["protocol"] = run.protocol.to_dict() if run.protocol else None
         _print_json(out)
     else:
-        _emit(format_table(run.report, flaky_first=True))
+        _emit(_with_policy_line(format_table(run.report, flaky_first=True), args))
         left_out = sum(run.infrastructure_errors.values()) + sum(run.cached.values())
         print(f"runs: {run.runs_spent} counted of {run.runs_fixed} planned"
-              + (f" ({run.runs_saved} saved by curtailment)" if args.policy == "curtailed" else "")
+              + (f" ({run.runs_saved} saved by curtailment)" if args.stopping == "curtailed"
+                 else "")
               + f"; {sum(run.retries.values())} retries, {left_out} left out; log: {args.log}")
         if run.settled_early:
             _emit("settled early, the gate's verdict the same whatever the runs not made: "
@@ -466,6 +693,11 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     command that reads results files."""
     from passk.cli.options import add_reader_overrides
     from passk.results.read import DUPLICATES
+    p.add_argument("--policy", dest="policy_file", default=None, metavar="FILE",
+                   help="the gate policy (passk.toml, or a pyproject.toml's [tool.passk]); "
+                   "default: found walking up from the working directory, then from the "
+                   "results, to the repository root. With a policy, an option that would "
+                   "loosen it is refused; without one, the verdict line says so")
     p.add_argument("--format", default="auto", choices=FORMATS, metavar="FORMAT",
                    help="input format: " + ", ".join(FORMATS) + " (default auto: by extension, "
                    "for .json by content, for a directory by tau2-bench's run layout; the "
@@ -519,14 +751,12 @@ def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> Non
     they default to None, so that a run's protocol binds them.
     """
     if declare:
-        p.add_argument("--min-overall", type=probability,
-                       default=GATE_DEFAULTS["min_overall_pass_hat_k"],
+        p.add_argument("--min-overall", type=probability, default=None,
                        help="bar for the mean pass^k, declared in the run's protocol "
-                       "(default 0.7)")
-        p.add_argument("--max-flakiness", type=probability,
-                       default=GATE_DEFAULTS["max_flakiness"],
+                       "(default: the policy's, else 0.7)")
+        p.add_argument("--max-flakiness", type=probability, default=None,
                        help="cap on any task's flakiness, declared in the run's protocol "
-                       "(default 0.2)")
+                       "(default: the policy's, else 0.2)")
         return
     p.add_argument("--min-overall", type=probability, default=None,
                    help="bar for the mean pass^k (default: the run's protocol, else 0.7; "
@@ -653,9 +883,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_input_options(p)
     p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the smallest n over both files)")
-    p.add_argument("--alpha", type=open_probability, default=0.05,
+    p.add_argument("--alpha", type=open_probability, default=None,
                    help="significance level: per task after correction, and 1 - the suite "
-                   "interval's confidence (default 0.05)")
+                   "interval's confidence (default: the policy's [baseline] alpha, else 0.05; "
+                   "a higher one than the policy's is refused)")
     p.add_argument("--margin", type=margin, default=None, metavar="D",
                    help="non-inferiority: pass (exit 0) only when the suite's mean pass^k is "
                    "shown to be at most D below the old one; exit 3 when that is not shown "
@@ -670,12 +901,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "or sign-flip variant")
     p.add_argument("--seed", type=whole, default=0,
                    help="seed of the resampling methods (default 0; t needs none)")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+    p.add_argument("--correction", choices=CORRECTIONS, default=None,
                    help="holm (family-wise error, default) or bh (Benjamini-Hochberg, "
-                   "false discovery rate)")
+                   "false discovery rate; refused when the policy's is holm)")
     p.add_argument("--class-threshold", type=probability, default=CLASS_THRESHOLD,
                    help="flakiness above which a task's runs are called flaky (default 0.2)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
+
+    p = add("policy", cmd_policy_init, "the gate policy: `passk policy init RESULTS...` writes "
+            "a starting passk.toml from a suite, to be reviewed like code")
+    p.add_argument("action", choices=("init",), help="init: write a starting policy")
+    p.add_argument("file", nargs="+", metavar="RESULTS", help=files_help)
+    add_input_options(p)
+    p.add_argument("--output", default=POLICY_FILE, metavar="FILE",
+                   help=f"where to write it (default {POLICY_FILE}; - prints it)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
 
     p = add("run", cmd_run, "run a suite against an adapter, logging every run as it ends "
             "(exit 0 passed, 1 blocked, 2 bad input, 130 interrupted)")
@@ -690,22 +930,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=positive_int, default=None,
                    help="runs in flight at once (threads, or tasks for an async adapter)")
     p.add_argument("--seed", type=whole, default=0, help="suite seed (default 0)")
-    p.add_argument("--k", type=positive_int, default=5, help="k of pass^k (default 5)")
-    p.add_argument("--policy", choices=("fixed", "curtailed"), default="fixed",
-                   help="curtailed: stop a task once its gate verdict is settled")
-    p.add_argument("--runs-high-risk", type=positive_int, default=12,
-                   help="runs for high-risk-write and previously flaky tasks (default 12)")
-    p.add_argument("--runs-read-only", type=positive_int, default=5,
-                   help="runs for read-only and other tasks (default 5)")
+    p.add_argument("--k", type=positive_int, default=None,
+                   help="k of pass^k (default: the policy's, else 5)")
+    p.add_argument("--stopping", choices=STOPPING, default=None,
+                   help="curtailed: stop a task once its gate verdict is settled (default "
+                   "fixed)")
+    p.add_argument("--policy", dest="policy_file", default=None, metavar="FILE",
+                   help="the gate policy (default: passk.toml or [tool.passk] found walking "
+                   "up from the working directory); the run takes its k, criteria and runs, "
+                   "and a looser option is refused. `--policy fixed|curtailed` is the old "
+                   "spelling of --stopping")
+    p.add_argument("--runs-high-risk", type=positive_int, default=None,
+                   help="runs for high-risk-write and previously flaky tasks (default: the "
+                   "policy's, else 12)")
+    p.add_argument("--runs-read-only", type=positive_int, default=None,
+                   help="runs for read-only and other tasks (default: the policy's, else 5)")
     p.add_argument("--timeout", type=float, default=None, help="per-run limit in seconds")
     p.add_argument("--max-retries", type=whole, default=3,
                    help="retries of a run that hit an infrastructure error (default 3)")
     add_bar_and_cap(p, declare=True)
-    p.add_argument("--on", choices=GATE_ON, default="estimate",
+    p.add_argument("--on", choices=GATE_ON, default=None,
                    help="gate on each task's pass^k estimate (default) or its exact lower "
                    "bound; declared in the protocol, and what curtailment serves")
-    p.add_argument("--confidence", type=open_probability, default=0.95,
-                   help="confidence of the lower bounds (default 0.95)")
+    p.add_argument("--confidence", type=open_probability, default=None,
+                   help="confidence of the lower bounds (default: the policy's, else 0.95)")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar (it is also off when stderr is not a terminal)")
     return parser

@@ -7,6 +7,7 @@ module                      what
 :mod:`.curtailment`         the settle rule of curtailed repetition
 :mod:`.judge`               the one judge: a verdict from Results, criteria, a baseline
 :mod:`.honest`              page 6's honest gate
+:mod:`.policy`              the committed gate policy (``passk.toml``), what it refuses
 ==========================  =====================================================
 
 """

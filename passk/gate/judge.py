@@ -43,8 +43,6 @@ __all__ = ["Verdict", "judge"]
 #: The gate's verdict: PASSED or BLOCKED, the overall figure, every reason.
 Verdict = GateResult
 
-#: The comparison with a baseline when the criteria do not say (``passk diff``'s defaults).
-BASELINE_ALPHA, BASELINE_CORRECTION = 0.05, "holm"
 
 
 def _ks(results: Results, criteria: GateCriteria, ks: Sequence[int] | np.ndarray | None
@@ -81,16 +79,12 @@ def _baseline_reasons(results: Results, baseline: Results, criteria: GateCriteri
                       ks: Sequence[int], accept_incomplete: bool, margin: float | None
                       ) -> list[str]:
     """The comparison with a baseline, as reasons; it fails closed on what it cannot see."""
-    from passk.analysis.diff import diff_results  # below the gate in the layers
+    from passk.analysis.diff import baseline_gaps, diff_results  # below the gate
 
-    have = set(results.task_ids)
-    missing = [t for t in baseline.task_ids if t not in have]
-    reasons = [f"task {t}: in the baseline but not in the results (a baseline task "
-               "missing from the new results fails closed)" for t in missing]
-    d = diff_results(baseline, results, k=max(ks, default=1),
-                     alpha=float(getattr(criteria, "alpha", BASELINE_ALPHA)),
-                     correction=str(getattr(criteria, "correction", BASELINE_CORRECTION)),
-                     margin=getattr(criteria, "margin", margin))
+    reasons = list(baseline_gaps(baseline, results))  # fails closed, whatever is accepted
+    d = diff_results(baseline, results, k=max(ks, default=1), alpha=criteria.alpha,
+                     correction=criteria.correction,
+                     margin=criteria.margin if criteria.margin is not None else margin)
     reasons += [f"task {t.task_id}: regressed against the baseline beyond repeat noise "
                 f"(adjusted p = {t.p_adjusted:.3g})" for t in d.regressed]
     if not accept_incomplete:
@@ -178,7 +172,7 @@ def judge(
     gate: PASSED  overall pass^2 = 0.833  (bar 0.700, flakiness cap 0.600)
     >>> old = results_from_runs([Run(t, True, i) for t in "abc" for i in range(6)])
     >>> judge(new, GateCriteria(k=2, max_flakiness=0.6), baseline=old).reasons[0]
-    'task c: in the baseline but not in the results (a baseline task missing from the new results fails closed)'
+    'task c: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)'
     """
     ks_ = _ks(results, criteria, ks)
     if rows is None:
