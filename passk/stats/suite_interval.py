@@ -337,143 +337,279 @@ def _union_share(n: np.ndarray, k: int) -> float:
     return UNION_SHARE if bool(np.any(n < 2 * k)) else 0.0
 
 
-@lru_cache(maxsize=64)
-def _log_binomials(size: int) -> np.ndarray:
-    """``log C(size, j)`` for j = 0..size (read-only, cached)."""
-    from scipy.special import gammaln
+#: The binomial's mass cut off above the evaluated window, at most this (Hoeffding's
+#: exp(-2 W^2 / N) for a window W atoms past the mean); it is added to the bound.
+_CUT = 1e-15
 
-    j = np.arange(size + 1)
-    out = gammaln(size + 1.0) - gammaln(j + 1.0) - gammaln(size - j + 1.0)
-    out.setflags(write=False)
-    return out
+#: Relative allowance for rounding in the binomial's log-pmf (``gammaln`` of numbers up to
+#: N log N) and in its sums: the Bentkus bound is multiplied by ``1 + _rounding(N, L)``.
+_EPS = float(np.finfo(float).eps)
 
 
-def _tail_bounds(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
-                 upper: bool) -> np.ndarray:
-    r"""A bound on :math:`P(X \ge x)` (``upper``) or :math:`P(X \le x)` for :math:`X \le_{cx} Y`.
+def _rounding(size: int, length: int) -> float:
+    """A relative allowance above the floating-point error of :func:`_upper_tail`'s sums."""
+    from math import lgamma
 
-    ``Y = Binomial(size, theta) / size``; ``x`` and ``theta`` are arrays of one shape. The
-    bound is Bentkus's :math:`\min_h E(Y - h)_+ / (x - h)` over the atoms h = j/size below x
-    (the minimum over all real h is at an atom, since the ratio is monotone between atoms),
-    capped at 1; mirrored for the lower tail. ``bernoulli``: X is itself a mean of ``size``
-    independent Bernoulli variables with mean theta, and where x is at least 1/size beyond
-    the mean Hoeffding's (1956) binomial tail applies and is used (it is never larger).
-    """
-    from scipy.special import xlog1py, xlogy
-
-    j = np.arange(size + 1)
-    t = theta[..., None]
-    with np.errstate(divide="ignore", invalid="ignore"):  # the binomial pmf, as scipy's, in logs
-        pmf = np.exp(_log_binomials(size) + xlogy(j, t) + xlog1py(size - j, -t))
-    if not upper:  # P(X <= x) = P(-X >= -x): mirror Y and x
-        pmf, x = pmf[..., ::-1], 1.0 - x
-    # E(Y - j/size)_+ = sum_{i > j} (i - j) pmf_i / size, by suffix sums
-    above = np.cumsum(pmf[..., ::-1], axis=-1)[..., ::-1]  # P(Y >= i/size)
-    excess = np.cumsum(above[..., ::-1], axis=-1)[..., ::-1]  # sum_{i' >= i} P(Y >= i'/size)
-    # E(size Y - j)_+ = sum_{i > j} P(size Y >= i) = excess[j + 1]
-    excess = np.concatenate([excess[..., 1:], np.zeros((*excess.shape[:-1], 1))], axis=-1)
-    gap = x[..., None] * size - j  # size (x - h)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(gap > 0, excess / gap, np.inf)
-    bound = np.minimum(1.0, ratio.min(axis=-1))
-    if bernoulli:
-        s = np.rint(x * size).astype(np.int64)  # the observed count, mirrored if needed
-        beyond = s >= size * np.where(upper, theta, 1.0 - theta) + 1.0
-        binomial = np.take_along_axis(above, np.clip(s, 0, size)[..., None], axis=-1)[..., 0]
-        bound = np.where(beyond, np.minimum(bound, binomial), bound)
-    return bound
+    return 32.0 * _EPS * (lgamma(size + 1.0) + size + length + 16.0)
 
 
-def _hoeffding_bounds_one(x: float, size: int, half: float, *,
-                          bernoulli: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_hoeffding_bounds` for one mean: each end by ``brentq``, moved outwards by 1e-12.
-
-    Each tail bound is monotone in theta (with at most a downward jump where Hoeffding's
-    binomial tail takes over), so the sign change that ``brentq`` brackets is the end.
-    """
-    from scipy import optimize
-
-    def rise(theta: float) -> float:  # > 0 where theta is accepted by the upper tail
-        return float(_tail_bounds(np.array([x]), np.array([theta]), size,
-                                  bernoulli=bernoulli, upper=True)[0]) - half
-
-    def fall(theta: float) -> float:  # > 0 where theta is accepted by the lower tail
-        return float(_tail_bounds(np.array([x]), np.array([theta]), size,
-                                  bernoulli=bernoulli, upper=False)[0]) - half
-
-    low = 0.0 if rise(0.0) > 0 else max(0.0, optimize.brentq(rise, 0.0, x, xtol=1e-14) - 1e-12)
-    high = 1.0 if fall(1.0) > 0 else min(1.0, optimize.brentq(fall, x, 1.0, xtol=1e-14) + 1e-12)
-    return np.array([low]), np.array([high])
-
-
-def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *,
-                      bernoulli: bool) -> tuple[np.ndarray, np.ndarray]:
-    r"""Ends of :math:`\{\theta : \text{both tail bounds at } \theta > \alpha/2\}` for means ``x``.
-
-    Each tail bound is monotone in theta (Y grows stochastically with theta), so each end
-    is found by bisection and returned from the outside (rejected side).
-    """
-    x = np.asarray(x, dtype=float)
-    half = alpha / 2
-    if x.size == 1:  # one suite: Brent's method on each side, a dozen steps instead of 112
-        return _hoeffding_bounds_one(float(x.flat[0]), size, half, bernoulli=bernoulli)
-    out_low, in_low = np.zeros_like(x), x.copy()  # rejected .. accepted (x itself is accepted)
-    in_high, out_high = x.copy(), np.ones_like(x)
-    for _ in range(_BISECTIONS):
-        mid = 0.5 * (out_low + in_low)
-        ok = _tail_bounds(x, mid, size, bernoulli=bernoulli, upper=True) > half
-        in_low, out_low = np.where(ok, mid, in_low), np.where(ok, out_low, mid)
-        mid = 0.5 * (in_high + out_high)
-        ok = _tail_bounds(x, mid, size, bernoulli=bernoulli, upper=False) > half
-        in_high, out_high = np.where(ok, mid, in_high), np.where(ok, out_high, mid)
-    zero, one = np.zeros_like(x), np.ones_like(x)
-    low = np.where(_tail_bounds(x, zero, size, bernoulli=bernoulli, upper=True) > half,
-                   0.0, out_low)
-    high = np.where(_tail_bounds(x, one, size, bernoulli=bernoulli, upper=False) > half,
-                    1.0, out_high)
-    return low, high
+def _window(size: int) -> int:
+    """W, the atoms kept on each side of the binomial's mean: ``exp(-2 W^2 / N) <= _CUT``."""
+    return int(np.ceil(np.sqrt(size * -np.log(_CUT) / 2.0))) + 1
 
 
 @lru_cache(maxsize=256)
-def _groups(design: tuple[tuple[int, int, bool], ...], alpha: float) -> tuple[tuple[int, ...], ...]:
+def _variance_majorant(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""A concave function above :math:`\theta \mapsto v_n(\theta)` everywhere: its vertices.
+
+    :math:`v_n(\theta)` is the exact variance of ``C(c, k) / C(n, k)`` at :math:`p =
+    \theta^{1/k}` (:func:`_pass_hat_k_variance_at`). On each interval
+    :math:`[p_a, p_{a+1}]` of a grid (uniform in p, in :math:`p^k` and near p = 1
+    geometric), :math:`v = \sum_j h_j (p^{2k-j} - p^{2k}) \le \sum_j h_j
+    (p_{a+1}^{2k-j} - p_a^{2k}) = u_a`; each grid point gets the larger u of its two
+    intervals, and the upper hull of those points (Andrew's monotone chain) is concave
+    and at least :math:`\min(u_a, u_a) \ge v` on every interval. So it is above the
+    least concave majorant, with no grid error. ``np.interp`` on the vertices evaluates it.
+    """
+    grid = np.linspace(0.0, 1.0, 2001)
+    p = np.unique(np.concatenate([grid, grid ** (1.0 / k), 1.0 - np.geomspace(1e-9, 0.5, 600),
+                                  [0.0, 1.0]]))
+    log_pairs = float(_log_comb(float(n), k))
+    a, b = p[:-1], p[1:]
+    u = np.zeros(a.size)
+    for j in range(max(1, 2 * k - n), k + 1):
+        h_j = float(np.exp(_log_comb(float(k), j) + _log_comb(float(n - k), k - j) - log_pairs))
+        u += h_j * (b ** (2 * k - j) - a ** (2 * k))
+    u = np.maximum(u, 0.0) * (1.0 + 1e-12) + 1e-300
+    w = np.maximum(np.concatenate([u[:1], u]), np.concatenate([u, u[-1:]]))
+    theta = p**k
+    hull: list[int] = []
+    for i in range(p.size):
+        while len(hull) >= 2:
+            i0, i1 = hull[-2], hull[-1]
+            if (theta[i1] - theta[i0]) * (w[i] - w[i0]) - (w[i1] - w[i0]) * (theta[i] - theta[i0]) >= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    vertices, values = theta[hull], w[hull]
+    vertices.setflags(write=False)
+    values.setflags(write=False)
+    return vertices, values
+
+
+def _upper_tail(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
+                variance: np.ndarray | None, tasks: int) -> np.ndarray:
+    r"""A bound on :math:`P(X \ge x)` at the hypothesis :math:`\theta` (arrays of one shape).
+
+    The smaller of two bounds on the same probability (see :func:`mean_pass_hat_k_ci`):
+    Bentkus's :math:`\min_h E(Y - h)_+/(x - h)` for ``Y = Binomial(size, theta) / size``
+    over the atoms h of a window around the mean, and Hoeffding's (1963, Theorem 3)
+    variance bound :math:`\exp(-T\,D)` with the per-task variance ``variance`` (None: not
+    used) over ``tasks`` tasks. The binomial is evaluated only on the window; the mass
+    above it (at most :data:`_CUT`) is added, and the sums are inflated by
+    :func:`_rounding`, so the bound is never below the exact one.
+    """
+    from scipy.special import gammaln, xlog1py, xlogy
+
+    n_atoms = size + 1
+    half_width = _window(size)
+    length = min(n_atoms, 2 * half_width + 1)
+    start = np.clip(np.floor(theta * size).astype(np.int64) - half_width, 0, n_atoms - length)
+    j = start[..., None] + np.arange(length)
+    cut = np.where(start + length < n_atoms, _CUT, 0.0)  # bounds P(N Y >= start + length)
+    t = theta[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_pmf = (gammaln(size + 1.0) - gammaln(j + 1.0) - gammaln(size - j + 1.0)
+                   + xlogy(j, t) + xlog1py(size - j, -t))
+        pmf = np.exp(log_pmf)
+    above = np.cumsum(pmf[..., ::-1], axis=-1)[..., ::-1] + cut[..., None]  # P(NY >= j)
+    # E(NY - j)_+ = sum_{i > j} P(NY >= i): in the window, then at most (N - end) cut beyond
+    excess = np.cumsum(above[..., ::-1], axis=-1)[..., ::-1]
+    end = start + length - 1
+    excess = (np.concatenate([excess[..., 1:], np.zeros((*excess.shape[:-1], 1))], axis=-1)
+              + ((size - end) * cut)[..., None])
+    gap = x[..., None] * size - j
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(gap > 0, excess / gap, np.inf)
+    bound = np.minimum(1.0, ratio.min(axis=-1) * (1.0 + _rounding(size, length)))
+    if bernoulli:
+        s = np.rint(x * size).astype(np.int64)
+        beyond = s >= size * theta + 1.0
+        inside = np.clip(s - start, 0, length - 1)
+        binomial = np.where(s > end, cut,
+                            np.take_along_axis(above, inside[..., None], axis=-1)[..., 0])
+        binomial = binomial * (1.0 + _rounding(size, length))
+        bound = np.where(beyond, np.minimum(bound, binomial), bound)
+    if variance is not None:
+        dev = x - theta
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            s2 = np.maximum(variance, 1e-300)
+            d = (xlog1py(s2 + dev, dev / s2) + xlog1py(1.0 - dev, -dev)) / (1.0 + s2)
+            bennett = np.where(dev > 0, np.exp(-tasks * d) * (1.0 + 1e-9), 1.0)
+        bound = np.minimum(bound, np.where(np.isnan(bennett), 1.0, bennett))
+    return bound
+
+
+def _tail_bounds(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
+                 upper: bool, spread: tuple[int, int, int] | None = None) -> np.ndarray:
+    r"""A bound on :math:`P(X \ge x)` (``upper``) or :math:`P(X \le x)` at :math:`\theta`.
+
+    X is a group's mean of the per-task estimates, below ``Binomial(size, theta) / size``
+    in convex order; ``x`` and ``theta`` are arrays of one shape. ``spread`` =
+    (tasks, n, k): the group's tasks, its fewest runs and k, for the exact-variance bound
+    (None: the binomial-dominated bound alone). The lower tail is the upper tail of
+    1 - X (mirrored x, theta and Y; the variance is the same). ``bernoulli``: X is itself
+    a mean of ``size`` independent Bernoulli variables, and where x is at least 1/size
+    beyond the mean Hoeffding's (1956) binomial tail is used too.
+    """
+    x = np.asarray(x, dtype=float)
+    theta = np.asarray(theta, dtype=float)
+    variance = None
+    tasks = 0
+    if spread is not None:
+        tasks, n, k = spread
+        vertices, values = _variance_majorant(n, k)
+        variance = np.interp(theta, vertices, values)
+    if upper:
+        return _upper_tail(x, theta, size, bernoulli=bernoulli, variance=variance, tasks=tasks)
+    return _upper_tail(1.0 - x, 1.0 - theta, size, bernoulli=bernoulli, variance=variance,
+                       tasks=tasks)
+
+
+#: Stop bisecting when the bracket is this narrow (the end is returned from outside it).
+_TOLERANCE = 2.0**-47
+
+
+def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *, bernoulli: bool,
+                      spread: tuple[int, int, int] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    r"""Ends of :math:`\{\theta : \text{both tail bounds at } \theta > \alpha/2\}` for means ``x``.
+
+    Each tail bound is monotone in theta (see :func:`mean_pass_hat_k_ci`'s Notes), so the
+    accepted set is an interval; both ends are bisected together, one evaluation of the
+    binomial per step for both, in brackets that Hoeffding's inequality narrows to
+    :math:`x \mp \sqrt{\log(2/\alpha)/(2N)}` (the Bentkus bound is below it, and the
+    outer end is checked), and returned from the outside (rejected side).
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    half = alpha / 2
+    m = x.size
+    reach = np.sqrt(np.log(2.0 / alpha) / (2.0 * size)) * 1.01 + 1e-9
+    out = np.concatenate([np.maximum(0.0, x - reach), np.minimum(1.0, x + reach)])
+    inside = np.concatenate([x, x])
+    mirrored = np.concatenate([np.zeros(m, bool), np.ones(m, bool)])
+    xs = np.where(mirrored, 1.0 - inside, inside)
+
+    def accepted(theta: np.ndarray) -> np.ndarray:
+        th = np.where(mirrored, 1.0 - theta, theta)
+        variance = None
+        tasks = 0
+        if spread is not None:
+            tasks = spread[0]
+            variance = np.interp(theta, *_variance_majorant(spread[1], spread[2]))
+        return _upper_tail(xs, th, size, bernoulli=bernoulli, variance=variance,
+                           tasks=tasks) > half
+
+    ok = accepted(out)  # the outer end accepted: widen it to 0 or 1
+    edge = np.where(mirrored, 1.0, 0.0)
+    out = np.where(ok, edge, out)
+    ok = accepted(out)
+    done = ok.copy()  # accepted at 0 (or 1): the end is 0 (or 1)
+    while True:
+        live = ~done & (np.abs(inside - out) > _TOLERANCE)
+        if not np.any(live):
+            break
+        mid = 0.5 * (out + inside)
+        good = accepted(mid)
+        inside = np.where(live & good, mid, inside)
+        out = np.where(live & ~good, mid, out)
+    return out[:m], out[m:]
+
+
+#: Above this many distinct m = n // k, "every m apart" is not a candidate grouping.
+_MAX_APART = 8
+
+
+def _candidate_groupings(ms: list[int]) -> list[list[list[int]]]:
+    """Groupings of the sorted distinct m into blocks of consecutive m: a bounded list.
+
+    All together; every m apart (when there are at most :data:`_MAX_APART`); geometric
+    groups ``[m0 r^i, m0 r^(i+1))`` for r = 2 and 4; two blocks cut at ``m0 2^i``.
+    """
+    candidates: list[list[list[int]]] = [[ms]]
+    if len(ms) <= _MAX_APART:
+        candidates.append([[m] for m in ms])
+        candidates += [[ms[:cut], ms[cut:]] for cut in range(1, len(ms))]
+    else:
+        for ratio in (2.0, 4.0):
+            level = np.floor(np.log(np.array(ms) / ms[0]) / np.log(ratio) + 1e-12)
+            candidates.append([[m for m, lv in zip(ms, level) if lv == v]
+                               for v in np.unique(level)])
+        edge = ms[0] * 2.0
+        while edge <= ms[-1]:
+            cut = int(np.searchsorted(ms, edge))
+            if 0 < cut < len(ms):
+                candidates.append([ms[:cut], ms[cut:]])
+            edge *= 2.0
+    unique: list[list[list[int]]] = []
+    for c in candidates:
+        if c not in unique:
+            unique.append(c)
+    return unique
+
+
+@lru_cache(maxsize=4096)
+def _width_at_half(size: int, alpha: float, bernoulli: bool,
+                   spread: tuple[int, int, int]) -> float:
+    """The width of one group's interval at a mean of 1/2 (for choosing the groups)."""
+    lo, hi = _hoeffding_bounds(np.array([0.5]), size, alpha, bernoulli=bernoulli, spread=spread)
+    return float(hi[0] - lo[0])
+
+
+@lru_cache(maxsize=256)
+def _groups(design: tuple[tuple[int, int, bool, int], ...], alpha: float,
+            k: int) -> tuple[tuple[int, ...], ...]:
     """How to group the tasks, from the design alone: blocks of consecutive m values.
 
-    ``design`` lists, per distinct m = n // k in increasing order, (m, tasks, whether those
-    tasks all have one n with k = 1 or n = k). A block of several m is bounded with its
-    smallest m (a mean of more blocks is below a mean of fewer in convex order). Candidates:
-    every m apart, all together, and every split into two blocks; the one whose interval
-    would be narrowest at a mean of 1/2 is used. Nothing here sees the runs' outcomes, so
-    choosing keeps the level.
+    ``design`` lists, per distinct m = n // k in increasing order, (m, tasks, whether
+    those tasks all have one n with k = 1 or n = k, their fewest runs). A block of several
+    m is bounded with its smallest m and fewest runs (a mean of more blocks is below a
+    mean of fewer in convex order; the variance does not grow with n). The candidates are
+    :func:`_candidate_groupings`; the one whose interval would be narrowest at a mean of
+    1/2 is used. Nothing here sees the runs' outcomes, so choosing keeps the level.
     """
     ms = [d[0] for d in design]
-    candidates: list[list[list[int]]] = [[[m] for m in ms], [ms]]
-    candidates += [[ms[:cut], ms[cut:]] for cut in range(1, len(ms))]
-    sizes = {d[0]: d[1] for d in design}
-    alone = {d[0]: d[2] for d in design}
-    t = sum(sizes.values())
+    if len(ms) == 1:
+        return ((ms[0],),)
+    info = {d[0]: d for d in design}
+    t = sum(d[1] for d in design)
 
     def width(blocks: list[list[int]]) -> float:
         total = 0.0
         for block in blocks:
-            t_g = sum(sizes[m] for m in block)
-            bernoulli = len(block) == 1 and alone[block[0]]
-            lo, hi = _hoeffding_bounds(np.array([0.5]), min(block) * t_g, alpha * t_g / t,
-                                       bernoulli=bernoulli)
-            total += t_g / t * float(hi[0] - lo[0])
+            t_g = sum(info[m][1] for m in block)
+            bernoulli = len(block) == 1 and info[block[0]][2]
+            spread = (t_g, info[block[0]][3], k)
+            total += t_g / t * _width_at_half(block[0] * t_g, alpha * t_g / t, bernoulli,
+                                              spread)
         return total
 
-    best = min(candidates, key=width) if len(ms) > 1 else candidates[0]
+    best = min(_candidate_groupings(ms), key=width)
     return tuple(tuple(block) for block in best)
 
 
-def _design(pn: np.ndarray, counts: np.ndarray, k: int) -> tuple[tuple[int, int, bool], ...]:
-    """Per distinct m = n // k: (m, tasks, whether they share one n with k = 1 or n = k)."""
+def _design(pn: np.ndarray, counts: np.ndarray,
+            k: int) -> tuple[tuple[int, int, bool, int], ...]:
+    """Per distinct m = n // k: (m, tasks, whether they share one n with k = 1 or n = k,
+    their fewest runs)."""
     blocks = pn // k
     out = []
     for m in np.unique(blocks).tolist():
         mine = blocks == m
         ns = np.unique(pn[mine])
-        out.append((int(m), int(counts[mine].sum()), ns.size == 1 and (k == 1 or int(ns[0]) == k)))
+        out.append((int(m), int(counts[mine].sum()),
+                    ns.size == 1 and (k == 1 or int(ns[0]) == k), int(ns[0])))
     return tuple(out)
 
 
@@ -488,15 +624,15 @@ def _dominated_interval(pc: np.ndarray, pn: np.ndarray, counts: np.ndarray, valu
     t = int(counts.sum())
     blocks = pn // k
     design = _design(pn, counts, k)
-    alone = {d[0]: d[2] for d in design}
+    info = {d[0]: d for d in design}
     low = high = 0.0
-    for group in _groups(design, alpha):
+    for group in _groups(design, alpha, k):
         mine = np.isin(blocks, group)
         t_g = int(counts[mine].sum())
         x = float(np.dot(counts[mine], values[mine]) / t_g)
-        bernoulli = len(group) == 1 and alone[group[0]]
-        lo, hi = _hoeffding_bounds(np.array([x]), min(group) * t_g, alpha * t_g / t,
-                                   bernoulli=bernoulli)
+        bernoulli = len(group) == 1 and info[group[0]][2]
+        lo, hi = _hoeffding_bounds(np.array([x]), group[0] * t_g, alpha * t_g / t,
+                                   bernoulli=bernoulli, spread=(t_g, info[group[0]][3], k))
         low += t_g / t * float(lo[0])
         high += t_g / t * float(hi[0])
     return low, high
@@ -824,20 +960,20 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
     share = _union_share(n, k)
     blocks = n // k
     design = _design(n, np.ones(t, dtype=np.int64), k)
-    alone = {d[0]: d[2] for d in design}
+    info = {d[0]: d for d in design}
     part = alpha * (1.0 - share)
     low = np.zeros(c.shape[0])
     high = np.zeros(c.shape[0])
-    for group in _groups(design, part):
+    for group in _groups(design, part, k):
         mine = np.isin(blocks, group)
         t_g = int(np.count_nonzero(mine))
         x = values[:, mine].mean(axis=1)
-        bernoulli = len(group) == 1 and alone[group[0]]
+        bernoulli = len(group) == 1 and info[group[0]][2]
         scale = np.lcm.reduce([comb(int(v), k) for v in np.unique(n[mine])]) * t_g
         x = np.rint(x * scale) / scale  # the same float for the same sum, whatever the order
         unique, where = np.unique(x, return_inverse=True)
-        lo, hi = _hoeffding_bounds(unique, min(group) * t_g, part * t_g / t,
-                                   bernoulli=bernoulli)
+        lo, hi = _hoeffding_bounds(unique, group[0] * t_g, part * t_g / t,
+                                   bernoulli=bernoulli, spread=(t_g, info[group[0]][3], k))
         low += t_g / t * lo[where.ravel()]
         high += t_g / t * hi[where.ravel()]
     if share > 0:
