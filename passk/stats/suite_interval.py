@@ -9,7 +9,6 @@ proof is in the function's Notes. ``benchmarks/bench_coverage.py`` measures all 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -160,23 +159,6 @@ def _worst_case_variance(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     return vertices, values
 
 
-def _score_bounds_one(x: float, gap: Callable[[np.ndarray], np.ndarray],
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``'score'`` ends for one suite mean ``x``: the roots of a convex gap function.
-
-    ``gap(theta) <= 0`` is the accepted set, an interval holding ``x`` (the gap is convex);
-    each end is found by ``brentq`` (about ten steps) and moved outwards by 1e-12.
-    """
-    from scipy import optimize
-
-    def g(theta: float) -> float:
-        return float(gap(np.array([theta]))[0])
-
-    low = 0.0 if g(0.0) <= 0 else max(0.0, optimize.brentq(g, 0.0, x, xtol=1e-14) - 1e-12)
-    high = 1.0 if g(1.0) <= 0 else min(1.0, optimize.brentq(g, x, 1.0, xtol=1e-14) + 1e-12)
-    return np.array([low]), np.array([high])
-
-
 def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
                   alpha: float, *, bernoulli: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The ``'score'`` interval's ends for an array of suite means, by bisection.
@@ -207,8 +189,6 @@ def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
     def accepted(theta: np.ndarray) -> np.ndarray:
         return gap(theta) <= 0
 
-    if x.size == 1:  # one suite: Brent's method on each side, ten steps instead of 112
-        return _score_bounds_one(float(x.flat[0]), gap)
     out_low, in_low = np.zeros_like(x), x.copy()  # rejected (or 0) .. accepted
     in_high, out_high = x.copy(), np.ones_like(x)
     for _ in range(_BISECTIONS):
@@ -278,16 +258,27 @@ def _all_fail_upper(tasks: int, n_min: int, k: int, alpha: float) -> float:
     supremum is T times the concave envelope of g at U/T:
     ``(U/T) max_{U/T <= u <= U} g(u)/u``, with g(u)/u unimodal.
     """
-    from scipy import optimize
     budget = -np.log(alpha / 2) / n_min
     lo, hi = budget / tasks, budget
 
     def slope(u: float) -> float:
         return float((-np.expm1(-u)) ** k / u)
 
-    best = optimize.minimize_scalar(lambda u: -slope(u), bounds=(lo, hi), method="bounded",
-                                    options={"xatol": 1e-12})
-    peak = max(slope(lo), slope(hi), -float(best.fun))
+    # g(u)/u peaks where k u = e^u - 1 (for k > 1; for k = 1 it falls from u = 0):
+    # that root by bisection, then clipped to [lo, hi] (the ratio is unimodal)
+    peak_at = lo
+    if k > 1:
+        left, right = 1e-300, 2.0 * k + 2.0  # e^u - 1 - k u < 0 at left, > 0 at right
+        for _ in range(200):
+            mid = 0.5 * (left + right)
+            if np.expm1(mid) - k * mid < 0:
+                left = mid
+            else:
+                right = mid
+            if right - left <= 1e-15 * right:
+                break
+        peak_at = min(max(0.5 * (left + right), lo), hi)
+    peak = max(slope(lo), slope(hi), slope(peak_at)) * (1.0 + 1e-12)
     return float(min(1.0, lo * peak))
 
 
