@@ -376,11 +376,12 @@ def _variance_majorant(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     u = np.maximum(u, 0.0) * (1.0 + 1e-12) + 1e-300
     w = np.maximum(np.concatenate([u[:1], u]), np.concatenate([u, u[-1:]]))
     theta = p**k
+    xs, ys = theta.tolist(), w.tolist()  # Python floats: the loop below is scalar
     hull: list[int] = []
-    for i in range(p.size):
+    for i, (xi, yi) in enumerate(zip(xs, ys)):
         while len(hull) >= 2:
             i0, i1 = hull[-2], hull[-1]
-            if (theta[i1] - theta[i0]) * (w[i] - w[i0]) - (w[i1] - w[i0]) * (theta[i] - theta[i0]) >= 0:
+            if (xs[i1] - xs[i0]) * (yi - ys[i0]) - (ys[i1] - ys[i0]) * (xi - xs[i0]) >= 0:
                 hull.pop()
             else:
                 break
