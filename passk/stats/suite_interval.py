@@ -471,8 +471,11 @@ def _tail_bounds(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool
                        tasks=tasks)
 
 
-#: Stop bisecting when the bracket is this narrow (the end is returned from outside it).
+#: Stop when the bracket is this narrow (the end is returned from outside it).
 _TOLERANCE = 2.0**-47
+
+#: Regula falsi (Illinois) steps before plain bisection takes over.
+_SECANT_STEPS = 40
 
 
 def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *, bernoulli: bool,
@@ -481,8 +484,9 @@ def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *, bernoulli: bool
     r"""Ends of :math:`\{\theta : \text{both tail bounds at } \theta > \alpha/2\}` for means ``x``.
 
     Each tail bound is monotone in theta (see :func:`mean_pass_hat_k_ci`'s Notes), so the
-    accepted set is an interval; both ends are bisected together, one evaluation of the
-    binomial per step for both, in brackets that Hoeffding's inequality narrows to
+    accepted set is an interval; both ends are found together (one evaluation of the
+    binomial per step for both) by regula falsi on log(bound) with the Illinois rule, then
+    bisection if needed, in brackets that Hoeffding's inequality narrows to
     :math:`x \mp \sqrt{\log(2/\alpha)/(2N)}` (the Bentkus bound is below it, and the
     outer end is checked), and returned from the outside (rejected side).
     """
@@ -495,29 +499,44 @@ def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *, bernoulli: bool
     mirrored = np.concatenate([np.zeros(m, bool), np.ones(m, bool)])
     xs = np.where(mirrored, 1.0 - inside, inside)
 
-    def accepted(theta: np.ndarray) -> np.ndarray:
-        th = np.where(mirrored, 1.0 - theta, theta)
+    def log_ratio(theta: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """log(bound / (alpha/2)) at ``theta`` for the ends ``idx``, and bound > alpha/2."""
+        th = np.where(mirrored[idx], 1.0 - theta, theta)
         variance = None
         tasks = 0
         if spread is not None:
             tasks = spread[0]
             variance = np.interp(theta, *_variance_majorant(spread[1], spread[2]))
-        return _upper_tail(xs, th, size, bernoulli=bernoulli, variance=variance,
-                           tasks=tasks) > half
+        bound = _upper_tail(xs[idx], th, size, bernoulli=bernoulli, variance=variance,
+                            tasks=tasks)
+        with np.errstate(divide="ignore"):
+            return np.log(bound) - np.log(half), bound > half
 
-    ok = accepted(out)  # the outer end accepted: widen it to 0 or 1
-    edge = np.where(mirrored, 1.0, 0.0)
-    out = np.where(ok, edge, out)
-    ok = accepted(out)
-    done = ok.copy()  # accepted at 0 (or 1): the end is 0 (or 1)
-    while True:
-        live = ~done & (np.abs(inside - out) > _TOLERANCE)
-        if not np.any(live):
+    every = np.arange(2 * m)
+    ok = log_ratio(out, every)[1]  # the outer end accepted: widen it to 0 or 1
+    out = np.where(ok, np.where(mirrored, 1.0, 0.0), out)
+    f_out, done = log_ratio(out, every)  # accepted at 0 (or 1): the end is 0 (or 1)
+    f_in = np.full(2 * m, -np.log(half))  # at theta = x the bound is 1
+    moved = np.zeros(2 * m, dtype=np.int8)  # which end the last step moved: -1 out, 1 in
+    for step in range(_SECANT_STEPS + 64):
+        live = np.flatnonzero(~done & (np.abs(inside - out) > _TOLERANCE))
+        if live.size == 0:
             break
-        mid = 0.5 * (out + inside)
-        good = accepted(mid)
-        inside = np.where(live & good, mid, inside)
-        out = np.where(live & ~good, mid, out)
+        lo, hi, fo, fi = out[live], inside[live], f_out[live], f_in[live]
+        if step < _SECANT_STEPS:  # Illinois (regula falsi on log(bound)), kept in bracket
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = np.where(np.isfinite(fo), -fo / (fi - fo), 0.5)
+            share = np.clip(np.nan_to_num(share, nan=0.5), 1e-3, 1.0 - 1e-3)
+        else:  # then plain bisection, so that it always ends
+            share = np.full(live.size, 0.5)
+        trial = lo + share * (hi - lo)
+        f, good = log_ratio(trial, live)
+        both = moved[live]  # the same end moved twice: halve the other's value (Illinois)
+        f_out[live] = np.where(good, np.where(both == 1, 0.5 * fo, fo), f)
+        f_in[live] = np.where(good, f, np.where(both == -1, 0.5 * fi, fi))
+        inside[live] = np.where(good, trial, hi)
+        out[live] = np.where(good, lo, trial)
+        moved[live] = np.where(good, 1, -1)
     return out[:m], out[m:]
 
 
