@@ -12,7 +12,9 @@ import pytest
 from scipy import stats
 
 from passk.stats.suite_interval import (
-    _candidate_groupings,
+    _cut_points,
+    _design,
+    _groups,
     _hoeffding_bounds,
     _hoeffding_suites,
     _tail_bounds,
@@ -168,9 +170,36 @@ def test_exact_coverage_over_a_grid_of_heterogeneous_suites(confidence):
 
 
 def test_the_design_search_is_bounded():
-    """268 distinct run counts: a handful of candidate groupings, not 269."""
+    """268 distinct run counts: about 30 places a block may start, not 268."""
     ms = list(range(20, 288))
-    candidates = _candidate_groupings(ms)
-    assert len(candidates) <= 12
-    for grouping in candidates:  # each a partition of the m into consecutive blocks
-        assert [m for block in grouping for m in block] == ms
+    cuts = _cut_points(ms, [1] * len(ms))
+    assert cuts[0] == 0 and cuts[-1] == len(ms) and len(cuts) <= 32
+    assert _cut_points([1, 2, 5], [3, 1, 1]) == [0, 1, 2, 3]  # few m: every place
+
+
+def test_the_chosen_groups_are_never_wider_than_the_former_candidates():
+    """With at most eight distinct m the dynamic programme sees every grouping the former
+    search tried (all together, every m apart, any two blocks): its width at 1/2, summed
+    block by block with the same bound, is at most each of theirs."""
+    from passk.stats.suite_interval import _width_at_half
+
+    pn = np.array([2, 4, 5, 8, 9, 12, 16])
+    counts = np.array([1, 5, 3, 10, 2, 20, 4])
+    k, alpha = 2, 0.05
+    design = _design(pn, counts, k)
+    t = int(counts.sum())
+
+    def width(blocks):
+        total = 0.0
+        for block in blocks:
+            rows = [d for d in design if d[0] in block]
+            t_g = sum(d[1] for d in rows)
+            total += t_g / t * _width_at_half(rows[0][0] * t_g, alpha * t_g / t,
+                                              len(rows) == 1 and rows[0][2],
+                                              (t_g, rows[0][3], k))
+        return total
+
+    ms = [d[0] for d in design]
+    former = [[ms], [[m] for m in ms]] + [[ms[:i], ms[i:]] for i in range(1, len(ms))]
+    chosen = width(_groups(design, alpha, k))
+    assert all(chosen <= width(f) + 1e-15 for f in former)

@@ -540,41 +540,36 @@ def _hoeffding_bounds(x: np.ndarray, size: int, alpha: float, *, bernoulli: bool
     return out[:m], out[m:]
 
 
-#: Above this many distinct m = n // k, "every m apart" is not a candidate grouping.
+#: Up to this many distinct m = n // k, a block may start at any of them.
 _MAX_APART = 8
 
 
-def _candidate_groupings(ms: list[int]) -> list[list[list[int]]]:
-    """Groupings of the sorted distinct m into blocks of consecutive m: a bounded list.
+def _cut_points(ms: list[int], sizes: list[int]) -> list[int]:
+    """Where a block of consecutive m may start: indices into the sorted distinct ``ms``.
 
-    All together; every m apart (when there are at most :data:`_MAX_APART`); geometric
-    groups ``[m0 r^i, m0 r^(i+1))`` for r = 2 and 4; two blocks cut at ``m0 2^i``.
+    Every index when there are at most :data:`_MAX_APART` distinct m; otherwise a bounded
+    set: where m passes ``m0 * sqrt(2)**i``, and where the tasks counted from the
+    smallest m pass each eighth of all tasks, and after each of the four smallest m.
+    Always 0 and ``len(ms)`` (the ends).
     """
-    candidates: list[list[list[int]]] = [[ms]]
     if len(ms) <= _MAX_APART:
-        candidates.append([[m] for m in ms])
-        candidates += [[ms[:cut], ms[cut:]] for cut in range(1, len(ms))]
-    else:
-        for ratio in (2.0, 4.0):
-            level = np.floor(np.log(np.array(ms) / ms[0]) / np.log(ratio) + 1e-12)
-            candidates.append([[m for m, lv in zip(ms, level) if lv == v]
-                               for v in np.unique(level)])
-        edge = ms[0] * 2.0
-        while edge <= ms[-1]:
-            cut = int(np.searchsorted(ms, edge))
-            if 0 < cut < len(ms):
-                candidates.append([ms[:cut], ms[cut:]])
-            edge *= 2.0
-    unique: list[list[list[int]]] = []
-    for c in candidates:
-        if c not in unique:
-            unique.append(c)
-    return unique
+        return list(range(len(ms) + 1))
+    marks = np.array(ms, dtype=float)
+    cuts = {0, len(ms)}
+    edge = ms[0] * np.sqrt(2.0)
+    while edge <= ms[-1]:
+        cuts.add(int(np.searchsorted(marks, edge)))
+        edge *= np.sqrt(2.0)
+    cuts.update(range(1, 5))  # the few smallest m alone: they would drag a block down
+    running = np.cumsum(sizes)
+    for share in np.arange(1, 8) / 8:
+        cuts.add(int(np.searchsorted(running, share * running[-1], side="right")))
+    return sorted(c for c in cuts if 0 <= c <= len(ms))
 
 
 @lru_cache(maxsize=4096)
 def _width_at_half(size: int, alpha: float, bernoulli: bool,
-                   spread: tuple[int, int, int]) -> float:
+                   spread: tuple[int, int, int] | None) -> float:
     """The width of one group's interval at a mean of 1/2 (for choosing the groups)."""
     lo, hi = _hoeffding_bounds(np.array([0.5]), size, alpha, bernoulli=bernoulli, spread=spread)
     return float(hi[0] - lo[0])
@@ -588,28 +583,68 @@ def _groups(design: tuple[tuple[int, int, bool, int], ...], alpha: float,
     ``design`` lists, per distinct m = n // k in increasing order, (m, tasks, whether
     those tasks all have one n with k = 1 or n = k, their fewest runs). A block of several
     m is bounded with its smallest m and fewest runs (a mean of more blocks is below a
-    mean of fewer in convex order; the variance does not grow with n). The candidates are
-    :func:`_candidate_groupings`; the one whose interval would be narrowest at a mean of
-    1/2 is used. Nothing here sees the runs' outcomes, so choosing keeps the level.
+    mean of fewer in convex order; the variance does not grow with n), at level
+    ``alpha * T_g / T``. The width at a mean of 1/2 is a sum over blocks, so the grouping
+    is found by dynamic programming (see the Notes of :func:`mean_pass_hat_k_ci`: exact
+    widths up to :data:`_MAX_APART` distinct m; above, a normal approximation, checked
+    against a few exact candidates). Nothing here sees the runs' outcomes, so choosing
+    keeps the level.
     """
     ms = [d[0] for d in design]
     if len(ms) == 1:
         return ((ms[0],),)
-    info = {d[0]: d for d in design}
-    t = sum(d[1] for d in design)
+    sizes = [d[1] for d in design]
+    t = sum(sizes)
+    best: dict[int, tuple[float, int]] = {0: (0.0, -1)}
+    if len(ms) <= _MAX_APART:  # every partition, with the interval's own widths
+        def cost(a: int, b: int) -> float:  # the block ms[a:b], weighted
+            t_g = sum(sizes[a:b])
+            bernoulli = b - a == 1 and design[a][2]
+            return t_g / t * _width_at_half(ms[a] * t_g, alpha * t_g / t, bernoulli,
+                                            (t_g, design[a][3], k))
 
-    def width(blocks: list[list[int]]) -> float:
-        total = 0.0
-        for block in blocks:
-            t_g = sum(info[m][1] for m in block)
-            bernoulli = len(block) == 1 and info[block[0]][2]
-            spread = (t_g, info[block[0]][3], k)
-            total += t_g / t * _width_at_half(block[0] * t_g, alpha * t_g / t, bernoulli,
-                                              spread)
-        return total
+        for b in range(1, len(ms) + 1):
+            best[b] = min((best[a][0] + cost(a, b), a) for a in range(b))
+    else:  # every partition too, with the normal approximation of each block's width
+        from scipy.special import ndtri
 
-    best = min(_candidate_groupings(ms), key=width)
-    return tuple(tuple(block) for block in best)
+        running = np.concatenate([[0], np.cumsum(sizes)]).astype(float)
+        m_arr = np.array(ms, dtype=float)
+        score = np.zeros(len(ms) + 1)
+        start = np.zeros(len(ms) + 1, dtype=np.int64)
+        for b in range(1, len(ms) + 1):
+            starts = np.arange(b)
+            t_g = running[b] - running[starts]
+            width = t_g / t * ndtri(1.0 - alpha * t_g / (2.0 * t)) / np.sqrt(m_arr[starts] * t_g)
+            total = score[starts] + width
+            i = int(np.argmin(total))
+            score[b], start[b] = total[i], i
+        best = {b: (float(score[b]), int(start[b])) for b in range(len(ms) + 1)}
+        best[0] = (0.0, -1)
+    ends = []  # the chosen partition, as the ends of its blocks
+    b = len(ms)
+    while b > 0:
+        ends.append(b)
+        b = best[b][1]
+    chosen = sorted(ends)
+    if len(ms) > _MAX_APART:  # the approximation's pick against all together and the
+        # two-block splits at the cut points, by the widths of the bound (Bentkus's)
+        def exact(bounds: list[int]) -> float:
+            total, a = 0.0, 0
+            for b in bounds:
+                t_g = sum(sizes[a:b])
+                total += t_g / t * _width_at_half(ms[a] * t_g, alpha * t_g / t,
+                                                  b - a == 1 and design[a][2], None)
+                a = b
+            return total
+
+        options = [chosen, [len(ms)]] + [[c, len(ms)] for c in _cut_points(ms, sizes)[1:-1]]
+        chosen = min(options, key=exact)
+    blocks, first = [], 0
+    for b in chosen:
+        blocks.append(tuple(ms[first:b]))
+        first = b
+    return tuple(blocks)
 
 
 def _design(pn: np.ndarray, counts: np.ndarray,
@@ -806,15 +841,20 @@ def mean_pass_hat_k_ci(
     the same permutation argument) and its fewest runs; each group gets
     :math:`\alpha_b T_g / T` and its ends are averaged with weights
     :math:`T_g/T` (union bound over groups). The grouping is chosen from
-    the design alone (n, k, T, the level; never the outcomes) among a
-    bounded list (:func:`_candidate_groupings`): all together; with at most
-    eight distinct m, every m apart and every two blocks of consecutive m;
-    with more, geometric groups :math:`[m_0 r^i, m_0 r^{i+1})` for r = 2, 4
-    and two blocks cut at :math:`m_0 2^i`. The one with the narrowest
-    interval at a mean of 1/2 is used. So one short task costs about
-    its weight 1/T in width instead of dragging the suite down to its run
-    count, many different n are pooled at the smallest, and 268 distinct n
-    cost a dozen candidates, not 269.
+    the design alone (n, k, T, the level; never the outcomes): the width
+    at a mean of 1/2 is a sum over blocks, so the best partition into
+    blocks of consecutive m is found by dynamic programming. With at most
+    eight distinct m, over every partition with the interval's own widths
+    (every grouping the former search tried, every m apart, all together,
+    any two blocks, is among them). With more, over every partition with
+    each block's width approximated by
+    :math:`2 z_{1-\alpha_g/2} \cdot \tfrac12 / \sqrt{m_g T_g}`; that pick,
+    all together, and the two-block splits at :func:`_cut_points` (where m
+    passes :math:`m_0\sqrt2^{\,i}`, each eighth of the tasks, after each
+    of the four smallest m) are then compared by Bentkus's widths. So one
+    short task costs about its weight 1/T in width instead of dragging the
+    suite down to its run count, many different n are pooled at the
+    smallest, and 268 distinct n cost some 60 inversions, not 269 pairs.
 
     *The union part*, ``'union'`` below at level :math:`1 - \alpha_u`.
 
