@@ -1064,7 +1064,7 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
     construction as :func:`mean_pass_hat_k_ci`, vectorized over replicates: the design
     (n, k, T) fixes the groups and the split of alpha, the counts only move the means.
     """
-    from math import comb
+    from math import comb, lcm
 
     c = np.asarray(c, dtype=np.int64)
     n = np.asarray(n, dtype=np.int64)
@@ -1083,8 +1083,9 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
         t_g = int(np.count_nonzero(mine))
         x = values[:, mine].mean(axis=1)
         bernoulli = len(group) == 1 and info[group[0]][2]
-        scale = np.lcm.reduce([comb(int(v), k) for v in np.unique(n[mine])]) * t_g
-        x = np.rint(x * scale) / scale  # the same float for the same sum, whatever the order
+        scale = lcm(*[comb(int(v), k) for v in np.unique(n[mine])]) * t_g  # Python ints
+        if scale < 2**50:  # the same float for the same sum, whatever the order
+            x = np.rint(x * scale) / scale
         unique, where = np.unique(x, return_inverse=True)
         lo, hi = _hoeffding_bounds(unique, group[0] * t_g, part * t_g / t,
                                    bernoulli=bernoulli, spread=(t_g, info[group[0]][3], k))
