@@ -209,11 +209,13 @@ def _suite_sum_pmf(tasks: int, n: int, k: int, p: np.ndarray) -> np.ndarray:
 
 
 def _accepted_range(x: np.ndarray, theta: np.ndarray, size: int, alpha: float, *,
-                    bernoulli: bool) -> tuple[np.ndarray, np.ndarray]:
+                    bernoulli: bool, spread: tuple[int, int, int] | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Per theta, the indices ``[first, last]`` of the sorted means ``x`` the test accepts.
 
     The upper-tail bound falls as x grows and the lower-tail bound rises, so the accepted
-    means are a run of consecutive indices, found by bisection on the index.
+    means are a run of consecutive indices, found by bisection on the index. ``spread``
+    is passed to :func:`passk.stats.suite_interval._tail_bounds` (its exact-variance part).
     """
     from passk.stats.suite_interval import _tail_bounds
 
@@ -230,10 +232,12 @@ def _accepted_range(x: np.ndarray, theta: np.ndarray, size: int, alpha: float, *
         return ok
 
     def upper_ok(i: np.ndarray) -> np.ndarray:  # x[i] not too large for theta
-        return _tail_bounds(x[i], theta, size, bernoulli=bernoulli, upper=True) > half
+        return _tail_bounds(x[i], theta, size, bernoulli=bernoulli, upper=True,
+                            spread=spread) > half
 
     def lower_ok(i: np.ndarray) -> np.ndarray:  # x[i] not too small for theta
-        return _tail_bounds(x[i], theta, size, bernoulli=bernoulli, upper=False) > half
+        return _tail_bounds(x[i], theta, size, bernoulli=bernoulli, upper=False,
+                            spread=spread) > half
 
     # the index of the mean nearest theta is accepted by both tails (each bound is 1 there
     # or above alpha/2); search outwards from it
@@ -333,7 +337,7 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     if method == "hoeffding":
         share = _union_share(np.array([n_]), k_)
         first, last = _accepted_range(x, truth, (n_ // k_) * t, alpha * (1.0 - share),
-                                      bernoulli=k_ == 1 or n_ == k_)
+                                      bernoulli=k_ == 1 or n_ == k_, spread=(t, n_, k_))
         cumulative = np.concatenate([np.zeros((flat.size, 1)), np.cumsum(pmf, axis=1)], axis=1)
         rows = np.arange(flat.size)
         coverage = cumulative[rows, last + 1] - cumulative[rows, first]
