@@ -381,6 +381,42 @@ def _threshold(values: np.ndarray, tasks: int, n: int, k: int, criteria: GateCri
     return lo, hi
 
 
+def _refine(law: np.ndarray, s: np.ndarray, steps: np.ndarray, tasks: int, n: int, k: int,
+            criteria: GateCriteria, x_lo: float, x_hi: float) -> tuple[float, float]:
+    """Bisection over the lattice's atoms of positive probability strictly between x_lo and
+    x_hi, each decided on an exact count vector with that sum (found by a reachability table)."""
+    size = law.size
+    reach = [np.zeros(size, dtype=bool)]
+    reach[0][0] = True
+    for _ in range(tasks):
+        nxt = np.zeros(size, dtype=bool)
+        for step in np.unique(steps):
+            nxt[step:] |= reach[-1][: size - step]
+        reach.append(nxt)
+    inside = np.flatnonzero(reach[-1] & (law > 1e-300) & (s > x_lo + 1e-12)
+                            & (s < x_hi - 1e-12))
+    if inside.size == 0:
+        return x_lo, x_hi
+
+    def counts_for(total: int) -> np.ndarray:
+        out = np.zeros(tasks, dtype=np.int64)
+        for j in range(tasks, 0, -1):
+            c = next(int(c) for c, step in enumerate(steps)
+                     if step <= total and reach[j - 1][total - step])
+            out[j - 1], total = c, total - int(steps[c])
+        return out
+    lo, hi = 0, inside.size - 1
+    bar = criteria.min_overall_pass_hat_k
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        atom = int(inside[mid])
+        if _proved_low(counts_for(atom), np.full(tasks, n), k, criteria.confidence) >= bar:
+            x_hi, hi = float(s[atom]), mid - 1
+        else:
+            x_lo, lo = float(s[atom]), mid + 1
+    return x_lo, x_hi
+
+
 def lowered_rates(rates: npt.ArrayLike, k: int, target: float) -> np.ndarray:
     """The rates with every logit moved alike until their mean p^k is ``target``: a
     population shaped like ``rates`` at a chosen mean pass^k (e.g. the bar).
@@ -523,7 +559,7 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             if lattice * tasks > _GRID:
                 lattice = 0
                 break
-    scale = lattice if lattice else max(_GRID // tasks, 1)
+    scale = lattice if lattice else max(min(_GRID // tasks, 2**16), 1)
     pmfs, lows, highs = [], [], []
     for i in range(tasks):
         nn, k = int(n[i]), int(kk[i])
@@ -546,6 +582,8 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
     if proved:
         nn, k = designs[0]
         x_lo, x_hi = _threshold(values[(nn, k)], tasks, nn, k, criteria)
+        if lattice:  # the atoms left between the two, each decided on a count vector of its own
+            x_lo, x_hi = _refine(law_low, s, lows[0], tasks, nn, k, criteria, x_lo, x_hi)
         if not _threshold_holds(criteria, n, kk, p, values[(nn, k)], x_lo, x_hi, rng):
             return None
         low = float(law_low[s >= x_hi - 1e-12].sum())
