@@ -85,6 +85,42 @@ def _curtailment_reasons(rows: Sequence[TaskReport], criteria: GateCriteria,
                        [t.runs + r for t, r in zip(rows, remaining)], criteria, ks=ks_)
 
 
+def _proved_gate(rows: Sequence[TaskReport], criteria: GateCriteria, ks: Sequence[int] | None,
+                 excluded: Sequence[int] | None, settled_early: Mapping[str, int] | None,
+                 excluded_reason: str) -> GateResult:
+    """The proved modes (issue 29): the estimability reasons of the dual gate (bar 0, cap 1),
+    then :func:`passk.stats.operating.gate_decision`'s suite bound and steadiness."""
+    from passk.stats.operating import flaky_band, gate_decision, runs_to_prove_steady
+    base = reliability_gate(rows, min_overall_pass_hat_k=0.0, max_flakiness=1.0, ks=ks,
+                            on=criteria.on, min_runs=criteria.min_runs, excluded=excluded,
+                            settled_early=settled_early, confidence=criteria.confidence,
+                            excluded_reason=excluded_reason)
+    ks_ = [int(k) for k in ks] if ks is not None else [t.k or criteria.k for t in rows]
+    if not rows or len(set(ks_)) > 1:
+        why = ("" if rows else "no tasks") or "the proved modes need one k for the suite"
+        return replace(base, passed=False, reasons=base.reasons or (why,))
+    d = gate_decision([t.successes for t in rows], [t.runs for t in rows], criteria, ks=ks_)
+    reasons = list(base.reasons)
+    what = f"proved lower bound on pass^{ks_[0]}"
+    if not reasons and not d.suite_ok:
+        reasons.append(f"suite: the {criteria.confidence:.0%} lower bound {d.suite_value:.3f} "
+                       f"on mean pass^{ks_[0]} (passk's proved suite interval) is below the bar "
+                       f"{criteria.min_overall_pass_hat_k:.3f}: not shown")
+    low, high = flaky_band(criteria.max_flakiness)
+    need = runs_to_prove_steady(criteria.max_flakiness, criteria.confidence) \
+        if criteria.max_flakiness > 0 else None
+    for i in d.blocked:
+        t = rows[i]
+        reasons.append(f"task {t.task_id}: not proved steady ({t.successes}/{t.runs} passed): "
+                       f"its exact {criteria.confidence:.0%} bounds do not put p outside the "
+                       f"flaky band ({low:.3f}, {high:.3f})"
+                       + (f"; {need} runs all passing would" if need else ""))
+    shown = d.blocked if criteria.mode == "proved" else d.warned
+    return GateResult(d.suite_value, not reasons, tuple(rows[i].task_id for i in shown),
+                      tuple(reasons), what=what, bar=criteria.min_overall_pass_hat_k,
+                      cap=criteria.max_flakiness)
+
+
 def decide(
     rows: Sequence[TaskReport],
     criteria: GateCriteria,
@@ -158,6 +194,8 @@ def decide(
         max_flakiness=criteria.max_flakiness, ks=ks, on=criteria.on,
         min_runs=criteria.min_runs, excluded=excluded, settled_early=settled_early,
         confidence=criteria.confidence, excluded_reason=excluded_reason)
+    if criteria.mode != "chapter":
+        gate = _proved_gate(rows, criteria, ks, excluded, settled_early, excluded_reason)
     reasons = list(gate.reasons)
     if settled_early and not gate.passed:
         reasons += (curtailment if curtailment is not None else

@@ -56,9 +56,12 @@ __all__ = [
 ]
 
 #: Largest grid (tasks x steps of a task's value) the exact sum is computed on.
-_GRID = 2**20
+_GRID = 2**19 - 1
 #: Samples of a population checked against the exact path's threshold rule.
-_CHECKS = 12
+_CHECKS = 8
+#: The proved modes' thresholds on the mean, by (tasks, n, k, bar, confidence): they depend
+#: on the design alone.
+_THRESHOLDS: dict[tuple[int, int, int, float, float], tuple[float, float]] = {}
 
 
 def flaky_band(cap: float) -> tuple[float, float]:
@@ -321,18 +324,37 @@ class OperatingCharacteristic:
 
 def _sum_law(pmfs: list[np.ndarray], idx: list[np.ndarray], size: int) -> np.ndarray:
     """Law of the sum of independent lattice variables (index ``idx[i]`` with probability
-    ``pmfs[i]``, sub-probabilities allowed), by one product of Fourier transforms."""
-    length = size + 1
-    fft_len = 1 << max(int(length - 1).bit_length(), 1)
-    spectrum = np.ones(fft_len // 2 + 1, dtype=complex)
-    groups: dict[bytes, tuple[np.ndarray, int]] = {}
+    ``pmfs[i]``, sub-probabilities allowed), on 0..size, by one product of Fourier
+    transforms over the span the sum can take (a task with one value only shifts it)."""
+    groups: dict[bytes, tuple[np.ndarray, int, int]] = {}
+    offset, mass = 0, 1.0
     for pmf, ix in zip(pmfs, idx, strict=True):
         key = pmf.tobytes() + ix.tobytes()
-        law, count = groups.get(key, (np.bincount(ix, weights=pmf, minlength=1), 0))
-        groups[key] = (law, count + 1)
-    for law, count in groups.values():
+        if key in groups:
+            law, low, count = groups[key]
+            groups[key] = (law, low, count + 1)
+            continue
+        live = pmf > 0
+        if not live.any():
+            return np.zeros(size + 1)
+        low = int(ix[live].min())
+        law = np.bincount(ix[live] - low, weights=pmf[live])
+        groups[key] = (law, low, 1)
+    spread = [(law, low, count) for law, low, count in groups.values() if law.size > 1]
+    for law, low, count in groups.values():
+        offset += low * count
+        if law.size == 1:
+            mass *= float(law[0]) ** count
+    out = np.zeros(size + 1)
+    span = sum((law.size - 1) * count for law, _, count in spread) + 1
+    if not spread:
+        out[offset] = mass
+        return out
+    fft_len = 1 << max(int(span - 1).bit_length(), 1)
+    spectrum = np.full(fft_len // 2 + 1, mass, dtype=complex)
+    for law, _, count in spread:
         spectrum *= np.fft.rfft(law, fft_len) ** count
-    out = np.fft.irfft(spectrum, fft_len)[:length]
+    out[offset:offset + span] = np.fft.irfft(spectrum, fft_len)[:span]
     return np.asarray(np.clip(out, 0.0, None))
 
 
@@ -354,17 +376,20 @@ def _threshold(values: np.ndarray, tasks: int, n: int, k: int, criteria: GateCri
     """(x_lo, x_hi): means of two count vectors, the proved lower end below the bar at
     x_lo and at least the bar at x_hi, as close as bisection on witnesses gets."""
     bar = criteria.min_overall_pass_hat_k
+    key = (tasks, n, k, bar, criteria.confidence)
+    if key in _THRESHOLDS:
+        return _THRESHOLDS[key]
 
     def ok(x: float) -> tuple[bool, float]:
         c = _witness(values, tasks, x * tasks)
         mean = float(values[c].mean())
         return _proved_low(c, np.full(tasks, n), k, criteria.confidence) >= bar, mean
     top_ok, top = ok(1.0)
-    if not top_ok:
-        return math.inf, math.inf
     bottom_ok, bottom = ok(0.0)
-    if bottom_ok:
-        return -math.inf, bottom
+    if not top_ok or bottom_ok:
+        found = (math.inf, math.inf) if not top_ok else (-math.inf, bottom)
+        _THRESHOLDS[key] = found
+        return found
     lo, hi = bottom, top
     for _ in range(60):
         if hi - lo < 1e-12:
@@ -378,6 +403,7 @@ def _threshold(values: np.ndarray, tasks: int, n: int, k: int, criteria: GateCri
             if mean <= lo:
                 break
             lo = mean
+    _THRESHOLDS[key] = (lo, hi)
     return lo, hi
 
 
@@ -444,8 +470,10 @@ def lowered_rates(rates: npt.ArrayLike, k: int, target: float) -> np.ndarray:
     return np.asarray(np.where(p == 0, 0.0, special.expit(logit + shift)))
 
 
-def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike, rates: npt.ArrayLike,
-                             *, ks: npt.ArrayLike | None = None, method: str = "auto",
+def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
+                             rates: npt.ArrayLike | None = None, *,
+                             pilot: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+                             ks: npt.ArrayLike | None = None, method: str = "auto",
                              replicates: int = 4000,
                              rng: int | np.random.Generator | None = None
                              ) -> OperatingCharacteristic:
@@ -460,6 +488,12 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike, rates:
     rates : array_like of float
         The population: each task's true single-run success rate (observed
         tasks' :math:`\hat p`, a pilot's, or quantiles of an assumed spread).
+    pilot : (successes, totals), optional
+        Instead of ``rates``: observed counts per task; each task's rate is then
+        uncertain, drawn from its Jeffreys posterior Beta(c + 1/2, m - c + 1/2),
+        so a rerun's counts are beta-binomial: P(pass) is the predictive
+        probability that a rerun of tasks like these passes (12 of 12 is not
+        taken for p = 1).
     ks : array_like of int, optional
         Each task's k (default ``criteria.k``).
     method : {'auto', 'exact', 'monte carlo'}
@@ -514,6 +548,18 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike, rates:
     """
     if method not in ("auto", "exact", "monte carlo"):
         raise ValueError(f"method ({method!r}) must be one of auto, exact, monte carlo")
+    beta: tuple[np.ndarray, np.ndarray] | None = None
+    if pilot is not None:
+        if rates is not None:
+            raise ValueError("give rates or a pilot, not both")
+        pc = np.asarray(pilot[0], dtype=float).ravel()
+        pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
+        if np.any(pc < 0) or np.any(pc > pm):
+            raise ValueError("pilot: successes must lie between 0 and their totals")
+        beta = (pc + 0.5, pm - pc + 0.5)
+        rates = beta[0] / (beta[0] + beta[1])
+    if rates is None:
+        raise ValueError("rates (or a pilot) are needed: the population the gate meets")
     p = np.asarray(rates, dtype=float).ravel()
     if p.size == 0:
         raise ValueError("rates: a suite needs at least one task")
@@ -527,17 +573,17 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike, rates:
     if np.any((n < np.maximum(kk, criteria.min_runs)) | (n == 0)):
         return OperatingCharacteristic(0.0, 0.0, 0.0, 0.0, "exact", criteria.mode)
     if method != "monte carlo":
-        exact = _exact(criteria, n, kk, p, rng)
+        exact = _exact(criteria, n, kk, p, beta, rng)
         if exact is not None:
             return exact
         if method == "exact":
             raise ValueError("this design has no exact operating characteristic here (the "
                              "proved modes need one n and one k with n >= 2k)")
-    return _monte_carlo(criteria, n, kk, p, replicates, rng)
+    return _monte_carlo(criteria, n, kk, p, beta, replicates, rng)
 
 
 def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
-           rng: int | np.random.Generator | None) -> OperatingCharacteristic | None:
+           beta: tuple[np.ndarray, np.ndarray] | None, rng: int | np.random.Generator | None) -> OperatingCharacteristic | None:
     from scipy import stats
     tasks = p.size
     proved = criteria.mode != "chapter"
@@ -559,12 +605,14 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             if lattice * tasks > _GRID:
                 lattice = 0
                 break
-    scale = lattice if lattice else max(min(_GRID // tasks, 2**16), 1)
+    scale = lattice if lattice else max(min(_GRID // tasks, 2**14), 1)
     pmfs, lows, highs = [], [], []
     for i in range(tasks):
         nn, k = int(n[i]), int(kk[i])
         c = np.arange(nn + 1)
-        pmf = stats.binom.pmf(c, nn, p[i]) * _task_ok(c, np.full(c.shape, nn), criteria)
+        law = (stats.binom.pmf(c, nn, p[i]) if beta is None
+               else stats.betabinom.pmf(c, nn, beta[0][i], beta[1][i]))
+        pmf = law * _task_ok(c, np.full(c.shape, nn), criteria)
         pmfs.append(np.asarray(pmf, dtype=float))
         if lattice:
             ix = np.array([math.comb(int(x), k) * (lattice // math.comb(nn, k)) for x in c],
@@ -584,7 +632,7 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
         x_lo, x_hi = _threshold(values[(nn, k)], tasks, nn, k, criteria)
         if lattice:  # the atoms left between the two, each decided on a count vector of its own
             x_lo, x_hi = _refine(law_low, s, lows[0], tasks, nn, k, criteria, x_lo, x_hi)
-        if not _threshold_holds(criteria, n, kk, p, values[(nn, k)], x_lo, x_hi, rng):
+        if not _threshold_holds(criteria, n, kk, p, beta, values[(nn, k)], x_lo, x_hi, rng):
             return None
         low = float(law_low[s >= x_hi - 1e-12].sum())
         high = float(law_high[s > x_lo + 1e-12].sum())
@@ -596,13 +644,14 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
 
 
 def _threshold_holds(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
+                     beta: tuple[np.ndarray, np.ndarray] | None,
                      values: np.ndarray, x_lo: float, x_hi: float,
                      rng: int | np.random.Generator | None) -> bool:
     """Does the proved lower end pass exactly where the mean reaches the threshold, on
     samples of this population (the exact path's premise)?"""
     gen = np.random.default_rng(rng)
     for _ in range(_CHECKS):
-        c = gen.binomial(n, p)
+        c = gen.binomial(n, p if beta is None else gen.beta(*beta))
         mean = float(values[c].mean())
         if x_lo < mean < x_hi:
             continue
@@ -614,10 +663,13 @@ def _threshold_holds(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: n
 
 
 def _monte_carlo(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
+                 beta: tuple[np.ndarray, np.ndarray] | None,
                  replicates: int, rng: int | np.random.Generator | None
                  ) -> OperatingCharacteristic:
     gen = np.random.default_rng(rng)
-    draws = gen.binomial(n[None, :], p[None, :], size=(replicates, p.size))
+    shape = (replicates, p.size)
+    drawn = p[None, :] if beta is None else gen.beta(beta[0], beta[1], size=shape)
+    draws = gen.binomial(n[None, :], drawn, size=shape)
     if criteria.mode == "chapter":
         ok = _task_ok(draws, np.broadcast_to(n, draws.shape), criteria).all(axis=1)
         v = (pass_hat_k_lower_bound(draws, n[None, :], kk[None, :],
