@@ -50,6 +50,7 @@ __all__ = [
     "gate_decision",
     "lowered_rates",
     "operating_characteristic",
+    "rerun_pass_sentence",
     "runs_to_prove_steady",
     "steady_false_pass",
     "warning_miss_rate",
@@ -684,3 +685,30 @@ def _monte_carlo(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.nd
     se = math.sqrt(prob * (1 - prob) / replicates)
     return OperatingCharacteristic(prob, max(prob - 2 * se, 0.0), min(prob + 2 * se, 1.0), se,
                                    "monte carlo", criteria.mode, replicates)
+
+
+def rerun_pass_sentence(successes: npt.ArrayLike, totals: npt.ArrayLike,
+                        criteria: GateCriteria, *, ks: npt.ArrayLike | None = None,
+                        rng: int | np.random.Generator | None = 0) -> str:
+    r"""One sentence for a report: how often this gate would pass a rerun of tasks like these.
+
+    Two figures, the rerun with the same runs per task: each task at the rate
+    its runs show (:math:`\hat p`, so 12 of 12 reads as p = 1), and each task's
+    rate drawn from its Jeffreys posterior given its runs (the ``pilot`` of
+    :func:`operating_characteristic`: what its runs leave open).
+
+    Examples
+    --------
+    >>> print(rerun_pass_sentence([12] * 26 + [0] * 4, 12, GateCriteria(mode="proved-warn")))
+    this gate would pass a rerun of tasks like these 100.0% of the time at the rates their runs show, 1.5% allowing for what their runs leave open (each rate its Jeffreys posterior; exact)
+    """
+    c = np.asarray(successes, dtype=float)
+    n = np.broadcast_to(np.asarray(totals, dtype=float), c.shape)
+    shown = operating_characteristic(criteria, totals, c / np.maximum(n, 1), ks=ks, rng=rng)
+    open_ = operating_characteristic(criteria, totals, pilot=(successes, totals), ks=ks,
+                                     rng=rng)
+    how = ("exact" if open_.method == shown.method == "exact" else
+           f"Monte Carlo, s.e. at most {max(shown.standard_error, open_.standard_error):.1%}")
+    return (f"this gate would pass a rerun of tasks like these {shown.probability:.1%} of the "
+            f"time at the rates their runs show, {open_.probability:.1%} allowing for what "
+            f"their runs leave open (each rate its Jeffreys posterior; {how})")
