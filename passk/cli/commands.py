@@ -313,6 +313,16 @@ def _plan_compare(args: argparse.Namespace) -> int:
                       if t is not None and n != n_best]
             print(f"cheapest: {t_best} tasks × {n_best} runs = {t_best * n_best} runs per "
                   f"version" + (f", against {', '.join(others)}" if others else ""))
+            if pilot and plan.delta is not None:
+                from passk.stats.power import pilot_power_spread
+                s = pilot_power_spread(k, plan.delta, pilot["successes"], pilot["totals"],
+                                       tasks=t_best, runs=n_best, confidence=confidence, rng=0)
+                print(f"the pilot's own sampling: {s.replicates} pilots like it (drawn from "
+                      f"the Beta law fitted to it) plan {s.low:.2f} to {s.high:.2f} power "
+                      f"(5-95 %) for this design, not {s.planned:.2f}")
+    if not pilot:
+        print("\nno pilot: the plan takes the worst case over every population of rates; a "
+              "pilot run of the old version (FILE) plans closer")
     return EXIT_OK
 
 

@@ -599,7 +599,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
         source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
         if worst:
             within = tuple(_worst_within(r, k_) for r in run_grid)
-            source = ("no pilot: the worst case over every population of rates (largest "
+            source = ("worst case over every population of rates (no pilot: the largest "
                       "trial noise and floor)")
     else:
         c, n = _counts(check.whole_array(successes, "successes"),
