@@ -47,6 +47,7 @@ __all__ = [
     "GateDecision",
     "OperatingCharacteristic",
     "flaky_band",
+    "flakiness_note",
     "gate_decision",
     "lowered_rates",
     "operating_characteristic",
@@ -154,6 +155,33 @@ def _band_sup(mask: np.ndarray, runs: int, cap: float, stats: Any) -> float:
     p = np.concatenate([[low, high], np.linspace(low, high, 4001)])
     probs = stats.binom.pmf(np.arange(runs + 1)[None, :], runs, p[:, None]) @ mask
     return float(np.max(probs))
+
+
+def flakiness_note(criteria: GateCriteria, runs: int) -> str:
+    """What the mode does with flakiness, and the error it leaves, in one sentence.
+
+    Examples
+    --------
+    >>> print(flakiness_note(GateCriteria(mode="proved-warn"), 12))
+    flakiness over the cap 0.2 is a warning, not a block: from 12 runs it misses a truly flaky task (4p(1-p) > 0.2) up to 52% of the time
+    >>> print(flakiness_note(GateCriteria(mode="proved"), 12))
+    a task passes only when its exact 95% bounds prove it steady: a truly flaky task passes at most 0% of the time from 12 runs (56 runs, all passing or all failing, prove a task steady)
+    """
+    cap = criteria.max_flakiness
+    if criteria.mode == "proved-warn":
+        return (f"flakiness over the cap {cap:g} is a warning, not a block: from {runs} runs "
+                f"it misses a truly flaky task (4p(1-p) > {cap:g}) up to "
+                f"{warning_miss_rate(runs, cap):.0%} of the time")
+    if criteria.mode == "proved":
+        need = runs_to_prove_steady(cap, criteria.confidence) if cap > 0 else None
+        return (f"a task passes only when its exact {criteria.confidence:.0%} bounds prove it "
+                f"steady: a truly flaky task passes at most "
+                f"{steady_false_pass(runs, cap, criteria.confidence):.0%} of the time from "
+                f"{runs} runs" + (f" ({need} runs, all passing or all failing, prove a task "
+                                  "steady)" if need else ""))
+    return (f"a task over the cap {cap:g} blocks (4p(1-p) from its runs): from {runs} runs a "
+            f"truly flaky task escapes up to {warning_miss_rate(runs, cap):.0%} of the time, "
+            "and one failure in a good task can block")
 
 
 def runs_to_prove_steady(cap: float, confidence: float = 0.95) -> int:
@@ -456,7 +484,6 @@ def lowered_rates(rates: npt.ArrayLike, k: int, target: float) -> np.ndarray:
     """
     from scipy import optimize, special
     p = np.clip(np.asarray(rates, dtype=float), 0.0, 1.0)
-    inner = (p > 0) & (p < 1)
     if not 0 <= target <= 1:
         raise ValueError(f"target ({target!r}) must lie in [0, 1]")
     logit = special.logit(np.clip(p, 1e-12, 1 - 1e-12))
@@ -467,7 +494,6 @@ def lowered_rates(rates: npt.ArrayLike, k: int, target: float) -> np.ndarray:
     if gap(-60.0) > 0 or gap(60.0) < 0:
         raise ValueError(f"no shift of these rates gives mean pass^{k} {target}")
     shift = optimize.brentq(gap, -60.0, 60.0, xtol=1e-13)
-    del inner
     return np.asarray(np.where(p == 0, 0.0, special.expit(logit + shift)))
 
 
