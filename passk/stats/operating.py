@@ -46,8 +46,8 @@ from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 __all__ = [
     "GateDecision",
     "OperatingCharacteristic",
-    "flaky_band",
     "flakiness_note",
+    "flaky_band",
     "gate_decision",
     "lowered_rates",
     "operating_characteristic",
