@@ -171,8 +171,11 @@ def test_band_and_steady_runs_against_closed_forms() -> None:
     # 12 runs: only 0 and 12 of 12 read as flakiness <= 0.2, so a task at the band's top
     # is missed with probability hi^12 + lo^12
     assert warning_miss_rate(12, 0.2) == pytest.approx(hi**12 + lo**12, rel=1e-9)
-    for n in (20, 56, 80, 120):
-        assert steady_false_pass(n, 0.2, 0.95) <= 0.05 + 1e-12
+    for conf in (0.90, 0.95, 0.99):  # the 'proved' task rule's false pass, over the band
+        need = runs_to_prove_steady(0.2, conf)
+        for n in (need - 1, need, need + 7, 2 * need):
+            assert steady_false_pass(n, 0.2, conf) <= 1 - conf + 1e-12
+        assert steady_false_pass(need - 1, 0.2, conf) == 0.0  # nothing is proved steady yet
 
 
 def test_gate_decision_chapter_agrees_with_reliability_gate() -> None:
