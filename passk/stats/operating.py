@@ -281,7 +281,8 @@ def gate_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, criteria: Gat
     :math:`4\hat p_i(1-\hat p_i) \le` cap; ``'proved'`` when the suite
     interval's lower end at one-sided confidence c is at least the bar and every
     task's exact bounds at c prove it steady; ``'proved-warn'`` on the suite's
-    bound alone.
+    bound alone. The proved modes ignore ``on``: their suite statistic is the
+    suite interval's lower end, already a bound.
 
     Examples
     --------
