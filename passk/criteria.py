@@ -15,13 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
-__all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_ON", "GateCriteria", "check_criteria"]
+__all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_MODES", "GATE_ON", "GateCriteria",
+           "check_criteria"]
 
 #: What a gate can compare with the bar: the pass^k estimate or its exact lower bound.
 GATE_ON = ("estimate", "lower-bound")
 #: The baseline comparison's multiple-testing corrections, the stricter first: Holm's
 #: (family-wise error rate), Benjamini-Hochberg's (false discovery rate).
 CORRECTIONS = ("holm", "bh")
+#: How the gate decides (issue 29): the chapter's rule; the suite's proved lower bound and
+#: each task proved steady by its exact bounds; the suite's proved bound with flakiness a
+#: warning (its miss rate stated). See :func:`passk.stats.operating.gate_decision`.
+GATE_MODES = ("chapter", "proved", "proved-warn")
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,9 @@ class GateCriteria:
     margin : float or None
         With a baseline: a non-inferiority margin on mean pass^k (None: only
         a drop shown blocks).
+    mode : {'chapter', 'proved', 'proved-warn'}
+        The decision rule (:func:`passk.stats.operating.gate_decision`): the
+        chapter's point estimates (default), or errors proved at ``confidence``.
 
     Examples
     --------
@@ -68,9 +76,12 @@ class GateCriteria:
     alpha: float = 0.05
     correction: str = "holm"
     margin: float | None = None
+    mode: str = "chapter"
 
     def __post_init__(self) -> None:
         check_criteria(self.k, self.max_flakiness, self.min_runs, self.on, self.confidence)
+        if self.mode not in GATE_MODES:
+            raise ValueError(f"mode ({self.mode!r}) must be one of {', '.join(GATE_MODES)}")
         if (isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float))
                 or not 0 < self.alpha < 1):
             raise ValueError(f"alpha ({self.alpha!r}) must lie strictly between 0 and 1")
@@ -88,8 +99,9 @@ class GateCriteria:
         on = ("the estimate" if self.on == "estimate"
               else f"the lower bound ({self.confidence:.0%})")
         runs = f", at least {self.min_runs} runs" if self.min_runs else ""
+        mode = "" if self.mode == "chapter" else f", mode {self.mode}"
         return (f"k {self.k}, bar {self.min_overall_pass_hat_k:g} on {on}, flakiness cap "
-                f"{self.max_flakiness:g}{runs}")
+                f"{self.max_flakiness:g}{runs}{mode}")
 
 
 def check_criteria(k: object, cap: object, min_runs: object, on: object, confidence: object

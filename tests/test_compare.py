@@ -234,12 +234,13 @@ def test_power_without_floor_is_the_noncentral_t():
 
 
 def test_tasks_needed_is_the_fewest_that_reach_the_power():
-    plan = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(4, 8), tasks=(100,))
+    plan = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(4, 8), tasks=(100,),
+                           assume="default-population")
     assert 0 < float(plan.power[0, 0]) < 1 and plan.cheapest == 0  # tasks beat runs
     assert len(plan.floor_variance) == 2 and all(f > 0 for f in plan.floor_variance)
     for j, needed in enumerate(plan.tasks_needed):
         again = plan_comparison(3, delta=0.05, between_variance=0.02, runs=(plan.runs[j],),
-                                tasks=(needed - 1, needed))
+                                tasks=(needed - 1, needed), assume="default-population")
         assert again.power[1, 0] >= 0.8 > again.power[0, 0]
 
 
@@ -320,7 +321,8 @@ def test_plan_agrees_with_simulation():
     pop = task_population(20_000, rng=11)
     k, n, t, delta = 2, 4, 60, 0.06
     omega2 = float(np.var(pop.p_new**k - pop.p_old**k))
-    plan = plan_comparison(k, delta=delta, between_variance=omega2, tasks=(t,), runs=(n,))
+    plan = plan_comparison(k, delta=delta, between_variance=omega2, tasks=(t,), runs=(n,),
+                           assume="default-population")
     drop = task_population(20_000, change="drop", k=k, delta=delta, rng=11)
     sim = simulate_comparison(drop, t, n, k, methods=("t",), replicates=3000, rng=12)
     # Monte Carlo SE of a power near 0.4 from 3000 suites: 0.009
@@ -365,13 +367,14 @@ def test_default_spread_of_the_change():
     even = float(np.var(_even_drop(rates, k, delta) ** k - np.clip(rates, 1e-9, 1 - 1e-9) ** k))
     assert even < 9 * delta**2
     grid = {"tasks": (60,), "runs": (4,)}
-    default = plan_comparison(k, delta=delta, **grid)
+    default = plan_comparison(k, delta=delta, **grid, assume="default-population")
     assert default.between_variance == pytest.approx(9 * delta**2, rel=1e-12)
-    flat = plan_comparison(k, delta=delta, changed_share=1.0, **grid)
+    flat = plan_comparison(k, delta=delta, changed_share=1.0, **grid,
+                           assume="default-population")
     assert flat.between_variance == pytest.approx(even, rel=1e-6)
     assert float(flat.power[0, 0]) == pytest.approx(float(default.power_even[0, 0]), rel=1e-6)
     assert float(default.power[0, 0]) < float(default.power_even[0, 0])
-    old = plan_comparison(k, delta=delta, correlation=0.7, **grid)
+    old = plan_comparison(k, delta=delta, correlation=0.7, **grid, assume="default-population")
     assert old.between_variance == pytest.approx(0.6 * float(np.var(rates**k)), rel=1e-12)
     with pytest.raises(ValueError, match=r"changed_share \(0\.0\)"):
         plan_comparison(k, delta=delta, changed_share=0.0, **grid)
@@ -392,7 +395,7 @@ def test_default_plan_is_not_optimistic_when_a_tenth_of_the_tasks_carry_the_drop
     sim = simulate_intervals(TaskPopulation(p_old, p_new, "drop"), t, n, k, methods=("t",),
                              replicates=1000, p_values=False, rng=8)["t"]
     simulated = float(np.mean(sim.high < 0))  # Monte Carlo SE <= 0.016
-    plan = plan_comparison(k, delta=delta, tasks=(t,), runs=(n,))
+    plan = plan_comparison(k, delta=delta, tasks=(t,), runs=(n,), assume="default-population")
     assert abs(float(plan.power[0, 0]) - simulated) <= 0.10
     assert float(plan.power_even[0, 0]) > simulated + 0.25
 

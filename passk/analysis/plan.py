@@ -10,16 +10,17 @@ all-pass table (``passk plan`` without a file) is :func:`passk.metrics.runs_need
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
-from passk.stability import DEFAULT_CRITERIA, RepeatPolicy
+from passk.stability import DEFAULT_CRITERIA, GateCriteria, RepeatPolicy
 
-__all__ = ["TaskPlan", "format_plan", "plan_tasks", "policy_max_runs"]
+__all__ = ["GatePlan", "TaskPlan", "format_gate_plan", "format_plan", "plan_gate", "plan_tasks",
+           "policy_max_runs"]
 
 
 def _verdict_grid(kk: int, top: int, *, bar: float, cap: float, gate_on: str, min_runs: int,
@@ -147,3 +148,143 @@ def policy_max_runs(results: Results, max_n: int | None,
         return [int(max_n)] * len(results)
     policy = policy or RepeatPolicy()
     return [policy.runs_by_risk.get(r, policy.default) for r in results.risks]
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    """The gate's operating characteristic over runs per task, per mode (see :func:`plan_gate`).
+
+    ``pass_good[mode][j]`` is P(pass) on the good suite at ``runs[j]`` runs a task (1 minus
+    the false-block rate); ``pass_bad[mode][j]`` the false-pass rate, the larger over the
+    bad suites at the bar; ``needed[mode]`` the fewest runs of the grid meeting both targets.
+    """
+
+    criteria: GateCriteria
+    tasks: int
+    good_mean: float
+    runs: tuple[int, ...]
+    pass_good: dict[str, tuple[float, ...]]
+    pass_bad: dict[str, tuple[float, ...]]
+    methods: dict[str, tuple[str, ...]]
+    needed: dict[str, int | None]
+    false_block: float
+    false_pass: float
+    miss_rate: tuple[float, ...]  # the warning's miss rate per runs ('proved-warn')
+
+    def to_dict(self) -> dict[str, object]:
+        """The plan as JSON."""
+        return {"tasks": self.tasks, "good_mean_pass_hat_k": self.good_mean,
+                "runs": list(self.runs), "targets": {"false_block": self.false_block,
+                                                     "false_pass": self.false_pass},
+                "modes": {m: {"pass_good": list(self.pass_good[m]),
+                              "false_block": [1 - x for x in self.pass_good[m]],
+                              "false_pass_at_bar": list(self.pass_bad[m]),
+                              "method": list(self.methods[m]),
+                              "runs_needed": self.needed[m]} for m in self.pass_good},
+                "warning_miss_rate": list(self.miss_rate),
+                "bad_suites": "at the bar: the good suite with every logit lowered alike, and "
+                              "identical tasks; false pass is the larger"}
+
+
+def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None = None, *,
+              pilot: tuple[Sequence[int] | np.ndarray, Sequence[int] | np.ndarray] | None = None,
+              runs: Sequence[int] | None = None, false_block: float = 0.1,
+              false_pass: float = 0.05, modes: Sequence[str] | None = None,
+              rng: int = 0) -> GatePlan:
+    r"""How often the gate passes a good suite and a bad one, over runs per task, per mode.
+
+    The good suite is ``rates`` (each task's true success rate: the observed
+    tasks' :math:`\hat p`, a pilot's, or an assumed spread). The bad suites sit
+    at the bar: the good one with every logit lowered alike until its mean
+    pass^k is the bar (:func:`passk.stats.operating.lowered_rates`), and
+    identical tasks at :math:`p = \text{bar}^{1/k}`. For each mode and each n of
+    the grid, :func:`passk.stats.operating.operating_characteristic` gives
+    P(pass) on each (exact where it can), and ``needed`` is the fewest runs
+    with false block (1 - P(pass | good)) at most ``false_block`` and false
+    pass at most ``false_pass``. With ``pilot`` (observed counts) instead of
+    rates, each task's rate is its Jeffreys posterior (the rerun is
+    beta-binomial), and the bad suites are built from the posterior means.
+
+    Examples
+    --------
+    >>> plan = plan_gate(GateCriteria(), [0.995] * 26 + [0.0] * 4, runs=(12,),
+    ...                  modes=("chapter", "proved-warn"))
+    >>> round(1 - plan.pass_good["chapter"][0], 2), round(plan.pass_good["proved-warn"][0], 2)
+    (0.79, 0.93)
+    >>> plan.needed["proved-warn"], plan.needed["chapter"]
+    (12, None)
+    """
+    from passk.criteria import GATE_MODES
+    from passk.stats.operating import (
+        lowered_rates,
+        operating_characteristic,
+        warning_miss_rate,
+    )
+    if pilot is not None:
+        pc = np.asarray(pilot[0], dtype=float).ravel()
+        pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
+        rates = (pc + 0.5) / (pm + 1.0)
+    if rates is None:
+        raise ValueError("rates or a pilot are needed")
+    p = np.asarray(rates, dtype=float).ravel()
+    good_kw: dict[str, object] = ({"pilot": pilot} if pilot is not None else {"rates": p})
+    k, bar = criteria.k, criteria.min_overall_pass_hat_k
+    grid = tuple(sorted({int(n) for n in (runs or (8, 12, 16, 24, 32, 48, 64, 96))
+                         if n >= max(k, criteria.min_runs, 1)}))
+    if not grid:
+        raise ValueError(f"runs: no value is at least k ({k}) and min_runs")
+    bads = [np.full(p.size, bar ** (1.0 / k))]
+    try:
+        bads.append(lowered_rates(p, k, bar))
+    except ValueError:  # all tasks at 0 or 1: no shift moves them
+        pass
+    chosen = tuple(modes) if modes is not None else GATE_MODES
+    good: dict[str, tuple[float, ...]] = {}
+    bad: dict[str, tuple[float, ...]] = {}
+    how: dict[str, tuple[str, ...]] = {}
+    needed: dict[str, int | None] = {}
+    for mode in chosen:
+        crit = replace(criteria, mode=mode)
+        g, b, m = [], [], []
+        for n in grid:
+            oc = operating_characteristic(crit, n, rng=rng, replicates=2000,
+                                          **good_kw)  # type: ignore[arg-type]
+            worst = max(operating_characteristic(crit, n, q, rng=rng, replicates=2000).high
+                        for q in bads)
+            g.append(oc.low)
+            b.append(worst)
+            m.append(oc.method)
+        good[mode], bad[mode], how[mode] = tuple(g), tuple(b), tuple(m)
+        needed[mode] = next((n for n, x, y in zip(grid, g, b, strict=True)
+                             if 1 - x <= false_block and y <= false_pass), None)
+    miss = tuple(warning_miss_rate(n, criteria.max_flakiness) for n in grid)
+    return GatePlan(criteria, p.size, float(np.mean(p**k)), grid, good, bad, how, needed,
+                    false_block, false_pass, miss)
+
+
+def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
+    """The plan: per mode, false block on the good suite and false pass at the bar by runs."""
+    c = plan.criteria
+    lines = [(f"the gate ({c.describe()}) on {plan.tasks} tasks like these (mean "
+              f"pass^{c.k} {plan.good_mean:.3f}), by runs per task: false block = 1 - P(pass) "
+              "on them; false pass = P(pass) at the bar (the same tasks lowered to it, or "
+              "identical tasks there, the larger)"), ""]
+    header = ["mode", "error"] + [str(n) for n in plan.runs]
+    body = []
+    for mode in plan.pass_good:
+        body.append([mode, "false block"] + [f"{1 - x:.3f}" for x in plan.pass_good[mode]])
+        body.append(["", "false pass"] + [f"{x:.3f}" for x in plan.pass_bad[mode]])
+    body.append(["proved-warn", "warning misses"] + [f"{x:.3f}" for x in plan.miss_rate])
+    lines.append(format_rows(header, body, numeric=set(range(2, len(header))),
+                             markdown=markdown))
+    lines.append("")
+    for mode, n in plan.needed.items():
+        lines.append(f"{mode}: " + (f"{n} runs a task bring false block <= "
+                                    f"{plan.false_block:g} and false pass <= "
+                                    f"{plan.false_pass:g}" if n is not None else
+                                    f"no runs in {plan.runs[0]}..{plan.runs[-1]} reach false "
+                                    f"block <= {plan.false_block:g} and false pass <= "
+                                    f"{plan.false_pass:g}"))
+    lines.append("'proved-warn' warns, without blocking, on a task over the cap; 'warning "
+                 "misses' is the worst case over truly flaky tasks of no warning.")
+    return "\n".join(lines)

@@ -31,7 +31,7 @@ from passk.cli.options import (
     risk_k,
     whole,
 )
-from passk.criteria import CORRECTIONS, GateCriteria
+from passk.criteria import CORRECTIONS, GATE_MODES, GateCriteria
 from passk.gate.criteria import LoosenedCriteria, bind_criteria, curtailment_refusal
 from passk.gate.policy import (
     NO_POLICY,
@@ -375,6 +375,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     change; with ``--compare``, the power of a paired comparison over tasks × runs."""
     if args.compare:
         return _plan_compare(args)
+    if args.gate:
+        return _plan_gate(args)
     if args.file is not None:
         return _plan_file(args)
     from passk.metrics import runs_needed
@@ -445,6 +447,43 @@ def _plan_compare(args: argparse.Namespace) -> int:
                       if t is not None and n != n_best]
             print(f"cheapest: {t_best} tasks × {n_best} runs = {t_best * n_best} runs per "
                   f"version" + (f", against {', '.join(others)}" if others else ""))
+            if pilot and plan.delta is not None:
+                from passk.stats.power import pilot_power_spread
+                s = pilot_power_spread(k, plan.delta, pilot["successes"], pilot["totals"],
+                                       tasks=t_best, runs=n_best, confidence=confidence, rng=0)
+                print(f"the pilot's own sampling: {s.replicates} pilots like it (drawn from "
+                      f"the Beta law fitted to it) plan {s.low:.2f} to {s.high:.2f} power "
+                      f"(5-95 %) for this design, not {s.planned:.2f}")
+    if not pilot:
+        print("\nno pilot: the plan takes the worst case over every population of rates; a "
+              "pilot run of the old version (FILE) plans closer")
+    return EXIT_OK
+
+
+def _plan_gate(args: argparse.Namespace) -> int:
+    """``passk plan --gate FILE``: the configured gate's operating characteristic on tasks like
+    the file's, by runs per task and mode, and the runs that meet the error targets."""
+    from passk.analysis.plan import format_gate_plan, plan_gate
+    from passk.criteria import GateCriteria
+
+    if args.file is None:
+        raise BadInput("--gate needs FILE: its tasks' observed rates are the suite planned for")
+    results = _read(args)
+    fr = _file_report(args, results)
+    o = fr.options
+    ks = sorted(set(fr.ks.tolist()))
+    if len(ks) > 1:
+        raise BadInput(f"--gate plans one k; the file's tasks have k = {ks} (give --k)")
+    criteria = GateCriteria(k=int(ks[0]), min_overall_pass_hat_k=o["min_overall"],
+                            max_flakiness=o["max_flakiness"], on=o["gate_on"],
+                            confidence=o["confidence"], min_runs=args.min_runs,
+                            mode=args.mode)
+    plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs, false_block=args.false_block,
+                     false_pass=args.false_pass)
+    if args.json:
+        _print_json(plan.to_dict())
+        return EXIT_OK
+    _emit(format_gate_plan(plan, markdown=args.markdown), markdown=args.markdown)
     return EXIT_OK
 
 
@@ -871,7 +910,19 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="T1,T2,...", help="with --compare: task counts of the grid")
     p.add_argument("--runs", type=int_list, default=None, metavar="N1,N2,...",
                    help="with --compare: runs per task of the grid (default: 2, 4, 8, 12, 16, "
-                   "24 from k up)")
+                   "24 from k up); with --gate: the runs per task planned (default 8, 12, 16, "
+                   "24, 32, 48, 64, 96)")
+    p.add_argument("--gate", action="store_true",
+                   help="with FILE: how often the gate passes tasks like the file's (false "
+                   "block) and tasks at the bar (false pass), by runs per task and mode, and "
+                   "the runs that meet --false-block and --false-pass")
+    p.add_argument("--false-block", type=open_probability, default=0.1,
+                   help="with --gate: the largest false-block rate wanted (default 0.1)")
+    p.add_argument("--false-pass", type=open_probability, default=0.05,
+                   help="with --gate: the largest false-pass rate wanted at the bar "
+                   "(default 0.05)")
+    p.add_argument("--mode", choices=GATE_MODES, default="chapter",
+                   help="with --gate: the mode the header describes (every mode is planned)")
 
     from passk.stats.compare import METHODS as COMPARE_METHODS
 

@@ -103,6 +103,40 @@ def _baseline_reasons(results: Results, baseline: Results, criteria: GateCriteri
     return reasons
 
 
+def _proved_gate(rows: Sequence[TaskReport], criteria: GateCriteria, ks: Sequence[int],
+                 base: GateResult) -> GateResult:
+    """The proved modes (issue 29): the dual gate's estimability reasons (too few runs, no
+    evidence), then :func:`passk.stats.operating.gate_decision`'s suite bound and each task's
+    steadiness; ``'proved-warn'`` names flaky tasks without blocking on them."""
+    from passk.stats.operating import flaky_band, gate_decision, runs_to_prove_steady
+
+    reasons = list(base.reasons)
+    if not rows or len(set(ks)) > 1:
+        why = "no tasks" if not rows else "the proved modes need one k for the suite"
+        return GateResult(math.nan, False, (), (*reasons, why), what=base.what,
+                          bar=criteria.min_overall_pass_hat_k, cap=criteria.max_flakiness)
+    d = gate_decision([t.successes for t in rows], [t.runs for t in rows], criteria,
+                      ks=list(ks))
+    k = ks[0]
+    if not reasons and not d.suite_ok:
+        reasons.append(f"suite: the {criteria.confidence:.0%} lower bound {d.suite_value:.3f} "
+                       f"on mean pass^{k} (passk's proved suite interval) is below the bar "
+                       f"{criteria.min_overall_pass_hat_k:.3f}: not shown")
+    low, high = flaky_band(criteria.max_flakiness)
+    need = (runs_to_prove_steady(criteria.max_flakiness, criteria.confidence)
+            if criteria.max_flakiness > 0 else None)
+    for i in d.blocked:
+        t = rows[i]
+        reasons.append(f"task {t.task_id}: not proved steady ({t.successes}/{t.runs} passed): "
+                       f"its exact {criteria.confidence:.0%} bounds do not put p outside the "
+                       f"flaky band ({low:.3f}, {high:.3f})"
+                       + (f"; {need} runs all passing would" if need else ""))
+    shown = d.blocked if criteria.mode == "proved" else d.warned
+    return GateResult(d.suite_value, not reasons, tuple(rows[i].task_id for i in shown),
+                      tuple(reasons), what=f"proved lower bound on pass^{k}",
+                      bar=criteria.min_overall_pass_hat_k, cap=criteria.max_flakiness)
+
+
 def judge(
     results: Results,
     criteria: GateCriteria,
@@ -186,6 +220,12 @@ def judge(
         min_runs=criteria.min_runs, excluded=results.excluded.tolist(),
         settled_early=early or None, confidence=criteria.confidence,
         excluded_reason=results.excluded_reason or "infrastructure errors")
+    if criteria.mode != "chapter":  # the estimability reasons alone, then the proved rule
+        gate = _proved_gate(rows, criteria, ks_, reliability_gate(
+            rows, min_overall_pass_hat_k=0.0, max_flakiness=1.0, ks=ks_, on=criteria.on,
+            min_runs=criteria.min_runs, excluded=results.excluded.tolist(),
+            settled_early=early or None, confidence=criteria.confidence,
+            excluded_reason=results.excluded_reason or "infrastructure errors"))
     reasons = list(gate.reasons)
     if early and not gate.passed:
         reasons += _curtailment(rows, results, criteria, ks_)

@@ -1,0 +1,741 @@
+r"""The gate's operating characteristic: how often a gate passes a suite like this one.
+
+A gate is a test, and a test has two errors: it blocks a good suite (false
+block) and passes a bad one (false pass). :func:`operating_characteristic` gives
+the probability that a gate passes, for any criteria, design (runs per task)
+and population (each task's true success rate): exactly where the decision is a
+function of independent per-task counts, by Monte Carlo with its standard error
+otherwise. :func:`gate_decision` is the decision rule of each of the gate's
+modes (:data:`passk.criteria.GATE_MODES`) as one pure function of the counts.
+
+The modes
+---------
+``'chapter'``
+    The chapter's rule: mean pass^k estimate (or mean exact lower bound, ``on``)
+    at least the bar AND every task's :math:`4\hat p(1-\hat p)` at most the cap.
+    Neither error is controlled: one failure in 12 runs reads as flakiness
+    0.31, so a suite of near-perfect tasks is blocked most of the time.
+``'proved'``
+    The suite: the lower end of passk's proved suite interval
+    (:func:`passk.stats.suite_interval.mean_pass_hat_k_ci`, two-sided at
+    :math:`2c - 1`, so one-sided at the criteria's confidence c) at least the
+    bar; a suite whose true mean pass^k is below the bar passes with
+    probability at most :math:`\alpha = 1 - c`. Each task: proved steady, its
+    exact one-sided Clopper–Pearson bounds putting p outside the flaky band
+    :math:`\{p: 4p(1-p) > \text{cap}\}`; a truly flaky task passes with the
+    probability :func:`steady_false_pass` states (at most :math:`\alpha` on
+    either side of the band). At cap 0.2 and 95 % that takes 56 runs.
+``'proved-warn'``
+    The suite as in ``'proved'``; flakiness over the cap is a warning, not a
+    block, and the warning misses a truly flaky task at the rate
+    :func:`warning_miss_rate` states.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from passk.criteria import GATE_MODES, GateCriteria
+from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
+
+__all__ = [
+    "GateDecision",
+    "OperatingCharacteristic",
+    "flakiness_note",
+    "flaky_band",
+    "gate_decision",
+    "lowered_rates",
+    "operating_characteristic",
+    "rerun_pass_sentence",
+    "runs_to_prove_steady",
+    "steady_false_pass",
+    "warning_miss_rate",
+]
+
+#: Largest grid (tasks x steps of a task's value) the exact sum is computed on.
+_GRID = 2**19 - 1
+#: Samples of a population checked against the exact path's threshold rule.
+_CHECKS = 8
+#: The proved modes' thresholds on the mean, by (tasks, n, k, bar, confidence): they depend
+#: on the design alone.
+_THRESHOLDS: dict[tuple[int, int, int, float, float], tuple[float, float]] = {}
+
+
+def flaky_band(cap: float) -> tuple[float, float]:
+    r"""The success rates a flakiness cap calls flaky: the open band :math:`4p(1-p) > \text{cap}`.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        :math:`\tfrac12(1 \mp \sqrt{1 - \text{cap}})`; empty (``low == high``)
+        when cap >= 1.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in flaky_band(0.2)]
+    [0.0528, 0.9472]
+    """
+    root = math.sqrt(max(1.0 - float(cap), 0.0))
+    return (1.0 - root) / 2.0, (1.0 + root) / 2.0
+
+
+def _steady(c: np.ndarray, n: np.ndarray, cap: float, confidence: float) -> np.ndarray:
+    """Proved steady: the exact one-sided bounds on p lie outside the flaky band."""
+    from scipy.special import betaincinv
+    low, high = flaky_band(cap)
+    c_, n_ = c.astype(float), n.astype(float)
+    with np.errstate(invalid="ignore"):
+        upper = np.where(c < n, betaincinv(c_ + 1.0, np.maximum(n_ - c_, 1.0), confidence),
+                         1.0)
+        lower = np.where(c > 0, betaincinv(np.maximum(c_, 1.0), n_ - c_ + 1.0,
+                                           1.0 - confidence), 0.0)
+    return np.asarray((n > 0) & ((upper <= low) | (lower >= high)))
+
+
+def _task_ok(c: np.ndarray, n: np.ndarray, criteria: GateCriteria) -> np.ndarray:
+    """Does each task's own check (flakiness) let the gate pass, in the criteria's mode?"""
+    if criteria.mode == "proved":
+        return _steady(c, n, criteria.max_flakiness, criteria.confidence)
+    if criteria.mode == "proved-warn":
+        return np.ones(c.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        f = np.asarray(flakiness(c, n), dtype=float)
+    return np.asarray(~(f > criteria.max_flakiness))
+
+
+def _flagged(c: np.ndarray, n: np.ndarray, cap: float) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.asarray(flakiness(c, n), dtype=float) > cap)
+
+
+def steady_false_pass(runs: int, cap: float, confidence: float = 0.95) -> float:
+    """Worst case over truly flaky tasks of P(proved steady) from ``runs`` runs: the
+    ``'proved'`` mode's false pass on one task, computed over the band's rates.
+
+    Examples
+    --------
+    >>> steady_false_pass(12, 0.2)
+    0.0
+    >>> round(steady_false_pass(56, 0.2), 4)
+    0.048
+    """
+    from scipy import stats
+    c = np.arange(runs + 1)
+    ok = _steady(c, np.full(c.shape, runs), cap, confidence)
+    return _band_sup(ok, runs, cap, stats)
+
+
+def warning_miss_rate(runs: int, cap: float) -> float:
+    r"""Worst case over truly flaky tasks of P(no warning) from ``runs`` runs: how often the
+    point rule :math:`4\hat p(1-\hat p) > \text{cap}` misses a task in the flaky band.
+
+    The supremum over the open band is approached at its ends; it is computed on
+    the ends and a fine grid between.
+
+    Examples
+    --------
+    >>> round(warning_miss_rate(12, 0.2), 3)  # a task at p = 0.947 passes 12 of 12 that often
+    0.522
+    """
+    from scipy import stats
+    c = np.arange(runs + 1)
+    quiet = ~_flagged(c, np.full(c.shape, runs), cap)
+    return _band_sup(quiet, runs, cap, stats)
+
+
+def _band_sup(mask: np.ndarray, runs: int, cap: float, stats: Any) -> float:
+    low, high = flaky_band(cap)
+    if high <= low:
+        return 0.0
+    p = np.concatenate([[low, high], np.linspace(low, high, 4001)])
+    probs = stats.binom.pmf(np.arange(runs + 1)[None, :], runs, p[:, None]) @ mask
+    return float(np.max(probs))
+
+
+def flakiness_note(criteria: GateCriteria, runs: int) -> str:
+    """What the mode does with flakiness, and the error it leaves, in one sentence.
+
+    Examples
+    --------
+    >>> print(flakiness_note(GateCriteria(mode="proved-warn"), 12))
+    flakiness over the cap 0.2 is a warning, not a block: from 12 runs it misses a truly flaky task (4p(1-p) > 0.2) up to 52% of the time
+    >>> print(flakiness_note(GateCriteria(mode="proved"), 12))
+    a task passes only when its exact 95% bounds prove it steady: a truly flaky task passes at most 0% of the time from 12 runs (56 runs, all passing or all failing, prove a task steady)
+    """
+    cap = criteria.max_flakiness
+    if criteria.mode == "proved-warn":
+        return (f"flakiness over the cap {cap:g} is a warning, not a block: from {runs} runs "
+                f"it misses a truly flaky task (4p(1-p) > {cap:g}) up to "
+                f"{warning_miss_rate(runs, cap):.0%} of the time")
+    if criteria.mode == "proved":
+        need = runs_to_prove_steady(cap, criteria.confidence) if cap > 0 else None
+        return (f"a task passes only when its exact {criteria.confidence:.0%} bounds prove it "
+                f"steady: a truly flaky task passes at most "
+                f"{steady_false_pass(runs, cap, criteria.confidence):.0%} of the time from "
+                f"{runs} runs" + (f" ({need} runs, all passing or all failing, prove a task "
+                                  "steady)" if need else ""))
+    return (f"a task over the cap {cap:g} blocks (4p(1-p) from its runs): from {runs} runs a "
+            f"truly flaky task escapes up to {warning_miss_rate(runs, cap):.0%} of the time, "
+            "and one failure in a good task can block")
+
+
+def runs_to_prove_steady(cap: float, confidence: float = 0.95) -> int:
+    r"""Fewest runs, all passing, that prove a task steady: :math:`\lceil \ln\alpha /
+    \ln p_{\text{high}} \rceil`, :math:`p_{\text{high}}` the flaky band's top.
+
+    Examples
+    --------
+    >>> runs_to_prove_steady(0.2, 0.95)
+    56
+    """
+    _, high = flaky_band(cap)
+    if high >= 1.0:
+        raise ValueError(f"cap ({cap!r}) is 0: no run count proves a task steady")
+    n = math.ceil(math.log(1.0 - confidence) / math.log(high))
+    while n > 1 and (1.0 - confidence) ** (1.0 / (n - 1)) >= high:  # exact at the edge
+        n -= 1
+    return n
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The verdict of one mode's decision rule on per-task counts (see :func:`gate_decision`).
+
+    Attributes
+    ----------
+    passed : bool
+    mode : str
+    suite_value : float
+        What is compared with the bar: the mean estimate or mean lower bound
+        (``'chapter'``), the suite interval's lower end (the proved modes); NaN
+        when a task has too few runs.
+    suite_ok : bool
+    short : tuple of int
+        Tasks with fewer runs than their k or ``min_runs`` (or none).
+    blocked : tuple of int
+        Tasks whose flakiness check blocks (``'chapter'``: over the cap;
+        ``'proved'``: not proved steady).
+    warned : tuple of int
+        ``'proved-warn'``: tasks over the cap, a warning only.
+    """
+
+    passed: bool
+    mode: str
+    suite_value: float
+    suite_ok: bool
+    short: tuple[int, ...]
+    blocked: tuple[int, ...]
+    warned: tuple[int, ...]
+
+
+def _arrays(successes: npt.ArrayLike, totals: npt.ArrayLike, ks: npt.ArrayLike | None,
+            k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    c = np.asarray(successes, dtype=np.int64).ravel()
+    n = np.broadcast_to(np.asarray(totals, dtype=np.int64), c.shape).ravel()
+    kk = np.broadcast_to(np.asarray(k if ks is None else ks, dtype=np.int64), c.shape).ravel()
+    if np.any(c < 0) or np.any(c > n):
+        raise ValueError("successes must lie between 0 and their totals")
+    return c, n, kk
+
+
+def _one_k(kk: np.ndarray) -> int:
+    if np.unique(kk).size > 1:
+        raise ValueError("the proved modes need one k for the suite; tasks have "
+                         f"k = {sorted(set(kk.tolist()))}")
+    return int(kk[0])
+
+
+def _proved_low(c: np.ndarray, n: np.ndarray, k: int, confidence: float) -> float:
+    from passk.stats.suite_interval import mean_pass_hat_k_ci
+    return float(mean_pass_hat_k_ci(c, n, k, confidence=2.0 * confidence - 1.0).ci.low)
+
+
+def gate_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, criteria: GateCriteria,
+                  *, ks: npt.ArrayLike | None = None) -> GateDecision:
+    r"""The gate's decision in the criteria's mode, from per-task counts: one pure function.
+
+    Parameters
+    ----------
+    successes, totals : array_like of int
+        Per-task passed runs and runs.
+    criteria : GateCriteria
+        Bar, cap, ``on``, confidence, ``min_runs`` and ``mode``.
+    ks : array_like of int, optional
+        Each task's k (default ``criteria.k``); the proved modes need one k.
+
+    Returns
+    -------
+    GateDecision
+
+    Notes
+    -----
+    It fails closed: a task with no runs, fewer than its k or fewer than
+    ``min_runs`` blocks. Then, per mode (module docstring): ``'chapter'``
+    passes when :math:`\frac1T\sum_i v_i \ge` bar, :math:`v_i` the unbiased
+    :math:`\binom{c_i}{k}/\binom{n_i}{k}` (or the exact lower bound), and every
+    :math:`4\hat p_i(1-\hat p_i) \le` cap; ``'proved'`` when the suite
+    interval's lower end at one-sided confidence c is at least the bar and every
+    task's exact bounds at c prove it steady; ``'proved-warn'`` on the suite's
+    bound alone. The proved modes ignore ``on``: their suite statistic is the
+    suite interval's lower end, already a bound.
+
+    Examples
+    --------
+    >>> c = [12] * 25 + [11] + [0] * 4  # one failure in 12 runs on one good task
+    >>> gate_decision(c, 12, GateCriteria()).passed  # flakiness 0.31 > 0.2
+    False
+    >>> d = gate_decision(c, 12, GateCriteria(mode="proved-warn"))
+    >>> d.passed, d.suite_value >= 0.7, d.warned  # the proved lower end clears the bar
+    (True, True, (25,))
+    """
+    if criteria.mode not in GATE_MODES:
+        raise ValueError(f"mode ({criteria.mode!r}) must be one of {', '.join(GATE_MODES)}")
+    c, n, kk = _arrays(successes, totals, ks, criteria.k)
+    short = tuple(int(i) for i in np.flatnonzero((n < np.maximum(kk, criteria.min_runs))
+                                                 | (n == 0)))
+    value = math.nan
+    if c.size and not short:
+        if criteria.mode == "chapter":
+            v = (pass_hat_k_lower_bound(c, n, kk, confidence=criteria.confidence)
+                 if criteria.on == "lower-bound" else estimate_pass_hat_k(c, n, kk))
+            value = float(np.mean(v))
+        else:
+            value = _proved_low(c, n, _one_k(kk), criteria.confidence)
+    suite_ok = not math.isnan(value) and value >= criteria.min_overall_pass_hat_k
+    runs = n > 0
+    blocked = tuple(int(i) for i in np.flatnonzero(runs & ~_task_ok(c, n, criteria)))
+    warned = (tuple(int(i) for i in np.flatnonzero(runs & _flagged(c, n, criteria.max_flakiness)))
+              if criteria.mode == "proved-warn" else ())
+    passed = bool(c.size) and not short and suite_ok and not blocked
+    return GateDecision(passed, criteria.mode, value, suite_ok, short, blocked, warned)
+
+
+@dataclass(frozen=True)
+class OperatingCharacteristic:
+    """P(the gate passes) for one design and population (see :func:`operating_characteristic`).
+
+    Attributes
+    ----------
+    probability : float
+        P(pass); with ``method='exact'`` the midpoint of [low, high].
+    low, high : float
+        Proved bounds on P(pass) (equal when the sum was computed on its own
+        lattice; apart by the grid's rounding otherwise; ±2 s.e. by Monte Carlo).
+    standard_error : float
+        Monte Carlo's (0 when exact).
+    method : {'exact', 'monte carlo'}
+    mode : str
+    replicates : int
+        Monte Carlo's simulated reruns (0 when exact).
+    """
+
+    probability: float
+    low: float
+    high: float
+    standard_error: float
+    method: str
+    mode: str
+    replicates: int = 0
+
+    def describe(self) -> str:
+        """One phrase, e.g. ``'P(pass) 0.207 (exact)'``."""
+        if self.method == "exact":
+            how = "exact" if self.high - self.low < 5e-4 else \
+                f"exact bounds [{self.low:.3f}, {self.high:.3f}]"
+        else:
+            how = f"Monte Carlo, s.e. {self.standard_error:.3f}, {self.replicates} reruns"
+        return f"P(pass) {self.probability:.3f} ({how})"
+
+
+def _sum_law(pmfs: list[np.ndarray], idx: list[np.ndarray], size: int) -> np.ndarray:
+    """Law of the sum of independent lattice variables (index ``idx[i]`` with probability
+    ``pmfs[i]``, sub-probabilities allowed), on 0..size, by one product of Fourier
+    transforms over the span the sum can take (a task with one value only shifts it)."""
+    groups: dict[bytes, tuple[np.ndarray, int, int]] = {}
+    offset, mass = 0, 1.0
+    for pmf, ix in zip(pmfs, idx, strict=True):
+        key = pmf.tobytes() + ix.tobytes()
+        if key in groups:
+            law, low, count = groups[key]
+            groups[key] = (law, low, count + 1)
+            continue
+        live = pmf > 0
+        if not live.any():
+            return np.zeros(size + 1)
+        low = int(ix[live].min())
+        law = np.bincount(ix[live] - low, weights=pmf[live])
+        groups[key] = (law, low, 1)
+    spread = [(law, low, count) for law, low, count in groups.values() if law.size > 1]
+    for law, low, count in groups.values():
+        offset += low * count
+        if law.size == 1:
+            mass *= float(law[0]) ** count
+    out = np.zeros(size + 1)
+    span = sum((law.size - 1) * count for law, _, count in spread) + 1
+    if not spread:
+        out[offset] = mass
+        return out
+    fft_len = 1 << max(int(span - 1).bit_length(), 1)
+    spectrum = np.full(fft_len // 2 + 1, mass, dtype=complex)
+    for law, _, count in spread:
+        spectrum *= np.fft.rfft(law, fft_len) ** count
+    out[offset:offset + span] = np.fft.irfft(spectrum, fft_len)[:span]
+    return np.asarray(np.clip(out, 0.0, None))
+
+
+def _witness(values: np.ndarray, tasks: int, target: float) -> np.ndarray:
+    """Counts for ``tasks`` tasks whose values (``values[c]``, non-decreasing) sum to at most
+    ``target`` and as near it as a greedy fill gets."""
+    out = np.zeros(tasks, dtype=np.int64)
+    left = target
+    for j in range(tasks):
+        c = int(np.searchsorted(values, left + 1e-15, side="right")) - 1
+        c = max(c, 0)
+        out[j] = c
+        left -= values[c]
+    return out
+
+
+def _threshold(values: np.ndarray, tasks: int, n: int, k: int, criteria: GateCriteria
+               ) -> tuple[float, float]:
+    """(x_lo, x_hi): means of two count vectors, the proved lower end below the bar at
+    x_lo and at least the bar at x_hi, as close as bisection on witnesses gets."""
+    bar = criteria.min_overall_pass_hat_k
+    key = (tasks, n, k, bar, criteria.confidence)
+    if key in _THRESHOLDS:
+        return _THRESHOLDS[key]
+
+    def ok(x: float) -> tuple[bool, float]:
+        c = _witness(values, tasks, x * tasks)
+        mean = float(values[c].mean())
+        return _proved_low(c, np.full(tasks, n), k, criteria.confidence) >= bar, mean
+    top_ok, top = ok(1.0)
+    bottom_ok, bottom = ok(0.0)
+    if not top_ok or bottom_ok:
+        found = (math.inf, math.inf) if not top_ok else (-math.inf, bottom)
+        _THRESHOLDS[key] = found
+        return found
+    lo, hi = bottom, top
+    for _ in range(60):
+        if hi - lo < 1e-12:
+            break
+        passed, mean = ok((lo + hi) / 2)
+        if passed:
+            if mean >= hi:
+                break
+            hi = mean
+        else:
+            if mean <= lo:
+                break
+            lo = mean
+    _THRESHOLDS[key] = (lo, hi)
+    return lo, hi
+
+
+def _refine(law: np.ndarray, s: np.ndarray, steps: np.ndarray, tasks: int, n: int, k: int,
+            criteria: GateCriteria, x_lo: float, x_hi: float) -> tuple[float, float]:
+    """Bisection over the lattice's atoms of positive probability strictly between x_lo and
+    x_hi, each decided on an exact count vector with that sum (found by a reachability table)."""
+    size = law.size
+    reach = [np.zeros(size, dtype=bool)]
+    reach[0][0] = True
+    for _ in range(tasks):
+        nxt = np.zeros(size, dtype=bool)
+        for step in np.unique(steps):
+            nxt[step:] |= reach[-1][: size - step]
+        reach.append(nxt)
+    inside = np.flatnonzero(reach[-1] & (law > 1e-300) & (s > x_lo + 1e-12)
+                            & (s < x_hi - 1e-12))
+    if inside.size == 0:
+        return x_lo, x_hi
+
+    def counts_for(total: int) -> np.ndarray:
+        out = np.zeros(tasks, dtype=np.int64)
+        for j in range(tasks, 0, -1):
+            c = next(int(c) for c, step in enumerate(steps)
+                     if step <= total and reach[j - 1][total - step])
+            out[j - 1], total = c, total - int(steps[c])
+        return out
+    lo, hi = 0, inside.size - 1
+    bar = criteria.min_overall_pass_hat_k
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        atom = int(inside[mid])
+        if _proved_low(counts_for(atom), np.full(tasks, n), k, criteria.confidence) >= bar:
+            x_hi, hi = float(s[atom]), mid - 1
+        else:
+            x_lo, lo = float(s[atom]), mid + 1
+    return x_lo, x_hi
+
+
+def lowered_rates(rates: npt.ArrayLike, k: int, target: float) -> np.ndarray:
+    """The rates with every logit moved alike until their mean p^k is ``target``: a
+    population shaped like ``rates`` at a chosen mean pass^k (e.g. the bar).
+
+    Examples
+    --------
+    >>> r = lowered_rates([0.995] * 26 + [0.0] * 4, 5, 0.7)
+    >>> round(float(np.mean(r ** 5)), 6), round(float(r[0]), 4)
+    (0.7, 0.9582)
+    """
+    from scipy import optimize, special
+    p = np.clip(np.asarray(rates, dtype=float), 0.0, 1.0)
+    if not 0 <= target <= 1:
+        raise ValueError(f"target ({target!r}) must lie in [0, 1]")
+    logit = special.logit(np.clip(p, 1e-12, 1 - 1e-12))
+
+    def gap(shift: float) -> float:
+        q = np.where(p == 0, 0.0, special.expit(logit + shift))
+        return float(np.mean(q**k)) - target
+    if gap(-60.0) > 0 or gap(60.0) < 0:
+        raise ValueError(f"no shift of these rates gives mean pass^{k} {target}")
+    shift = optimize.brentq(gap, -60.0, 60.0, xtol=1e-13)
+    return np.asarray(np.where(p == 0, 0.0, special.expit(logit + shift)))
+
+
+def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
+                             rates: npt.ArrayLike | None = None, *,
+                             pilot: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+                             ks: npt.ArrayLike | None = None, method: str = "auto",
+                             replicates: int = 4000,
+                             rng: int | np.random.Generator | None = None
+                             ) -> OperatingCharacteristic:
+    r"""Probability that the gate passes a rerun of a suite: its operating characteristic.
+
+    Parameters
+    ----------
+    criteria : GateCriteria
+        The gate (bar, cap, ``on``, k, confidence, ``min_runs``, ``mode``).
+    runs : int or array_like of int
+        The design: runs per task (per tier: each task its tier's), broadcast to ``rates``.
+    rates : array_like of float
+        The population: each task's true single-run success rate (observed
+        tasks' :math:`\hat p`, a pilot's, or quantiles of an assumed spread).
+    pilot : (successes, totals), optional
+        Instead of ``rates``: observed counts per task; each task's rate is then
+        uncertain, drawn from its Jeffreys posterior Beta(c + 1/2, m - c + 1/2),
+        so a rerun's counts are beta-binomial: P(pass) is the predictive
+        probability that a rerun of tasks like these passes (12 of 12 is not
+        taken for p = 1).
+    ks : array_like of int, optional
+        Each task's k (default ``criteria.k``).
+    method : {'auto', 'exact', 'monte carlo'}
+        ``'auto'``: exact where the decision is a function of a sum of
+        independent per-task values, Monte Carlo otherwise.
+    replicates : int, default 4000
+        Simulated reruns for Monte Carlo.
+    rng : int, numpy.random.Generator or None
+        Seed for Monte Carlo.
+
+    Returns
+    -------
+    OperatingCharacteristic
+
+    Notes
+    -----
+    **Exact.** The tasks' counts :math:`c_i \sim \mathrm{Bin}(n_i, p_i)` are
+    independent, and every mode's decision is: each task's count in a set
+    :math:`A_i` (its flakiness check) AND a statistic :math:`S = \sum_i
+    v_i(c_i)` past a threshold. So
+
+    .. math:: P(\text{pass}) = P\Bigl(\sum_i v_i(c_i) \ge t,\ c_i \in A_i\ \forall i\Bigr)
+              = \sum_{s \ge t} \bigl(\ast_i\, q_i\bigr)(s),
+              \qquad q_i(s) = \sum_{c \in A_i:\ v_i(c) = s} \binom{n_i}{c} p_i^c (1-p_i)^{n_i-c},
+
+    the convolution of each task's law restricted to :math:`A_i` (computed as
+    one product of Fourier transforms). For ``on='estimate'`` and the proved
+    modes :math:`v_i = \binom{c_i}{k}/\binom{n_i}{k}`, a lattice with step
+    :math:`1/\operatorname{lcm}_i \binom{n_i}{k}`, used as is when the grid
+    is small enough; otherwise (and for the lower bounds) the values are
+    rounded down and up to a grid, which bounds P(pass) from below and above
+    (``low``, ``high``). In the proved modes the threshold is the suite
+    interval's: its lower end depends on the counts through their mean for one
+    n and one k with :math:`n \ge 2k` (checked on samples of the population;
+    where it does not hold, Monte Carlo), and is found by bisection on count
+    vectors with that mean.
+
+    **Monte Carlo.** Otherwise ``replicates`` reruns are drawn and decided by
+    :func:`gate_decision`; the standard error is :math:`\sqrt{P(1-P)/R}`.
+
+    Examples
+    --------
+    The issue's good suite, 26 tasks at p = 0.995 and 4 at 0 (true mean
+    pass^5 0.845), 12 runs a task, the chapter's gate: blocked 79 % of reruns (all 26 must pass 12 of 12).
+
+    >>> rates = [0.995] * 26 + [0.0] * 4
+    >>> oc = operating_characteristic(GateCriteria(), 12, rates)
+    >>> round(oc.probability, 4), oc.method
+    (0.2093, 'exact')
+    >>> round(operating_characteristic(GateCriteria(mode="proved-warn"), 12, rates).probability, 3)
+    0.928
+    """
+    if method not in ("auto", "exact", "monte carlo"):
+        raise ValueError(f"method ({method!r}) must be one of auto, exact, monte carlo")
+    beta: tuple[np.ndarray, np.ndarray] | None = None
+    if pilot is not None:
+        if rates is not None:
+            raise ValueError("give rates or a pilot, not both")
+        pc = np.asarray(pilot[0], dtype=float).ravel()
+        pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
+        if np.any(pc < 0) or np.any(pc > pm):
+            raise ValueError("pilot: successes must lie between 0 and their totals")
+        beta = (pc + 0.5, pm - pc + 0.5)
+        rates = beta[0] / (beta[0] + beta[1])
+    if rates is None:
+        raise ValueError("rates (or a pilot) are needed: the population the gate meets")
+    p = np.asarray(rates, dtype=float).ravel()
+    if p.size == 0:
+        raise ValueError("rates: a suite needs at least one task")
+    if np.any(~((p >= 0) & (p <= 1))):
+        raise ValueError(f"rates must lie in [0, 1]; got {p[~((p >= 0) & (p <= 1))][0]!r}")
+    n = np.broadcast_to(np.asarray(runs, dtype=np.int64), p.shape).ravel()
+    kk = np.broadcast_to(np.asarray(criteria.k if ks is None else ks, dtype=np.int64),
+                         p.shape).ravel()
+    if np.any(n < 0):
+        raise ValueError("runs must be whole numbers >= 0")
+    if np.any((n < np.maximum(kk, criteria.min_runs)) | (n == 0)):
+        return OperatingCharacteristic(0.0, 0.0, 0.0, 0.0, "exact", criteria.mode)
+    if method != "monte carlo":
+        exact = _exact(criteria, n, kk, p, beta, rng)
+        if exact is not None:
+            return exact
+        if method == "exact":
+            raise ValueError("this design has no exact operating characteristic here (the "
+                             "proved modes need one n and one k with n >= 2k)")
+    return _monte_carlo(criteria, n, kk, p, beta, replicates, rng)
+
+
+def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
+           beta: tuple[np.ndarray, np.ndarray] | None, rng: int | np.random.Generator | None) -> OperatingCharacteristic | None:
+    from scipy import stats
+    tasks = p.size
+    proved = criteria.mode != "chapter"
+    if proved and (np.unique(n).size > 1 or np.unique(kk).size > 1 or n[0] < 2 * kk[0]):
+        return None
+    on_bound = criteria.on == "lower-bound" and not proved
+    designs = sorted({(int(a), int(b)) for a, b in zip(n, kk, strict=True)})
+    values = {}
+    for nn, k in designs:
+        c = np.arange(nn + 1)
+        values[(nn, k)] = np.asarray(
+            pass_hat_k_lower_bound(c, nn, k, confidence=criteria.confidence) if on_bound
+            else estimate_pass_hat_k(c, nn, k), dtype=float)
+    lattice = 0
+    if not on_bound:
+        lattice = 1
+        for nn, k in designs:
+            lattice = math.lcm(lattice, math.comb(nn, k))
+            if lattice * tasks > _GRID:
+                lattice = 0
+                break
+    scale = lattice if lattice else max(min(_GRID // tasks, 2**14), 1)
+    pmfs, lows, highs = [], [], []
+    for i in range(tasks):
+        nn, k = int(n[i]), int(kk[i])
+        c = np.arange(nn + 1)
+        law = (stats.binom.pmf(c, nn, p[i]) if beta is None
+               else stats.betabinom.pmf(c, nn, beta[0][i], beta[1][i]))
+        pmf = law * _task_ok(c, np.full(c.shape, nn), criteria)
+        pmfs.append(np.asarray(pmf, dtype=float))
+        if lattice:
+            ix = np.array([math.comb(int(x), k) * (lattice // math.comb(nn, k)) for x in c],
+                          dtype=np.int64)
+            lows.append(ix)
+            highs.append(ix)
+        else:
+            v = values[(nn, k)] * scale
+            lows.append(np.floor(v + 1e-9).astype(np.int64))
+            highs.append(np.ceil(v - 1e-9).astype(np.int64))
+    law_low = _sum_law(pmfs, lows, tasks * scale)
+    law_high = law_low if lattice else _sum_law(pmfs, highs, tasks * scale)
+    s = np.arange(tasks * scale + 1) / (scale * tasks)  # the mean at each lattice point
+    bar = criteria.min_overall_pass_hat_k
+    if proved:
+        nn, k = designs[0]
+        x_lo, x_hi = _threshold(values[(nn, k)], tasks, nn, k, criteria)
+        if lattice:  # the atoms left between the two, each decided on a count vector of its own
+            x_lo, x_hi = _refine(law_low, s, lows[0], tasks, nn, k, criteria, x_lo, x_hi)
+        if not _threshold_holds(criteria, n, kk, p, beta, values[(nn, k)], x_lo, x_hi, rng):
+            return None
+        low = float(law_low[s >= x_hi - 1e-12].sum())
+        high = float(law_high[s > x_lo + 1e-12].sum())
+    else:
+        low = float(law_low[s >= bar * (1 - 1e-12)].sum())
+        high = float(law_high[s >= bar * (1 - 1e-12)].sum())
+    low, high = min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
+    return OperatingCharacteristic((low + high) / 2, low, high, 0.0, "exact", criteria.mode)
+
+
+def _threshold_holds(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
+                     beta: tuple[np.ndarray, np.ndarray] | None,
+                     values: np.ndarray, x_lo: float, x_hi: float,
+                     rng: int | np.random.Generator | None) -> bool:
+    """Does the proved lower end pass exactly where the mean reaches the threshold, on
+    samples of this population (the exact path's premise)?"""
+    gen = np.random.default_rng(rng)
+    for _ in range(_CHECKS):
+        c = gen.binomial(n, p if beta is None else gen.beta(*beta))
+        mean = float(values[c].mean())
+        if x_lo < mean < x_hi:
+            continue
+        said = _proved_low(c, n, int(kk[0]), criteria.confidence) >= \
+            criteria.min_overall_pass_hat_k
+        if said != (mean >= x_hi):
+            return False
+    return True
+
+
+def _monte_carlo(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
+                 beta: tuple[np.ndarray, np.ndarray] | None,
+                 replicates: int, rng: int | np.random.Generator | None
+                 ) -> OperatingCharacteristic:
+    gen = np.random.default_rng(rng)
+    shape = (replicates, p.size)
+    drawn = p[None, :] if beta is None else gen.beta(beta[0], beta[1], size=shape)
+    draws = gen.binomial(n[None, :], drawn, size=shape)
+    if criteria.mode == "chapter":
+        ok = _task_ok(draws, np.broadcast_to(n, draws.shape), criteria).all(axis=1)
+        v = (pass_hat_k_lower_bound(draws, n[None, :], kk[None, :],
+                                    confidence=criteria.confidence)
+             if criteria.on == "lower-bound" else estimate_pass_hat_k(draws, n[None, :],
+                                                                      kk[None, :]))
+        passed = ok & (np.mean(np.asarray(v, dtype=float), axis=1)
+                       >= criteria.min_overall_pass_hat_k)
+    else:
+        passed = np.array([gate_decision(row, n, criteria, ks=kk).passed for row in draws])
+    prob = float(np.mean(passed))
+    se = math.sqrt(prob * (1 - prob) / replicates)
+    return OperatingCharacteristic(prob, max(prob - 2 * se, 0.0), min(prob + 2 * se, 1.0), se,
+                                   "monte carlo", criteria.mode, replicates)
+
+
+def rerun_pass_sentence(successes: npt.ArrayLike, totals: npt.ArrayLike,
+                        criteria: GateCriteria, *, ks: npt.ArrayLike | None = None,
+                        rng: int | np.random.Generator | None = 0) -> str:
+    r"""One sentence for a report: how often this gate would pass a rerun of tasks like these.
+
+    Two figures, the rerun with the same runs per task: each task at the rate
+    its runs show (:math:`\hat p`, so 12 of 12 reads as p = 1), and each task's
+    rate drawn from its Jeffreys posterior given its runs (the ``pilot`` of
+    :func:`operating_characteristic`: what its runs leave open).
+
+    Examples
+    --------
+    >>> print(rerun_pass_sentence([12] * 26 + [0] * 4, 12, GateCriteria(mode="proved-warn")))
+    this gate would pass a rerun of tasks like these 100.0% of the time at the rates their runs show, 1.5% allowing for what their runs leave open (each rate its Jeffreys posterior; exact)
+    """
+    c = np.asarray(successes, dtype=float)
+    n = np.broadcast_to(np.asarray(totals, dtype=float), c.shape)
+    shown = operating_characteristic(criteria, totals, c / np.maximum(n, 1), ks=ks, rng=rng)
+    open_ = operating_characteristic(criteria, totals, pilot=(successes, totals), ks=ks,
+                                     rng=rng)
+    how = ("exact" if open_.method == shown.method == "exact" else
+           f"Monte Carlo, s.e. at most {max(shown.standard_error, open_.standard_error):.1%}")
+    return (f"this gate would pass a rerun of tasks like these {shown.probability:.1%} of the "
+            f"time at the rates their runs show, {open_.probability:.1%} allowing for what "
+            f"their runs leave open (each rate its Jeffreys posterior; {how})")
