@@ -72,9 +72,9 @@ __all__ = [
     "VERDICTS",
     "PairedComparison",
     "PairedTest",
+    "betting_interval",
     "compare_pass_hat_k",
     "mean_of",
-    "betting_interval",
     "paired_difference_test",
 ]
 
@@ -608,9 +608,11 @@ def _bet(d: np.ndarray, alpha: float, *, p_value: bool = True) -> PairedTest:
 
 
 def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, k: int, n_old: Any,
-             n_new: Any, alpha: float, *, p_value: bool = True) -> PairedTest:
-    """A method's interval widened to hold the skew-corrected t's and the floor's, and the
-    largest of the p-values."""
+             n_new: Any, alpha: float, *, p_value: bool = True, proved: bool = True
+             ) -> PairedTest:
+    """A method's interval widened to hold the skew-corrected t's, the floor's and (with
+    ``proved``) the betting interval's, and the largest of the p-values (``proved=False``:
+    the comparison before issue 29, for the studies)."""
     from scipy import stats
     t_count = h_old.shape[-1]
     n_old = np.broadcast_to(np.asarray(n_old, dtype=float), h_old.shape)
@@ -620,12 +622,14 @@ def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, k: int, n_ol
                                q, t_count - 1, p_value=p_value,
                                skew=((k / n_old) ** 2, (k / n_new) ** 2))
     sk = _skew_t(h_new - h_old, alpha, p_value=p_value)
-    bet = _bet(h_new - h_old, alpha, p_value=p_value)
-    low = np.minimum(np.minimum(low, sk.low), bet.low)
-    high = np.maximum(np.maximum(high, sk.high), bet.high)
+    low, high = np.minimum(low, sk.low), np.maximum(high, sk.high)
+    ps = [res.p_value, p, sk.p_value]
+    if proved:
+        bet = _bet(h_new - h_old, alpha, p_value=p_value)
+        low, high = np.minimum(low, bet.low), np.maximum(high, bet.high)
+        ps.append(bet.p_value)
     return PairedTest(res.mean, np.minimum(res.low, low), np.maximum(res.high, high),
-                      np.maximum.reduce([res.p_value, p, sk.p_value, bet.p_value]) if p_value
-                      else res.p_value)
+                      np.maximum.reduce(ps) if p_value else res.p_value)
 
 
 # --------------------------------------------------------------------------
