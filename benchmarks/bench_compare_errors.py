@@ -47,7 +47,6 @@ import numpy as np
 
 from passk.metrics import estimate_pass_hat_k
 from passk.stats.compare import (
-    _bet_fractions,
     _floored,
     _log_capital,
     _t,
@@ -114,11 +113,11 @@ def rates(cell: str, t: int, design: tuple[int, int, int], confidence: float, re
         low, high = np.maximum(res.low, -1.0), np.minimum(res.high, 1.0)
     else:
         low, high = np.full(reps, -np.inf), np.full(reps, np.inf)
-    d = h_new - h_old
-    c = _bet_fractions(t, alpha / 2)
+    b_old, b_new = np.full(h_old.shape, n_old // k), np.full(h_new.shape, n_new // k)
     level = math.log(2.0 / alpha)
-    bet_up = _log_capital(d, truth, c) >= level  # the betting lower bound exceeds the truth
-    bet_down = _log_capital(-d, -truth, c) >= level
+    # the betting lower bound exceeds the truth / the upper bound is below it
+    bet_up = _log_capital(h_old, h_new, b_old, b_new, truth, alpha / 2) >= level
+    bet_down = _log_capital(h_new, h_old, b_new, b_old, -truth, alpha / 2) >= level
     if margin is not None:
         keep = np.isclose(truth, -margin, atol=1e-12)
         wrong_before = (low > -margin)[keep]
