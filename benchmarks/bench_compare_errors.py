@@ -145,6 +145,10 @@ def errors(args: argparse.Namespace, rng: np.random.Generator) -> None:
     cells = ("0->1, rest slip", "1->0, rest gain", "saturated", "bimodal", "tau-bench",
              "NI tau-bench", "NI saturated")
     tasks = (3, 10, 40, 320) if args.quick else (3, 10, 40, 80, 160, 320, 1000)
+    if args.tasks:
+        tasks = tuple(args.tasks)
+    if args.cells:
+        cells = tuple(c for c in cells if c in args.cells)
     print(f"{'cell':17} {'n_old/n_new/k':>13} {'T':>5} {'conf':>5} {'claim':>12} "
           f"{'before':>15} {'after':>15} {'alpha/2':>7}  ok")
     worst: list[tuple[float, str]] = []  # the after rate over alpha/2
@@ -214,6 +218,9 @@ def main() -> None:
     parser.add_argument("--issue", action="store_true", help="only the issue's three cells")
     parser.add_argument("--widths", action="store_true", help="only the widths")
     parser.add_argument("--seed", type=int, default=29)
+    parser.add_argument("--tasks", type=int, nargs="*", help="the T to try (default: the grid)")
+    parser.add_argument("--cells", nargs="*", help="only these cells, by name")
+    parser.add_argument("--errors", action="store_true", help="only the error table")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
@@ -221,6 +228,8 @@ def main() -> None:
         issue(args, rng)
     elif args.widths:
         widths(args, rng)
+    elif args.errors:
+        errors(args, rng)
     else:
         issue(args, rng)
         errors(args, rng)
