@@ -28,8 +28,8 @@ Cells:
 
 Designs (n_old, n_new, k): (16, 1, 1) one new run per task, (1, 16, 1), (2, 12, 2), (4, 4, 2).
 The widths part prints mean interval widths before and after on tau-bench-like suites
-(tau-bench's rates, 4 runs per task and version, k = 1, 2, 4; T = 50, 100, 200) and on
-the real run in tests/fixtures/tau_bench_small.json against itself re-drawn.
+(tau-bench's rates, 4 or 8 runs per task and version, k = 1, 2, 4; T = 50, 100, 200, no
+change) and on the real run (GPT-4o airline, 50 tasks x 4 trials) compared with itself.
 
     nice -n 10 python benchmarks/bench_compare_errors.py            # the full grid
     nice -n 10 python benchmarks/bench_compare_errors.py --quick    # T = 3, 10, 40, 320
@@ -209,6 +209,21 @@ def widths(args: argparse.Namespace, rng: np.random.Generator) -> None:
                 print(f"tau-bench rates T={t:<4} n={n} k={k}{'':13} {conf:>5.0%} {wb:7.4f} "
                       f"{wa:7.4f} {wa / wb:6.2f} {float(np.mean(bet.high - bet.low)):7.4f}",
                       flush=True)
+    # the real run against itself (every difference 0) and against a split of its trials
+    from passk.results.read import read_results
+    r = read_results(TAU)
+    c, n = np.asarray(r.successes), np.asarray(r.totals)
+    for k in (1, 2, 4):
+        for conf in LEVELS:
+            h = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float)[None, :]
+            alpha = 1 - conf
+            base = _t(h - h, alpha)
+            ends = []
+            for proved in (False, True):
+                res = _floored(base, h, h, k, n, n, alpha, p_value=False, proved=proved)
+                ends.append(float(min(res.high[0], 1) - max(res.low[0], -1)))
+            print(f"{TAU.name} vs itself, k={k}{'':11} {conf:>5.0%} {ends[0]:7.4f} "
+                  f"{ends[1]:7.4f} {ends[1] / ends[0]:6.2f}", flush=True)
 
 
 def main() -> None:
