@@ -30,8 +30,12 @@ no comparison of finite runs has a zero-width interval or p = 0. The
 runs, unequal runs between versions, reliable tasks), and a symmetric
 reference then misses more on one side than α/2; both the t and the floor
 are widened on the skewed side by the one-term Edgeworth (Cornish-Fisher)
-correction (Hall 1992). :func:`passk.stats.power.plan_comparison` predicts
-the power of the test for a grid of tasks × runs per task.
+correction (Hall 1992). Those corrections are second order, not a proof; so
+the interval also holds a betting interval (:func:`betting_interval`, with bets
+on each version's blocks of runs) whose each side misses at most α/2 for every
+design, by Markov's inequality on a capital of expectation at most 1 (issue 29).
+:func:`passk.stats.power.plan_comparison` predicts the power of the paired t for
+a grid of tasks × runs per task (optimistic for the proved interval).
 
 References
 ----------
@@ -43,6 +47,8 @@ References
 .. [4] W. Hoeffding, "A class of statistics with asymptotically normal
    distribution", Ann. Math. Statist. 19(3), 293-325, 1948 (Thm. 5.2:
    the variance of a U-statistic of degree k is at most k/n times its kernel's).
+.. [6] I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables
+   by betting", J. R. Stat. Soc. B 86(1), 1-27, 2024.
 .. [5] P. Hall, *The Bootstrap and Edgeworth Expansion*, Springer, 1992
    (sec. 2.6: the Edgeworth expansion of the studentized mean,
    :math:`P(T \le x) = \Phi(x) + \gamma(2x^2+1)\varphi(x)/(6\sqrt n) + O(1/n)`).
