@@ -47,11 +47,11 @@ References
 .. [4] W. Hoeffding, "A class of statistics with asymptotically normal
    distribution", Ann. Math. Statist. 19(3), 293-325, 1948 (Thm. 5.2:
    the variance of a U-statistic of degree k is at most k/n times its kernel's).
-.. [6] I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables
-   by betting", J. R. Stat. Soc. B 86(1), 1-27, 2024.
 .. [5] P. Hall, *The Bootstrap and Edgeworth Expansion*, Springer, 1992
    (sec. 2.6: the Edgeworth expansion of the studentized mean,
    :math:`P(T \le x) = \Phi(x) + \gamma(2x^2+1)\varphi(x)/(6\sqrt n) + O(1/n)`).
+.. [6] I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables
+   by betting", J. R. Stat. Soc. B 86(1), 1-27, 2024.
 """
 
 from __future__ import annotations
