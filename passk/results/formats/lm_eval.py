@@ -290,8 +290,10 @@ def identity(path: str | os.PathLike[str], metric: str | None = None,
     stored_file = results_file(path)
     data = load_json(stored_file) if stored_file is not None else {}
     config = data.get("config") or {}
+    # the same model, arguments and seeds: the same responses (another model's are not)
     seeds = " ".join(f"{k} {config.get(k)}" for k in ("random_seed", "numpy_seed",
                                                        "torch_seed", "fewshot_seed"))
+    seeds += f" model {config.get('model')} {json.dumps(config.get('model_args'), sort_keys=True, default=str)}"
     run_ids = ([("lm-eval run date", str(data["date"]))] if "date" in data else [])
     trials = frozenset((f"{task}/{r.doc_id}", f"repeat {i} {seeds}")
                        for r in records for i in range(r.repeats)) if config else frozenset()
