@@ -191,7 +191,7 @@ def _check_stored(path: Path, task: str, metric: str, filter: str,
     if not is_number(stored) or aggregation != "mean" or not flat:
         return None
     mean = sum(flat) / len(flat)
-    if abs(mean - stored) > _AGREE:
+    if abs(mean - float(stored)) > _AGREE:  # type: ignore[arg-type]
         raise ResultsError(path, None, f"{stored_file.name} stores {metric},{filter} = "
                            f"{stored!r} but the samples' mean is {mean!r}: the files are not "
                            "from one run")

@@ -250,9 +250,9 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
                            f"repeats ({some(over, 3)}): two test cases with the same "
                            "description and vars for one provider and prompt cannot be told "
                            "apart; give them distinct descriptions")
-    notes: list[str] = ["promptfoo's rows grouped by provider, prompt and test case (each "
+    notes: list[str] = [("promptfoo's rows grouped by provider, prompt and test case (each "
                         "repeat has its own testIdx and no repeat index): repeats numbered "
-                        "in testIdx order"]
+                        "in testIdx order")]
     errors = sum(r.reason == ERROR for r in rows)
     if errors and exclude_errors:
         notes.append(f"{plural(errors, 'row')} that ended in an error (failureReason 2) left "
@@ -269,8 +269,8 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
                          duplicates=duplicates)
     short = [f"{t}: {counts[t]} of {planned[t]}" for t in results.task_ids
              if counts[t] < planned[t]]
-    incomplete = ([f"promptfoo eval holds fewer repeats than planned for "
-                   f"{plural(len(short), 'task')} ({some(short)})"] if short else [])
+    incomplete = ([(f"promptfoo eval holds fewer repeats than planned for "
+                   f"{plural(len(short), 'task')} ({some(short)})")] if short else [])
     providers = sorted({t.split(" | ", 1)[0] for t in results.task_ids})
     return replace(with_notes(results, notes, incomplete), suite=", ".join(providers))
 
