@@ -173,3 +173,11 @@ def test_graded_values_need_a_threshold(tmp_path: Path) -> None:
 def test_detected_by_content_not_as_a_passk_run_log() -> None:
     assert detect_format(REPEATS) == "lm-eval"
     assert detect_format(LM.parent / "stable.jsonl") == "jsonl"
+
+
+def test_format_lm_eval_on_a_json_document_does_not_say_invalid_json(capsys) -> None:
+    promptfoo = LM.parent / "promptfoo" / "repeat4.json"
+    assert main(["report", "--format", "lm-eval", str(promptfoo)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not valid JSON" not in err and "is one JSON document" in err
+    assert len(err.splitlines()) == 1

@@ -86,7 +86,8 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None) -> 
                            metric=getattr(args, "metric", None),
                            filter=getattr(args, "filter", None))
     _refuse_single_runs(args, _label(path), results)
-    if fmt == "auto" and any(Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths):
+    if fmt == "auto" and (results.source not in ("jsonl", "csv") or any(
+            Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths)):
         print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
               f"--format to override)", file=sys.stderr)
     return results

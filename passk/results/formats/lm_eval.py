@@ -77,12 +77,17 @@ class _Record:
 
 def _records(path: Path) -> list[_Record]:
     out = []
-    for line, text in enumerate(read_text(path).splitlines(), 1):
+    whole = read_text(path)
+    for line, text in enumerate(whole.splitlines(), 1):
         if not text.strip():
             continue
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
+            if not out and _one_document(whole):
+                raise ResultsError(path, None, "is one JSON document (valid JSON), not "
+                                   "lm-eval's samples (one JSON object a line): drop --format "
+                                   "lm-eval so that passk detects its format") from None
             raise ResultsError(path, line, f"not valid JSON ({exc.msg}); is the file "
                                "truncated?") from None
         if not isinstance(record, dict):
@@ -107,6 +112,14 @@ def _records(path: Path) -> list[_Record]:
     if not out:
         raise ResultsError(path, None, "holds no lm-eval samples")
     return out
+
+
+def _one_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _choose(path: Path, kind: str, flag: str, given: str | None, present: list[str]) -> str:
