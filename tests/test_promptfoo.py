@@ -168,3 +168,20 @@ def test_run_ids_are_the_eval_id_and_each_rows_place() -> None:
     assert all(place.startswith(f"{eval_id} testIdx ") for _, place in found["trials"])
     assert "plan" in found["evaluation"]["providers"]
     assert "YYYY" not in found["evaluation"]["providers"]  # provider config only as a digest
+
+
+def test_two_set_ups_behind_one_name_are_refused(tmp_path: Path) -> None:
+    """Two providers with one label (or two prompts with one label) would pool as one task."""
+    data = json.loads(TWO.read_text())
+    for row in data["results"]["results"]:
+        if row["provider"]["label"] == "shaky":
+            row["provider"] = {"id": "file://other.js", "label": "steady"}
+    bad = tmp_path / "out.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match="two different provider or prompt set-ups"):
+        read_results(bad)
+    for row in data["results"]["results"]:  # the same id and label: nothing tells them apart
+        row["provider"] = {"id": "file://provider.js", "label": "steady"}
+    bad.write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match="6 rows for 3 repeats.*cannot be told apart"):
+        read_results(bad)

@@ -69,6 +69,7 @@ class _Row:
     reason: int
     row_id: str
     planned: int
+    ident: tuple[str, ...]  # provider id and label, promptId, description, vars
 
 
 def _canonical(value: Any) -> str:
@@ -166,8 +167,20 @@ def _rows(path: Path, data: dict, rows: list) -> list[_Row]:
                                f"'failureReason' {reason}: is the file edited by hand?")
         if not isinstance(row.get("provider"), dict) or not row["provider"].get("id"):
             raise ResultsError(path, where, "missing field 'provider' {id, label}")
+        case = row.get("testCase") if isinstance(row.get("testCase"), dict) else {}
+        ident = (str(row["provider"].get("id")), str(row["provider"].get("label")),
+                 str(row.get("promptId") or _canonical(row.get("prompt"))),
+                 str(case.get("description")), _canonical(row.get("vars")))
         out.append(_Row(where, task_key(row), test_idx, prompt_idx, success, reason,
-                        str(row.get("id") or ""), _planned(row.get("testCase"), default)))
+                        str(row.get("id") or ""), _planned(case, default), ident))
+    seen: dict[str, _Row] = {}
+    for r in out:
+        first = seen.setdefault(r.key, r)
+        if first.ident != r.ident:
+            raise ResultsError(path, r.where, f"task {r.key!r:.{2 * QUOTE}} names two "
+                               f"different provider or prompt set-ups (also {first.where}): "
+                               "give the providers distinct labels and the prompts distinct "
+                               "labels")
     return out
 
 
@@ -248,8 +261,9 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
     if over:
         raise ResultsError(path, None, f"{plural(len(over), 'task')} with more rows than "
                            f"repeats ({some(over, 3)}): two test cases with the same "
-                           "description and vars for one provider and prompt cannot be told "
-                           "apart; give them distinct descriptions")
+                           "description and vars, or two providers or prompts with one id and "
+                           "label, cannot be told apart; give them distinct descriptions or "
+                           "labels")
     notes: list[str] = [("promptfoo's rows grouped by provider, prompt and test case (each "
                         "repeat has its own testIdx and no repeat index): repeats numbered "
                         "in testIdx order")]
