@@ -76,7 +76,7 @@ class _Record:
 
 
 def _records(path: Path) -> list[_Record]:
-    out = []
+    out: list[_Record] = []
     whole = read_text(path)
     for line, text in enumerate(whole.splitlines(), 1):
         if not text.strip():

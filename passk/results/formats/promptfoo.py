@@ -167,7 +167,7 @@ def _rows(path: Path, data: dict, rows: list) -> list[_Row]:
                                f"'failureReason' {reason}: is the file edited by hand?")
         if not isinstance(row.get("provider"), dict) or not row["provider"].get("id"):
             raise ResultsError(path, where, "missing field 'provider' {id, label}")
-        case = row.get("testCase") if isinstance(row.get("testCase"), dict) else {}
+        case: dict = row["testCase"] if isinstance(row.get("testCase"), dict) else {}
         ident = (str(row["provider"].get("id")), str(row["provider"].get("label")),
                  str(row.get("promptId") or _canonical(row.get("prompt"))),
                  str(case.get("description")), _canonical(row.get("vars")))
