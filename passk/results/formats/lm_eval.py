@@ -238,11 +238,17 @@ def read_lm_eval(path: str | os.PathLike[str], data: Any = None, *, duplicates: 
 
     Examples
     --------
-    >>> import glob
-    >>> f = glob.glob("tests/fixtures/lm_eval/repeats/*/samples_*.jsonl")[0]
-    >>> r = read_lm_eval(f, metric="exact_match", filter="strict")
-    >>> r.task_ids[:2], r.totals.tolist()
-    (('passk_qa_repeats/0', 'passk_qa_repeats/1'), [4, 4, 4, 4, 4])
+    Two documents, three repeats each, every repeat scored:
+
+    >>> import json, tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "samples_qa_2026-01-01T00-00-00.000001.jsonl"
+    >>> rows = [{"doc_id": d, "resps": [["a", "b", "c"]], "filter": "none",
+    ...          "metrics": ["exact_match"], "exact_match": v}
+    ...         for d, v in [(0, [1.0, 0.0, 1.0]), (1, [0.0, 0.0, 0.0])]]
+    >>> _ = f.write_text("".join(json.dumps(r) + "\\n" for r in rows))
+    >>> r = read_lm_eval(f)
+    >>> r.task_ids, r.successes.tolist(), r.totals.tolist()
+    (('qa/0', 'qa/1'), [2, 0], [3, 3])
     """
     path = Path(path)
     records = _records(path)
@@ -292,10 +298,15 @@ def identity(path: str | os.PathLike[str], metric: str | None = None,
 
     Examples
     --------
-    >>> import glob
-    >>> f = glob.glob("tests/fixtures/lm_eval/seed1/*/samples_*.jsonl")[0]
-    >>> identity(f)["evaluation"]["model_args"]
-    '{"p": 0.6}'
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "samples_qa_2026-01-01T00-00-00.000001.jsonl").write_text(json.dumps(
+    ...     {"doc_id": 0, "resps": [["a"]], "filter": "none", "metrics": ["acc"], "acc": 1}))
+    >>> _ = (d / "results_2026-01-01T00-00-00.000001.json").write_text(json.dumps(
+    ...     {"date": 1.5, "config": {"model": "hf", "model_args": {"pretrained": "m"}}}))
+    >>> found = identity(d / "samples_qa_2026-01-01T00-00-00.000001.jsonl")
+    >>> found["run_ids"], found["evaluation"]["model_args"]
+    ([('lm-eval run date', '1.5')], '{"pretrained": "m"}')
     """
     path = Path(path)
     records = _records(path)

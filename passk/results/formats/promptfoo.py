@@ -239,10 +239,18 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
 
     Examples
     --------
-    >>> from pathlib import Path
-    >>> r = read_promptfoo(Path("tests/fixtures/promptfoo/repeat4.json"))
-    >>> r.totals.tolist(), r.successes.tolist()
-    ([4, 4, 4, 4], [4, 2, 0, 3])
+    Two repeats of one test, as promptfoo writes them (each its own testIdx):
+
+    >>> row = lambda i, ok: {"id": f"r{i}", "testIdx": i, "promptIdx": 0, "success": ok,
+    ...     "failureReason": 0 if ok else 1, "provider": {"id": "echo"},
+    ...     "prompt": {"raw": "hi", "label": "hi"}, "vars": {"q": "a"},
+    ...     "testCase": {"vars": {"q": "a"}}}
+    >>> data = {"evalId": "eval-1", "runtimeOptions": {"repeat": 2},
+    ...         "results": {"version": 3, "results": [row(0, True), row(1, False)],
+    ...                     "stats": {"successes": 1, "failures": 1, "errors": 0}}}
+    >>> r = read_promptfoo("out.json", data)
+    >>> r.task_ids, r.totals.tolist(), r.successes.tolist()
+    (('echo | hi | {"q":"a"}',), [2], [1])
     """
     path = Path(path)
     data = load_json(path) if data is None else data
@@ -295,9 +303,13 @@ def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
 
     Examples
     --------
-    >>> found = run_ids("tests/fixtures/promptfoo/repeat4.json")
-    >>> found["run_ids"][0][0], len(found["trials"])
-    ('promptfoo evalId', 16)
+    >>> row = {"id": "r0", "testIdx": 0, "promptIdx": 0, "success": True,
+    ...        "failureReason": 0, "provider": {"id": "echo"}, "vars": {}}
+    >>> data = {"evalId": "eval-1", "results": {"version": 3, "results": [row],
+    ...         "stats": {"successes": 1, "failures": 0, "errors": 0}}}
+    >>> found = run_ids("out.json", data)
+    >>> found["run_ids"], sorted(found["trials"])
+    ([('promptfoo evalId', 'eval-1')], [('echo | None | {}', 'eval-1 testIdx 0 promptIdx 0 id r0')])
     """
     path = Path(path)
     data = load_json(path) if data is None else data
