@@ -151,8 +151,13 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
                            errors=_errors_rule(args, policy),
                            eval_key=getattr(args, "eval_key", None),
                            count_errors_as_failures=getattr(args, "count_errors_as_failures",
-                                                            None) or None)
-    if fmt == "auto" and any(Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths):
+                                                            None) or None,
+                           exclude_errors=getattr(args, "exclude_errors", None) or None,
+                           metric=getattr(args, "metric", None),
+                           filter=getattr(args, "filter", None))
+    _refuse_single_runs(args, _label(path), results)
+    if fmt == "auto" and (results.source not in ("jsonl", "csv") or any(
+            Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths)):
         print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
               f"--format to override)", file=sys.stderr)
     results, said = count_errors(results, policy.errors if policy is not None else "fail")
@@ -190,6 +195,23 @@ def _in_force(args: argparse.Namespace) -> dict[str, Any]:
             "policy_line": policy.phrase if policy is not None else NO_POLICY,
             "overrides": list(override_phrases(_asked(args), policy,
                                                vars(args).get("_said", ())))}
+
+
+#: Producers whose files hold one run a task unless repeats were asked for.
+_REPEATS_FLAG = {"promptfoo": "`promptfoo eval --repeat N`",
+                 "lm-eval": "repeats: N in the task (each repeat scored), or one lm-eval run "
+                            "per --seed read together"}
+
+
+def _refuse_single_runs(args: argparse.Namespace, label: str, results: Results) -> None:
+    """A promptfoo or lm-eval file without repeats (one run a task) gated at k > 1 is refused:
+    it holds no evidence about pass^k, and saying so beats a table of dashes."""
+    k = getattr(args, "k", None)
+    if (results.source in _REPEATS_FLAG and isinstance(k, int) and k > 1 and len(results)
+            and int(results.totals.max()) <= 1):
+        raise ResultsError(label, None, f"one run a task (no repeats), so pass^{k} cannot be "
+                           f"estimated: run {_REPEATS_FLAG[results.source]} with N >= {k}, "
+                           "or pass --k 1")
 
 
 def _incomplete_lines(args: argparse.Namespace, named: Sequence[tuple[str, Results]]
@@ -750,7 +772,8 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    "partial credit) is an error naming the values seen")
     p.add_argument("--success-threshold", type=float, default=None, metavar="X",
                    help="Inspect logs: a numeric score (or numeric string) of at least X is a "
-                   "success, as Inspect's pass_k and pass_at count (they use 1)")
+                   "success, as Inspect's pass_k and pass_at count (they use 1); "
+                   "lm-evaluation-harness: a metric value of at least X succeeds")
     p.add_argument("--score-key", default=None, metavar="KEY",
                    help="Inspect logs with dict-valued scores: the key whose value is judged "
                    "(Harbor jobs with several rewards: the reward that decides success)")
@@ -761,6 +784,17 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    help="Harbor jobs: count trials that failed for reasons Harbor's error "
                    "policy says are not the agent's (sandbox, model provider, verifier) as "
                    "failures, as Harbor up to 0.13 did, instead of leaving them out")
+    p.add_argument("--exclude-errors", action="store_true",
+                   help="promptfoo evals: leave rows that ended in an error (failureReason 2: "
+                   "the provider failed) out, instead of counting them as failures (the "
+                   "default: an error is never a silent pass)")
+    p.add_argument("--metric", default=None, metavar="NAME",
+                   help="lm-evaluation-harness samples holding several metrics: the one whose "
+                   "value decides success (1 succeeds, 0 fails; --success-threshold for a "
+                   "graded metric)")
+    p.add_argument("--filter", default=None, metavar="NAME",
+                   help="lm-evaluation-harness samples holding several filters: the filter "
+                   "whose scored responses are read")
     p.add_argument("--duplicates", choices=DUPLICATES, default="error",
                    help="a (task, trial) recorded twice, as a resumed run can leave: error "
                    "(default; the message names both records), or keep the first or the last "
@@ -850,7 +884,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=positive_int, default=8)
 
     file_help = ("results: JSON Lines, CSV, tau-bench or tau2-bench JSON, an Inspect AI "
-                 "log (.eval/.json), terminal-bench's results.json, or a run directory")
+                 "log (.eval/.json), terminal-bench's results.json, a Harbor (terminal-bench "
+                 "2) job directory or result.json, a promptfoo eval output (promptfoo eval "
+                 "--repeat N -o out.json), an lm-evaluation-harness samples_<task>_*.jsonl "
+                 "(--log_samples), or a run directory")
     files_help = (file_help + "; several files are read as trials of one suite (their "
                   "tasks, format and protocol must match)")
     p = add("report", cmd_report, "score a results file per task, with the suite curve over k")

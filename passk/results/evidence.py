@@ -100,11 +100,35 @@ def _harbor_key(results: Results) -> str | None:
     return results.suite or None
 
 
+def _promptfoo(path: Path, results: Results, trials: bool) -> dict[str, Any]:
+    """A promptfoo eval: its evalId, each row's (task, evalId testIdx promptIdx id); the
+    providers and prompts (:func:`passk.results.formats.promptfoo.run_ids`)."""
+    from passk.results.formats.promptfoo import run_ids
+
+    found = run_ids(path)
+    return {"run_ids": found["run_ids"],
+            "evaluation": [(k, _canonical(v)) for k, v in found["evaluation"].items()],
+            "trials": found["trials"] if trials else frozenset()}
+
+
+def _lm_eval(path: Path, results: Results, trials: bool) -> dict[str, Any]:
+    """An lm-eval run: its date, each (document, repeat) with the seeds; the model, its
+    args, gen_kwargs and the task's hash (:func:`passk.results.formats.lm_eval.identity`)."""
+    from passk.results.formats.lm_eval import identity
+
+    found = identity(path)
+    return {"run_ids": found["run_ids"],
+            "evaluation": [(k, _canonical(v)) for k, v in found["evaluation"].items()],
+            "trials": found["trials"] if trials else frozenset()}
+
+
 #: One reader of ids per producer (``Results.source``); others are known by content only.
 IDENTITIES: dict[str, Callable[[Path, Results, bool], dict[str, Any]]] = {
     "jsonl": _passk_log,
     "inspect": _inspect_log,
     "harbor": _harbor_job,
+    "promptfoo": _promptfoo,
+    "lm-eval": _lm_eval,
 }
 
 

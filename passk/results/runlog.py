@@ -132,6 +132,15 @@ def settled_line(task_id: str, risk: str | None, made: int, planned: int) -> str
                       separators=(",", ":"))
 
 
+def _one_document(data: bytes) -> bool:
+    """Whether a file's bytes are one JSON document spread over several lines."""
+    try:
+        json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def read_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
                  repair: bool = False) -> RunLog:
     """Parse a run log: an optional protocol header, then one JSON value a line.
@@ -182,6 +191,11 @@ def read_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
             if is_last and torn_tail:
                 torn = True
                 break
+            if first and isinstance(exc, json.JSONDecodeError) and _one_document(data):
+                raise ResultsError(path, None, "is one JSON document (valid JSON), not JSON "
+                                   "Lines (one JSON object a line): drop --format jsonl so "
+                                   "that passk detects its format, or pass the format it is "
+                                   "in (e.g. --format promptfoo)") from None
             what = (f"not valid JSON ({exc.msg})" if isinstance(exc, json.JSONDecodeError)
                     else f"not a text file ({exc.reason})")
             raise ResultsError(path, number, what) from None

@@ -9,6 +9,8 @@ format (``--format``)     module                           what it reads
 ``inspect``               :mod:`passk.results.formats.inspect_log` Inspect AI eval logs
 ``terminal-bench``        :mod:`passk.results.formats.terminal_bench`  terminal-bench's runs
 ``harbor``                :mod:`passk.results.formats.harbor`      Harbor jobs (terminal-bench 2)
+``promptfoo``             :mod:`passk.results.formats.promptfoo`   ``promptfoo eval -o out.json``
+``lm-eval``               :mod:`passk.results.formats.lm_eval`     lm-eval ``--log_samples`` files
 ========================  ===============================  ==============================
 
 Each reader validates its input, turns every run into a
@@ -55,6 +57,8 @@ __all__ = [
     "read_formatted",
     "read_harbor",
     "read_inspect",
+    "read_lm_eval",
+    "read_promptfoo",
     "read_tau2",
     "read_tau_bench",
     "read_terminal_bench",
@@ -102,6 +106,10 @@ FORMAT_TABLE: tuple[Format, ...] = (
            detect=2),
     Format("harbor", "Harbor (terminal-bench 2)", "harbor", "read_harbor",
            options=_HARBOR_OPTIONS, detect=3),
+    Format("promptfoo", "promptfoo", "promptfoo", "read_promptfoo",
+           options=("exclude_errors",), detect=4),
+    Format("lm-eval", "lm-evaluation-harness", "lm_eval", "read_lm_eval",
+           options=("metric", "filter", "success_threshold"), detect=5),
 )
 
 _BY_NAME = {f.name: f for f in FORMAT_TABLE}
@@ -123,12 +131,16 @@ READER_OPTIONS = {"scorer": ("--scorer", "inspect"),
                   "score_key": ("--score-key", "inspect"),
                   "errors": ("--errors", "inspect"),
                   "eval_key": ("--eval-key", "harbor"),
-                  "count_errors_as_failures": ("--count-errors-as-failures", "harbor")}
+                  "count_errors_as_failures": ("--count-errors-as-failures", "harbor"),
+                  "exclude_errors": ("--exclude-errors", "promptfoo"),
+                  "metric": ("--metric", "lm-eval"),
+                  "filter": ("--filter", "lm-eval")}
 
 _REEXPORTED = {"read_inspect": "inspect_log", "INSPECT_SUCCESS_VALUES": "inspect_log",
                "ERRORED_SAMPLES": "inspect_log", "read_tau2": "tau2",
                "TAU2_EXCLUDED_TERMINATIONS": "tau2", "read_tau_bench": "tau_bench",
-               "read_terminal_bench": "terminal_bench", "read_harbor": "harbor"}
+               "read_terminal_bench": "terminal_bench", "read_harbor": "harbor",
+               "read_promptfoo": "promptfoo", "read_lm_eval": "lm_eval"}
 
 
 def __getattr__(name: str) -> Any:
@@ -168,7 +180,9 @@ def _unknown() -> str:
     return ("cannot tell the format: expected a JSON array of tau-bench runs or tau2-bench "
             "simulations, a tau2-bench object with 'simulations' (or a run directory), a "
             "terminal-bench results.json (or run directory), a Harbor (terminal-bench 2) "
-            "trial's or job's result.json (or job directory), or an Inspect AI log; pass "
+            "trial's or job's result.json (or job directory), a promptfoo eval output (promptfoo "
+            "eval -o out.json), an lm-evaluation-harness samples_*.jsonl (--log_samples), "
+            "or an Inspect AI log; pass "
             "--format (supported: " + ", ".join(FORMATS[1:]) + ")")
 
 
@@ -224,7 +238,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if p.is_dir():
         return _by_layout(p).name
-    fixed = _by_extension(p) or _by_head(p)
+    fixed = _by_head(p) or _by_extension(p)
     if fixed is not None:
         return fixed.name
     found = _by_content(p, load_json(p))
@@ -247,7 +261,7 @@ def read_formatted(path: str | os.PathLike[str], format: str,
         if path.is_dir():
             entry = _by_layout(path)
         else:
-            entry = _by_extension(path) or _by_head(path)  # type: ignore[assignment]
+            entry = _by_head(path) or _by_extension(path)  # type: ignore[assignment]
             if entry is None:
                 data = load_json(path)
                 entry = _by_content(path, data)  # type: ignore[assignment]

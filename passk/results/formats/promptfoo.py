@@ -1,0 +1,348 @@
+"""promptfoo's eval output: ``promptfoo eval --repeat N -o out.json``.
+
+The file is promptfoo's ``OutputFile``: ``evalId``, ``results`` (its
+``EvaluateSummaryV3``: ``version`` 3, ``timestamp``, ``prompts``,
+``results`` and ``stats`` {``successes``, ``failures``, ``errors``}),
+``config``, ``metadata`` {``promptfooVersion``} and ``runtimeOptions``
+{``repeat``}. Each row of ``results.results`` is an ``EvaluateResult``:
+``id``, ``testIdx``, ``promptIdx``, ``provider`` {``id``, ``label``},
+``prompt`` {``raw``, ``label``}, ``promptId``, ``testCase`` {``description``,
+``vars``, ``options``}, ``vars``, ``success``, ``score``, ``error`` and
+``failureReason`` (``ResultFailureReason``: 0 none, 1 a failed assertion,
+2 an error). Field names as in promptfoo 0.123.1's ``dist/src/index.d.ts``.
+
+**A task is the provider, the prompt and the test case** (its description and
+vars), never ``testIdx``: promptfoo expands ``--repeat N`` by giving every
+repeat of a test case its own ``testIdx`` (``for repeatIndex ... nextTestIdx++``
+in its evaluator) and writes no repeat index, so grouping by ``testIdx`` would
+turn 4 tests x 4 repeats into 16 tasks of one run each and hide every flaky
+one. A task's rows are its repeats, numbered in ``testIdx`` order (the order
+promptfoo gave them).
+
+Success is promptfoo's own: the row's ``success`` (every assertion passed).
+A row that ended in an error (``failureReason`` 2: the provider failed, or an
+assertion could not run) is **counted as a failure** by default: an error is
+never a silent pass, and never silently dropped (passk's fail-closed rule);
+``exclude_errors=True`` leaves such rows out instead (counted in
+``Results.excluded``, and said in the notes). The file's stored
+``results.stats`` must agree with its rows (successes, failed assertions,
+errors), or the file is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
+from passk.results.formats._shared import QUOTE, load_json, plural, some
+
+__all__ = ["identity", "read_promptfoo", "sniff"]
+
+#: promptfoo's ``ResultFailureReason``.
+NONE, ASSERT, ERROR = 0, 1, 2
+
+#: How rows left out by ``exclude_errors`` are named.
+ERRORS = "promptfoo errors (failureReason 2)"
+
+
+def sniff(data: Any, path: Path) -> bool:
+    """promptfoo's output file: ``evalId`` beside a ``results`` summary holding ``results``
+    and ``stats``."""
+    return (isinstance(data, dict) and "evalId" in data and isinstance(data.get("results"), dict)
+            and "results" in data["results"] and "stats" in data["results"])
+
+
+@dataclass(frozen=True)
+class _Row:
+    where: str
+    key: str
+    test_idx: int
+    prompt_idx: int
+    success: bool
+    reason: int
+    row_id: str
+    planned: int
+    ident: tuple[str, ...]  # provider id and label, promptId, description, vars
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+def task_key(row: dict) -> str:
+    """The task a promptfoo row belongs to: provider, prompt and test case, never ``testIdx``.
+
+    ``provider`` is the label (else the id), ``prompt`` the prompt's label
+    (else its text), and the test case its description (if any) and its vars.
+
+    Examples
+    --------
+    >>> row = {"provider": {"id": "openai:gpt-4o", "label": "gpt"}, "testIdx": 7,
+    ...        "prompt": {"raw": "Say a", "label": "Say {{q}}"},
+    ...        "testCase": {"description": "greets", "vars": {"q": "a"}}, "vars": {"q": "a"}}
+    >>> task_key(row)
+    'gpt | Say {{q}} | greets {"q":"a"}'
+    """
+    provider = row.get("provider") or {}
+    name = provider.get("label") or provider.get("id") if isinstance(provider, dict) else provider
+    prompt = row.get("prompt") or {}
+    prompt_name = (prompt.get("label") or prompt.get("raw")) if isinstance(prompt, dict) else prompt
+    case = row.get("testCase") or {}
+    description = case.get("description") if isinstance(case, dict) else None
+    variables = row.get("vars", case.get("vars") if isinstance(case, dict) else None) or {}
+    test = _canonical(variables)
+    if description:
+        test = f"{description} {test}"
+    return f"{name} | {prompt_name} | {test}"
+
+
+def _planned(case: Any, default: int) -> int:
+    options = case.get("options") if isinstance(case, dict) else None
+    repeat = options.get("repeat") if isinstance(options, dict) else None
+    return repeat if isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 0 \
+        else default
+
+
+def _default_repeat(data: dict) -> int:
+    for holder in (data.get("runtimeOptions"), (data.get("config") or {}).get("evaluateOptions")):
+        if isinstance(holder, dict):
+            repeat = holder.get("repeat")
+            if isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 0:
+                return repeat
+    return 1
+
+
+def _summary(path: Path, data: Any) -> tuple[dict, list]:
+    if not sniff(data, path):
+        raise ResultsError(path, None, "not a promptfoo output file (expected an object with "
+                           "'evalId' and 'results' {version, results, stats}, as `promptfoo "
+                           "eval -o out.json` writes)")
+    summary = data["results"]
+    version = summary.get("version")
+    if version != 3:
+        raise ResultsError(path, None, f"promptfoo results version {version!r}: passk reads "
+                           "version 3 (promptfoo 0.40 and later); re-export the eval with a "
+                           "current promptfoo (`promptfoo export`)")
+    rows = summary.get("results")
+    if not isinstance(rows, list):
+        raise ResultsError(path, "results", "field 'results' must be a list of rows")
+    return summary, rows
+
+
+def _int_field(row: dict, name: str, path: Path, where: str) -> int:
+    value = row.get(name)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ResultsError(path, where, f"field {name!r} must be an integer, got "
+                           f"{value!r:.{QUOTE}}")
+    return value
+
+
+def _rows(path: Path, data: dict, rows: list) -> list[_Row]:
+    default = _default_repeat(data)
+    out = []
+    for i, row in enumerate(rows):
+        where = f"results.results[{i}]"
+        if not isinstance(row, dict):
+            raise ResultsError(path, where, "a promptfoo row must be an object")
+        test_idx = _int_field(row, "testIdx", path, where)
+        prompt_idx = _int_field(row, "promptIdx", path, where)
+        success = row.get("success")
+        if not isinstance(success, bool):
+            raise ResultsError(path, where, f"field 'success' must be true or false, got "
+                               f"{success!r:.{QUOTE}}")
+        reason = row.get("failureReason")
+        if reason not in (NONE, ASSERT, ERROR) or isinstance(reason, bool):
+            raise ResultsError(path, where, f"field 'failureReason' must be 0 (none), 1 (a "
+                               f"failed assertion) or 2 (an error), got {reason!r:.{QUOTE}}")
+        if success != (reason == NONE):
+            raise ResultsError(path, where, f"'success' {str(success).lower()} contradicts "
+                               f"'failureReason' {reason}: is the file edited by hand?")
+        if not isinstance(row.get("provider"), dict) or not row["provider"].get("id"):
+            raise ResultsError(path, where, "missing field 'provider' {id, label}")
+        case: dict = row["testCase"] if isinstance(row.get("testCase"), dict) else {}
+        ident = (str(row["provider"].get("id")), str(row["provider"].get("label")),
+                 str(row.get("promptId") or _canonical(row.get("prompt"))),
+                 str(case.get("description")), _canonical(row.get("vars")))
+        out.append(_Row(where, task_key(row), test_idx, prompt_idx, success, reason,
+                        str(row.get("id") or ""), _planned(case, default), ident))
+    seen: dict[str, _Row] = {}
+    for r in out:
+        first = seen.setdefault(r.key, r)
+        if first.ident != r.ident:
+            raise ResultsError(path, r.where, f"task {r.key!r:.{2 * QUOTE}} names two "
+                               f"different provider or prompt set-ups (also {first.where}): "
+                               "give the providers distinct labels and the prompts distinct "
+                               "labels")
+    return out
+
+
+def _check_stats(path: Path, summary: dict, rows: list[_Row]) -> None:
+    stats = summary.get("stats")
+    if not isinstance(stats, dict):
+        raise ResultsError(path, "results.stats", "missing the stored stats {successes, "
+                           "failures, errors}")
+    counted = {"successes": sum(r.reason == NONE for r in rows),
+               "failures": sum(r.reason == ASSERT for r in rows),
+               "errors": sum(r.reason == ERROR for r in rows)}
+    wrong = [f"{name} {stats.get(name)!r} but the rows hold {n}"
+             for name, n in counted.items() if stats.get(name) != n]
+    if wrong:
+        raise ResultsError(path, "results.stats", "the stored stats disagree with the rows ("
+                           + "; ".join(wrong) + "): the file is truncated, edited or merged; "
+                           "re-export it (`promptfoo export <evalId> -o out.json`)")
+
+
+#: The run identity of a promptfoo row: its eval, test and prompt indexes and row id.
+PROMPTFOO_RUN_ID = "promptfoo row (evalId, testIdx, promptIdx, id)"
+
+
+def _runs(rows: list[_Row], exclude_errors: bool, eval_id: str
+          ) -> Iterator[tuple[str, Run]]:
+    by_task: dict[str, list[_Row]] = defaultdict(list)
+    for r in rows:
+        by_task[r.key].append(r)
+    for task, group in by_task.items():
+        for i, r in enumerate(sorted(group, key=lambda r: (r.test_idx, r.prompt_idx))):
+            run_id = (PROMPTFOO_RUN_ID, eval_id, str(r.test_idx), str(r.prompt_idx), r.row_id)
+            if r.reason == ERROR and exclude_errors:
+                yield r.where, Run(task, False, i, excluded=True, excluded_as=ERRORS,
+                                   run_id=run_id)
+            else:
+                yield r.where, Run(task, r.success, i, run_id=run_id)
+
+
+def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
+                   duplicates: str = "error", exclude_errors: bool = False) -> Results:
+    """Read ``promptfoo eval -o out.json``: one task a (provider, prompt, test case), its
+    repeats as runs.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The JSON file ``promptfoo eval -o`` (or ``promptfoo export``) wrote.
+    data : object, optional
+        ``path``'s parsed JSON, when the caller has read it.
+    duplicates : str
+        Accepted for the readers' common signature; repeats are numbered in
+        ``testIdx`` order, so no (task, trial) repeats.
+    exclude_errors : bool, default False
+        Leave rows that ended in an error (``failureReason`` 2) out, instead of
+        counting them as failures.
+
+    Returns
+    -------
+    Results
+        One task a (provider, prompt, test case) (:func:`task_key`), n its
+        repeats; ``incomplete`` names tasks with fewer rows than ``--repeat``
+        (or the test's ``options.repeat``).
+
+    Examples
+    --------
+    Two repeats of one test, as promptfoo writes them (each its own testIdx):
+
+    >>> row = lambda i, ok: {"id": f"r{i}", "testIdx": i, "promptIdx": 0, "success": ok,
+    ...     "failureReason": 0 if ok else 1, "provider": {"id": "echo"},
+    ...     "prompt": {"raw": "hi", "label": "hi"}, "vars": {"q": "a"},
+    ...     "testCase": {"vars": {"q": "a"}}}
+    >>> data = {"evalId": "eval-1", "runtimeOptions": {"repeat": 2},
+    ...         "results": {"version": 3, "results": [row(0, True), row(1, False)],
+    ...                     "stats": {"successes": 1, "failures": 1, "errors": 0}}}
+    >>> r = read_promptfoo("out.json", data)
+    >>> r.task_ids, r.totals.tolist(), r.successes.tolist()
+    (('echo | hi | {"q":"a"}',), [2], [1])
+    """
+    path = Path(path)
+    data = load_json(path) if data is None else data
+    summary, raw = _summary(path, data)
+    rows = _rows(path, data, raw)
+    if not rows:
+        raise ResultsError(path, None, "promptfoo eval holds no rows (results.results is "
+                           "empty)")
+    _check_stats(path, summary, rows)
+    planned: dict[str, int] = {}
+    for r in rows:
+        planned.setdefault(r.key, r.planned)
+    counts = Counter(r.key for r in rows)
+    over = [f"{t}: {n} rows for {planned[t]} repeats" for t, n in counts.items()
+            if n > planned[t]]
+    if over:
+        raise ResultsError(path, None, f"{plural(len(over), 'task')} with more rows than "
+                           f"repeats ({some(over, 3)}): two test cases with the same "
+                           "description and vars, or two providers or prompts with one id and "
+                           "label, cannot be told apart; give them distinct descriptions or "
+                           "labels")
+    notes: list[str] = [("promptfoo's rows grouped by provider, prompt and test case (each "
+                        "repeat has its own testIdx and no repeat index): repeats numbered "
+                        "in testIdx order")]
+    errors = sum(r.reason == ERROR for r in rows)
+    if errors and exclude_errors:
+        notes.append(f"{plural(errors, 'row')} that ended in an error (failureReason 2) left "
+                     "out, as --exclude-errors asks")
+    elif errors:
+        notes.append(f"{plural(errors, 'row')} that ended in an error (failureReason 2, not a "
+                     "failed assertion) counted as "
+                     f"{'a failure' if errors == 1 else 'failures'}; --exclude-errors leaves "
+                     "them out")
+    if all(p == 1 for p in planned.values()):
+        notes.append("promptfoo eval without --repeat: one run a task, so pass^k and pass@k "
+                     "for k > 1 have no evidence; run `promptfoo eval --repeat N`")
+    results = tally_runs(_runs(rows, exclude_errors, str(data.get("evalId"))), path=path,
+                         source="promptfoo",
+                         duplicates=duplicates)
+    short = [f"{t}: {counts[t]} of {planned[t]}" for t in results.task_ids
+             if counts[t] < planned[t]]
+    incomplete = ([(f"promptfoo eval holds fewer repeats than planned for "
+                   f"{plural(len(short), 'task')} ({some(short)})")] if short else [])
+    providers = sorted({t.split(" | ", 1)[0] for t in results.task_ids})
+    left_out = int(results.excluded.sum())
+    said = (f"promptfoo rows that ended in an error left out, not counted as failures "
+            f"(--exclude-errors): {left_out} left out")
+    overrides = (said,) if exclude_errors else ()
+    return replace(with_notes(results, notes, incomplete), suite=", ".join(providers),
+                   overrides=results.overrides + overrides)
+
+
+def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
+    """What identifies a promptfoo eval's evidence: ``evalId``, each row's (task, evalId,
+    testIdx, promptIdx, row id), and the evaluation (providers, prompts, promptfoo version).
+
+    Examples
+    --------
+    >>> row = {"id": "r0", "testIdx": 0, "promptIdx": 0, "success": True,
+    ...        "failureReason": 0, "provider": {"id": "echo"}, "vars": {}}
+    >>> data = {"evalId": "eval-1", "results": {"version": 3, "results": [row],
+    ...         "stats": {"successes": 1, "failures": 0, "errors": 0}}}
+    >>> found = run_ids("out.json", data)
+    >>> found["run_ids"], sorted(found["trials"])
+    ([('promptfoo evalId', 'eval-1')], [('echo | None | {}', 'eval-1 testIdx 0 promptIdx 0 id r0')])
+    """
+    path = Path(path)
+    data = load_json(path) if data is None else data
+    _, raw = _summary(path, data)
+    rows = _rows(path, data, raw)
+    eval_id = str(data.get("evalId"))
+    trials = frozenset((r.key, f"{eval_id} testIdx {r.test_idx} promptIdx {r.prompt_idx}"
+                        + (f" id {r.row_id}" if r.row_id else "")) for r in rows)
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    providers = config.get("providers")
+    named = ([{"id": p.get("id"), "label": p.get("label")} if isinstance(p, dict) else p
+              for p in providers] if isinstance(providers, list)
+             else sorted({r.key.split(" | ")[0] for r in rows}))
+    # a provider's config (temperature, model options) as a digest: it may hold an API key
+    evaluation = {"providers": _canonical(named),
+                  "provider_config_sha256": hashlib.sha256(
+                      _canonical(providers).encode()).hexdigest()[:16],
+                  "prompts": _canonical(config.get("prompts"))}
+    return {"run_ids": [("promptfoo evalId", eval_id)], "evaluation": evaluation,
+            "trials": trials}
+
+
+identity = run_ids
