@@ -559,8 +559,92 @@ def _translate_glued_word(page: str, output: dict, glue_zh: dict[str, dict[str, 
         output["data"][mime] = repr(glue_zh[key][str(value)])
 
 
-def chinese_notebook(page: str, root: Path = ROOT) -> dict:
+FIGURES = LOCALE / "_figures.yml"     # the Chinese of every figure text (plots.use_language)
+FIGURE_CACHE = ROOT / "_build" / "zh-figures"
+_SETUP_CELL = """\
+import passk.book.plots as _passk_plots
+_passk_plots.use_language("zh_CN", {catalog!r})
+get_ipython().events.register(
+    "pre_run_cell", lambda info: _passk_plots.drawing_in(info.raw_cell))
+"""
+_TEXTS_CELL = "import json as _json; print(_json.dumps(_passk_plots.shown_texts()))"
+
+
+def _figure_outputs(notebook: dict) -> list[tuple[str, int]]:
+    """(cell id, output index) of every image output, in order."""
+    return [(cell["id"], i) for cell in notebook["cells"] if cell["cell_type"] == "code"
+            for i, out in enumerate(cell.get("outputs", []))
+            if any(m.startswith("image/") for m in out.get("data", {}))]
+
+
+def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
+    """The page's figures drawn in Chinese: ``{"<cell id>/<output index>": {"data":
+    {mime: image}, "texts": [each text drawn]}}``.
+
+    The notebook is executed (nbclient, in its own folder, nothing written back) with
+    ``passk.book.plots.use_language("zh_CN", locales/zh_CN/_figures.yml)`` run first, so
+    that the same code draws each figure with Chinese texts. The result is kept in
+    ``_build/zh-figures/`` and used again while the notebook's code, ``passk`` and the
+    figure catalog are unchanged. Every image output of the English notebook must have
+    its Chinese twin, or this fails.
+    """
+    path = root / page
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    wanted = _figure_outputs(notebook)
+    if not wanted:
+        return {}
+    code = [("".join(c["source"])) for c in notebook["cells"] if c["cell_type"] == "code"]
+    package = sorted((ROOT / "passk").rglob("*.py"))
+    key = sha(json.dumps([code, FIGURES.read_text(encoding="utf-8") if FIGURES.exists()
+                          else "", [p.read_text(encoding="utf-8") for p in package],
+                          _SETUP_CELL]))
+    cache = FIGURE_CACHE / (Path(page).stem + ".json")
+    if cache.exists():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        if stored.get("key") == key:
+            return stored["figures"]
+    import nbformat
+    from nbclient import NotebookClient
+
+    run = nbformat.reads(json.dumps(notebook), as_version=4)
+    run.cells.insert(0, nbformat.v4.new_code_cell(_SETUP_CELL.format(catalog=str(FIGURES))))
+    run.cells.append(nbformat.v4.new_code_cell(_TEXTS_CELL))
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    start = time.monotonic()
+    NotebookClient(run, timeout=900, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+    drawn = json.loads("".join(o.get("text", "") for o in run.cells[-1].outputs))
+    executed = json.loads(nbformat.writes(run))
+    executed["cells"] = executed["cells"][1:-1]
+    got = _figure_outputs(executed)
+    # the texts of each figure shown as an image output (a widget's figure is not one)
+    source = {c["id"]: "".join(c["source"]) for c in executed["cells"]}
+    texts = [shown for cell_id in dict.fromkeys(c for c, _ in got)
+             for where, shown in drawn if where == source[cell_id]]
+    if [c for c, _ in got] != [c for c, _ in wanted] or len(texts) != len(got):
+        raise RuntimeError(
+            f"{page}: executed for the Chinese figures, it drew {len(texts)} figures in "
+            f"cells {[c for c, _ in got]}, but the English notebook stores figures in cells "
+            f"{[c for c, _ in wanted]}: re-execute the English notebook (CONTRIBUTING.md)")
+    cells = {c["id"]: c for c in executed["cells"]}
+    figures = {}
+    for (cell_id, index), (_, new_index), shown in zip(wanted, got, texts):
+        data = cells[cell_id]["outputs"][new_index]["data"]
+        figures[f"{cell_id}/{index}"] = {
+            "data": {m: v for m, v in data.items() if m.startswith("image/")}, "texts": shown}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"key": key, "figures": figures}, ensure_ascii=False),
+                     encoding="utf-8")
+    print(f"zh figures: {page}: {len(figures)} drawn in Chinese in "
+          f"{time.monotonic() - start:.0f} s", file=sys.stderr)
+    return figures
+
+
+def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool = True) -> dict:
     """The English notebook with its markdown and captions replaced by current translations.
+
+    Its figures are those of :func:`chinese_figures` (the same code, drawn in Chinese);
+    ``figures=False`` keeps the English ones.
 
     Code cells keep their source, outputs and execution counts; their ``mystnb``
     metadata gains only the translated caption and the Chinese labels of a fold. A glued
@@ -570,14 +654,19 @@ def chinese_notebook(page: str, root: Path = ROOT) -> dict:
     notebook = json.loads((root / page).read_text(encoding="utf-8"))
     zh = translation(page, root)
     glue_zh = glue_map(page)
+    figures = chinese_figures(page, root) if figures else {}
     out = copy.deepcopy(notebook)
     for cell in out["cells"]:
         if cell["cell_type"] == "markdown" and cell["id"] in zh:
             cell["source"] = zh[cell["id"]].splitlines(keepends=True)
         if cell["cell_type"] != "code":
             continue
-        for output in cell.get("outputs", []):
+        for index, output in enumerate(cell.get("outputs", [])):
             _translate_glued_word(page, output, glue_zh)
+            figure = figures.get(f"{cell['id']}/{index}")
+            if figure:   # the same figure, drawn in Chinese (chinese_figures)
+                output["data"] = {**{m: v for m, v in output["data"].items()
+                                     if not m.startswith("image/")}, **figure["data"]}
         mystnb = cell.setdefault("metadata", {}).get("mystnb", {})
         if f"{cell['id']}/caption" in zh:
             mystnb["figure"]["caption"] = zh[f"{cell['id']}/caption"].strip()
