@@ -411,6 +411,26 @@ TERM_RULES: list[tuple[str, str, str]] = [
     ("not broken, not fixed", r"既不是坏的，也不是好的", "没有坏，也没有被修好"),
     # 95%: no space, so that the sign never starts a line.
     ("percent", r"(\d) %", r"\1%"),
+    # One word per concept, the chapter's where it has one (issue 32).
+    ("flaky task", r"抖动的任务|抖的任务", "抖动任务"),
+    ("flaky task", r"是抖的", "是抖动任务"),
+    ("flaky task", r"抖的那类", "抖动的那类"),
+    ("flaky task", r"稳定失败和抖。", "稳定失败和抖动。"),
+    ("flaky task", r"被报告为抖；", "被报告为抖动任务；"),
+    ("fail closed", r"失效即关闭", "失败即关闭"),
+    ("grader", r"判分器", "评分器"),
+    ("tied", r"分数打平", "分数相同"),
+    ("tied", r"打平", "同分"),
+    ("coin", r"抛硬币", "掷硬币"),
+    ("tier", r"分档", "分层"),
+    ("tier", r"(高危|只读)档", r"\1层"),
+    ("tier", r"单独设一档", "单独设一层"),
+    ("curtailment", r"提前停止|截短", "提前终止"),
+    ("closed form", r"闭式解", "解析式"),
+    ("bar", r"一道门槛", "阈值"),
+    ("bar", r"门槛", "阈值"),
+    ("better", r"更好（better）", "更可靠"),
+    ("page", r"(后面|前面|前)几节", r"\1几页"),
 ]
 # Inline: roles (their text is prose for {doc}/{ref}/{numref}/{index}, untouched for
 # the others: glued values) and code spans, which the rules leave alone.
