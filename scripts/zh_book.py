@@ -516,6 +516,44 @@ def fix_terms(text: str) -> tuple[str, dict[str, int]]:
     return "".join(out), counts
 
 
+# An English gloss after a Chinese term: 升级（escalate）.
+GLOSS = re.compile(rf"(?<=[{_HAN}])（([A-Za-z][A-Za-z .'’-]*[A-Za-z])）")
+
+
+def first_glosses_only(pages: list[str]) -> int:
+    """Keep an English gloss (``升级（escalate）``) at its first use in the book only.
+
+    Pages are read in the book's order, each catalog's entries in the page's order; a
+    gloss seen before (case aside) is removed from the prose (code, roles and glued
+    values untouched). The glossary of the front page keeps every term. Returns the
+    number of glosses removed.
+    """
+    seen: set[str] = set()
+    removed = 0
+    for page in pages:
+        entries = load_catalog(page)
+        changed = False
+        for entry in entries.values():
+            out = []
+            for prose, piece in prose_pieces(str(entry["zh"])):
+                if prose:
+                    def drop(match: re.Match) -> str:
+                        nonlocal removed
+                        word = match.group(1).lower()
+                        if word in seen:
+                            removed += 1
+                            return ""
+                        seen.add(word)
+                        return match.group()
+                    piece = GLOSS.sub(drop, piece)
+                out.append(piece)
+            if "".join(out) != entry["zh"]:
+                entry["zh"], changed = "".join(out), True
+        if changed:
+            save_catalog(page, list(entries.values()))
+    return removed
+
+
 def fix_catalog_terms(pages: list[str]) -> dict[str, int]:
     """Apply TERM_RULES to the ``zh`` of every entry of these pages' catalogs."""
     total: dict[str, int] = {}
@@ -660,6 +698,34 @@ def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
     return figures
 
 
+def output_map(page: str) -> dict[str, dict[str, str]]:
+    """The page's ``outputs_zh``: cell id -> {en_sha, zh} for a Markdown output written
+    by the code (a table of the runbook's fragments) that the Chinese page shows in
+    Chinese. ``en_sha`` is :func:`sha` of the English output's text/markdown; when the
+    English output changes, the Chinese page shows it in English until the entry follows
+    (``stale_outputs``)."""
+    table = catalog_extras(page).get("outputs_zh") or {}
+    if not isinstance(table, dict) or not all(
+            isinstance(v, dict) and set(v) == {"en_sha", "zh"} for v in table.values()):
+        raise ValueError(f"{catalog_path(page)}: outputs_zh must map each cell id to "
+                         "{en_sha: ..., zh: ...}")
+    return {str(k): {"en_sha": str(v["en_sha"]), "zh": str(v["zh"])} for k, v in table.items()}
+
+
+def _markdown_output(output: dict) -> str | None:
+    text = output.get("data", {}).get("text/markdown")
+    return None if text is None else ("".join(text) if isinstance(text, list) else text)
+
+
+def stale_outputs(page: str, root: Path = ROOT) -> list[str]:
+    """Cell ids of ``outputs_zh`` whose English Markdown output is not the one translated."""
+    notebook = json.loads((root / page).read_text(encoding="utf-8"))
+    shas = {c["id"]: [sha(t) for t in map(_markdown_output, c.get("outputs", [])) if t]
+            for c in notebook["cells"]}
+    return [cell for cell, entry in output_map(page).items()
+            if entry["en_sha"] not in shas.get(cell, [])]
+
+
 def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool = True) -> dict:
     """The English notebook with its markdown and captions replaced by current translations.
 
@@ -675,6 +741,7 @@ def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool = True) -> d
     zh = translation(page, root)
     glue_zh = glue_map(page)
     figures = chinese_figures(page, root) if figures else {}
+    outputs_zh = output_map(page)
     out = copy.deepcopy(notebook)
     for cell in out["cells"]:
         if cell["cell_type"] == "markdown" and cell["id"] in zh:
@@ -683,6 +750,10 @@ def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool = True) -> d
             continue
         for index, output in enumerate(cell.get("outputs", [])):
             _translate_glued_word(page, output, glue_zh)
+            markdown = _markdown_output(output)
+            entry = outputs_zh.get(cell["id"])
+            if markdown and entry and sha(markdown) == entry["en_sha"]:
+                output["data"]["text/markdown"] = entry["zh"].splitlines(keepends=True)
             figure = figures.get(f"{cell['id']}/{index}")
             if figure:   # the same figure, drawn in Chinese (chinese_figures)
                 output["data"] = {**{m: v for m, v in output["data"].items()
@@ -801,6 +872,9 @@ def main(argv: list[str] | None = None) -> int:
         print(status_report([args.page]))
     elif args.command == "terms":
         counts = fix_catalog_terms(toc_pages())
+        glosses = first_glosses_only(toc_pages())
+        if glosses:
+            counts["repeated gloss"] = glosses
         print("terms rewritten: " + (", ".join(f"{what} {n}" for what, n in counts.items())
                                      or "none (every catalog already uses the book's terms)"))
     else:
