@@ -635,6 +635,42 @@ def _figure_outputs(notebook: dict) -> list[tuple[str, int]]:
             if any(m.startswith("image/") for m in out.get("data", {}))]
 
 
+# English a Chinese figure may hold: the words the prose keeps in English, names, and
+# identifiers by their form (ALL-CAPS, a digit or one of _ @ ^ . = /, camelCase); math
+# ($...$, pass$^k$) is left out before the words are read.
+FIGURE_KEPT = {"harness", "bootstrap", "Clopper", "Pearson", "Wilson", "Beta", "dev", "epoch",
+               "Inspect", "tau-bench"}
+_FIGURE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_@^.=/'-]*")
+
+
+def english_in_figure(texts: list[str], identifiers: set[str] = frozenset()) -> list[str]:
+    """The English words of a figure's texts, beyond identifiers and kept names.
+
+    >>> english_in_figure(["概率", "pass$^k$（$k$ 次全部成功）", "0.5", "payment-alert"],
+    ...                   {"payment-alert"})
+    []
+    >>> english_in_figure(["run number", "GT 泄漏率", "p95 = 151 秒"])
+    ['run', 'number']
+    """
+    words = []
+    for text in texts:
+        text = re.sub(r"(pass@|pass)?\$[^$]*\$", " ", text)
+        for token in _FIGURE_WORD.findall(text):
+            token = token.rstrip(".'/-")
+            if (len(token) < 2 or token in FIGURE_KEPT or token in identifiers
+                    or token.isupper() or re.search(r"[\d_@^.=/]", token)
+                    or re.search(r"[a-z][A-Z]", token)):
+                continue
+            words.append(token)
+    return words
+
+
+def figure_identifiers() -> set[str]:
+    """The identifiers the figure catalog lets a Chinese figure show (task ids)."""
+    data = yaml.safe_load(FIGURES.read_text(encoding="utf-8")) if FIGURES.exists() else {}
+    return set((data or {}).get("identifiers") or [])
+
+
 def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
     """The page's figures drawn in Chinese: ``{"<cell id>/<output index>": {"data":
     {mime: image}, "texts": [each text drawn]}}``.
@@ -842,6 +878,12 @@ def build(extra_args: list[str]) -> int:
         shutil.rmtree(HTML_ZH)
     shutil.copytree(SOURCE / "_build" / "html", HTML_ZH)
     print(f"zh book: built in {time.monotonic() - start:.0f} s: {HTML_ZH / 'index.html'}")
+    for page in toc_pages():
+        for key, figure in (chinese_figures(page) if page.endswith(".ipynb") else {}).items():
+            english = english_in_figure(figure["texts"], figure_identifiers())
+            if english:
+                print(f"zh book: {page}: figure {key} still shows English {english} "
+                      f"(add them to {_shown_path(FIGURES)})")
     print(status_report(toc_pages()))
     return 0
 

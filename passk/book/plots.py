@@ -54,8 +54,9 @@ class MissingExtra(RuntimeError):
 # by text, just before it is drawn. One catalog (locales/zh_CN/_figures.yml) holds the
 # Chinese of every figure text.
 
-#: Fonts tried in order for each glyph: Latin and math from DejaVu, Chinese from Noto.
-CJK_FONTS = ("DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei")
+#: The CJK fonts tried in order (the first installed draws Latin and Chinese alike;
+#: mathtext's text outside the dollars uses it too), then DejaVu Sans for the rest.
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei")
 _LANGUAGE: dict[str, Any] = {"catalog": None, "shown": [], "where": None}
 
 
@@ -109,14 +110,22 @@ def translate_figure(fig: Figure, catalog: dict[str, Any]) -> list[str]:
     ``FixedFormatter``) all go through :func:`translate_text`. Numbers and formulas a
     catalog does not list are left as they are.
     """
+    import functools
+
     from matplotlib.text import Text
-    from matplotlib.ticker import FixedFormatter
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
 
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
                 if isinstance(formatter, FixedFormatter):
                     formatter.seq = [translate_text(str(s), catalog) for s in formatter.seq]
+                # ax.set_xticks(ticks, labels): the labels by tick, in a partial's dict
+                func = getattr(formatter, "func", None)
+                if isinstance(formatter, FuncFormatter) and isinstance(
+                        func, functools.partial) and func.args and isinstance(func.args[0], dict):
+                    for tick, label in func.args[0].items():
+                        func.args[0][tick] = translate_text(str(label), catalog)
     for text in fig.findobj(Text):
         shown = text.get_text()
         if shown:
@@ -139,7 +148,9 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
 
     if language == "en":
         _LANGUAGE["catalog"] = None
-        matplotlib.rcParams["font.sans-serif"] = matplotlib.rcParamsDefault["font.sans-serif"]
+        for key in ("font.family", "mathtext.fontset", "mathtext.rm", "mathtext.it",
+                    "mathtext.bf", "mathtext.sf", "mathtext.cal", "mathtext.fallback"):
+            matplotlib.rcParams[key] = matplotlib.rcParamsDefault[key]
         return
     if not isinstance(catalog, dict):
         import yaml
@@ -147,8 +158,22 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
         with open(catalog, encoding="utf-8") as handle:
             catalog = yaml.safe_load(handle) or {}
     _LANGUAGE["catalog"] = _compile(catalog)
-    matplotlib.rcParams["font.family"] = ["sans-serif"]
-    matplotlib.rcParams["font.sans-serif"] = list(CJK_FONTS)
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    fonts = [f for f in CJK_FONTS if f in installed][:1] + ["DejaVu Sans"]
+    if len(fonts) == 1:
+        raise MissingExtra(f"drawing {language} needs a CJK font, one of {CJK_FONTS} "
+                           "(apt-get install fonts-noto-cjk; scripts/setup.sh does)")
+    # a list of families, not the generic "sans-serif": matplotlib falls back glyph by
+    # glyph along font.family only. A text with math ($...$) is drawn by mathtext,
+    # whose upright font (its text outside the dollars) must draw Chinese too.
+    matplotlib.rcParams["font.family"] = fonts
+    matplotlib.rcParams.update({"mathtext.fontset": "custom", "mathtext.rm": fonts[0],
+                                "mathtext.it": "DejaVu Sans:italic",
+                                "mathtext.bf": "DejaVu Sans:bold", "mathtext.sf": "DejaVu Sans",
+                                "mathtext.cal": "DejaVu Sans",
+                                "mathtext.fallback": "stixsans"})
     if not getattr(FigureCanvasBase.print_figure, "_passk_translates", False):
         original = FigureCanvasBase.print_figure
 
