@@ -552,9 +552,9 @@ FORBIDDEN_VARIANTS = [
     (r"门槛", "阈值 (the chapter's bar)"),
     (r"更好（", "更可靠 (better, as glue_zh says it)"),
     # a verdict typed in English into a Chinese sentence (code font is not prose)
-    (r"(?i)(?<![A-Za-z_-])(better|worse|inconclusive|non-inferior|blocked|passed|flaky)"
-     r"(?![A-Za-z_-])", "the verdict in Chinese (更可靠, 更差, 无定论, 非劣效, 拦下, 放行, "
-     "抖动任务), the CLI's word in code font if needed"),
+    (r"(?i)(?<![A-Za-z_-])(better|worse|inconclusive|non-inferior|blocked|passed|flaky)(?![A-Za-z_-])",
+     ("the verdict in Chinese (更可靠, 更差, 无定论, 非劣效, 拦下, 放行, 抖动任务), the CLI's "
+     "word in code font if needed")),
 ]
 # A page is 第 N 页 (本页); 节 is a section inside a page (第 6.3 节, 本节).
 PAGE_NAMED_AS_SECTION = [

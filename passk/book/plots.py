@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MissingExtra",
+    "drawing_in",
     "plot_coverage",
     "plot_curves",
     "plot_gate",
@@ -32,7 +33,6 @@ __all__ = [
     "plot_report",
     "plot_run_strip",
     "plot_task_classes",
-    "drawing_in",
     "shown_texts",
     "translate_figure",
     "use_language",
@@ -153,7 +153,7 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
             matplotlib.rcParams[key] = matplotlib.rcParamsDefault[key]
         return
     if not isinstance(catalog, dict):
-        import yaml
+        import yaml  # type: ignore[import-untyped]  # the book extra (jupyter-book) has it
 
         with open(catalog, encoding="utf-8") as handle:
             catalog = yaml.safe_load(handle) or {}
