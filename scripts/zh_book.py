@@ -16,12 +16,23 @@ translation falls back to the English text in the build, and
 ``tests/test_book_zh.py`` names it.
 
 The Chinese notebooks written to ``_build/zh-src/`` are the English notebooks with only
-markdown sources and captions replaced: code cells, their outputs (figures and glued
-values included), execution counts and every other piece of metadata are copied
-verbatim, so the two editions cannot show different numbers, and nothing is executed
-again (nbval checks the English notebooks once). The one exception is a glued word (an
-identifier such as a verdict or a task class) that the catalog maps to Chinese in its
-top-level ``glue_zh: {KEY: {glued value: 中文}}``; glued numbers are never touched.
+markdown sources and captions replaced: code cells, their outputs (glued values
+included), execution counts and every other piece of metadata are copied verbatim, so
+the two editions cannot show different numbers (nbval checks the English notebooks
+once). The exceptions:
+
+* a glued word (an identifier such as a verdict or a task class) that the catalog maps
+  to Chinese in its top-level ``glue_zh: {KEY: {glued value: 中文}}``; glued numbers are
+  never touched;
+* a Markdown output written by the code (page 1's table of runbook fragments) that the
+  catalog's ``outputs_zh: {cell id: {en_sha, zh}}`` translates, while ``en_sha`` is that
+  of today's English output;
+* the figures: each notebook with figures is executed once more (nbclient, nothing
+  written back) with ``passk.book.plots.use_language("zh_CN", locales/zh_CN/_figures.yml)``
+  set first, so that the same code draws each figure with Chinese texts in the CJK font
+  (:func:`chinese_figures`; kept in ``_build/zh-figures/`` while the notebook's code,
+  ``passk`` and the figure catalog are unchanged: about 5 minutes for all on 2 cores,
+  then nothing).
 
 The book's Chinese terms (one word per concept: 任务集, 分层, 召回, harness, 拦下,
 提前终止, 置信下限, 第 N 页...) are kept by ``TERM_RULES``, which ``terms`` applies to the

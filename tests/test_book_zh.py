@@ -234,6 +234,10 @@ def _without_figures(outputs: list[dict], translated: bool = False) -> list[dict
     return outputs
 
 
+def _outputs_zh_pages() -> set[str]:
+    return {p for p in NOTEBOOKS if _outputs_zh(p)}
+
+
 @functools.cache
 def _outputs_zh(page: str) -> dict[str, dict]:
     data = yaml.safe_load(zh_book.catalog_path(page).read_text(encoding="utf-8")) or {}
@@ -726,6 +730,13 @@ def test_both_editions_show_the_same_outputs(page, built):
     words = {w: c for table in (_glue_zh(source) if source.endswith(".ipynb") else {}).values()
              for w, c in table.items()}
     en["glued"] = sorted(words.get(text, text) for text in en["glued"])
+    # the figures are the same figures drawn in Chinese: as many, none the English one
+    en_images, zh_images = en.pop("images"), zh.pop("images")
+    assert len(zh_images) == len(en_images), (page, en_images, zh_images)
+    shared = set(en_images) & set(zh_images) - {n for n in en_images if not n.endswith(".png")}
+    assert not shared, f"{page}: figures identical in both editions: {sorted(shared)}"
+    if source in _outputs_zh_pages():
+        en.pop("outputs"), zh.pop("outputs")   # a Markdown output translated (outputs_zh)
     for kind in en:
         assert zh[kind] == en[kind], (
             f"{page}: the {kind} differ between the editions "
