@@ -14,6 +14,8 @@ export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activ
 start=$SECONDS
 jupyter-book build . -W -n --keep-going "$@"
 echo "book: built in $((SECONDS - start)) s: $PWD/_build/html/index.html"
-# The Chinese edition: the same notebooks with the prose of locales/zh_CN/ (nothing is
-# executed again), built with -W into _build/html/zh/ (CONTRIBUTING.md).
+# The Chinese edition: the same notebooks with the prose of locales/zh_CN/ and the
+# stored outputs; only the figures are drawn again, by the same code in Chinese (each
+# notebook with figures executed once, cached in _build/zh-figures/), built with -W into
+# _build/html/zh/ (CONTRIBUTING.md).
 python scripts/zh_book.py build "$@"

@@ -16,12 +16,23 @@ translation falls back to the English text in the build, and
 ``tests/test_book_zh.py`` names it.
 
 The Chinese notebooks written to ``_build/zh-src/`` are the English notebooks with only
-markdown sources and captions replaced: code cells, their outputs (figures and glued
-values included), execution counts and every other piece of metadata are copied
-verbatim, so the two editions cannot show different numbers, and nothing is executed
-again (nbval checks the English notebooks once). The one exception is a glued word (an
-identifier such as a verdict or a task class) that the catalog maps to Chinese in its
-top-level ``glue_zh: {KEY: {glued value: 中文}}``; glued numbers are never touched.
+markdown sources and captions replaced: code cells, their outputs (glued values
+included), execution counts and every other piece of metadata are copied verbatim, so
+the two editions cannot show different numbers (nbval checks the English notebooks
+once). The exceptions:
+
+* a glued word (an identifier such as a verdict or a task class) that the catalog maps
+  to Chinese in its top-level ``glue_zh: {KEY: {glued value: 中文}}``; glued numbers are
+  never touched;
+* a Markdown output written by the code (page 1's table of runbook fragments) that the
+  catalog's ``outputs_zh: {cell id: {en_sha, zh}}`` translates, while ``en_sha`` is that
+  of today's English output;
+* the figures: each notebook with figures is executed once more (nbclient, nothing
+  written back) with ``passk.book.plots.use_language("zh_CN", locales/zh_CN/_figures.yml)``
+  set first, so that the same code draws each figure with Chinese texts in the CJK font
+  (:func:`chinese_figures`; kept in ``_build/zh-figures/`` while the notebook's code,
+  ``passk`` and the figure catalog are unchanged: about 5 minutes for all on 2 cores,
+  then nothing).
 
 The book's Chinese terms (one word per concept: 任务集, 分层, 召回, harness, 拦下,
 提前终止, 置信下限, 第 N 页...) are kept by ``TERM_RULES``, which ``terms`` applies to the
@@ -411,6 +422,26 @@ TERM_RULES: list[tuple[str, str, str]] = [
     ("not broken, not fixed", r"既不是坏的，也不是好的", "没有坏，也没有被修好"),
     # 95%: no space, so that the sign never starts a line.
     ("percent", r"(\d) %", r"\1%"),
+    # One word per concept, the chapter's where it has one (issue 32).
+    ("flaky task", r"抖动的任务|抖的任务", "抖动任务"),
+    ("flaky task", r"是抖的", "是抖动任务"),
+    ("flaky task", r"抖的那类", "抖动的那类"),
+    ("flaky task", r"稳定失败和抖。", "稳定失败和抖动。"),
+    ("flaky task", r"被报告为抖；", "被报告为抖动任务；"),
+    ("fail closed", r"失效即关闭", "失败即关闭"),
+    ("grader", r"判分器", "评分器"),
+    ("tied", r"分数打平", "分数相同"),
+    ("tied", r"打平", "同分"),
+    ("coin", r"抛硬币", "掷硬币"),
+    ("tier", r"分档", "分层"),
+    ("tier", r"(高危|只读)档", r"\1层"),
+    ("tier", r"单独设一档", "单独设一层"),
+    ("curtailment", r"提前停止|截短", "提前终止"),
+    ("closed form", r"闭式解", "解析式"),
+    ("bar", r"一道门槛", "阈值"),
+    ("bar", r"门槛", "阈值"),
+    ("better", r"更好（better）", "更可靠"),
+    ("page", r"(后面|前面|前)几节", r"\1几页"),
 ]
 # Inline: roles (their text is prose for {doc}/{ref}/{numref}/{index}, untouched for
 # the others: glued values) and code spans, which the rules leave alone.
@@ -496,6 +527,44 @@ def fix_terms(text: str) -> tuple[str, dict[str, int]]:
     return "".join(out), counts
 
 
+# An English gloss after a Chinese term: 升级（escalate）.
+GLOSS = re.compile(rf"(?<=[{_HAN}])（([A-Za-z][A-Za-z .'’-]*[A-Za-z])）")
+
+
+def first_glosses_only(pages: list[str]) -> int:
+    """Keep an English gloss (``升级（escalate）``) at its first use in the book only.
+
+    Pages are read in the book's order, each catalog's entries in the page's order; a
+    gloss seen before (case aside) is removed from the prose (code, roles and glued
+    values untouched). The glossary of the front page keeps every term. Returns the
+    number of glosses removed.
+    """
+    seen: set[str] = set()
+    removed = 0
+    for page in pages:
+        entries = load_catalog(page)
+        changed = False
+        for entry in entries.values():
+            out = []
+            for prose, piece in prose_pieces(str(entry["zh"])):
+                if prose:
+                    def drop(match: re.Match) -> str:
+                        nonlocal removed
+                        word = match.group(1).lower()
+                        if word in seen:
+                            removed += 1
+                            return ""
+                        seen.add(word)
+                        return match.group()
+                    piece = GLOSS.sub(drop, piece)
+                out.append(piece)
+            if "".join(out) != entry["zh"]:
+                entry["zh"], changed = "".join(out), True
+        if changed:
+            save_catalog(page, list(entries.values()))
+    return removed
+
+
 def fix_catalog_terms(pages: list[str]) -> dict[str, int]:
     """Apply TERM_RULES to the ``zh`` of every entry of these pages' catalogs."""
     total: dict[str, int] = {}
@@ -559,8 +628,156 @@ def _translate_glued_word(page: str, output: dict, glue_zh: dict[str, dict[str, 
         output["data"][mime] = repr(glue_zh[key][str(value)])
 
 
-def chinese_notebook(page: str, root: Path = ROOT) -> dict:
+FIGURES = LOCALE / "_figures.yml"     # the Chinese of every figure text (plots.use_language)
+FIGURE_CACHE = ROOT / "_build" / "zh-figures"
+_SETUP_CELL = """\
+import passk.book.plots as _passk_plots
+_passk_plots.use_language("zh_CN", {catalog!r})
+get_ipython().events.register(
+    "pre_run_cell", lambda info: _passk_plots.drawing_in(info.raw_cell))
+"""
+_TEXTS_CELL = "import json as _json; print(_json.dumps(_passk_plots.shown_texts()))"
+
+
+def _figure_outputs(notebook: dict) -> list[tuple[str, int]]:
+    """(cell id, output index) of every image output, in order."""
+    return [(cell["id"], i) for cell in notebook["cells"] if cell["cell_type"] == "code"
+            for i, out in enumerate(cell.get("outputs", []))
+            if any(m.startswith("image/") for m in out.get("data", {}))]
+
+
+# English a Chinese figure may hold: the words the prose keeps in English, names, and
+# identifiers by their form (ALL-CAPS, a digit or one of _ @ ^ . = /, camelCase); math
+# ($...$, pass$^k$) is left out before the words are read.
+FIGURE_KEPT = {"harness", "bootstrap", "Clopper", "Pearson", "Wilson", "Beta", "dev", "epoch",
+               "Inspect", "tau-bench"}
+_FIGURE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_@^.=/'-]*")
+
+
+def english_in_figure(texts: list[str], identifiers: set[str] = frozenset()) -> list[str]:
+    """The English words of a figure's texts, beyond identifiers and kept names.
+
+    >>> english_in_figure(["概率", "pass$^k$（$k$ 次全部成功）", "0.5", "payment-alert"],
+    ...                   {"payment-alert"})
+    []
+    >>> english_in_figure(["run number", "GT 泄漏率", "p95 = 151 秒"])
+    ['run', 'number']
+    """
+    words = []
+    for text in texts:
+        text = re.sub(r"(pass@|pass)?\$[^$]*\$", " ", text)
+        for token in _FIGURE_WORD.findall(text):
+            token = token.rstrip(".'/-")
+            if (len(token) < 2 or token in FIGURE_KEPT or token in identifiers
+                    or token.isupper() or re.search(r"[\d_@^.=/]", token)
+                    or re.search(r"[a-z][A-Z]", token)):
+                continue
+            words.append(token)
+    return words
+
+
+def figure_identifiers() -> set[str]:
+    """The identifiers the figure catalog lets a Chinese figure show (task ids)."""
+    data = yaml.safe_load(FIGURES.read_text(encoding="utf-8")) if FIGURES.exists() else {}
+    return set((data or {}).get("identifiers") or [])
+
+
+def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
+    """The page's figures drawn in Chinese: ``{"<cell id>/<output index>": {"data":
+    {mime: image}, "texts": [each text drawn]}}``.
+
+    The notebook is executed (nbclient, in its own folder, nothing written back) with
+    ``passk.book.plots.use_language("zh_CN", locales/zh_CN/_figures.yml)`` run first, so
+    that the same code draws each figure with Chinese texts. The result is kept in
+    ``_build/zh-figures/`` and used again while the notebook's code, ``passk`` and the
+    figure catalog are unchanged. Every image output of the English notebook must have
+    its Chinese twin, or this fails.
+    """
+    path = root / page
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    wanted = _figure_outputs(notebook)
+    if not wanted:
+        return {}
+    code = [("".join(c["source"])) for c in notebook["cells"] if c["cell_type"] == "code"]
+    package = sorted((ROOT / "passk").rglob("*.py"))
+    key = sha(json.dumps([code, FIGURES.read_text(encoding="utf-8") if FIGURES.exists()
+                          else "", [p.read_text(encoding="utf-8") for p in package],
+                          _SETUP_CELL]))
+    cache = FIGURE_CACHE / (Path(page).stem + ".json")
+    if cache.exists():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        if stored.get("key") == key:
+            return stored["figures"]
+    import nbformat
+    from nbclient import NotebookClient
+
+    run = nbformat.reads(json.dumps(notebook), as_version=4)
+    run.cells.insert(0, nbformat.v4.new_code_cell(_SETUP_CELL.format(catalog=str(FIGURES))))
+    run.cells.append(nbformat.v4.new_code_cell(_TEXTS_CELL))
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    start = time.monotonic()
+    NotebookClient(run, timeout=900, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+    drawn = json.loads("".join(o.get("text", "") for o in run.cells[-1].outputs))
+    executed = json.loads(nbformat.writes(run))
+    executed["cells"] = executed["cells"][1:-1]
+    got = _figure_outputs(executed)
+    # the texts of each figure shown as an image output (a widget's figure is not one)
+    source = {c["id"]: "".join(c["source"]) for c in executed["cells"]}
+    texts = [shown for cell_id in dict.fromkeys(c for c, _ in got)
+             for where, shown in drawn if where == source[cell_id]]
+    if [c for c, _ in got] != [c for c, _ in wanted] or len(texts) != len(got):
+        raise RuntimeError(
+            f"{page}: executed for the Chinese figures, it drew {len(texts)} figures in "
+            f"cells {[c for c, _ in got]}, but the English notebook stores figures in cells "
+            f"{[c for c, _ in wanted]}: re-execute the English notebook (CONTRIBUTING.md)")
+    cells = {c["id"]: c for c in executed["cells"]}
+    figures = {}
+    for (cell_id, index), (_, new_index), shown in zip(wanted, got, texts):
+        data = cells[cell_id]["outputs"][new_index]["data"]
+        figures[f"{cell_id}/{index}"] = {
+            "data": {m: v for m, v in data.items() if m.startswith("image/")}, "texts": shown}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"key": key, "figures": figures}, ensure_ascii=False),
+                     encoding="utf-8")
+    print(f"zh figures: {page}: {len(figures)} drawn in Chinese in "
+          f"{time.monotonic() - start:.0f} s", file=sys.stderr)
+    return figures
+
+
+def output_map(page: str) -> dict[str, dict[str, str]]:
+    """The page's ``outputs_zh``: cell id -> {en_sha, zh} for a Markdown output written
+    by the code (a table of the runbook's fragments) that the Chinese page shows in
+    Chinese. ``en_sha`` is :func:`sha` of the English output's text/markdown; when the
+    English output changes, the Chinese page shows it in English until the entry follows
+    (``stale_outputs``)."""
+    table = catalog_extras(page).get("outputs_zh") or {}
+    if not isinstance(table, dict) or not all(
+            isinstance(v, dict) and set(v) == {"en_sha", "zh"} for v in table.values()):
+        raise ValueError(f"{catalog_path(page)}: outputs_zh must map each cell id to "
+                         "{en_sha: ..., zh: ...}")
+    return {str(k): {"en_sha": str(v["en_sha"]), "zh": str(v["zh"])} for k, v in table.items()}
+
+
+def _markdown_output(output: dict) -> str | None:
+    text = output.get("data", {}).get("text/markdown")
+    return None if text is None else ("".join(text) if isinstance(text, list) else text)
+
+
+def stale_outputs(page: str, root: Path = ROOT) -> list[str]:
+    """Cell ids of ``outputs_zh`` whose English Markdown output is not the one translated."""
+    notebook = json.loads((root / page).read_text(encoding="utf-8"))
+    shas = {c["id"]: [sha(t) for t in map(_markdown_output, c.get("outputs", [])) if t]
+            for c in notebook["cells"]}
+    return [cell for cell, entry in output_map(page).items()
+            if entry["en_sha"] not in shas.get(cell, [])]
+
+
+def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool = True) -> dict:
     """The English notebook with its markdown and captions replaced by current translations.
+
+    Its figures are those of :func:`chinese_figures` (the same code, drawn in Chinese);
+    ``figures=False`` keeps the English ones.
 
     Code cells keep their source, outputs and execution counts; their ``mystnb``
     metadata gains only the translated caption and the Chinese labels of a fold. A glued
@@ -570,14 +787,24 @@ def chinese_notebook(page: str, root: Path = ROOT) -> dict:
     notebook = json.loads((root / page).read_text(encoding="utf-8"))
     zh = translation(page, root)
     glue_zh = glue_map(page)
+    figures = chinese_figures(page, root) if figures else {}
+    outputs_zh = output_map(page)
     out = copy.deepcopy(notebook)
     for cell in out["cells"]:
         if cell["cell_type"] == "markdown" and cell["id"] in zh:
             cell["source"] = zh[cell["id"]].splitlines(keepends=True)
         if cell["cell_type"] != "code":
             continue
-        for output in cell.get("outputs", []):
+        for index, output in enumerate(cell.get("outputs", [])):
             _translate_glued_word(page, output, glue_zh)
+            markdown = _markdown_output(output)
+            entry = outputs_zh.get(cell["id"])
+            if markdown and entry and sha(markdown) == entry["en_sha"]:
+                output["data"]["text/markdown"] = entry["zh"].splitlines(keepends=True)
+            figure = figures.get(f"{cell['id']}/{index}")
+            if figure:   # the same figure, drawn in Chinese (chinese_figures)
+                output["data"] = {**{m: v for m, v in output["data"].items()
+                                     if not m.startswith("image/")}, **figure["data"]}
         mystnb = cell.setdefault("metadata", {}).get("mystnb", {})
         if f"{cell['id']}/caption" in zh:
             mystnb["figure"]["caption"] = zh[f"{cell['id']}/caption"].strip()
@@ -662,6 +889,12 @@ def build(extra_args: list[str]) -> int:
         shutil.rmtree(HTML_ZH)
     shutil.copytree(SOURCE / "_build" / "html", HTML_ZH)
     print(f"zh book: built in {time.monotonic() - start:.0f} s: {HTML_ZH / 'index.html'}")
+    for page in toc_pages():
+        for key, figure in (chinese_figures(page) if page.endswith(".ipynb") else {}).items():
+            english = english_in_figure(figure["texts"], figure_identifiers())
+            if english:
+                print(f"zh book: {page}: figure {key} still shows English {english} "
+                      f"(add them to {_shown_path(FIGURES)})")
     print(status_report(toc_pages()))
     return 0
 
@@ -692,6 +925,9 @@ def main(argv: list[str] | None = None) -> int:
         print(status_report([args.page]))
     elif args.command == "terms":
         counts = fix_catalog_terms(toc_pages())
+        glosses = first_glosses_only(toc_pages())
+        if glosses:
+            counts["repeated gloss"] = glosses
         print("terms rewritten: " + (", ".join(f"{what} {n}" for what, n in counts.items())
                                      or "none (every catalog already uses the book's terms)"))
     else:

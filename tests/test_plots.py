@@ -419,3 +419,86 @@ def test_plot_power_grid_names_bad_input(kwargs, message):
     _, ax = plt.subplots()
     with pytest.raises(ValueError, match=r"axes \(1 given\)"):
         plot_power_grid(plan, axes=[ax])
+
+
+# ----------------------------------------------------------- figures in the page's language
+#
+# The Chinese edition draws every figure with passk.book.plots.use_language("zh_CN",
+# locales/zh_CN/_figures.yml). Here each of the package's own figures is drawn that way
+# and saved: every text matplotlib drew must be Chinese, a number, math or an identifier
+# (the check is scripts/zh_book.py's english_in_figure), and every glyph must exist in
+# the fonts (matplotlib warns "does not have a glyph" otherwise: an error here).
+
+import importlib.util
+import io
+import sys
+import warnings
+
+from passk.book import plots as book_plots
+
+_spec = importlib.util.spec_from_file_location("zh_book", ROOT / "scripts" / "zh_book.py")
+zh_book = sys.modules.setdefault("zh_book", importlib.util.module_from_spec(_spec))
+if not hasattr(zh_book, "english_in_figure"):
+    _spec.loader.exec_module(zh_book)
+
+
+def _package_figures():
+    suite = suite_report(["payment-alert", "read-error-rate", "read-last-deploy"],
+                         [10, 12, 12], [12, 12, 12], k=5)
+    plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
+    yield "plot_curves", lambda: plot_curves(0.9, 8)
+    yield "plot_run_strip", lambda: plot_run_strip(
+        [True, True, False, True], p=Fraction(5, 6), label="the payment-alert task",
+        names=("escalated", "restarted"))
+    yield "plot_gate", lambda: plot_gate(suite, title="before the fix")
+    yield "plot_task_classes", lambda: plot_task_classes(suite)
+    yield "plot_coverage", lambda: plot_coverage(12, 5, [0.9, 0.95, 0.99])
+    yield "plot_power_grid", lambda: plot_power_grid(plan, mark=[(50, 8), (100, 4)])
+
+
+@pytest.fixture
+def in_chinese():
+    book_plots.use_language("zh_CN", ROOT / "locales" / "zh_CN" / "_figures.yml")
+    try:
+        yield
+    finally:
+        book_plots.use_language("en", {})
+
+
+@pytest.mark.parametrize("name, draw", list(_package_figures()), ids=lambda x: x
+                         if isinstance(x, str) else "")
+def test_package_figures_are_drawn_in_chinese(name, draw, in_chinese):
+    fig = draw()
+    english_before = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*does not have a glyph.*")
+        fig.savefig(io.BytesIO(), format="png", dpi=60)
+    _, texts = book_plots.shown_texts()[-1]
+    plt.close(fig)
+    identifiers = zh_book.figure_identifiers()
+    assert zh_book.english_in_figure(english_before, identifiers), name  # it was English
+    assert not zh_book.english_in_figure(texts, identifiers), (name, texts)
+    assert any("\u4e00" <= ch <= "\u9fff" for t in texts for ch in t), (name, texts)
+
+
+def test_english_figures_stay_english_after_the_chinese_ones(in_chinese):
+    book_plots.use_language("en", {})
+    fig = plot_curves(0.9, 8)
+    fig.savefig(io.BytesIO(), format="png", dpi=60)
+    assert fig.axes[0].get_ylabel() == "probability"
+    assert matplotlib.rcParams["font.family"] == matplotlib.rcParamsDefault["font.family"]
+    plt.close(fig)
+
+
+def test_translate_text_by_string_pattern_and_line():
+    catalog = book_plots._compile({
+        "strings": {"probability": "概率", "clean": "干净", "baseline": "基线"},
+        "patterns": [{"en": r"(\d+) runs per task", "zh": "每任务 {0} 次运行"},
+                     {"en": r"(.+): (BLOCKED|PASSED)", "zh": "{0}：{1}"}]})
+    assert book_plots.translate_text("probability", catalog) == "概率"
+    assert book_plots.translate_text("8 runs per task", catalog) == "每任务 8 次运行"
+    assert book_plots.translate_text("clean\nbaseline", catalog) == "干净\n基线"
+    assert book_plots.translate_text("probability: BLOCKED", catalog) == "概率：BLOCKED"
+    assert book_plots.translate_text("unknown", catalog) == "unknown"
+    with pytest.raises(ValueError, match="pattern 1 must be"):
+        book_plots._compile({"patterns": [{"en": "x"}]})

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MissingExtra",
+    "drawing_in",
     "plot_coverage",
     "plot_curves",
     "plot_gate",
@@ -32,6 +33,9 @@ __all__ = [
     "plot_report",
     "plot_run_strip",
     "plot_task_classes",
+    "shown_texts",
+    "translate_figure",
+    "use_language",
 ]
 
 
@@ -40,6 +44,170 @@ _BLUE, _VERMILLION, _GREY = "#0072B2", "#D55E00", "#999999"
 
 class MissingExtra(RuntimeError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+# ------------------------------------------------------------- figures in another language
+#
+# Every figure of the book (this module's and the notebooks' own) is drawn in English by
+# the same code; the Chinese edition's build (scripts/zh_book.py) executes the notebooks
+# with ``use_language("zh_CN", catalog)`` first, so that each figure is translated, text
+# by text, just before it is drawn. One catalog (locales/zh_CN/_figures.yml) holds the
+# Chinese of every figure text.
+
+#: The CJK fonts tried in order (the first installed draws Latin and Chinese alike;
+#: mathtext's text outside the dollars uses it too), then DejaVu Sans for the rest.
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei")
+_LANGUAGE: dict[str, Any] = {"catalog": None, "shown": [], "where": None}
+
+
+def _compile(catalog: dict[str, Any]) -> dict[str, Any]:
+    import re
+
+    strings = {str(k): str(v) for k, v in (catalog.get("strings") or {}).items()}
+    patterns = []
+    for number, entry in enumerate(catalog.get("patterns") or [], 1):
+        if not isinstance(entry, dict) or set(entry) != {"en", "zh"}:
+            raise ValueError(f"figure catalog: pattern {number} must be {{en: regex, zh: "
+                             f"template}}, not {entry!r}")
+        patterns.append((re.compile(str(entry["en"]), re.DOTALL), str(entry["zh"])))
+    return {"strings": strings, "patterns": patterns}
+
+
+def translate_text(text: str, catalog: dict[str, Any]) -> str:
+    """One figure text in the catalog's language; a text it does not know stays as it is.
+
+    An exact entry of ``catalog["strings"]`` wins; else the first of
+    ``catalog["patterns"]`` (``(compiled regex, template)``) that matches the whole
+    text, whose template is filled (``str.format``) with its groups, each translated
+    in turn; else each line of a text of several lines on its own.
+
+    Examples
+    --------
+    >>> import re
+    >>> cat = {"strings": {"probability": "概率", "before": "修复前"},
+    ...        "patterns": [(re.compile(r"(.+): (BLOCKED)"), "{0}：{1}")]}
+    >>> translate_text("probability", cat), translate_text("before: BLOCKED", cat)
+    ('概率', '修复前：BLOCKED')
+    >>> translate_text("0.25", cat)
+    '0.25'
+    """
+    if text in catalog["strings"]:
+        return catalog["strings"][text]
+    for pattern, template in catalog["patterns"]:
+        match = pattern.fullmatch(text)
+        if match:
+            return template.format(*(translate_text(g, catalog) if g else (g or "")
+                                     for g in match.groups()))
+    if "\n" in text:
+        return "\n".join(translate_text(line, catalog) for line in text.split("\n"))
+    return text
+
+
+def translate_figure(fig: Figure, catalog: dict[str, Any]) -> list[str]:
+    """Translate every text of ``fig`` in place; returns the texts as they will be drawn.
+
+    Titles, axis labels, legends, annotations, bar labels and fixed tick labels (their
+    ``FixedFormatter``) all go through :func:`translate_text`. Numbers and formulas a
+    catalog does not list are left as they are.
+    """
+    import functools
+
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
+                if isinstance(formatter, FixedFormatter):
+                    formatter.seq = [translate_text(str(s), catalog) for s in formatter.seq]
+                # ax.set_xticks(ticks, labels): the labels by tick, in a partial's dict
+                func = getattr(formatter, "func", None)
+                if isinstance(formatter, FuncFormatter) and isinstance(
+                        func, functools.partial) and func.args and isinstance(func.args[0], dict):
+                    for tick, label in func.args[0].items():
+                        func.args[0][tick] = translate_text(str(label), catalog)
+    for text in fig.findobj(Text):
+        shown = text.get_text()
+        if shown:
+            text.set_text(translate_text(shown, catalog))
+    return [t.get_text() for t in fig.findobj(Text) if t.get_text() and t.get_visible()]
+
+
+def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]) -> None:
+    """Draw every figure from now on in ``language``, translated by ``catalog``.
+
+    Sets a font list that draws Chinese (:data:`CJK_FONTS`) and translates each figure
+    (:func:`translate_figure`) just before matplotlib renders it, whoever drew it
+    (``plt.show()`` in a notebook, ``savefig``); the texts drawn are kept, in order, for
+    :func:`shown_texts`. ``language="en"`` draws in English again. The catalog is a
+    YAML file or a mapping with ``strings`` (English text: translation) and
+    ``patterns`` (a list of ``{en: regex, zh: template}``).
+    """
+    import matplotlib
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if language == "en":
+        _LANGUAGE["catalog"] = None
+        for key in ("font.family", "mathtext.fontset", "mathtext.rm", "mathtext.it",
+                    "mathtext.bf", "mathtext.sf", "mathtext.cal", "mathtext.fallback"):
+            matplotlib.rcParams[key] = matplotlib.rcParamsDefault[key]
+        return
+    if not isinstance(catalog, dict):
+        import yaml  # type: ignore[import-untyped]  # the book extra (jupyter-book) has it
+
+        with open(catalog, encoding="utf-8") as handle:
+            catalog = yaml.safe_load(handle) or {}
+    _LANGUAGE["catalog"] = _compile(catalog)
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    fonts = [f for f in CJK_FONTS if f in installed][:1] + ["DejaVu Sans"]
+    if len(fonts) == 1:
+        raise MissingExtra(f"drawing {language} needs a CJK font, one of {CJK_FONTS} "
+                           "(apt-get install fonts-noto-cjk; scripts/setup.sh does)")
+    # a list of families, not the generic "sans-serif": matplotlib falls back glyph by
+    # glyph along font.family only. A text with math ($...$) is drawn by mathtext,
+    # whose upright font (its text outside the dollars) must draw Chinese too.
+    matplotlib.rcParams["font.family"] = fonts
+    matplotlib.rcParams.update({"mathtext.fontset": "custom", "mathtext.rm": fonts[0],
+                                "mathtext.it": "DejaVu Sans:italic",
+                                "mathtext.bf": "DejaVu Sans:bold", "mathtext.sf": "DejaVu Sans",
+                                "mathtext.cal": "DejaVu Sans",
+                                "mathtext.fallback": "stixsans"})
+    if not getattr(FigureCanvasBase.print_figure, "_passk_translates", False):
+        original = FigureCanvasBase.print_figure
+
+        def print_figure(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if _LANGUAGE["catalog"] is not None:
+                fig = self.figure
+                translate_figure(fig, _LANGUAGE["catalog"])
+                if fig.get_layout_engine() is None:   # the texts' widths changed
+                    import warnings
+
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        fig.tight_layout()
+                result = original(self, *args, **kwargs)
+                _LANGUAGE["shown"].append((_LANGUAGE["where"], [t.get_text() for t in fig.findobj(
+                    matplotlib.text.Text) if t.get_text() and t.get_visible()]))
+                return result
+            return original(self, *args, **kwargs)
+
+        print_figure._passk_translates = True  # type: ignore[attr-defined]
+        FigureCanvasBase.print_figure = print_figure  # type: ignore[method-assign]
+
+
+def drawing_in(where: str | None) -> None:
+    """Label the figures drawn from now on (a notebook cell's id) for :func:`shown_texts`."""
+    _LANGUAGE["where"] = where
+
+
+def shown_texts() -> list[tuple[str | None, list[str]]]:
+    """``(label, texts)`` of each figure drawn since :func:`use_language`, in order.
+
+    The label is the last one :func:`drawing_in` set (None before).
+    """
+    return list(_LANGUAGE["shown"])
 
 
 def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
