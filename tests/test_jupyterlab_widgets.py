@@ -263,6 +263,8 @@ def lab_server(tmp_path_factory):
     base = tmp_path_factory.mktemp("jupyterlab")
     root_dir = base / "root"
     root_dir.mkdir()
+    for rel in ("book", "examples"):  # what the notebooks' ../book/data, ../examples reach
+        (base / rel).symlink_to(ROOT / rel, target_is_directory=True)
     env = _lab_dirs(base)
     port = _free_port()
     cmd = [sys.executable, "-m", "jupyterlab", *_server_options(base, port),
@@ -939,3 +941,108 @@ def test_the_lab_never_writes_the_book(browser, tmp_path):
     lab("--fresh")
     assert _digest(copy) == committed[LAB_NOTEBOOK], "--fresh did not copy the notebook again"
     assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: str,
+                            new: str, prose_id: str) -> tuple[str, str, list[str]]:
+    """Open ``notebook`` as a reader does (stored numbers), replace ``old`` by ``new``
+    in the one code cell holding ``old``, Run All, and return the text of the Markdown
+    cell ``prose_id`` as drawn before and after, and every problem seen (errors, numbers
+    not computed, formulas or references not drawn, requests off the machine)."""
+    base_url, root_dir, _log_path = lab_server
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    name = f"{notebook.stem}_param.ipynb"
+    (root_dir / name).write_text(json.dumps(nb), encoding="utf-8")
+    setups = [i for i, c in enumerate(nb["cells"])
+              if c["cell_type"] == "code" and old in "".join(c["source"])]
+    assert len(setups) == 1, f"{notebook.name}: {old!r} is in cells {setups}, not in one"
+    prose = next(i for i, c in enumerate(nb["cells"]) if c.get("id") == prose_id)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    seen = watch(context, page)
+    problems: list[str] = []
+    try:
+        page.goto(f"{base_url}/lab/tree/{name}", wait_until="domcontentloaded")
+        page.wait_for_function(_CURRENT_IS, arg=name, timeout=60_000)
+        page.wait_for_function(_WAIT_READY, timeout=60_000)
+        page.wait_for_function(_ALL_MARKDOWN_RENDERED, timeout=30_000)
+        page.wait_for_timeout(500)
+        before = page.evaluate(_MARKDOWN_TEXTS)[prose]
+        source = "".join(nb["cells"][setups[0]]["source"]).replace(old, new, 1)
+        assert page.evaluate(_SET_SOURCE, [setups[0], source]) == source
+        ok = page.evaluate(_RUN_ALL, RUN_ALL_TIMEOUT_MS)
+        assert ok != "timeout", f"Run All did not finish in {RUN_ALL_TIMEOUT_MS / 1000:.0f} s"
+        page.wait_for_function(_KERNEL_IDLE, timeout=RUN_ALL_TIMEOUT_MS)
+        page.wait_for_timeout(1000)  # the last Markdown cells' expressions
+        errors = page.evaluate(_ERRORS)
+        texts = page.evaluate(_MARKDOWN_TEXTS)
+        undrawn = page.evaluate(_UNDRAWN)
+        page.screenshot(path=str(tmp_path / "param.png"), full_page=True)
+    finally:
+        print(f"screenshot: {tmp_path / 'param.png'}")
+        try:
+            page.evaluate("() => window.jupyterapp.shell.currentWidget"
+                          ".sessionContext.shutdown()")
+        except Exception:  # noqa: BLE001, S110 - best effort on the way out
+            pass
+        context.close()
+    if ok is not True or errors:
+        problems.append(f"Run All did not complete cleanly: {errors}")
+    problems += [f"cell {i}: not computed: {t[t.index(chr(0x27E8)):][:40]!r}"
+                 for i, t in enumerate(texts) if t and chr(0x27E8) in t]
+    problems += [f"not drawn: {u}" for u in undrawn]
+    if seen.outside:
+        problems.append(f"requests that left 127.0.0.1: {sorted(set(seen.outside))}")
+    if seen.page_errors:
+        problems.append(f"uncaught page errors: {seen.page_errors}")
+    return before or "", texts[prose] or "", problems
+
+
+def _curves_numbers(p: str) -> list[str]:
+    """Page 2's numbers at ``p``, by exact fractions: pass@2, pass^2, pass^5, pass^8."""
+    from fractions import Fraction
+
+    q = Fraction(p)
+    return [f"{float(1 - (1 - q) ** 2):.2f}", f"{float(q ** 2):.2f}",
+            f"{float(q ** 5):.2f}", f"{float(q ** 8):.2f}", f"{float(q):.0%}"]
+
+
+def _gate_words(cap: str) -> list[str]:
+    """Page 5 at cap ``cap``: the runbook task's flakiness 4 p (1 - p) at 10 of 12
+    (the chapter's definition, exact fractions), its ratio to the cap, and the dual
+    gate's verdict (the mean clears the bar either way: the bar-only verdict is PASSED)."""
+    from fractions import Fraction
+
+    p = Fraction(10, 12)
+    flakiness = 4 * p * (1 - p)
+    verdict = "PASSED" if flakiness <= Fraction(cap) else "BLOCKED"
+    return [f"{float(flakiness / Fraction(cap)):.1f} times the cap of {cap}",
+            f"verdict is {verdict}."]
+
+
+# (page, the edit in its set-up cell, the prose cell that must follow, its words at the
+# page's value and at the reader's, each from an outside reference)
+CHANGED_PARAMETERS = [
+    ("02_pass_at_k_vs_pass_hat_k", "p = 0.9 ", "p = 0.8 ", "f29871e9",
+     _curves_numbers("0.9"), _curves_numbers("0.8")),
+    ("05_the_gate", "CAP = 0.2 ", "CAP = 0.6 ", "e95e7c00",
+     _gate_words("0.2"), _gate_words("0.6")),
+]
+
+
+@pytest.mark.parametrize(("stem", "old", "new", "prose_id", "shown", "followed"),
+                         CHANGED_PARAMETERS, ids=[c[0] for c in CHANGED_PARAMETERS])
+def test_each_page_follows_its_parameter(stem, old, new, prose_id, shown, followed,
+                                         lab_server, browser, tmp_path):
+    """Pages 2 and 5 as a reader runs them in JupyterLab: change the page's parameter,
+    Run All, and the prose says what the new run computed (page 2: the curves' numbers at
+    p = 0.8, where a hidden cell once kept 0.9; page 5: the verdict at a cap of 0.6,
+    PASSED, where the text once went on "too unpredictable to ship")."""
+    before, after, problems = _rerun_with_a_parameter(
+        lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id)
+    assert not problems, f"{stem}:\n  " + "\n  ".join(problems)
+    assert all(w in " ".join(before.split()) for w in shown), (
+        f"{stem}: the stored prose lacks {shown}: {before[:400]!r}")
+    flat = " ".join(after.split())
+    missing = [w for w in followed if w not in flat]
+    assert not missing, f"{stem}: after {new.strip()!r} the prose lacks {missing}: {flat[:500]!r}"
