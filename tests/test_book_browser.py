@@ -377,7 +377,6 @@ def visit(browser, site_url):
     return get
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("page_path", PAGES)
 def test_page_renders_offline(page_path, visit):
     seen = visit(page_path)
@@ -413,7 +412,6 @@ def test_page_renders_offline(page_path, visit):
     assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("page_path", PAGES)
 def test_page_shows_no_raw_markdown(page_path, visit):
     raw = raw_markup(visit(page_path)["reading"]["text"])
@@ -442,7 +440,6 @@ def _chapter_of(page_path: str) -> int | None:
     return files.index(page_path) if page_path in files[1:] else None
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("page_path", PAGES)
 def test_exercises_numbered_and_outside_solutions(page_path, visit):
     exercises = visit(page_path)["reading"]["exercises"]
@@ -539,7 +536,6 @@ def test_index_lists_the_glossary_terms(built_site):
     assert 'href="../genindex.html"' in intro, "the intro does not link to the index"
 
 
-@pytest.mark.slow
 def test_no_code_block_scrolls(visit):
     report, total = [], 0
     for page_path in PAGES:

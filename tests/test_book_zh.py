@@ -900,7 +900,6 @@ def _follow_switcher(page, site_url: str) -> tuple[list[dict], str]:
     return links, page.url.removeprefix(site_url + "/").split("#")[0]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("page_path", ZH_PAGES)
 def test_chinese_page_renders(page_path, browser, site_url):
     context = browser.new_context(viewport=VIEWPORT)

@@ -315,3 +315,37 @@ def test_wilson_coverage_is_the_sum_over_the_binomial(n, p):
     brute = sum(stats.binom.pmf(c, n, p) for c, ci in enumerate(intervals)
                 if ci.low <= p <= ci.high)
     assert exact_coverage(n, 1, p, method="wilson") == pytest.approx(brute, abs=1e-12)
+
+
+def test_estimator_moments_by_brute_force():
+    """estimator_moments against brute force: every one of the 2^n run sequences, its
+    probability as a product of exact Fractions, the estimate of its count."""
+    import itertools
+    from fractions import Fraction
+
+    from passk import estimate_pass_hat_k, pass_hat_k
+    from passk.stats.coverage import estimator_moments
+
+    n, k = 6, 3
+    plug_in = [float(Fraction(c, n) ** k) for c in range(n + 1)]
+    for estimates in (list(estimate_pass_hat_k(np.arange(n + 1), n, k)), plug_in):
+        for p in (Fraction(0), Fraction(1, 3), Fraction(5, 6), Fraction(1)):
+            truth = float(p**k)
+            mean = second = square_error = Fraction(0)
+            for runs in itertools.product((0, 1), repeat=n):
+                c = sum(runs)
+                weight = p**c * (1 - p) ** (n - c)
+                est = Fraction(estimates[c])
+                mean += weight * est
+                second += weight * est**2
+                square_error += weight * (est - Fraction(truth)) ** 2
+            m = estimator_moments(estimates, float(p), truth)
+            assert float(m.mean) == pytest.approx(float(mean), abs=1e-12)
+            assert float(m.bias) == pytest.approx(float(mean) - truth, abs=1e-12)
+            assert float(m.sd) == pytest.approx(float(second - mean**2) ** 0.5, abs=1e-9)
+            assert float(m.rmse) == pytest.approx(float(square_error) ** 0.5, abs=1e-9)
+    grid = estimator_moments(plug_in, np.array([[0.2, 0.5], [0.8, 0.9]]),
+                             pass_hat_k(np.array([[0.2, 0.5], [0.8, 0.9]]), k))
+    assert grid.sd.shape == (2, 2)
+    with pytest.raises(ValueError, match="must lie in"):
+        estimator_moments(plug_in, 1.5, 1.0)

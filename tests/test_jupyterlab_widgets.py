@@ -50,9 +50,13 @@ this test needs ``/usr/bin/chromium`` (``apt-get install -y chromium``) and the
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
+import http.client
 import importlib.metadata
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -140,15 +144,12 @@ def _log_tail(path: Path, lines: int = 40) -> str:
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory):
-    """A JupyterLab server on 127.0.0.1 (no token, no browser, offline), serving a
-    temporary root directory; yields ``(base_url, root_dir, log_path)``. Always
-    killed, with its kernels, at the end."""
-    base = tmp_path_factory.mktemp("jupyterlab")
-    root_dir = base / "root"
+def _lab_dirs(base: Path, autosave_s: int | None = None) -> dict[str, str]:
+    """The throwaway directories of a test server under ``base`` (offline, every cell
+    rendered, autosave every ``autosave_s`` seconds when given) and the environment that
+    points JupyterLab at them."""
     config_dir = base / "config"
-    for d in (root_dir, config_dir / "labconfig", base / "runtime", base / "ipython",
+    for d in (config_dir / "labconfig", base / "runtime", base / "ipython",
               base / "data", base / "settings", base / "workspaces"):
         d.mkdir(parents=True)
     # disabledExtensions in page_config.json is how `jupyter labextension disable`
@@ -163,7 +164,12 @@ def lab_server(tmp_path_factory):
     (tracker / "tracker.jupyterlab-settings").write_text(
         json.dumps({"windowingMode": "none"}), encoding="utf-8"
     )
-    port = _free_port()
+    if autosave_s is not None:  # JupyterLab's default is every 120 s
+        docmanager = base / "settings" / "@jupyterlab" / "docmanager-extension"
+        docmanager.mkdir(parents=True)
+        (docmanager / "plugin.jupyterlab-settings").write_text(
+            json.dumps({"autosave": True, "autosaveInterval": autosave_s}), encoding="utf-8"
+        )
     env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "JUPYTER_TOKEN")}
     env.update(
         JUPYTER_CONFIG_DIR=str(config_dir),
@@ -174,8 +180,12 @@ def lab_server(tmp_path_factory):
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
         PYTHONUNBUFFERED="1",
     )
-    cmd = [
-        sys.executable, "-m", "jupyterlab",
+    return env
+
+
+def _server_options(base: Path, port: int) -> list[str]:
+    """``jupyter lab`` options of a test server: 127.0.0.1, no token, nothing online."""
+    return [
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
@@ -185,7 +195,6 @@ def lab_server(tmp_path_factory):
         "--ServerApp.allow_root=True",
         "--ServerApp.open_browser=False",
         "--ServerApp.disable_check_xsrf=True",
-        f"--ServerApp.root_dir={root_dir}",
         "--ServerApp.terminals_enabled=False",
         "--LabApp.expose_app_in_browser=True",
         "--LabApp.news_url=None",
@@ -194,11 +203,16 @@ def lab_server(tmp_path_factory):
         f"--LabApp.user_settings_dir={base / 'settings'}",
         f"--LabApp.workspaces_dir={base / 'workspaces'}",
     ]
-    log_path = base / "server.log"
+
+
+@contextlib.contextmanager
+def _serve(cmd: list[str], cwd: Path, env: dict[str, str], port: int, log_path: Path):
+    """Start ``cmd`` (a JupyterLab server on ``port``) in its own process group, wait
+    until it answers, yield its base URL; always kill it, with its kernels, at the end."""
     base_url = f"http://127.0.0.1:{port}"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            cmd, cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,
         )
     try:
@@ -223,7 +237,7 @@ def lab_server(tmp_path_factory):
                     pytrace=False,
                 )
             time.sleep(0.25)
-        yield base_url, root_dir, log_path
+        yield base_url
     finally:
         # The server runs in its own session: its process group holds the kernels too.
         try:
@@ -239,6 +253,25 @@ def lab_server(tmp_path_factory):
         except ProcessLookupError:
             pass
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory):
+    """A JupyterLab server on 127.0.0.1 (no token, no browser, offline), serving a
+    temporary root directory; yields ``(base_url, root_dir, log_path)``. Always
+    killed, with its kernels, at the end."""
+    base = tmp_path_factory.mktemp("jupyterlab")
+    root_dir = base / "root"
+    root_dir.mkdir()
+    for rel in ("book", "examples"):  # what the notebooks' ../book/data, ../examples reach
+        (base / rel).symlink_to(ROOT / rel, target_is_directory=True)
+    env = _lab_dirs(base)
+    port = _free_port()
+    cmd = [sys.executable, "-m", "jupyterlab", *_server_options(base, port),
+           f"--ServerApp.root_dir={root_dir}"]
+    log_path = base / "server.log"
+    with _serve(cmd, root_dir, env, port, log_path) as base_url:
+        yield base_url, root_dir, log_path
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -751,3 +784,265 @@ def test_prose_follows_a_changed_parameter_in_jupyterlab(lab_server, browser, tm
         f"formulas or references JupyterLab did not draw: {undrawn_before or undrawn_after}")
     assert not seen.outside, f"requests that left 127.0.0.1: {sorted(set(seen.outside))}"
     assert not seen.page_errors, f"uncaught page errors: {seen.page_errors}"
+
+
+# ------------------------------------------------------- the lab never writes the book
+
+LAB_NOTEBOOK = "01_searchrunbook_incident.ipynb"  # the quickest page to run
+AUTOSAVE_S = 5
+# JupyterLab stretches the interval to ten times the last save's duration (its
+# SaveHandler), which on a loaded 2-core machine can reach tens of seconds.
+AUTOSAVE_TIMEOUT_S = 150
+# What scripts/lab.sh needs from a checkout: the notebooks, the files their relative
+# paths reach, and the .gitignore that leaves lab/ untracked.
+LAB_CHECKOUT = (".gitignore", "notebooks", "book/data", "examples", "scripts/lab.sh")
+READER_EDIT = "# edited by a reader, autosaved"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+         "-c", "commit.gpgsign=false", *args],
+        check=True, capture_output=True, text=True,
+    ).stdout
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _keep_the_readers_version(page) -> None:
+    """Answer JupyterLab's "File Changed ... has changed on disk" dialog as a reader
+    keeping their work does ("Overwrite"). On a loaded machine a save of the lab's copy
+    can outlast the autosave interval and JupyterLab asks; it is the lab's copy either
+    way, and the test then checks that nothing tracked changed."""
+    button = page.locator('dialog.jp-Dialog button:has-text("Overwrite")')
+    if button.count():
+        button.first.click()
+
+
+def _checkout_for_the_lab(repo: Path) -> None:
+    """A git repository holding what scripts/lab.sh needs, committed; its set-up step
+    is a no-op and its .venv this test's environment (both already set up)."""
+    for rel in LAB_CHECKOUT:
+        src, dest = ROOT / rel, repo / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dest, ignore=shutil.ignore_patterns(
+                "__pycache__", ".ipynb_checkpoints"))
+        else:
+            shutil.copy2(src, dest)
+    (repo / "scripts" / "setup.sh").write_text(
+        "#!/usr/bin/env bash\n# the test's environment is set up already\n", encoding="utf-8")
+    (repo / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    _git(repo, "init", "-q")
+    # a symlink is not a directory: the .gitignore's `.venv/` does not match it
+    (repo / ".git" / "info" / "exclude").write_text(".venv\n", encoding="utf-8")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "the book")
+
+
+def test_the_lab_never_writes_the_book(browser, tmp_path):
+    """A reader's session the README's way, in a copy of the repository: `bash
+    scripts/lab.sh` serves JupyterLab; the reader opens page 1 and runs every cell, and
+    JupyterLab autosaves the new outputs (every 5 s here, into the working copy on disk);
+    the reader edits a code cell and saves, and the test waits past one more autosave.
+    Then ``git status`` is clean and every tracked notebook is byte for
+    byte as committed; the server refuses to save outside its root (``../notebooks/``);
+    a second `lab.sh` keeps the reader's copy and ``--fresh`` replaces it. The
+    repository's own notebooks are untouched throughout."""
+    repo, base = tmp_path / "repo", tmp_path / "lab-server"
+    repo.mkdir()
+    base.mkdir()
+    _checkout_for_the_lab(repo)
+    committed = {p.name: _digest(p) for p in (repo / "notebooks").glob("*.ipynb")}
+    ours = {p.name: _digest(p) for p in NOTEBOOKS.glob("*.ipynb")}
+    env = _lab_dirs(base, autosave_s=AUTOSAVE_S)
+    port = _free_port()
+    cmd = ["bash", str(repo / "scripts" / "lab.sh"), *_server_options(base, port)]
+    copy = repo / "lab" / LAB_NOTEBOOK
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    seen = watch(context, page)
+    with _serve(cmd, repo, env, port, base / "server.log") as base_url:
+        try:
+            page.goto(f"{base_url}/lab/tree/{LAB_NOTEBOOK}", wait_until="domcontentloaded")
+            page.wait_for_function(_CURRENT_IS, arg=LAB_NOTEBOOK, timeout=60_000)
+            page.wait_for_function(_WAIT_READY, timeout=60_000)
+            started = time.monotonic()
+            ok = page.evaluate(_RUN_ALL, RUN_ALL_TIMEOUT_MS)
+            print(f"Run All: {time.monotonic() - started:.1f} s")
+            assert ok is True, f"Run All of {LAB_NOTEBOOK} did not complete: {ok}"
+            page.wait_for_function(_KERNEL_IDLE, timeout=RUN_ALL_TIMEOUT_MS)
+            # autosave writes the fresh outputs into the working copy
+            ran = time.monotonic()
+            while _digest(copy) == committed[LAB_NOTEBOOK]:
+                assert time.monotonic() < ran + AUTOSAVE_TIMEOUT_S, (
+                    f"JupyterLab did not autosave lab/{LAB_NOTEBOOK} within "
+                    f"{AUTOSAVE_TIMEOUT_S} s of Run All (autosaveInterval {AUTOSAVE_S} s)")
+                _keep_the_readers_version(page)
+                time.sleep(0.5)
+            print(f"autosaved {time.monotonic() - ran:.1f} s after Run All")
+            cells = json.loads(copy.read_text(encoding="utf-8"))["cells"]
+            code = next(i for i, c in enumerate(cells) if c["cell_type"] == "code"
+                        and not c["metadata"].get("jupyter", {}).get("source_hidden"))
+            # as a reader edits: click into the cell's editor, go to its end, paste a
+            # line, and save (Ctrl+S; JupyterLab's own autosave may get there first)
+            editor = page.locator(".jp-Notebook .jp-Cell").nth(code).locator(".cm-content")
+            editor.scroll_into_view_if_needed()
+            _keep_the_readers_version(page)
+            editor.click()
+            page.keyboard.press("Control+End")
+            page.keyboard.insert_text("\n" + READER_EDIT)
+            page.keyboard.press("Control+s")
+            edited = time.monotonic()
+            while READER_EDIT not in copy.read_text(encoding="utf-8"):
+                assert time.monotonic() < edited + AUTOSAVE_TIMEOUT_S, (
+                    f"the reader's edit did not reach lab/{LAB_NOTEBOOK} within "
+                    f"{AUTOSAVE_TIMEOUT_S} s")
+                _keep_the_readers_version(page)
+                time.sleep(0.5)
+            page.wait_for_timeout(1_500 * AUTOSAVE_S)  # and past one more autosave
+            _keep_the_readers_version(page)
+            # a save aimed at the tracked notebook ("Save As ../notebooks/..."), sent as
+            # is (a browser would normalise the "..")
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("PUT", f"/api/contents/../notebooks/{LAB_NOTEBOOK}",
+                         body=json.dumps({"type": "file", "format": "text", "content": "x"}),
+                         headers={"Content-Type": "application/json"})
+            outside = conn.getresponse().status
+            conn.close()
+        finally:
+            page.screenshot(path=str(tmp_path / "lab.png"), full_page=True)
+            print(f"screenshot: {tmp_path / 'lab.png'}\nserver log tail:\n"
+                  f"{_log_tail(base / 'server.log')}")
+            try:
+                page.evaluate("() => window.jupyterapp.shell.currentWidget"
+                              ".sessionContext.shutdown()")
+            except Exception:  # noqa: BLE001, S110 - best effort on the way out
+                pass
+            context.close()
+
+    status = _git(repo, "status", "--porcelain", "--untracked-files=all")
+    assert status == "", f"the lab session changed the checkout:\n{status}"
+    now = {p.name: _digest(p) for p in (repo / "notebooks").glob("*.ipynb")}
+    assert now == committed, "a tracked notebook changed"
+    assert outside >= 400, f"the server saved outside lab/ (HTTP {outside})"
+    assert {p.name: _digest(p) for p in NOTEBOOKS.glob("*.ipynb")} == ours
+    assert not seen.page_errors, f"uncaught page errors: {seen.page_errors}"
+
+    def lab(*args: str) -> None:
+        subprocess.run(["bash", str(repo / "scripts" / "lab.sh"), *args, "--version"],
+                       check=True, capture_output=True, env=env, timeout=120)
+
+    lab()
+    assert READER_EDIT in copy.read_text(encoding="utf-8"), "lab.sh replaced a reader's copy"
+    lab("--fresh")
+    assert _digest(copy) == committed[LAB_NOTEBOOK], "--fresh did not copy the notebook again"
+    assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: str,
+                            new: str, prose_id: str) -> tuple[str, str, list[str]]:
+    """Open ``notebook`` as a reader does (stored numbers), replace ``old`` by ``new``
+    in the one code cell holding ``old``, Run All, and return the text of the Markdown
+    cell ``prose_id`` as drawn before and after, and every problem seen (errors, numbers
+    not computed, formulas or references not drawn, requests off the machine)."""
+    base_url, root_dir, _log_path = lab_server
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    name = f"{notebook.stem}_param.ipynb"
+    (root_dir / name).write_text(json.dumps(nb), encoding="utf-8")
+    setups = [i for i, c in enumerate(nb["cells"])
+              if c["cell_type"] == "code" and old in "".join(c["source"])]
+    assert len(setups) == 1, f"{notebook.name}: {old!r} is in cells {setups}, not in one"
+    prose = next(i for i, c in enumerate(nb["cells"]) if c.get("id") == prose_id)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    seen = watch(context, page)
+    problems: list[str] = []
+    try:
+        page.goto(f"{base_url}/lab/tree/{name}", wait_until="domcontentloaded")
+        page.wait_for_function(_CURRENT_IS, arg=name, timeout=60_000)
+        page.wait_for_function(_WAIT_READY, timeout=60_000)
+        page.wait_for_function(_ALL_MARKDOWN_RENDERED, timeout=30_000)
+        page.wait_for_timeout(500)
+        before = page.evaluate(_MARKDOWN_TEXTS)[prose]
+        source = "".join(nb["cells"][setups[0]]["source"]).replace(old, new, 1)
+        assert page.evaluate(_SET_SOURCE, [setups[0], source]) == source
+        ok = page.evaluate(_RUN_ALL, RUN_ALL_TIMEOUT_MS)
+        assert ok != "timeout", f"Run All did not finish in {RUN_ALL_TIMEOUT_MS / 1000:.0f} s"
+        page.wait_for_function(_KERNEL_IDLE, timeout=RUN_ALL_TIMEOUT_MS)
+        page.wait_for_timeout(1000)  # the last Markdown cells' expressions
+        errors = page.evaluate(_ERRORS)
+        texts = page.evaluate(_MARKDOWN_TEXTS)
+        undrawn = page.evaluate(_UNDRAWN)
+        page.screenshot(path=str(tmp_path / "param.png"), full_page=True)
+    finally:
+        print(f"screenshot: {tmp_path / 'param.png'}")
+        try:
+            page.evaluate("() => window.jupyterapp.shell.currentWidget"
+                          ".sessionContext.shutdown()")
+        except Exception:  # noqa: BLE001, S110 - best effort on the way out
+            pass
+        context.close()
+    if ok is not True or errors:
+        problems.append(f"Run All did not complete cleanly: {errors}")
+    problems += [f"cell {i}: not computed: {t[t.index(chr(0x27E8)):][:40]!r}"
+                 for i, t in enumerate(texts) if t and chr(0x27E8) in t]
+    problems += [f"not drawn: {u}" for u in undrawn]
+    if seen.outside:
+        problems.append(f"requests that left 127.0.0.1: {sorted(set(seen.outside))}")
+    if seen.page_errors:
+        problems.append(f"uncaught page errors: {seen.page_errors}")
+    return before or "", texts[prose] or "", problems
+
+
+def _curves_numbers(p: str) -> list[str]:
+    """Page 2's numbers at ``p``, by exact fractions: pass@2, pass^2, pass^5, pass^8."""
+    from fractions import Fraction
+
+    q = Fraction(p)
+    return [f"{float(1 - (1 - q) ** 2):.2f}", f"{float(q ** 2):.2f}",
+            f"{float(q ** 5):.2f}", f"{float(q ** 8):.2f}", f"{float(q):.0%}"]
+
+
+def _gate_words(cap: str) -> list[str]:
+    """Page 5 at cap ``cap``: the runbook task's flakiness 4 p (1 - p) at 10 of 12
+    (the chapter's definition, exact fractions), its ratio to the cap, and the dual
+    gate's verdict (the mean clears the bar either way: the bar-only verdict is PASSED)."""
+    from fractions import Fraction
+
+    p = Fraction(10, 12)
+    flakiness = 4 * p * (1 - p)
+    verdict = "PASSED" if flakiness <= Fraction(cap) else "BLOCKED"
+    return [f"{float(flakiness / Fraction(cap)):.1f} times the cap of {cap}",
+            f"verdict is {verdict}."]
+
+
+# (page, the edit in its set-up cell, the prose cell that must follow, its words at the
+# page's value and at the reader's, each from an outside reference)
+CHANGED_PARAMETERS = [
+    ("02_pass_at_k_vs_pass_hat_k", "p = 0.9 ", "p = 0.8 ", "f29871e9",
+     _curves_numbers("0.9"), _curves_numbers("0.8")),
+    ("05_the_gate", "CAP = 0.2 ", "CAP = 0.6 ", "e95e7c00",
+     _gate_words("0.2"), _gate_words("0.6")),
+]
+
+
+@pytest.mark.parametrize(("stem", "old", "new", "prose_id", "shown", "followed"),
+                         CHANGED_PARAMETERS, ids=[c[0] for c in CHANGED_PARAMETERS])
+def test_each_page_follows_its_parameter(stem, old, new, prose_id, shown, followed,
+                                         lab_server, browser, tmp_path):
+    """Pages 2 and 5 as a reader runs them in JupyterLab: change the page's parameter,
+    Run All, and the prose says what the new run computed (page 2: the curves' numbers at
+    p = 0.8, where a hidden cell once kept 0.9; page 5: the verdict at a cap of 0.6,
+    PASSED, where the text once went on "too unpredictable to ship")."""
+    before, after, problems = _rerun_with_a_parameter(
+        lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id)
+    assert not problems, f"{stem}:\n  " + "\n  ".join(problems)
+    assert all(w in " ".join(before.split()) for w in shown), (
+        f"{stem}: the stored prose lacks {shown}: {before[:400]!r}")
+    flat = " ".join(after.split())
+    missing = [w for w in followed if w not in flat]
+    assert not missing, f"{stem}: after {new.strip()!r} the prose lacks {missing}: {flat[:500]!r}"

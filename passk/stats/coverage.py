@@ -14,8 +14,10 @@ promise can be checked exactly, by summing over them, with no simulation:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
+from scipy import stats
 
 from passk._validation import confidence_level as _confidence
 from passk._validation import probability as _probability
@@ -26,7 +28,66 @@ from passk.metrics import CI_METHODS, ArrayLike, FloatOrArray, pass_hat_k_ci, wi
 #: The intervals whose coverage :func:`exact_coverage` sums: pass_hat_k_ci's, and Wilson's.
 COVERAGE_METHODS = (*CI_METHODS, "wilson")
 
-__all__ = ["COVERAGE_METHODS", "exact_coverage", "expected_width", "identical_suite_coverage"]
+__all__ = ["COVERAGE_METHODS", "EstimatorMoments", "estimator_moments", "exact_coverage",
+           "expected_width", "identical_suite_coverage"]
+
+
+class EstimatorMoments(NamedTuple):
+    """An estimator's exact mean, bias, standard deviation and RMSE, one per rate p."""
+
+    mean: np.ndarray
+    bias: np.ndarray
+    sd: np.ndarray
+    rmse: np.ndarray
+
+
+def estimator_moments(estimates: ArrayLike, p: ArrayLike, truth: ArrayLike) -> EstimatorMoments:
+    """Exact moments of an estimator of n independent runs, summed over the binomial.
+
+    Parameters
+    ----------
+    estimates : array_like, shape (n + 1,)
+        The estimate when c of the n runs pass, for c = 0, ..., n.
+    p : array_like
+        True single-run success rates in [0, 1] (any shape).
+    truth : array_like
+        The quantity estimated at each p (broadcast against ``p``), e.g. ``p**k``.
+
+    Returns
+    -------
+    EstimatorMoments
+        ``mean``, ``bias``, ``sd`` and ``rmse``, each shaped like ``p``.
+
+    Notes
+    -----
+    With :math:`P(C = c) = \\binom{n}{c} p^c (1-p)^{n-c}` (``scipy.stats.binom.pmf``),
+    :math:`E[\\hat\\theta] = \\sum_c P(C=c)\\,\\hat\\theta_c`, bias
+    :math:`E[\\hat\\theta] - \\theta`,
+    :math:`\\mathrm{sd} = \\sqrt{\\sum_c P(C=c)(\\hat\\theta_c - E[\\hat\\theta])^2}` and
+    :math:`\\mathrm{rmse} = \\sqrt{\\sum_c P(C=c)(\\hat\\theta_c - \\theta)^2}`.
+
+    Examples
+    --------
+    The unbiased estimator C(c, k)/C(n, k) of pass^5 from 12 runs, at p = 5/6:
+
+    >>> import numpy as np
+    >>> from passk import estimate_pass_hat_k
+    >>> est = estimate_pass_hat_k(np.arange(13), 12, 5)
+    >>> m = estimator_moments(est, 5 / 6, (5 / 6) ** 5)
+    >>> bool(abs(m.bias) < 1e-12), f"{float(m.sd):.3f}", f"{float(m.rmse):.3f}"
+    (True, '0.279', '0.279')
+    """
+    est = np.asarray(estimates, dtype=float)
+    if est.ndim != 1 or est.size < 1:
+        raise ValueError(f"estimates must be one value per count 0..n, got shape {est.shape}")
+    n = est.size - 1
+    rates = np.asarray(_probability(p, "p"), dtype=float)
+    target = np.broadcast_to(np.asarray(truth, dtype=float), rates.shape)
+    weights = stats.binom.pmf(np.arange(n + 1), n, rates[..., None])  # (..., n + 1)
+    mean = weights @ est
+    sd = np.sqrt(np.maximum(weights @ est**2 - mean**2, 0.0))
+    rmse = np.sqrt(np.sum(weights * (est - target[..., None]) ** 2, axis=-1))
+    return EstimatorMoments(mean, mean - target, sd, rmse)
 
 
 def _enumerate(
