@@ -38,6 +38,8 @@ from passk.results.protocol import Protocol
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ROOT / "examples" / "oncall_tasks.jsonl"
 
+pytest_plugins = ["pytester"]
+
 
 def passk(*argv: str) -> tuple[int, str, str]:
     """``passk ARGV`` in process: (exit status, stdout, stderr)."""
@@ -437,3 +439,24 @@ def test_an_inspect_subset_of_the_policys_dataset_is_incomplete(repo):
     status, out, _ = passk("gate", subset)
     assert status == 1 and "the evidence holds 2 of the 3 samples of the policy's dataset" \
         " tiny" in out
+
+
+def test_the_pytest_plugin_gates_under_the_repositorys_policy(pytester):
+    """The plugin finds the policy from the rootdir as `passk gate` does: an option that would
+    loosen it is a usage error naming the policy's value, and the summary names the policy."""
+    pytester.makefile(".toml", passk="[gate]\nk = 2\nbar = 0.9\ncap = 0.2\n")
+    pytester.mkdir(".git")
+    pytester.makepyfile(test_agent="""
+        import pytest
+
+        @pytest.mark.passk(runs=4, k=2)
+        def test_steady(passk_seed):
+            assert True
+    """)
+    loose = pytester.runpytest("-p", "no:cacheprovider", "--passk-min-overall", "0.5")
+    assert loose.ret == pytest.ExitCode.USAGE_ERROR
+    assert "would loosen the policy's bar 0.9" in loose.stderr.str()
+    kept = pytester.runpytest("-p", "no:cacheprovider")
+    out = kept.stdout.str()
+    assert "criteria: policy" in out and "passk.toml" in out, out
+    assert "bar 0.900" in out

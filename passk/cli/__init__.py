@@ -15,11 +15,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """``main``, ``build_parser`` and every name the flat ``passk.cli`` had (``EXIT_BLOCKED``,
-    ``cmd_gate``, ...), from :mod:`.commands` on first use."""
-    import importlib
+    """``main`` and ``build_parser``, from :mod:`.commands` on first use (everything else
+    the command line has is imported from :mod:`passk.cli.commands` itself)."""
+    if name in __all__:
+        from passk.cli import commands
 
-    commands = importlib.import_module("passk.cli.commands")
-    if name.startswith("__") or not hasattr(commands, name):
-        raise AttributeError(f"module 'passk.cli' has no attribute {name!r}")
-    return getattr(commands, name)
+        return getattr(commands, name)
+    raise AttributeError(f"module 'passk.cli' has no attribute {name!r}")

@@ -113,6 +113,37 @@ def _option(config: pytest.Config, name: str) -> Any:
     return _DEFAULTS.get(name) if value is None else value
 
 
+def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> Any:
+    """The repository's gate policy (``passk.toml`` or ``[tool.passk]``, found from the
+    rootdir as ``passk gate`` finds it), or None. An option that would loosen it is a usage
+    error naming the policy's value; the gate's criteria are then the policy's, or the
+    options' where they are stricter (``opt`` is updated)."""
+    from passk.gate.policy import (
+        PolicyError,
+        find_policy,
+        load_policy,
+        refuse_looser,
+        strictest,
+    )
+
+    try:
+        path = find_policy(config.rootpath)
+        if path is None:
+            return None
+        policy = load_policy(path)
+        asked = {"k": config.getoption("passk_k"),
+                 "min_overall": config.getoption("passk_min_overall"),
+                 "max_flakiness": config.getoption("passk_max_flakiness"),
+                 "on": config.getoption("passk_on")}
+        refuse_looser(policy, asked)
+    except PolicyError as exc:
+        raise pytest.UsageError(f"passk: {exc}") from None
+    chosen = strictest(policy, asked)
+    opt.update(passk_k=chosen["k"], passk_min_overall=chosen["min_overall_pass_hat_k"],
+               passk_max_flakiness=chosen["max_flakiness"], passk_on=chosen["gate_on"])
+    return policy
+
+
 def _gate_requested(config: pytest.Config) -> bool:
     """Whether the command line asked for the gate (then an empty selection fails it)."""
     return any(config.getoption(name) is not None for name in (
@@ -289,6 +320,7 @@ class PasskSession:
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
         self.opt = {name: _option(config, name) for name in _DEFAULTS}
+        self.policy = _policy_in_force(config, self.opt)
         self.tests: dict[str, _Test] = {}
         self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
         self.plan: dict[str, tuple[int, int]] = {}  # runs and k of each task collected here
@@ -631,6 +663,7 @@ class PasskSession:
     def summary_lines(self) -> list[str]:
         """The passk section of the terminal summary, line by line."""
         assert self.verdict is not None
+        from passk.gate.policy import NO_POLICY
         from passk.repeats import run_seed
         from passk.stability import format_table
 
@@ -640,7 +673,8 @@ class PasskSession:
         bar, cap = self.opt["passk_min_overall"], self.opt["passk_max_flakiness"]
         lines = [(f"{len(tests)} marked test(s), {total} repetition(s); suite seed "
                   f"{self.opt['passk_seed']}; bar {bar:.3f} on the "
-                  f"{self.opt['passk_on']}, flakiness cap {cap:.3f}")]
+                  f"{self.opt['passk_on']}, flakiness cap {cap:.3f}"),
+                 f"criteria: {self.policy.phrase if self.policy is not None else NO_POLICY}"]
         if report.k:
             lines += format_table(report, flaky_first=True).splitlines()
         else:  # tests with different k: a table per k, then the verdict
