@@ -460,3 +460,21 @@ def test_the_pytest_plugin_gates_under_the_repositorys_policy(pytester):
     out = kept.stdout.str()
     assert "criteria: policy" in out and "passk.toml" in out, out
     assert "bar 0.900" in out
+
+
+def test_inspect_curtailment_gates_under_the_repositorys_policy(tmp_path, monkeypatch):
+    """`passk.integrations.inspect.Curtailment` finds the policy from the working directory:
+    its criteria are the policy's, an argument that would loosen it is refused."""
+    pytest.importorskip("inspect_ai")
+    from passk.integrations.inspect import Curtailment
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "passk.toml").write_text("[gate]\nk = 3\nbar = 0.9\ncap = 0.1\n",
+                                         encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    c = Curtailment()
+    assert (c.gate.k, c.gate.min_overall_pass_hat_k, c.gate.max_flakiness) == (3, 0.9, 0.1)
+    assert c.policy is not None and c.policy.path.endswith("passk.toml")
+    assert Curtailment(k=5).gate.k == 5  # stricter: kept
+    with pytest.raises(PolicyError, match="would loosen the policy's bar 0.9"):
+        Curtailment(min_overall_pass_hat_k=0.5)

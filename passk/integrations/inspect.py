@@ -34,7 +34,9 @@ Examples
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -83,29 +85,36 @@ class Curtailment:
     order: an epoch in flight counts as open until its score arrives, so a
     stop is decided only on outcomes known, and stays exact. How much is saved
     depends on how many epochs are in flight at once (``max_samples``). An
-    epoch that errored is never scored and stays open (left out, as ``passk``
-    leaves out errored samples); an epoch Inspect re-runs and scores anew
-    replaces its first score.
+    epoch that errored is never scored and stays open, so no stop rests on it
+    (passk's reader counts it as a failure); an epoch Inspect re-runs and
+    scores anew replaces its first score.
 
     Parameters
     ----------
-    k : int, default 5
-        k of pass^k.
-    min_overall_pass_hat_k : float, default 0.7
-        The gate's bar on the mean over samples.
-    max_flakiness : float, default 0.2
-        The cap on any sample's flakiness.
-    on : {'estimate', 'lower-bound'}, default 'estimate'
+    k : int, optional
+        k of pass^k (default: the policy's, else 5).
+    min_overall_pass_hat_k : float, optional
+        The gate's bar on the mean over samples (default: the policy's, else 0.7).
+    max_flakiness : float, optional
+        The cap on any sample's flakiness (default: the policy's, else 0.2).
+    on : {'estimate', 'lower-bound'}, optional
         What the mean is of: each sample's pass^k estimate, or its exact
-        one-sided lower bound at ``confidence``.
+        one-sided lower bound at ``confidence`` (default: the policy's, else
+        'estimate').
     min_runs : int, default 0
         Fewer scored epochs fail a sample.
     scorer : str, optional
         The scorer whose value decides success; needed when the task has several.
-    confidence : float, default 0.95
-        The lower bounds' confidence.
+    confidence : float, optional
+        The lower bounds' confidence (default: the policy's, else 0.95).
     success_values, success_threshold
         How to judge values beyond pass/fail (see :func:`is_success`).
+    policy : path, optional
+        The gate policy (``passk.toml`` or a ``pyproject.toml`` with ``[tool.passk]``);
+        default the one found from the working directory as ``passk gate`` finds it. With
+        a policy, an argument that would loosen it raises
+        :class:`passk.gate.policy.PolicyError` naming the policy's value, and the
+        criteria are the policy's, or the arguments' where they are stricter.
 
     Examples
     --------
@@ -133,12 +142,30 @@ class Curtailment:
     ({'a': 2}, 1)
     """
 
-    def __init__(self, *, k: int = 5, min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
-                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, on: str = DEFAULT_CRITERIA.on, min_runs: int = 0,
-                 scorer: str | None = None, confidence: float = 0.95,
-                 success_values: Sequence[str] = (), success_threshold: float | None = None):
-        self.gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, on, confidence,
-                                 min_runs)
+    def __init__(self, *, k: int | None = None, min_overall_pass_hat_k: float | None = None,
+                 max_flakiness: float | None = None, on: str | None = None, min_runs: int = 0,
+                 scorer: str | None = None, confidence: float | None = None,
+                 success_values: Sequence[str] = (), success_threshold: float | None = None,
+                 policy: str | os.PathLike[str] | None = None):
+        from passk.gate.policy import find_policy, load_policy, refuse_looser, strictest
+
+        found = find_policy() if policy is None else Path(policy)
+        #: The repository's gate policy in force (None: the arguments and the defaults).
+        self.policy = load_policy(found) if found is not None else None
+        asked = {"k": k, "min_overall": min_overall_pass_hat_k, "max_flakiness": max_flakiness,
+                 "on": on, "confidence": confidence, "min_runs": min_runs or None}
+        if self.policy is not None:
+            refuse_looser(self.policy, asked)  # PolicyError (a ValueError) names its value
+        chosen = strictest(self.policy, asked)
+        d = DEFAULT_CRITERIA
+
+        def given(name: str, default: Any) -> Any:
+            return default if chosen[name] is None else chosen[name]
+
+        self.gate = GateSettings(given("k", d.k), given("min_overall_pass_hat_k",
+                                                         d.min_overall_pass_hat_k),
+                                 given("max_flakiness", d.max_flakiness), given("gate_on", d.on),
+                                 given("confidence", d.confidence), int(chosen["min_runs"]))
         self.scorer = scorer
         self.success_values = tuple(success_values)
         self.success_threshold = success_threshold
