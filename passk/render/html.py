@@ -43,7 +43,8 @@ border-bottom:1px solid #ddd;padding-bottom:.2em}
 border:1px solid #c62828}
 table{border-collapse:collapse;font-size:.92em}th,td{padding:.25em .6em;text-align:left;
 border-bottom:1px solid #eee;vertical-align:top}td.n,th.n{text-align:right;
-font-variant-numeric:tabular-nums}
+font-variant-numeric:tabular-nums;white-space:nowrap}
+#tasks td:last-child,#tasks td:nth-child(2){white-space:nowrap}
 #tasks th{cursor:pointer;user-select:none;background:#f6f6f6;position:sticky;top:0}
 #tasks th[aria-sort=ascending]::after{content:" \\25B2"}
 #tasks th[aria-sort=descending]::after{content:" \\25BC"}
