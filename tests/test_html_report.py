@@ -203,3 +203,25 @@ def test_markup_in_a_task_id_shows_as_text(opened):
     assert {SCRIPT_ID, BOLD_ID, IMG_ID} <= set(ids)
     assert SCRIPT_ID in page.locator("body").inner_text()
     assert seen["dialogs"] == []
+
+
+def test_a_gate_page_names_the_baseline_its_digest_and_the_comparisons_criteria(tmp_path):
+    """``passk gate --baseline --html``: both files read, each with its SHA-256 (computed
+    here), and the comparison's level, correction and margin, each with where it came from."""
+    new = ROOT / "tests" / "fixtures" / "stable.jsonl"
+    copy = tmp_path / "old.jsonl"  # the last release's runs: here the same ones
+    copy.write_bytes(new.read_bytes())
+    page = tmp_path / "gate.html"
+    status, _ = _passk("gate", str(new), "--baseline", str(copy), "--k", "2", "--margin",
+                       "0.5", "--html", str(page))
+    assert status == 1  # two tasks cannot show non-inferiority: the gate blocks, and says so
+    text = page.read_text(encoding="utf-8")
+    digest = hashlib.sha256(new.read_bytes()).hexdigest()
+    assert (f'<tr><td>results</td><td class="id">{new}</td><td>jsonl</td>'
+            f'<td class="id">{digest}</td>') in text
+    assert f'<tr><td>baseline</td><td class="id">{copy}</td><td>jsonl</td>' in text
+    assert "<tr><td>margin</td><td>0.5</td><td>command line (--margin 0.5)</td></tr>" in text
+    assert "<tr><td>alpha</td><td>0.05</td><td>the default</td></tr>" in text
+    assert "<tr><td>correction</td><td>holm</td><td>the default</td></tr>" in text
+    assert '<div id="verdict" class="verdict blocked">gate: BLOCKED' in text
+    assert "non-inferiority within 0.5 not shown" in text.split('<ul class="reasons">', 1)[1].split("</ul>", 1)[0]

@@ -402,7 +402,10 @@ def criteria_origins(args: argparse.Namespace, fr: FileReport) -> list[tuple[str
     asked, opts = _asked(args), fr.options
     declared = opts.get("declared") or {}
     gate = fr.gate
-    named = (("k", "k", "k", fr.report.k), ("bar", "min_overall_pass_hat_k", "min_overall",
+    ks = sorted(set(fr.ks.tolist()))
+    k_shown = opts.get("k") if opts.get("k") is not None else (
+        ks[0] if len(ks) == 1 else "per task: " + ", ".join(map(str, ks)))
+    named = (("k", "k", "k", k_shown), ("bar", "min_overall_pass_hat_k", "min_overall",
                                             gate.bar),
              ("flakiness cap", "max_flakiness", "max_flakiness", gate.cap),
              ("on", "gate_on", "on", opts.get("gate_on")),
