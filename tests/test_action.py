@@ -273,3 +273,48 @@ def test_the_action_names_an_explicit_policy_input(tmp_path):
     status, log, _, _ = _run_action(tmp_path, cwd=repo, results="stable.jsonl",
                                     policy="missing.toml")
     assert status == 2 and "missing.toml: no such policy file" in log
+
+
+# --- the report page: written by the step, uploaded as an artifact, linked ---------------
+
+def _step(name: str) -> dict:
+    return next(s for s in ACTION["runs"]["steps"] if s.get("name") == name)
+
+
+def test_the_page_is_uploaded_as_an_artifact_and_linked_from_the_summary(tmp_path):
+    gate = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "gate")
+    upload, link = _step("Upload the report page"), _step("Link the report page from the job summary")
+    assert upload["uses"].startswith("actions/upload-artifact@")
+    assert upload["with"]["path"] == gate["env"]["PASSK_HTML"]
+    assert upload["with"]["name"] == "${{ inputs.report-artifact }}"
+    assert upload["with"]["if-no-files-found"] == "ignore"   # bad input: no page
+    # a blocked gate fails its step: the page is uploaded and linked all the same
+    assert "!cancelled()" in upload["if"] and "!cancelled()" in link["if"]
+    assert f"steps.{upload['id']}.outputs.artifact-url" in link["if"]
+    assert link["env"]["ARTIFACT_URL"] == f"${{{{ steps.{upload['id']}.outputs.artifact-url }}}}"
+    # the link step's own shell line, run here: a Markdown link appended to the summary
+    summary = tmp_path / "summary.md"
+    summary.write_text("## passk gate: BLOCKED\n", encoding="utf-8")
+    env = {"PATH": os.environ["PATH"], "GITHUB_STEP_SUMMARY": str(summary),
+           "ARTIFACT_URL": "https://github.com/o/r/actions/runs/1/artifacts/2",
+           "ARTIFACT_NAME": "passk-report"}
+    subprocess.run(["bash", "-e", "-c", link["run"]], env=env, check=True, timeout=30)
+    assert summary.read_text(encoding="utf-8").endswith(
+        "\n**[The report page](https://github.com/o/r/actions/runs/1/artifacts/2)** (artifact "
+        "`passk-report`): download it and open passk-report.html, offline: the curve, the "
+        "sortable task table, every reason.\n")
+
+
+def test_the_step_writes_the_page_of_its_own_verdict(tmp_path):
+    page = tmp_path / "report" / "passk-report.html"
+    status, log, _, _ = _run_action(tmp_path, results=TAU, html=str(page))
+    _, report = _gate_json(TAU)
+    assert status == 1 and page.exists(), log
+    text = page.read_text(encoding="utf-8")
+    assert "gate: BLOCKED" in text and '<svg xmlns="http://www.w3.org/2000/svg"' in text
+    assert text.count('<td class="id">') >= len(report["tasks"])
+    first = report["gate"]["reasons"][0]
+    assert f"<li>{first}</li>" in text
+    # bad input: no page, and the earlier one is gone (it is never uploaded as this one's)
+    status, _, _, _ = _run_action(tmp_path, results="no-such-file.jsonl", html=str(page))
+    assert status == 2 and not page.exists()

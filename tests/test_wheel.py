@@ -43,6 +43,7 @@ import contextlib
 import email.parser
 import hashlib
 import importlib.metadata
+import importlib.util
 import io
 import json
 import os
@@ -457,3 +458,78 @@ def test_the_pytest_plugin_is_registered_and_logs(venv, cwd):
     log = [json.loads(line) for line in (cwd / "plugin.jsonl").read_text().splitlines()]
     runs = [r for r in log if r.get("task_id") == "test_agent.py::test_always"]
     assert len(runs) == 4 and all(r["success"] is True for r in runs), log
+
+
+# --- the README's pytest plugin example, as a newcomer meets it --------------------------
+
+def _plugin_section() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return text.split("## pytest plugin", 1)[1].split("\n## ", 1)[0]
+
+
+def _console_scripts(dist: importlib.metadata.Distribution, bin_dir: Path) -> None:
+    """The console scripts pip would write for ``dist`` (linking a distribution skips them)."""
+    python = bin_dir / "python"
+    for ep in dist.entry_points:
+        if ep.group == "console_scripts":
+            module, _, attr = ep.value.partition(":")
+            script = bin_dir / ep.name
+            script.write_text(f"#!{python}\nimport sys\nfrom {module} import {attr.split('.')[0]}"
+                              f"\nsys.exit({attr}())\n", encoding="utf-8")
+            script.chmod(0o755)
+
+
+@pytest.fixture(scope="module")
+def plugin_venv(workspace: Path, built: tuple[Path, Path]) -> Path:
+    """A clean venv holding the wheel with the extra the README's install line names, and
+    exactly what that extra requires (from the wheel's metadata): nothing else."""
+    line = next(x for x in _plugin_section().splitlines() if x.startswith("pip install"))
+    assert line.startswith(f"pip install '{DIST}[") and line.endswith("]'"), line
+    extra = line.split("[", 1)[1].rstrip("]'")
+    _, wheel = built
+    with zipfile.ZipFile(wheel) as zf:
+        meta = _metadata(zf)
+    assert extra in meta.get_all("Provides-Extra"), (extra, meta.get_all("Provides-Extra"))
+    wanted = []
+    for r in meta.get_all("Requires-Dist") or []:
+        req = Requirement(r)
+        if req.marker is None or req.marker.evaluate({"extra": extra}):
+            wanted.append(f"{req.name}{req.specifier}")
+    assert any(canonicalize_name(Requirement(w).name) == "pytest" for w in wanted), wanted
+    venv = workspace / "plugin-venv"
+    _sh([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    python = venv / "bin" / "python"
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(_sh([str(python), "-I", "-c", purelib]).stdout.strip())
+    for dist in _closure(wanted):
+        _link_distribution(dist, site)
+        _console_scripts(dist, venv / "bin")
+    _pip(python, "install", "-q", "--no-index", "--no-deps", str(wheel))
+    _pip(python, "check")
+    return venv
+
+
+def test_the_readmes_plugin_example_runs_as_written(plugin_venv, workspace):
+    """The README's ``test_agent.py``, run with the README's command in a venv made from
+    the wheel and the documented extra, prints the README's output and exits 10."""
+    section = _plugin_section()
+    example = section.split("`test_agent.py`", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    shown = section.split("```\n$ ", 1)[1].split("```", 1)[0].splitlines()
+    command, expected = shown[0], shown[1:]
+    assert command == "pytest --passk-log runs.jsonl", command
+    cwd = workspace / "newcomer"
+    cwd.mkdir()
+    (cwd / "test_agent.py").write_text(example, encoding="utf-8")
+    env = {**_user_env(plugin_venv), "COLUMNS": "80"}  # a terminal's width, as shown
+    ran = _sh(command.split(), cwd=cwd, env=env, check=False)
+    assert ran.returncode == 10, ran.stdout + ran.stderr
+    spec = importlib.util.spec_from_file_location(
+        "update_readme_outputs", ROOT / "scripts" / "update_readme_outputs.py")
+    readme = sys.modules.get("update_readme_outputs")
+    if readme is None:
+        readme = importlib.util.module_from_spec(spec)
+        sys.modules["update_readme_outputs"] = readme
+        spec.loader.exec_module(readme)
+    actual = (ran.stdout + ran.stderr).splitlines()
+    assert readme.matches(expected, actual), readme.diff(expected, actual)
+    assert len((cwd / "runs.jsonl").read_text().splitlines()) == 24 + 1  # the header, 24 runs

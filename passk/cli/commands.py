@@ -161,6 +161,7 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
         print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
               f"--format to override)", file=sys.stderr)
     results, said = count_errors(results, policy.errors if policy is not None else "fail")
+    vars(args).setdefault("_read", []).append(("results" if judged else "baseline", results))
     if judged:
         vars(args)["_said"] = said
         if policy is not None:
@@ -347,6 +348,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         plot_report(fr, args.plot)
         print(f"passk report: wrote {args.plot}", file=sys.stderr)
+    _write_html(args, fr)
     if args.json:
         _print_json(fr.to_dict(), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
@@ -361,6 +363,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from passk.analysis.report import format_report
 
     fr = gate_report(args)
+    _write_html(args, fr)
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
@@ -390,6 +393,87 @@ def gate_report(args: argparse.Namespace) -> FileReport:
     fr = build_report(results, **criteria, baseline=old, alpha=settings.alpha,
                       correction=settings.correction, margin=settings.margin)
     return replace(fr, options={**fr.options, **_in_force(args)})
+
+
+def criteria_origins(args: argparse.Namespace, fr: FileReport) -> list[tuple[str, str, str]]:
+    """The criteria in force, each as (name, value, where it came from): the command line,
+    the run's protocol, the policy file, or the default (for the HTML page)."""
+    policy = _policy(args)
+    asked, opts = _asked(args), fr.options
+    declared = opts.get("declared") or {}
+    gate = fr.gate
+    ks = sorted(set(fr.ks.tolist()))
+    k_shown = opts.get("k") if opts.get("k") is not None else (
+        ks[0] if len(ks) == 1 else "per task: " + ", ".join(map(str, ks)))
+    named = (("k", "k", "k", k_shown), ("bar", "min_overall_pass_hat_k", "min_overall",
+                                            gate.bar),
+             ("flakiness cap", "max_flakiness", "max_flakiness", gate.cap),
+             ("on", "gate_on", "on", opts.get("gate_on")),
+             ("confidence", "confidence", "confidence", opts.get("confidence")),
+             ("min runs", "min_runs", "min_runs", opts.get("min_runs")))
+    out = []
+    for label, name, option, value in named:
+        flag = "--" + option.replace("_", "-")
+        given = asked.get(option)
+        if name == "min_runs" and not given:
+            given = None
+        if given is not None and name in declared and given != declared[name]:
+            where = f"command line ({flag} {given}), stricter than the run's protocol's " \
+                    f"{declared[name]}"
+        elif given is not None:
+            where = f"command line ({flag} {given})"
+        elif name in declared:
+            where = "the run's protocol (declared before the runs)"
+        elif policy is not None:
+            where = policy.phrase
+        elif name == "k":
+            where = "the smallest number of runs of any task (no --k)"
+        else:
+            where = "the default"
+        shown = value if isinstance(value, str) else (
+            "per task" if value is None else str(value) if isinstance(value, int)
+            else f"{value:g}")
+        out.append((label, shown, where))
+    for label, k in sorted(dict(asked.get("k_for") or {}).items()):
+        out.append((f"k for {label}", str(k), f"command line (--k-for {label}={k})"))
+    if getattr(args, "baseline", None) is not None:
+        base = _baseline_settings(args)
+        for label, option, value in (("alpha", "alpha", base.alpha),
+                                     ("correction", "correction", base.correction),
+                                     ("margin", "margin", base.margin)):
+            given = getattr(args, option, None)
+            where = (f"command line (--{option} {given})" if given is not None
+                     else policy.phrase if policy is not None else "the default")
+            out.append((label, "none" if value is None else str(value), where))
+    return out
+
+
+def html_page(args: argparse.Namespace, fr: FileReport) -> str:
+    """The report as one self-contained HTML page (:func:`passk.render.html.report_page`),
+    from the same report the text, Markdown and JSON print."""
+    import passk
+    from passk.analysis.report import format_gate
+    from passk.render.html import report_page
+    from passk.stability import interval_note, order_rows
+
+    read = [{"role": role, "path": src.path, "producer": src.producer, "sha256": src.sha256,
+             "run_ids": list(src.run_ids)}
+            for role, results in vars(args).get("_read", []) for src in results.sources]
+    return report_page(fr.to_dict(curves=False),
+                       verdict=format_gate(fr, limit=0).splitlines()[0],
+                       order=order_rows(fr.report.tasks), criteria=criteria_origins(args, fr),
+                       read=read, interval_note=interval_note(fr.report.confidence,
+                                                              fr.report.ci_method),
+                       title=f"passk {args.command}: {_label(args.file)}",
+                       generator=f"passk {passk.__version__}")
+
+
+def _write_html(args: argparse.Namespace, fr: FileReport) -> None:
+    """``--html OUT``: write the page, and say so on stderr."""
+    out = getattr(args, "html", None)
+    if out:
+        Path(out).write_text(html_page(args, fr), encoding="utf-8")
+        print(f"passk {args.command}: wrote {out}", file=sys.stderr)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -897,6 +981,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
     p.add_argument("--plot", metavar="FILE.png", default=None,
                    help="also draw the curves and flakiness per task (needs matplotlib)")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="also write the report as one self-contained HTML page (opens "
+                   "offline: the curve, the sortable task table, the verdict and its reasons)")
 
     p = add("gate", cmd_gate, "the dual gate on a results file (exit 0 passed, 1 blocked, "
             "2 bad input)")
@@ -915,6 +1002,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "test (e.g. adapter_settings.temperature; a prefix names a group); "
                    "repeatable; any other difference is refused")
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="also write the report as one self-contained HTML page (opens "
+                   "offline: the curve, the sortable task table, the verdict and its reasons)")
 
     p = add("plan", cmd_plan, "runs needed: all-pass runs for a claim pass^k >= target, or, "
             "with a FILE, which tasks more runs could still change")

@@ -18,7 +18,10 @@ to one, so no input is ever pasted into a shell line):
 - ``PASSK_CRITERIA``: ``declared`` gates exactly as the results' protocol declares and
   is an error on results that declare none; empty: the criteria below;
 - ``PASSK_K``, ``PASSK_MIN_OVERALL``, ``PASSK_MAX_FLAKINESS``, ``PASSK_ON``,
-  ``PASSK_CONFIDENCE``: the gate's criteria (empty: the policy's, else the default).
+  ``PASSK_CONFIDENCE``: the gate's criteria (empty: the policy's, else the default);
+- ``PASSK_HTML``: optional, where to write the report as one self-contained HTML page
+  (``passk gate --html``); ``action.yml`` uploads it as an artifact and links it from
+  the job summary.
 
 The gate is made once (:func:`passk.cli.commands.gate_report`) and rendered twice: the
 JSON's numbers for the outputs, the Markdown for people. The Markdown goes under a
@@ -168,11 +171,13 @@ def _fail(env: Mapping[str, str], message: str, details: str = "") -> int:
 def main(env: Mapping[str, str] | None = None) -> int:
     """The action's step: gate, write the summary and the outputs, return the exit status."""
     from passk.analysis.report import format_report
-    from passk.cli.commands import BadInput, build_parser, gate_report
+    from passk.cli.commands import BadInput, build_parser, gate_report, html_page
     from passk.render.tables import escape_markdown, escape_text
     from passk.results.counts import ResultsError
 
     env = os.environ if env is None else env
+    if _env(env, "PASSK_HTML"):  # an earlier step's page is never uploaded as this one's
+        Path(_env(env, "PASSK_HTML")).unlink(missing_ok=True)
     try:
         args = gate_arguments(env)
     except ActionInputError as exc:
@@ -197,6 +202,11 @@ def main(env: Mapping[str, str] | None = None) -> int:
                      "`passk run` log or the pytest plugin's --passk-log does): give k, "
                      "min-overall and max-flakiness instead", said)
     shown = escape_markdown(format_report(fr, markdown=True, curve=False))
+    page = _env(env, "PASSK_HTML")
+    if page:
+        Path(page).parent.mkdir(parents=True, exist_ok=True)
+        Path(page).write_text(html_page(parsed, fr), encoding="utf-8")
+        print(f"passk gate: wrote {page}", file=sys.stderr)
     verdict = "passed" if gate["passed"] else "blocked"
     estimate, interval = suite_estimate(report)
     if said:
