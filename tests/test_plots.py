@@ -443,8 +443,8 @@ if not hasattr(zh_book, "english_in_figure"):
 
 
 def _package_figures():
-    suite = suite_report(["payment-alert", "read-error-rate", "read-last-deploy"],
-                         [10, 12, 12], [12, 12, 12], k=5)
+    suite = judged_report(["payment-alert", "read-error-rate", "read-last-deploy"],
+                          [10, 12, 12], [12, 12, 12], k=5)
     plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     yield "plot_curves", lambda: plot_curves(0.9, 8)
     yield "plot_run_strip", lambda: plot_run_strip(

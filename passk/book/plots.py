@@ -795,8 +795,8 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     >>> fig = plot_power_grid(plan, mark=[(50, 8), (100, 4)])
     >>> left, right = fig.axes
-    >>> [round(float(y), 2) for y in left.get_lines()[0].get_ydata()]  # 4 runs per task
-    [0.15, 0.26]
+    >>> [round(float(y), 2) for y in left.get_lines()[0].get_ydata()]  # 4 runs, no pilot: worst case
+    [0.06, 0.09]
     >>> [float(x) for x in right.get_lines()[1].get_xdata()]  # 8 runs: tasks × 8
     [400.0, 800.0]
     >>> [t.get_text() for t in right.texts]
