@@ -630,8 +630,8 @@ def _plan_file(args: argparse.Namespace) -> int:
         return EXIT_OK
     what = "pass^k" if on == "estimate" else "exact lower bound on pass^k"
     print(f"each task alone against the gate: {what} >= {bar:.3f} and flakiness "
-          f"<= {cap:.3f}; max n = "
-          + (str(args.max_n) if args.max_n is not None else "the policy's runs for its risk"))
+          f"<= {cap:.3f}; max n = " + (str(args.max_n) if args.max_n is not None else
+                                       _tier_cap()))
     lines = [format_plan(plans, markdown=args.markdown)]
     if never:
         lines.append(f"{len(never)} task(s) of the file's plan never ran; "
@@ -641,6 +641,16 @@ def _plan_file(args: argparse.Namespace) -> int:
     lines += gaps
     _emit("\n".join(lines), markdown=args.markdown)
     return EXIT_OK
+
+
+def _tier_cap() -> str:
+    """The cap on runs ``passk plan FILE`` plans up to without ``--max-n``, said in full."""
+    from passk.stability import RepeatPolicy
+
+    policy = RepeatPolicy()
+    tiers = ", ".join(f"{risk} {n}" for risk, n in sorted(policy.runs_by_risk.items()))
+    return (f"the runs of each task's risk tier ({tiers}, any other risk {policy.default}): "
+            "more runs than that are not planned; --max-n N plans up to N runs a task")
 
 
 def _require_same_protocol(args: argparse.Namespace, old: Results, new: Results,
