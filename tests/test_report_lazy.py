@@ -41,3 +41,21 @@ def test_the_lazy_curve_is_the_exact_one():
     assert np.allclose(fr.per_task_hat[1], [comb(2, k, exact=True) / comb(4, k, exact=True)
                                             for k in range(1, 5)])
     assert json.loads(json.dumps(fr.to_dict()))["curve"]["k"] == [1, 2, 3, 4]
+
+
+def test_report_and_gate_never_import_scipy_stats(tmp_path):
+    """scipy.stats costs about 0.8 s of imports; passk report and gate need none of it."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(f'{{"task_id": "t{t}", "trial": {j}, "success": {str(j % 3 > 0).lower()}}}\n'
+                            for t in range(3) for j in range(6)))
+    for command in ("report", "gate"):
+        code = (f"import runpy, sys; sys.argv = ['passk', {command!r}, {str(path)!r}]\n"
+                "try:\n    runpy.run_module('passk', run_name='__main__')\n"
+                "except SystemExit:\n    pass\n"
+                "print('scipy.stats' in sys.modules, file=sys.stderr)")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=False)
+        assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
