@@ -29,7 +29,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from itertools import islice, repeat
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +193,21 @@ _NONE = type(None)
 _CHUNK_LINES = 16_384
 
 
+def _line_chunks(f: Any, size: int) -> Iterator[list[str]]:
+    """A text file's lines (as ``str.splitlines`` splits them), about ``size`` characters a time."""
+    rest = ""
+    while True:
+        text = f.read(size)
+        if not text:
+            if rest:
+                yield rest.splitlines()
+            return
+        parts = (rest + text).splitlines(keepends=True)
+        rest = parts.pop()  # maybe cut short (or a "\r" whose "\n" is in the next read)
+        if parts:
+            yield "".join(parts).splitlines()
+
+
 def _fast_jsonl(path: Path) -> Results | None:
     """Counts from a JSON Lines file in bulk: ``json.loads`` a chunk at a time, column checks.
 
@@ -223,7 +238,7 @@ def _fast_jsonl(path: Path) -> Results | None:
     gc.disable()  # a million new dicts would trigger many useless collections
     try:
         with open(path, encoding="utf-8-sig") as f:
-            while lines := list(islice(f, _CHUNK_LINES)):
+            for lines in _line_chunks(f, _CHUNK_LINES * 64):
                 if not all(line.strip() for line in lines):
                     blank = True
                     lines = [line for line in lines if line.strip()]
