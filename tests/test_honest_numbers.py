@@ -255,7 +255,7 @@ def test_the_curve_names_its_interval_and_level():
     small = build_report(results_from_runs(few), k=4, min_overall_pass_hat_k=0.0)
     assert f"(95% {label}, for these tasks)" in format_curve(small)  # any T, three here
     # a level that is not kept is never printed as a bare "95%"
-    unkept = replace(fr, curve=replace(fr.curve, level="95% nominal, not guaranteed"))
+    unkept = fr.with_curve(replace(fr.curve, level="95% nominal, not guaranteed"))
     assert f"(95% nominal, not guaranteed {label}" in format_curve(unkept)
 
 

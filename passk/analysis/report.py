@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -116,10 +117,39 @@ class FileReport:
     report: SuiteReport
     results: Results
     ks: np.ndarray
-    curve: Curve
-    per_task_at: np.ndarray  # shape (tasks, K)
-    per_task_hat: np.ndarray
     options: dict[str, Any] = field(default_factory=dict)
+    #: The curve's largest k (None: the largest per-task k).
+    curve_k: int | None = None
+
+    # The curve and the per-task rows by k are computed when first asked for
+    # (``passk report`` prints them; ``passk gate`` decides without them).
+
+    @property
+    def kmax(self) -> int:
+        """The curve's largest k."""
+        return int(self.curve_k or self.ks.max(initial=1))
+
+    @cached_property
+    def curve(self) -> Curve:
+        """The suite's pass@k and pass^k for k = 1..K (:func:`suite_curve`)."""
+        return suite_curve(self.results.successes, self.results.totals, self.kmax,
+                           confidence=self.report.confidence)
+
+    def with_curve(self, curve: Curve) -> FileReport:
+        """This report with the given curve in place of the one it would compute."""
+        out = replace(self)
+        out.__dict__["curve"] = curve  # what cached_property would have stored
+        return out
+
+    @cached_property
+    def per_task_at(self) -> np.ndarray:
+        """Each task's pass@k for k = 1..K, shape (tasks, K)."""
+        return _curve_matrix(self.results.successes, self.results.totals, self.kmax, at=True)
+
+    @cached_property
+    def per_task_hat(self) -> np.ndarray:
+        """Each task's pass^k for k = 1..K, shape (tasks, K)."""
+        return _curve_matrix(self.results.successes, self.results.totals, self.kmax, at=False)
 
     @property
     def gate(self) -> GateResult:
@@ -129,10 +159,10 @@ class FileReport:
             raise ValueError("this FileReport was not judged: build it with build_report")
         return gate
 
-    def to_dict(self, *, curves: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, curves: bool = True, curve: bool = True) -> dict[str, Any]:
         """The report JSON of :meth:`SuiteReport.to_dict`, plus added keys.
 
-        Added: ``format``, ``notes``, ``incomplete``, ``curve``, ``options``;
+        Added: ``format``, ``notes``, ``incomplete``, ``curve`` (``curve=True``), ``options``;
         per task ``excluded``, ``k``, and (``curves=True``) ``pass_at_k_by_k``
         and ``pass_hat_k_by_k`` for k = 1..K; in ``gate``, ``on``, ``min_runs``,
         ``bar``, ``cap``, ``declared`` (the protocol's criteria) and ``stricter``.
@@ -162,7 +192,8 @@ class FileReport:
         out["format"] = self.results.source
         out["notes"] = list(self.results.notes)
         out["incomplete"] = list(_incomplete(self.results))
-        out["curve"] = self.curve.to_dict()
+        if curve:
+            out["curve"] = self.curve.to_dict()
         out["options"] = dict(opts)
         return out
 
@@ -330,17 +361,13 @@ def build_report(
     gate = judge(results, criteria, baseline, ks=ks, accept_incomplete=accept_incomplete,
                  rows=report.tasks)
     report = replace(report, gate=gate, protocol=results.protocol)
-    kmax = int(curve_k or ks.max(initial=1))
-    at = _curve_matrix(c, n, kmax, at=True)
-    hat = _curve_matrix(c, n, kmax, at=False)
-    curve = suite_curve(c, n, kmax, confidence=confidence)
     options = {"k": None if k is None else int(k), "k_for": dict(k_for or {}),
                "confidence": confidence, "ci_method": ci_method,
                "class_threshold": class_threshold, "min_overall": min_overall_pass_hat_k,
                "max_flakiness": max_flakiness, "gate_on": gate_on, "min_runs": min_runs,
                "accept_incomplete": accept_incomplete, "declared": dict(declared or {}),
                "stricter": list(stricter)}
-    return FileReport(report, results, ks, curve, at, hat, options)
+    return FileReport(report, results, ks, options, curve_k)
 
 
 # --------------------------------------------------------------------------

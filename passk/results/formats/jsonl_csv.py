@@ -189,103 +189,183 @@ def read_csv_runs(path: str | os.PathLike[str], *, duplicates: str = "error") ->
 _NONE = type(None)
 
 
-def _fast_jsonl(path: Path) -> Results | None:
-    """Counts from a JSON Lines file in bulk: one ``json.loads`` and column checks.
+#: Lines parsed at a time: the file is read in chunks, never held whole (issue 30).
+_CHUNK_LINES = 16_384
 
+
+def _line_chunks(f: Any, size: int) -> Iterator[list[str]]:
+    """A text file's lines (as ``str.splitlines`` splits them), about ``size`` characters a time."""
+    rest = ""
+    while True:
+        text = f.read(size)
+        if not text:
+            if rest:
+                yield rest.splitlines()
+            return
+        parts = (rest + text).splitlines(keepends=True)
+        rest = parts.pop()  # maybe cut short (or a "\r" whose "\n" is in the next read)
+        if parts:
+            yield "".join(parts).splitlines()
+
+
+def _fast_jsonl(path: Path) -> Results | None:
+    """Counts from a JSON Lines file in bulk: ``json.loads`` a chunk at a time, column checks.
+
+    The file streams through in chunks of :data:`_CHUNK_LINES` lines: each
+    chunk's records become columns (task index, success, trial, flags) and are
+    let go, so memory grows with the columns, not with the records (which a
+    run log with a protocol header keeps, for :func:`check_records`).
     Returns None when anything is off (bad JSON, a wrong type, a duplicate);
     the caller then re-reads line by line, which names the exact line. Valid
     files never take that slow path, so a million runs parse in about a second.
     """
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError:
-        return None  # the line-by-line path names the line
-    if not all(lines):
-        lines = [line for line in lines if line.strip()]
-    if not lines:
-        return None
+    task_of: dict[Any, int] = {}
+    parts: list[np.ndarray] = []  # per chunk: each record's task index
+    successes: list[np.ndarray] = []
+    outs: list[np.ndarray] = []  # left out: infrastructure errors, cached runs
+    hass: list[np.ndarray] = []  # has a trial
+    trials: list[np.ndarray] = []  # the trial (0 where none)
+    label_of: dict[int, str] = {}  # a task's risk other than read-only, the first one written
+    kinds_seen = {INFRASTRUCTURE_ERRORS: False, CACHED_RESULTS: False}
+    seeds: list[Any] = []  # kept for a run log (a header): its run ids
+    attempts: list[Any] = []
+    kept: list[dict] = []  # the records, only when a header asks for check_records
+    header: dict | None = None
+    protocol = None
+    blank = False
+    first = True
     gc_was_on = gc.isenabled()
     gc.disable()  # a million new dicts would trigger many useless collections
     try:
-        records = json.loads("[" + ",".join(lines) + "]")
-    except json.JSONDecodeError:
-        return None
+        with open(path, encoding="utf-8-sig") as f:
+            for lines in _line_chunks(f, _CHUNK_LINES * 64):
+                if not all(line.strip() for line in lines):
+                    blank = True
+                    lines = [line for line in lines if line.strip()]
+                    if not lines:
+                        continue
+                try:
+                    records = json.loads("[" + ",".join(lines) + "]")
+                except json.JSONDecodeError:
+                    return None
+                if len(records) != len(lines) or set(map(type, records)) != {dict}:
+                    return None
+                if first and is_header(records[0]):
+                    header = records[0]
+                    protocol = protocol_of(header, path)
+                    records = records[1:]
+                first = False
+                if any(map(is_header, records)):
+                    return None
+                if not records:
+                    continue
+
+                def column(name: str, records: list[dict] = records) -> list[Any]:
+                    return list(map(dict.get, records, repeat(name, len(records))))
+
+                ids, success = column("task_id"), column("success")
+                id_types = set(map(type, ids))
+                if not id_types <= {str, int}:
+                    return None
+                if int in set(map(type, success)):  # 1 and 0, as CSV takes them
+                    if not set(success) <= {0, 1} or not set(map(type, success)) <= {bool, int}:
+                        return None
+                    success = [bool(x) for x in success]
+                trial, risks = column("trial"), column("risk")
+                infra, cached = column("infrastructure_error"), column("cached")
+                if (set(map(type, success)) != {bool}
+                        or not set(map(type, trial)) <= {int, _NONE}
+                        or not set(map(type, risks)) <= {str, _NONE}
+                        or not set(map(type, infra)) <= {bool, _NONE}
+                        or not set(map(type, cached)) <= {bool, _NONE}):
+                    return None
+                if int in id_types:
+                    ids = [str(t) if type(t) is int else t for t in ids]
+                for t in dict.fromkeys(ids):
+                    task_of.setdefault(t, len(task_of))
+                index = np.fromiter(map(task_of.__getitem__, ids), dtype=np.int32,
+                                    count=len(ids))  # half the memory of int64
+                parts.append(index)
+                successes.append(np.asarray(success, dtype=bool))
+                out = np.zeros(len(records), dtype=bool)
+                for flags, kind in ((infra, INFRASTRUCTURE_ERRORS), (cached, CACHED_RESULTS)):
+                    if True in flags:
+                        out |= np.fromiter((x is True for x in flags), dtype=bool,
+                                           count=len(flags))
+                        kinds_seen[kind] = True
+                outs.append(out)
+                if any(t is not None and not -_FAST_TRIAL_LIMIT < t < _FAST_TRIAL_LIMIT
+                       for t in trial):
+                    return None  # huge labels: Python's ints on the line-by-line path
+                hass.append(np.fromiter((t is not None for t in trial), dtype=bool,
+                                        count=len(trial)))
+                trials.append(np.fromiter((0 if t is None else t for t in trial),
+                                          dtype=np.int64, count=len(trial)))
+                if any(risks):
+                    for i, risk in zip(index.tolist(), risks):
+                        if risk and risk != "read-only" and i not in label_of:
+                            label_of[i] = risk
+                seed = column("seed")
+                if header is None and any(x is not None for x in seed):
+                    return None  # a passk run record without its header: the slow path
+                if header is not None:
+                    seeds.extend(seed)
+                    attempts.extend(column("attempt"))
+                    kept.extend(records)
+    except UnicodeDecodeError:
+        return None  # the line-by-line path names the line
     finally:
         if gc_was_on:
             gc.enable()
-    if len(records) != len(lines) or set(map(type, records)) != {dict}:
+    if not parts:
         return None
-    protocol = None
-    header = None
-    if is_header(records[0]):
-        header = records[0]
-        protocol = protocol_of(header, path)
-        records = records[1:]
-    if not records or any(map(is_header, records)):
-        return None
-
-    def column(name: str) -> list[Any]:  # a C-level map: ~10x a comprehension
-        return list(map(dict.get, records, repeat(name, len(records))))
-
-    task_ids, success, trials = column("task_id"), column("success"), column("trial")
-    risks, infra, cached = column("risk"), column("infrastructure_error"), column("cached")
-    id_types = set(map(type, task_ids))
-    if int in set(map(type, success)):  # 1 and 0, as CSV takes them
-        if not set(success) <= {0, 1} or not set(map(type, success)) <= {bool, int}:
-            return None
-        success = [bool(x) for x in success]
-    if (not id_types <= {str, int} or set(map(type, success)) != {bool}
-            or not set(map(type, trials)) <= {int, _NONE}
-            or not set(map(type, risks)) <= {str, _NONE}
-            or not set(map(type, infra)) <= {bool, _NONE}
-            or not set(map(type, cached)) <= {bool, _NONE}):
-        return None
-    if int in id_types:
-        task_ids = list(map(str, task_ids))
-    task_of = {t: i for i, t in enumerate(dict.fromkeys(task_ids))}
-    index = np.fromiter(map(task_of.__getitem__, task_ids), dtype=np.int64, count=len(task_ids))
+    index = np.concatenate(parts)
+    del parts
     m = len(task_of)
-    out = np.zeros(len(records), dtype=bool)  # left out: infrastructure errors, cached runs
-    kinds = []
-    for flags, kind in ((infra, INFRASTRUCTURE_ERRORS), (cached, CACHED_RESULTS)):
-        if True in flags:
-            out |= np.fromiter((x is True for x in flags), dtype=bool, count=len(flags))
-            kinds.append(kind)
-    has = np.zeros(len(records), dtype=bool)
+    out = np.concatenate(outs)
+    del outs
+    kinds = [kind for kind, seen in kinds_seen.items() if seen]
+    has = np.concatenate(hass)
+    del hass
     key = np.zeros(0, dtype=np.int64)  # each distinct (task, trial) as one number
     span = 1
-    if any(t is not None for t in trials):
-        if any(t is not None and not -_FAST_TRIAL_LIMIT < t < _FAST_TRIAL_LIMIT
-               for t in trials):
-            return None  # huge labels: Python's ints on the line-by-line path
-        has = np.fromiter((t is not None for t in trials), dtype=bool, count=len(trials))
-        trial = np.fromiter((0 if t is None else t for t in trials), dtype=np.int64,
-                            count=len(trials))[has]
-        lo = int(trial.min())
-        span = int(trial.max()) - lo + 1
-        key = index[has] * span + (trial - lo)
-        counted = np.sort(key[~out[has]])
+    every = bool(has.all())
+    if has.any():
+        trial_no = np.concatenate(trials)
+        del trials
+        if not every:
+            trial_no = trial_no[has]
+        lo = int(trial_no.min())
+        span = int(trial_no.max()) - lo + 1
+        trial_no -= lo
+        key = (index if every else index[has]).astype(np.int64)  # no int32 overflow
+        key *= span
+        key += trial_no
+        del trial_no
+        counted = np.sort(key if not out.any() else key[~out[has]])
         if np.any(counted[1:] == counted[:-1]):
-            return None  # a duplicate (task, trial): the slow path names both lines
+            return None  # a duplicate (task, trial_no): the slow path names both lines
         if not out.any():
             key = counted  # every row counted: already sorted and free of repeats
         else:
-            key = np.unique(key)  # a retried run left out may repeat its (task, trial)
-    run_ids, unidentified = _fast_run_ids(records, task_ids, out)
+            key = np.unique(key)  # a retried run left out may repeat its (task, trial_no)
+        del counted
+    if header is None:  # no seeds (refused above): no run ids
+        run_ids: frozenset[tuple[str, ...]] | None = frozenset()
+        unidentified = int(index.size)
+    else:
+        names = list(task_of)
+        run_ids, unidentified = _fast_run_ids(seeds, attempts,
+                                              [names[i] for i in index.tolist()], out)
     if run_ids is None:
         return None  # seeds written as text or floats, or a repeated run: the slow path
-    if header is not None or run_ids:
-        if not all(lines):
+    if header is not None:
+        if blank:
             return None  # blank lines: the slow path numbers the lines exactly
-        first = 2 if header is not None else 1
-        check_records(header, protocol, enumerate(records, start=first), path)
-    labels = ["read-only"] * m
-    if any(risks):
-        for i, risk in zip(index.tolist(), risks):
-            if risk and labels[i] == "read-only":
-                labels[i] = risk
-    results = tally_arrays(tuple(task_of), index, np.asarray(success, dtype=bool), out, tuple(labels),
+        check_records(header, protocol, enumerate(kept, start=2), path)
+        del kept
+    labels = [label_of.get(i, "read-only") for i in range(m)]
+    results = tally_arrays(tuple(task_of), index, np.concatenate(successes), out, tuple(labels),
                      "jsonl", protocol, " or ".join(kinds))
     results = replace(results, run_ids=run_ids, unidentified=unidentified)
     if protocol is None:
@@ -298,18 +378,16 @@ def _fast_jsonl(path: Path) -> Results | None:
 
 
 
-def _fast_run_ids(records: list[dict], task_ids: list[str], out: np.ndarray
+def _fast_run_ids(seeds: list[Any], attempts: list[Any], task_ids: list[str], out: np.ndarray
                   ) -> tuple[frozenset[tuple[str, ...]] | None, int]:
     """Each record's (task, seed, attempt) in bulk, where seeds and attempts are ints.
 
     Returns ``(None, 0)`` when the line-by-line path must decide (a seed or
     attempt written otherwise, or a counted run repeated).
     """
-    n = len(records)
-    seeds = list(map(dict.get, records, repeat("seed", n)))
+    n = len(seeds)
     if all(s is None for s in seeds):
         return frozenset(), n
-    attempts = list(map(dict.get, records, repeat("attempt", n)))
     if set(map(type, seeds)) != {int} or not set(map(type, attempts)) <= {int, _NONE}:
         return None, 0
     keys = list(zip(repeat(PASSK_RUN_ID, n), task_ids, map(str, seeds),

@@ -1,0 +1,134 @@
+"""CPU and wall of ``passk report`` and ``passk gate`` against a plain numpy baseline (issue 30).
+
+The baseline reads the same JSON Lines with the standard library's ``json``,
+groups the runs by task, and computes pass@k and pass^k for k = 1..n with
+numpy and ``scipy.special.comb`` (C(c, k) / C(n, k)). Each command runs in a
+fresh process; its CPU is the child's user + system time (``os.wait4``).
+Runs are interleaved (baseline, report, gate, [the same on --before], then
+again) so that a busy machine shifts every side alike; min and median of
+``--repeats`` runs are printed, with the ratio of each to the baseline's.
+
+    .venv/bin/python benchmarks/bench_ratios.py [--sizes 10000x16 10000x64 100000x16]
+        [--repeats 3] [--before /path/to/another/checkout]
+
+``--before`` times the same commands with another checkout first on the path
+(e.g. the code before a change), so one run prints before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parents[1]
+
+BASELINE = r'''
+import json, sys
+from collections import defaultdict
+import numpy as np
+from scipy.special import comb
+succ = defaultdict(int); tot = defaultdict(int)
+with open(sys.argv[1], encoding="utf-8") as f:
+    for line in f:
+        r = json.loads(line)
+        tot[r["task_id"]] += 1
+        succ[r["task_id"]] += bool(r["success"])
+tasks = sorted(tot)
+c = np.array([succ[t] for t in tasks]); n = np.array([tot[t] for t in tasks])
+ks = np.arange(1, n.max() + 1)
+hat = comb(c[:, None], ks) / comb(n[:, None], ks)
+at = 1 - comb((n - c)[:, None], ks) / comb(n[:, None], ks)
+print(len(tasks), hat.mean(axis=0)[-1], at.mean(axis=0)[-1])
+'''
+
+
+def write_runs(path: Path, tasks: int, trials: int, seed: int = 0) -> None:
+    """``tasks`` x ``trials`` runs, most tasks reliable and a tail of flaky ones."""
+    rng = np.random.default_rng(seed)
+    p = rng.beta(4, 1, size=tasks)
+    ok = rng.random((tasks, trials)) < p[:, None]
+    with open(path, "w", encoding="utf-8") as f:
+        for t in range(tasks):
+            tid = f"task-{t:06d}"
+            f.write("".join(
+                f'{{"task_id": "{tid}", "trial": {j}, "success": {"true" if ok[t, j] else "false"}}}\n'
+                for j in range(trials)))
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """(CPU seconds, wall seconds, ru_maxrss in MB: not trusted, see the README) of a child."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read() if proc.stderr else b""
+    if proc.stderr:
+        proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # 1: the gate blocked, a verdict
+        raise RuntimeError(f"{cmd} exited {code}: {err.decode()[-500:]}")
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss // 1024
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="*", default=["10000x16", "10000x64", "100000x16"])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--before", type=Path, default=None,
+                    help="another checkout to time too (its passk first on the path)")
+    ap.add_argument("--write", nargs=3, metavar=("PATH", "TASKS", "TRIALS"),
+                    help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.write:
+        write_runs(Path(args.write[0]), int(args.write[1]), int(args.write[2]))
+        return 0
+    py = sys.executable
+    sides: dict[str, dict[str, str]] = {"": {**os.environ, "PYTHONPATH": str(HERE)}}
+    if args.before is not None:
+        sides["before "] = {**os.environ, "PYTHONPATH": str(args.before.resolve())}
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
+          f"CPU = the child's user + system; min and median of {args.repeats} interleaved runs")
+    with tempfile.TemporaryDirectory() as tmp:
+        base_py = Path(tmp) / "baseline.py"
+        base_py.write_text(BASELINE)
+        for size in args.sizes:
+            tasks, trials = map(int, size.split("x"))
+            path = Path(tmp) / f"runs-{size}.jsonl"
+            # written by a child: this process stays small, so that no child's peak memory
+            # (ru_maxrss survives fork and exec) is this one's
+            subprocess.run([py, __file__, "--write", str(path), str(tasks), str(trials)],
+                           check=True)
+            cmds: dict[str, tuple[list[str], dict[str, str]]] = {
+                "baseline": ([py, str(base_py), str(path)], sides[""])}
+            for side, env in sides.items():
+                for command in ("report", "gate"):
+                    cmds[f"{side}passk {command}"] = ([py, "-m", "passk", command, str(path)],
+                                                      env)
+            got: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cmds}
+            for _ in range(args.repeats):
+                for name, (cmd, env) in cmds.items():
+                    got[name].append(timed(cmd, env))
+            cpu0 = [c for c, _, _ in got["baseline"]]
+            wall0 = [w for _, w, _ in got["baseline"]]
+            print(f"\n{tasks:,} tasks x {trials} runs ({tasks * trials:,} records, "
+                  f"{path.stat().st_size / 1e6:.0f} MB)")
+            for name, rows in got.items():
+                cpu, wall = [c for c, _, _ in rows], [w for _, w, _ in rows]
+                print(f"  {name:<22} CPU min {min(cpu):6.2f} s median {statistics.median(cpu):6.2f}"
+                      f" s = {min(cpu) / min(cpu0):4.2f}x / {statistics.median(cpu) / statistics.median(cpu0):4.2f}x"
+                      f" | wall min {min(wall):6.2f} s = {min(wall) / min(wall0):4.2f}x")
+            path.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
