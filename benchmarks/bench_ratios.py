@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+from bench_report import write_runs  # the same results file as bench_report.py
 
 HERE = Path(__file__).resolve().parents[1]
 
@@ -48,19 +48,6 @@ hat = comb(c[:, None], ks) / comb(n[:, None], ks)
 at = 1 - comb((n - c)[:, None], ks) / comb(n[:, None], ks)
 print(len(tasks), hat.mean(axis=0)[-1], at.mean(axis=0)[-1])
 '''
-
-
-def write_runs(path: Path, tasks: int, trials: int, seed: int = 0) -> None:
-    """``tasks`` x ``trials`` runs, most tasks reliable and a tail of flaky ones."""
-    rng = np.random.default_rng(seed)
-    p = rng.beta(4, 1, size=tasks)
-    ok = rng.random((tasks, trials)) < p[:, None]
-    with open(path, "w", encoding="utf-8") as f:
-        for t in range(tasks):
-            tid = f"task-{t:06d}"
-            f.write("".join(
-                f'{{"task_id": "{tid}", "trial": {j}, "success": {"true" if ok[t, j] else "false"}}}\n'
-                for j in range(trials)))
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:

@@ -135,6 +135,7 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
                "success_values": getattr(args, "success_value", None),
                "success_threshold": getattr(args, "success_threshold", None),
                "score_key": getattr(args, "score_key", None)}
+    producer = None
     if policy is not None:
         from passk.results.formats import detect_format
 
@@ -148,7 +149,7 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
                            pool_evaluations=getattr(args, "pool_evaluations", False),
                            pool_unverified_runs=getattr(args, "pool_unverified_runs", False),
                            accept_incomplete=getattr(args, "accept_incomplete", False),
-                           errors=_errors_rule(args, policy),
+                           errors=_errors_rule(args, policy, producer),
                            eval_key=getattr(args, "eval_key", None),
                            count_errors_as_failures=getattr(args, "count_errors_as_failures",
                                                             None) or None,
@@ -169,7 +170,8 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
     return results
 
 
-def _errors_rule(args: argparse.Namespace, policy: Policy | None) -> str | None:
+def _errors_rule(args: argparse.Namespace, policy: Policy | None,
+                 producer: str | None) -> str | None:
     """What an errored sample is, for the reader: ``--errors`` (which may not loosen the
     policy), else the policy's ``errors`` (``fail-all`` reads as ``fail``, then counts the
     producer's own infrastructure errors too: :func:`passk.gate.policy.count_errors`)."""
@@ -177,15 +179,7 @@ def _errors_rule(args: argparse.Namespace, policy: Policy | None) -> str | None:
     if said is not None or policy is None:
         return said
     # 'fail' is every reader's default; 'exclude' is an Inspect reader's option
-    return "exclude" if policy.errors == "exclude" and _producer(args) == "inspect" else None
-
-
-def _producer(args: argparse.Namespace) -> str:
-    from passk.results.formats import detect_format
-
-    fmt = getattr(args, "format", "auto")
-    paths = [args.file] if isinstance(args.file, str) else list(args.file)
-    return str(fmt if fmt != "auto" else detect_format(paths[0]))
+    return "exclude" if policy.errors == "exclude" and producer == "inspect" else None
 
 
 def _in_force(args: argparse.Namespace) -> dict[str, Any]:
