@@ -102,7 +102,7 @@ def test_errors_count_as_failures_unless_excluded() -> None:
     assert int(results.totals.sum()) == 16 and int(results.excluded.sum()) == 0
     assert int(results.successes.sum()) == stored["successes"]
     assert any("counted as a failure" in n for n in results.notes)
-    kept = read_results(REPEAT4, exclude_errors=True)
+    kept = read_results(REPEAT4, errors="exclude")
     assert int(kept.totals.sum()) == 15 and int(kept.excluded.sum()) == 1
     assert sorted(zip(kept.successes.tolist(), kept.totals.tolist())) == sorted(
         (c, n) for c, n in raw_counts(REPEAT4, errors_fail=False).values())

@@ -153,7 +153,6 @@ def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
                            eval_key=getattr(args, "eval_key", None),
                            count_errors_as_failures=getattr(args, "count_errors_as_failures",
                                                             None) or None,
-                           exclude_errors=getattr(args, "exclude_errors", None) or None,
                            metric=getattr(args, "metric", None),
                            filter=getattr(args, "filter", None))
     _refuse_single_runs(args, _label(path), results)
@@ -178,8 +177,9 @@ def _errors_rule(args: argparse.Namespace, policy: Policy | None,
     said = getattr(args, "errors", None)
     if said is not None or policy is None:
         return said
-    # 'fail' is every reader's default; 'exclude' is an Inspect reader's option
-    return "exclude" if policy.errors == "exclude" and producer == "inspect" else None
+    # 'fail' is every reader's default; 'exclude' is the Inspect and promptfoo readers' option
+    return ("exclude" if policy.errors == "exclude" and producer in ("inspect", "promptfoo")
+            else None)
 
 
 def _in_force(args: argparse.Namespace) -> dict[str, Any]:
@@ -872,10 +872,6 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    help="Harbor jobs: count trials that failed for reasons Harbor's error "
                    "policy says are not the agent's (sandbox, model provider, verifier) as "
                    "failures, as Harbor up to 0.13 did, instead of leaving them out")
-    p.add_argument("--exclude-errors", action="store_true",
-                   help="promptfoo evals: leave rows that ended in an error (failureReason 2: "
-                   "the provider failed) out, instead of counting them as failures (the "
-                   "default: an error is never a silent pass)")
     p.add_argument("--metric", default=None, metavar="NAME",
                    help="lm-evaluation-harness samples holding several metrics: the one whose "
                    "value decides success (1 succeeds, 0 fails; --success-threshold for a "

@@ -97,12 +97,12 @@ def margin(text: str) -> float:
 
 def add_reader_overrides(p: argparse.ArgumentParser) -> None:
     """The reader options that change what counts, each named in the verdict when used:
-    ``--errors`` (Inspect logs) and ``--pool-unverified-runs``."""
+    ``--errors`` (Inspect logs, promptfoo evals) and ``--pool-unverified-runs``."""
     p.add_argument("--errors", choices=("fail", "exclude"), default=None,
-                   help="Inspect logs: what a sample epoch that ended in an error is: a "
-                   "failure (default: Inspect does not tell the agent's errors from the "
-                   "infrastructure's, so passk fails closed), or exclude to leave it out "
-                   "(counted, and named in the verdict)")
+                   help="Inspect logs and promptfoo evals: what a sample epoch (a row) that "
+                   "ended in an error is: a failure (default: neither tells the agent's "
+                   "errors from the infrastructure's, so passk fails closed), or exclude to "
+                   "leave it out (counted, and named in the verdict)")
     p.add_argument("--pool-unverified-runs", action="store_true",
                    help="combine several files whose records carry no run id of their own "
                    "(plain JSON Lines, CSV, tau-bench) anyway: nothing tells their runs from "

@@ -213,8 +213,10 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         Reader options of Inspect logs: ``scorer``, ``success_values``,
         ``success_threshold``, ``score_key`` and ``errors`` (``"fail"``, the
         default: an errored sample epoch is a failure; ``"exclude"`` leaves it
-        out, counted); of Harbor jobs ``eval_key``, ``score_key``,
-        ``success_threshold`` and ``count_errors_as_failures``. An option the
+        out, counted); of promptfoo evals ``errors`` (a row that ended in an
+        error); of Harbor jobs ``eval_key``, ``score_key``, ``success_threshold``
+        and ``count_errors_as_failures``; of lm-eval samples ``metric``,
+        ``filter`` and ``success_threshold``. An option the
         format does not take is an error, never ignored. Each one in effect
         that changes what counts is named in ``Results.overrides``.
 

@@ -107,7 +107,7 @@ FORMAT_TABLE: tuple[Format, ...] = (
     Format("harbor", "Harbor (terminal-bench 2)", "harbor", "read_harbor",
            options=_HARBOR_OPTIONS, detect=3),
     Format("promptfoo", "promptfoo", "promptfoo", "read_promptfoo",
-           options=("exclude_errors",), detect=4),
+           options=("errors",), detect=4),
     Format("lm-eval", "lm-evaluation-harness", "lm_eval", "read_lm_eval",
            options=("metric", "filter", "success_threshold"), detect=5),
 )
@@ -132,7 +132,6 @@ READER_OPTIONS = {"scorer": ("--scorer", "inspect"),
                   "errors": ("--errors", "inspect"),
                   "eval_key": ("--eval-key", "harbor"),
                   "count_errors_as_failures": ("--count-errors-as-failures", "harbor"),
-                  "exclude_errors": ("--exclude-errors", "promptfoo"),
                   "metric": ("--metric", "lm-eval"),
                   "filter": ("--filter", "lm-eval")}
 

@@ -23,7 +23,7 @@ Success is promptfoo's own: the row's ``success`` (every assertion passed).
 A row that ended in an error (``failureReason`` 2: the provider failed, or an
 assertion could not run) is **counted as a failure** by default: an error is
 never a silent pass, and never silently dropped (passk's fail-closed rule);
-``exclude_errors=True`` leaves such rows out instead (counted in
+``errors='exclude'`` (``--errors exclude``, as for Inspect logs) leaves such rows out instead (counted in
 ``Results.excluded``, and said in the notes). The file's stored
 ``results.stats`` must agree with its rows (successes, failed assertions,
 errors), or the file is refused.
@@ -48,7 +48,7 @@ __all__ = ["identity", "read_promptfoo", "sniff"]
 #: promptfoo's ``ResultFailureReason``.
 NONE, ASSERT, ERROR = 0, 1, 2
 
-#: How rows left out by ``exclude_errors`` are named.
+#: How rows left out by ``errors='exclude'`` are named.
 ERRORS = "promptfoo errors (failureReason 2)"
 
 
@@ -204,7 +204,7 @@ def _check_stats(path: Path, summary: dict, rows: list[_Row]) -> None:
 PROMPTFOO_RUN_ID = "promptfoo row (evalId, testIdx, promptIdx, id)"
 
 
-def _runs(rows: list[_Row], exclude_errors: bool, eval_id: str
+def _runs(rows: list[_Row], exclude: bool, eval_id: str
           ) -> Iterator[tuple[str, Run]]:
     by_task: dict[str, list[_Row]] = defaultdict(list)
     for r in rows:
@@ -212,7 +212,7 @@ def _runs(rows: list[_Row], exclude_errors: bool, eval_id: str
     for task, group in by_task.items():
         for i, r in enumerate(sorted(group, key=lambda r: (r.test_idx, r.prompt_idx))):
             run_id = (PROMPTFOO_RUN_ID, eval_id, str(r.test_idx), str(r.prompt_idx), r.row_id)
-            if r.reason == ERROR and exclude_errors:
+            if r.reason == ERROR and exclude:
                 yield r.where, Run(task, False, i, excluded=True, excluded_as=ERRORS,
                                    run_id=run_id)
             else:
@@ -220,7 +220,7 @@ def _runs(rows: list[_Row], exclude_errors: bool, eval_id: str
 
 
 def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
-                   duplicates: str = "error", exclude_errors: bool = False) -> Results:
+                   duplicates: str = "error", errors: str = "fail") -> Results:
     """Read ``promptfoo eval -o out.json``: one task a (provider, prompt, test case), its
     repeats as runs.
 
@@ -233,9 +233,9 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
     duplicates : str
         Accepted for the readers' common signature; repeats are numbered in
         ``testIdx`` order, so no (task, trial) repeats.
-    exclude_errors : bool, default False
-        Leave rows that ended in an error (``failureReason`` 2) out, instead of
-        counting them as failures.
+    errors : {'fail', 'exclude'}, default 'fail'
+        What a row that ended in an error (``failureReason`` 2) is: a failure,
+        or left out (counted, and named in ``Results.overrides``).
 
     Returns
     -------
@@ -282,19 +282,22 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
     notes: list[str] = [("promptfoo's rows grouped by provider, prompt and test case (each "
                         "repeat has its own testIdx and no repeat index): repeats numbered "
                         "in testIdx order")]
-    errors = sum(r.reason == ERROR for r in rows)
-    if errors and exclude_errors:
-        notes.append(f"{plural(errors, 'row')} that ended in an error (failureReason 2) left "
-                     "out, as --exclude-errors asks")
-    elif errors:
-        notes.append(f"{plural(errors, 'row')} that ended in an error (failureReason 2, not a "
+    if errors not in ("fail", "exclude"):
+        raise ValueError(f"errors ({errors!r}) must be 'fail' or 'exclude'")
+    exclude = errors == "exclude"
+    errored = sum(r.reason == ERROR for r in rows)
+    if errored and exclude:
+        notes.append(f"{plural(errored, 'row')} that ended in an error (failureReason 2) left "
+                     "out, as --errors exclude asks")
+    elif errored:
+        notes.append(f"{plural(errored, 'row')} that ended in an error (failureReason 2, not a "
                      "failed assertion) counted as "
-                     f"{'a failure' if errors == 1 else 'failures'}; --exclude-errors leaves "
+                     f"{'a failure' if errored == 1 else 'failures'}; --errors exclude leaves "
                      "them out")
     if all(p == 1 for p in planned.values()):
         notes.append("promptfoo eval without --repeat: one run a task, so pass^k and pass@k "
                      "for k > 1 have no evidence; run `promptfoo eval --repeat N`")
-    results = tally_runs(_runs(rows, exclude_errors, str(data.get("evalId"))), path=path,
+    results = tally_runs(_runs(rows, exclude, str(data.get("evalId"))), path=path,
                          source="promptfoo",
                          duplicates=duplicates)
     short = [f"{t}: {counts[t]} of {planned[t]}" for t in results.task_ids
@@ -304,8 +307,8 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
     providers = sorted({t.split(" | ", 1)[0] for t in results.task_ids})
     left_out = int(results.excluded.sum())
     said = (f"promptfoo rows that ended in an error left out, not counted as failures "
-            f"(--exclude-errors): {left_out} left out")
-    overrides = (said,) if exclude_errors else ()
+            f"(--errors exclude): {left_out} left out")
+    overrides = (said,) if exclude else ()
     return replace(with_notes(results, notes, incomplete), suite=", ".join(providers),
                    overrides=results.overrides + overrides)
 
