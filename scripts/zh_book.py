@@ -875,6 +875,21 @@ def write_source(dest: Path = SOURCE, root: Path = ROOT) -> list[Path]:
     return changed
 
 
+def prune_unused_images(html: Path) -> list[str]:
+    """Remove the images no page of ``html`` shows (an incremental build keeps those of
+    earlier builds: the English figures of a build before the Chinese ones); their names."""
+    images = html / "_images"
+    if not images.is_dir():
+        return []
+    shown = set()
+    for page in html.rglob("*.html"):
+        shown.update(re.findall(r"_images/([^\"'#?\s)]+)", page.read_text(errors="ignore")))
+    gone = sorted(f.name for f in images.iterdir() if f.is_file() and f.name not in shown)
+    for name in gone:
+        (images / name).unlink()
+    return gone
+
+
 def build(extra_args: list[str]) -> int:
     """Generate the source, build it with jupyter-book -W, and put it at _build/html/zh/."""
     start = time.monotonic()
@@ -888,6 +903,7 @@ def build(extra_args: list[str]) -> int:
     if HTML_ZH.exists():
         shutil.rmtree(HTML_ZH)
     shutil.copytree(SOURCE / "_build" / "html", HTML_ZH)
+    prune_unused_images(HTML_ZH)
     print(f"zh book: built in {time.monotonic() - start:.0f} s: {HTML_ZH / 'index.html'}")
     for page in toc_pages():
         for key, figure in (chinese_figures(page) if page.endswith(".ipynb") else {}).items():
