@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from passk._public import publish
+
 __all__ = ["HarnessAdapter", "InfrastructureError", "RunResult", "Task", "ToolCall"]
 
 
@@ -117,3 +119,6 @@ class HarnessAdapter(Protocol):
     def run(self, task: Task, *, seed: int) -> RunResult:
         """Run ``task`` once; the same seed must give the same result."""
         ...
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -62,6 +62,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from passk._public import publish
 from passk.adapter import RunResult, Task, ToolCall
 
 __all__ = [
@@ -770,3 +771,6 @@ class OnCallSimulator:
             seconds=world.clock,
             error=error,
         )
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

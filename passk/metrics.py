@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 # the boundary checks live in one module; re-exported here under the names compare.py imports
+from passk._public import publish
 from passk._validation import confidence_level as _confidence
 from passk._validation import counts as _counts
 from passk._validation import probability as _probability
@@ -943,3 +944,6 @@ def runs_needed(target: float, k: int, *, confidence: float = 0.95) -> int:
     while pass_hat_k_lower_bound(n, n, k_, confidence=confidence) < target_:
         n += 1
     return n
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from passk._public import publish
 from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 
 __all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed"]
@@ -261,3 +262,6 @@ def repeat_run(
     finally:
         bar.close()
     return RepeatRun(task, tuple(results))
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from passk._public import defined_in, publish
 from passk.adapter import Task
 from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria
 from passk.metrics import (
@@ -578,6 +579,13 @@ def suite_report(
                        class_threshold=class_threshold)
 
 
+def _adapter_name(cls: type) -> str:
+    """The adapter's class by the module that defines it: a protocol names the demo adapter
+    ``passk.flaky_adapter.OnCallSimulator`` although its ``__module__`` says ``passk``
+    (:mod:`passk._public`), so the logs written before still resume."""
+    return f"{defined_in(cls) or cls.__module__}.{cls.__qualname__}"
+
+
 def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy, *, k: int,
                    max_retries: int, timeout: float | None, min_overall_pass_hat_k: float,
                    max_flakiness: float, gate_on: str = DEFAULT_CRITERIA.on,
@@ -592,7 +600,7 @@ def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy,
     adapter contributes its own settings when it has a ``protocol()`` method.
     """
     settings: dict[str, Any] = {
-        "adapter": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
+        "adapter": _adapter_name(type(adapter)),
         "k": k, "runs_by_risk": dict(policy.runs_by_risk),
         "previously_flaky_runs": policy.previously_flaky, "default_runs": policy.default,
         "stopping": policy.stopping, "max_retries": max_retries, "timeout": timeout,
@@ -686,6 +694,8 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
 #: A suite seed under which the runbook task passes 10 of its 12 runs, as in
 #: the chapter (found by ``tests/test_stability.py::test_demo_seed_is_the_first``).
 DEMO_SEED = 3
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)
 
 
 if __name__ == "__main__":  # the module run as a script is not the one the layers import

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from passk._public import publish
 from passk.criteria import GateCriteria
 from passk.gate.curtailment import task_outlook, why_blocked
 from passk.stability import GateResult, TaskReport, reliability_gate, suite_report
@@ -244,3 +245,6 @@ def judge(
     return GateResult(math.nan if unfinished else gate.overall, not reasons, gate.flaky_tasks,
                       tuple(reasons), what=gate.what, bar=gate.bar, cap=gate.cap,
                       overrides=overrides)
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

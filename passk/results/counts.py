@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from passk._public import publish
 from passk.results.protocol import Protocol
 
 __all__ = [
@@ -751,3 +752,6 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
                        run_ids=frozenset().union(*(r.run_ids for _, r in parts)),
                        unidentified=sum(r.unidentified for _, r in parts))
     return with_notes(combined, [*notes, *pooled], incomplete)
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from passk._public import publish
 from passk.results.counts import (
     CACHED_RESULTS,
     DUPLICATES,
@@ -278,3 +279,6 @@ def _accepted(results: Results, accept_incomplete: bool) -> Results:
         return with_overrides(results, "an incomplete run accepted as complete "
                               "(--accept-incomplete)")
     return results
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

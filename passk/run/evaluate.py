@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from passk._public import publish
 from passk.adapter import HarnessAdapter, Task
 from passk.criteria import DEFAULT_CRITERIA, GateCriteria
 from passk.gate.judge import judge
@@ -206,6 +207,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m passk.run.
         parser.error(f"argument --k: {args.k} must be at least 1")
     print(demo_text(args.seed, k=args.k, as_json=args.json))
     return 0
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from passk._public import publish
 from passk.metrics import (
     ConfidenceInterval,
     _counts,
@@ -734,3 +735,5 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
                             _verdict(low, high, margin), paired, left_out, method, confidence,
                             None if margin is None else float(margin), old_mean, new_mean)
 
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

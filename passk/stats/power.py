@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from passk._public import publish
 from passk.metrics import _counts, estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
@@ -744,3 +745,6 @@ def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: n
     draws = [planned_from(gen.binomial(m, gen.beta(a, b, c.size))) for _ in range(replicates)]
     lo, hi = np.quantile(draws, quantiles)
     return PilotSpread(planned, float(lo), float(np.median(draws)), float(hi), replicates)
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

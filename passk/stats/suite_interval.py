@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from passk._public import publish
 from passk._validation import FloatOrArray, confidence_level, whole_numbers
 from passk._validation import counts as _counts
 from passk.metrics import (
@@ -1097,3 +1098,6 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
         high = np.minimum(high, np.asarray(ends.high).mean(axis=1))
         low, high = np.minimum(low, estimate), np.maximum(high, estimate)
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)
