@@ -271,10 +271,11 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
         both = np.concatenate([n1, n2])
         both = both[both > 0]
         k = int(both.min()) if both.size else 1
-    h1 = np.atleast_1d(estimate_pass_hat_k(c1, n1, k)) if common else np.empty(0)
-    h2 = np.atleast_1d(estimate_pass_hat_k(c2, n2, k)) if common else np.empty(0)
-    f1 = np.atleast_1d(flakiness(c1, n1)) if common else np.empty(0)
-    f2 = np.atleast_1d(flakiness(c2, n2)) if common else np.empty(0)
+    # both versions in one call each (shape (2, tasks)): estimates, flakiness, classes
+    c, n = np.stack([c1, c2]), np.stack([n1, n2])
+    h1, h2 = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float).reshape(2, -1)
+    f1, f2 = np.asarray(flakiness(c, n), dtype=float).reshape(2, -1)
+    classes = np.asarray(classify(c, n, threshold=class_threshold)).reshape(2, -1).tolist()
     p = fisher_exact_two_sided(c1, n1, c2, n2)
     if correction == "holm":
         adj = holm(p)
@@ -284,9 +285,7 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
         r1 = np.where(n1 > 0, c1 / np.maximum(n1, 1), np.nan)
         r2 = np.where(n2 > 0, c2 / np.maximum(n2, 1), np.nan)
     rows = []
-    for i, tid in enumerate(common):
-        cls1 = classify(int(c1[i]), int(n1[i]), threshold=class_threshold)
-        cls2 = classify(int(c2[i]), int(n2[i]), threshold=class_threshold)
+    for i, (tid, cls1, cls2) in enumerate(zip(common, *classes, strict=True)):
         significant = adj[i] < alpha
         if significant and r2[i] < r1[i]:
             status = "regressed"
