@@ -944,38 +944,36 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
                    "covers far less near p = 1)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``passk`` parser; a new command is one more ``add(...)`` call below."""
-    parser = argparse.ArgumentParser(
-        prog="passk",
-        description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+#: A command's parser, made by ``build_parser``'s ``add(name, func, help)``.
+_Add = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
-    def add(name: str, func: Callable[[argparse.Namespace], int], help_: str,
-            ) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_)
-        p.set_defaults(func=func)
-        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        return p
+_FILE_HELP = ("results: JSON Lines, CSV, tau-bench or tau2-bench JSON, an Inspect AI "
+              "log (.eval/.json), terminal-bench's results.json, a Harbor (terminal-bench "
+              "2) job directory or result.json, a promptfoo eval output (promptfoo eval "
+              "--repeat N -o out.json), an lm-evaluation-harness samples_<task>_*.jsonl "
+              "(--log_samples), or a run directory")
+_FILES_HELP = (_FILE_HELP + "; several files are read as trials of one suite (their "
+               "tasks, format and protocol must match)")
 
+
+def _add_demo(add: _Add) -> None:
+    """``passk demo``'s arguments."""
     p = add("demo", cmd_demo, "the chapter's stability demo, before and after the fix")
     p.add_argument("--seed", type=int, default=DEMO_SEED)
     p.add_argument("--k", type=positive_int, default=5)
 
+
+def _add_curves(add: _Add) -> None:
+    """``passk curves``'s arguments."""
     p = add("curves", cmd_curves, "pass@k and pass^k for k = 1..K at a single-run rate p")
     p.add_argument("--p", type=probability, default=0.9)
     p.add_argument("--k", type=positive_int, default=8)
 
-    file_help = ("results: JSON Lines, CSV, tau-bench or tau2-bench JSON, an Inspect AI "
-                 "log (.eval/.json), terminal-bench's results.json, a Harbor (terminal-bench "
-                 "2) job directory or result.json, a promptfoo eval output (promptfoo eval "
-                 "--repeat N -o out.json), an lm-evaluation-harness samples_<task>_*.jsonl "
-                 "(--log_samples), or a run directory")
-    files_help = (file_help + "; several files are read as trials of one suite (their "
-                  "tasks, format and protocol must match)")
+
+def _add_report(add: _Add) -> None:
+    """``passk report FILE...``'s arguments."""
     p = add("report", cmd_report, "score a results file per task, with the suite curve over k")
-    p.add_argument("file", nargs="+", metavar="FILE", help=files_help)
+    p.add_argument("file", nargs="+", metavar="FILE", help=_FILES_HELP)
     add_input_options(p)
     add_gate_options(p)
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
@@ -985,9 +983,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the report as one self-contained HTML page (opens "
                    "offline: the curve, the sortable task table, the verdict and its reasons)")
 
+
+def _add_gate(add: _Add) -> None:
+    """``passk gate FILE... [--baseline OLD]``'s arguments."""
     p = add("gate", cmd_gate, "the dual gate on a results file (exit 0 passed, 1 blocked, "
             "2 bad input)")
-    p.add_argument("file", nargs="+", metavar="FILE", help=files_help)
+    p.add_argument("file", nargs="+", metavar="FILE", help=_FILES_HELP)
     add_input_options(p)
     add_gate_options(p)
     p.add_argument("--baseline", default=None, metavar="OLD",
@@ -1006,9 +1007,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the report as one self-contained HTML page (opens "
                    "offline: the curve, the sortable task table, the verdict and its reasons)")
 
+
+def _add_plan(add: _Add) -> None:
+    """``passk plan [FILE]``'s arguments."""
     p = add("plan", cmd_plan, "runs needed: all-pass runs for a claim pass^k >= target, or, "
             "with a FILE, which tasks more runs could still change")
-    p.add_argument("file", nargs="?", default=None, help=file_help)
+    p.add_argument("file", nargs="?", default=None, help=_FILE_HELP)
     add_input_options(p)
     add_gate_options(p)
     p.add_argument("--target", type=probability, default=None,
@@ -1051,6 +1055,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=GATE_MODES, default="chapter",
                    help="with --gate: the mode the header describes (every mode is planned)")
 
+
+def _add_diff(add: _Add) -> None:
+    """``passk diff OLD NEW``'s arguments."""
     from passk.stats.compare import METHODS as COMPARE_METHODS
 
     p = add("diff", cmd_diff, "compare two results files: the suite's mean pass^k (paired over "
@@ -1086,15 +1093,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="flakiness above which a task's runs are called flaky (default 0.2)")
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
 
+
+def _add_policy(add: _Add) -> None:
+    """``passk policy init RESULTS...``'s arguments."""
     p = add("policy", cmd_policy_init, "the gate policy: `passk policy init RESULTS...` writes "
             "a starting passk.toml from a suite, to be reviewed like code")
     p.add_argument("action", choices=("init",), help="init: write a starting policy")
-    p.add_argument("file", nargs="+", metavar="RESULTS", help=files_help)
+    p.add_argument("file", nargs="+", metavar="RESULTS", help=_FILES_HELP)
     add_input_options(p)
     p.add_argument("--output", default=POLICY_FILE, metavar="FILE",
                    help=f"where to write it (default {POLICY_FILE}; - prints it)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
 
+
+def _add_run(add: _Add) -> None:
+    """``passk run ADAPTER TASKS --log LOG``'s arguments."""
     p = add("run", cmd_run, "run a suite against an adapter, logging every run as it ends "
             "(exit 0 passed, 1 blocked, 2 bad input, 130 interrupted)")
     p.add_argument("adapter", help="module:attribute naming an adapter object, or a class or "
@@ -1134,6 +1147,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="confidence of the lower bounds (default: the policy's, else 0.95)")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar (it is also off when stderr is not a terminal)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``passk`` parser: one ``_add_<command>`` function per command (a new command
+    is one more such function, named in the tuple below)."""
+    parser = argparse.ArgumentParser(
+        prog="passk",
+        description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help_: str,
+            ) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(func=func)
+        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        return p
+
+    for declare in (_add_demo, _add_curves, _add_report, _add_gate, _add_plan, _add_diff,
+                    _add_policy, _add_run):
+        declare(add)
     return parser
 
 
