@@ -114,59 +114,74 @@ def _asked(args: argparse.Namespace, files: int = 1) -> dict[str, Any]:
 
 def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
           judged: bool = True) -> Results:
-    """Read a results file (or several, as trials of one suite) with the command's --format,
-    saying on stderr what auto chose.
+    """Read a results file (or several, as trials of one suite): :func:`_read_all` of one."""
+    return _read_all(args, [(path if path is not None else args.file, judged)])[0]
 
-    With a policy in force, an option that would loosen it is refused, its success rule is
-    the reader's, its errors rule applied, and (``judged``: the evidence the gate judges,
-    not a baseline) the results are checked against its producer, protocol, task set and
-    runs. What is in force is kept for the verdict line (:func:`_in_force`)."""
-    path = path if path is not None else args.file
-    paths = [path] if isinstance(path, str) else list(path)
+
+def _read_all(args: argparse.Namespace,
+              inputs: Sequence[tuple[str | Sequence[str], bool]]) -> list[Results]:
+    """Read each input (a file, or several as trials of one suite) with the command's
+    --format, saying on stderr what auto chose; ``judged`` marks the evidence the gate
+    judges (``passk gate NEW --baseline OLD``: NEW judged, OLD not).
+
+    One step at a time, for every input at once: the policy in force refuses an option that
+    would loosen it and gives its success rule to the readers; every input is read; then the
+    policy's errors rule is applied, and the judged results are checked against its
+    producer, protocol, task set and runs. What is in force is kept for the verdict line
+    (:func:`_in_force`)."""
+    paths = [[p] if isinstance(p, str) else list(p) for p, _ in inputs]
     fmt = getattr(args, "format", "auto")
-    policy = _policy(args, paths)
-    asked = _asked(args, len(paths))
-    if policy is not None:
-        try:
-            refuse_looser(policy, asked)
-        except PolicyError as exc:
-            raise BadInput(str(exc)) from None
-    options = {"scorer": getattr(args, "scorer", None),
-               "success_values": getattr(args, "success_value", None),
-               "success_threshold": getattr(args, "success_threshold", None),
-               "score_key": getattr(args, "score_key", None)}
-    producer = None
+    policy = _policy(args, [p for ps in paths for p in ps])
+    asked = [_asked(args, len(ps)) for ps in paths]
+    common: dict[str, Any] = {
+        "duplicates": getattr(args, "duplicates", "error"),
+        "pool_evaluations": getattr(args, "pool_evaluations", False),
+        "pool_unverified_runs": getattr(args, "pool_unverified_runs", False),
+        "accept_incomplete": getattr(args, "accept_incomplete", False),
+        "eval_key": getattr(args, "eval_key", None),
+        "count_errors_as_failures": getattr(args, "count_errors_as_failures", None) or None,
+        "metric": getattr(args, "metric", None), "filter": getattr(args, "filter", None)}
+    given: dict[str, Any] = {"scorer": getattr(args, "scorer", None),
+                             "success_values": getattr(args, "success_value", None),
+                             "success_threshold": getattr(args, "success_threshold", None),
+                             "score_key": getattr(args, "score_key", None)}
+    options = [dict(given) for _ in inputs]
+    producers: list[str | None] = [None] * len(inputs)
     if policy is not None:
         from passk.results.formats import detect_format
 
-        producer = fmt if fmt != "auto" else policy.producer or detect_format(paths[0])
-        for key, value in policy.success.reader_options(producer).items():
-            if options[key] is None:
-                options[key] = value
-    results = read_results(paths[0] if len(paths) == 1 else paths, fmt,
-                           duplicates=getattr(args, "duplicates", "error"),
-                           **options,
-                           pool_evaluations=getattr(args, "pool_evaluations", False),
-                           pool_unverified_runs=getattr(args, "pool_unverified_runs", False),
-                           accept_incomplete=getattr(args, "accept_incomplete", False),
-                           errors=_errors_rule(args, policy, producer),
-                           eval_key=getattr(args, "eval_key", None),
-                           count_errors_as_failures=getattr(args, "count_errors_as_failures",
-                                                            None) or None,
-                           metric=getattr(args, "metric", None),
-                           filter=getattr(args, "filter", None))
-    _refuse_single_runs(args, _label(path), results)
-    if fmt == "auto" and (results.source not in ("jsonl", "csv") or any(
-            Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in paths)):
-        print(f"passk {args.command}: read {', '.join(paths)} as {results.source} (detected; "
-              f"--format to override)", file=sys.stderr)
-    results, said = count_errors(results, policy.errors if policy is not None else "fail")
-    vars(args).setdefault("_read", []).append(("results" if judged else "baseline", results))
-    if judged:
-        vars(args)["_said"] = said
-        if policy is not None:
-            results = apply_policy(policy, results, _label(path))
-    return results
+        try:
+            for a in asked:
+                refuse_looser(policy, a)
+        except PolicyError as exc:
+            raise BadInput(str(exc)) from None
+        detected = [fmt if fmt != "auto" else policy.producer or detect_format(ps[0])
+                    for ps in paths]
+        for opts, producer in zip(options, detected, strict=True):
+            for key, value in policy.success.reader_options(producer).items():
+                if opts[key] is None:
+                    opts[key] = value
+        producers = list(detected)
+    rules = [_errors_rule(args, policy, producer) for producer in producers]
+    read = [read_results(ps[0] if len(ps) == 1 else ps, fmt, **opts, **common, errors=rule)
+            for ps, opts, rule in zip(paths, options, rules, strict=True)]
+    for (path, _), ps, results in zip(inputs, paths, read, strict=True):
+        _refuse_single_runs(args, _label(path), results)
+        if fmt == "auto" and (results.source not in ("jsonl", "csv") or any(
+                Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in ps)):
+            print(f"passk {args.command}: read {', '.join(ps)} as {results.source} (detected; "
+                  f"--format to override)", file=sys.stderr)
+    errors = policy.errors if policy is not None else "fail"
+    counted = [count_errors(results, errors) for results in read]
+    out = []
+    for (path, judged), (results, said) in zip(inputs, counted, strict=True):
+        vars(args).setdefault("_read", []).append(("results" if judged else "baseline", results))
+        if judged:
+            vars(args)["_said"] = said
+            if policy is not None:
+                results = apply_policy(policy, results, _label(path))
+        out.append(results)
+    return out
 
 
 def _errors_rule(args: argparse.Namespace, policy: Policy | None,
@@ -376,17 +391,18 @@ def gate_report(args: argparse.Namespace) -> FileReport:
     """
     from passk.analysis.report import build_report
 
-    results = _read(args)
-    old = _read(args, args.baseline, judged=False) if args.baseline is not None else None
-    criteria = _criteria(args, results)
-    settings = _baseline_settings(args)
+    if args.baseline is None and args.margin is not None:
+        raise BadInput("--margin needs --baseline OLD to compare against")
+    inputs = [(args.file, True)] + ([(args.baseline, False)] if args.baseline is not None else [])
+    results, *others = _read_all(args, inputs)  # both read at once, then the policy on both
+    old = others[0] if others else None
     if old is not None:  # the comparison is evidence too: the judge decides once
         _require_same_protocol(args, old, results, args.baseline, _label(args.file))
-    elif args.margin is not None:
-        raise BadInput("--margin needs --baseline OLD to compare against")
+    criteria, in_force = _criteria(args, results), _in_force(args)
+    settings = _baseline_settings(args)
     fr = build_report(results, **criteria, baseline=old, alpha=settings.alpha,
                       correction=settings.correction, margin=settings.margin)
-    return replace(fr, options={**fr.options, **_in_force(args)})
+    return replace(fr, options={**fr.options, **in_force})
 
 
 def criteria_origins(args: argparse.Namespace, fr: FileReport) -> list[tuple[str, str, str]]:
