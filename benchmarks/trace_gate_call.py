@@ -138,10 +138,13 @@ def largest_function() -> tuple[int, int, str]:
     return best
 
 
+#: The call followed: the judge's fixtures, a baseline, bar and cap out of the way.
+ARGV = ["gate", str(HERE / "new.jsonl"), "--baseline", str(HERE / "old.jsonl"), "--k", "2",
+        "--min-overall", "0", "--max-flakiness", "1"]
+
+
 def main() -> None:
-    argv = ["gate", str(HERE / "new.jsonl"), "--baseline", str(HERE / "old.jsonl"), "--k", "2",
-            "--min-overall", "0", "--max-flakiness", "1"]
-    calls, rc = trace(argv)
+    calls, rc = trace(ARGV)
     print(f"passk gate NEW --baseline OLD: exit {rc}; {len(calls)} calls into passk functions")
     for level, unit in (("modules", lambda m: m.removeprefix("passk.")),
                         ("layers", layer_of)):
@@ -149,6 +152,9 @@ def main() -> None:
         entries = Counter(path)
         print(f"{level}: {len(entries)} entered, {moves} moves, {climbs} climbs back to one "
               f"already left; entered {dict(entries.most_common())}")
+        cross = Counter(unit(b) for a, b, _ in calls if a and unit(a) != unit(b))
+        print(f"  calls across {level}: {sum(cross.values())}, by callee "
+              f"{dict(cross.most_common())}")
         if "-v" in sys.argv:
             print("  " + " -> ".join(path))
     up = [(a, b, f) for a, b, f in calls

@@ -390,7 +390,8 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
         header.append("k")
     header += [f"pass@{kname}", f"pass^{kname}", f"{fr.report.confidence:.0%} CI", "lower",
                "flakiness", "class"]
-    order = order_rows(rows)
+    # what the chapter's module says about the rows and their intervals, asked for together
+    order, note = order_rows(rows), interval_note(fr.report.confidence, fr.report.ci_method)
     ordered = [rows[i] for i in order]
     excluded = fr.results.excluded[order].tolist() if rows else []
     cols = [[t.task_id for t in ordered], [t.risk for t in ordered],
@@ -403,7 +404,6 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
              [f"[{a}, {b}]" for a, b in zip(lo, hi)], cells([t.lower_bound for t in ordered]),
              cells([t.flakiness for t in ordered]), [t.cls for t in ordered]]
     numeric = {i for i, h in enumerate(header) if h not in ("task", "risk", "class")}
-    note = interval_note(fr.report.confidence, fr.report.ci_method)
     # In Markdown the note is a paragraph after a blank line, not one more table row.
     parts = [format_columns(header, cols, numeric=numeric, markdown=markdown)]
     parts += ["", note] if markdown else [note]

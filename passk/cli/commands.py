@@ -373,11 +373,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     fr = gate_report(args)
     _write_html(args, fr)
+    passed = fr.gate.passed  # then the report, rendered once
     if args.json:
         _print_json(fr.to_dict(curves=False), compact=len(fr.results) > _COMPACT_JSON_TASKS)
     else:
         _emit(format_report(fr, markdown=args.markdown, curve=False), markdown=args.markdown)
-    return EXIT_OK if fr.gate.passed else EXIT_BLOCKED
+    return EXIT_OK if passed else EXIT_BLOCKED
 
 
 def gate_report(args: argparse.Namespace) -> FileReport:
