@@ -210,3 +210,35 @@ def test_no_import_hook_nor_alias_module():
             continue
         with pytest.raises(ImportError):
             importlib.import_module(f"passk.{name}")
+
+
+def _trace_script():
+    import importlib.util
+
+    path = PACKAGE.parent / "benchmarks" / "trace_gate_call.py"
+    spec = importlib.util.spec_from_file_location("trace_gate_call", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_gate_call_reads_once_judges_once_and_never_climbs():
+    """``passk gate NEW --baseline OLD`` followed call by call (benchmarks/trace_gate_call.py):
+    both files read in one visit to the results layer, the verdict made once, in
+    ``passk.gate.judge.judge`` (the dual gate run once), the baseline compared once, and no
+    function calling into a layer above its own."""
+    tr = _trace_script()
+    calls, rc = tr.trace(tr.ARGV)
+    assert rc == 1  # the fixtures' new version regressed: BLOCKED
+    names = [f for _, _, f in calls]
+    assert names.count("judge") == 1 and names.count("reliability_gate") == 1
+    assert {b for _, b, f in calls if f == "judge"} == {"passk.gate.judge"}
+    assert names.count("diff_results") == 1 and names.count("read_results") == 2
+    assert {a for a, _, f in calls if f == "reliability_gate"} == {"passk.gate.judge"}
+    path, _, _ = tr.timeline([tr.layer_of(m) for _, m, _ in calls])
+    assert path.count("results") == 1, " -> ".join(path)  # NEW and OLD in one visit
+    up = [(a, b, f) for a, b, f in calls if a and tr.rank(tr.layer_of(b)) < tr.rank(tr.layer_of(a))]
+    assert up == []
+    # the layers the trace uses are the contract's, top first
+    assert tr.LAYERS[0] == ["integrations"] and ["cli"] in tr.LAYERS
