@@ -18,8 +18,11 @@ executing; printed for each level:
 
 - modules (layers) entered, and *moves*: how often the timeline changes module;
 - *climbs*: moves back into a module (layer) already left, as issue 28 counted them
-  (``stability`` entered 6 times, the CLI 5). A CLI that calls each layer once, in
-  order, has none; so does a judge that scores in one visit;
+  (``stability`` entered 6 times, the CLI 5): the CLI resuming after a step and calling
+  its next helper counts, as does a module calling its own helper after a call down;
+- *entered from another*: the same, counting only the calls that cross into another
+  module (layer), so a unit is re-entered only when something calls it again (the
+  returns to an orchestrating CLI are not climbs there);
 - *upward calls*: a function calling into a higher layer than its own (0: the layers
   contract forbids the imports, this checks that no callback climbs either);
 - how often the dual-gate rule (``reliability_gate``) ran, and where the verdict is made;
@@ -152,11 +155,17 @@ def main() -> None:
         entries = Counter(path)
         print(f"{level}: {len(entries)} entered, {moves} moves, {climbs} climbs back to one "
               f"already left; entered {dict(entries.most_common())}")
-        cross = Counter(unit(b) for a, b, _ in calls if a and unit(a) != unit(b))
-        print(f"  calls across {level}: {sum(cross.values())}, by callee "
-              f"{dict(cross.most_common())}")
         if "-v" in sys.argv:
             print("  " + " -> ".join(path))
+        # entries: only the calls that cross into another unit (a unit's calls of its own
+        # functions, and the returns to it, are left out): the order units are entered in
+        crossing = [unit(b) for a, b, _ in calls if not a or unit(a) != unit(b)]
+        epath, emoves, eclimbs = timeline(crossing)
+        print(f"  entered from another: {len(crossing)} calls, {emoves} moves, {eclimbs} "
+              f"climbs back to one already entered; by callee "
+              f"{dict(Counter(crossing).most_common())}")
+        if "-v" in sys.argv:
+            print("  " + " -> ".join(epath))
     up = [(a, b, f) for a, b, f in calls
           if a and rank(layer_of(b)) < rank(layer_of(a))]
     print(f"upward calls (into a higher layer): {len(up)}"

@@ -36,7 +36,7 @@ from passk.render.tables import (
     escape_markdown,
     format_columns,
     json_number,
-    one_line,
+    list_items,
 )
 from passk.repeats import RepeatRun
 from passk.results.protocol import Protocol
@@ -242,7 +242,8 @@ def reason_lines(reasons: Sequence[str], *, markdown: bool = False,
     """A gate's reasons as list items: the first ``limit``, then one line counting the rest.
 
     With at most ``limit + 1`` reasons every one is shown (a line saying "1 more" would
-    take the place of the reason itself).
+    take the place of the reason itself). The layout is the renderer's
+    (:func:`passk.render.tables.list_items`); this is the gate's default, :data:`SHOWN_REASONS`.
 
     Examples
     --------
@@ -252,16 +253,7 @@ def reason_lines(reasons: Sequence[str], *, markdown: bool = False,
     >>> reason_lines(["x", "y"], markdown=True, limit=1)
     ['- x', '- y']
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit ({limit!r}) must be None or at least 0")
-    bullet = "- " if markdown else "  - "
-    reasons = [one_line(r) for r in reasons]  # a task id's line break never starts a line
-    if limit is None or len(reasons) <= limit + 1:
-        return [bullet + r for r in reasons]
-    rest = len(reasons) - limit
-    where = "`reasons`" if markdown else "reasons"
-    more = f"{bullet}... and {rest} more reasons (all {len(reasons)} are in the gate's {where})"
-    return [bullet + r for r in reasons[:limit]] + [more]
+    return list_items(reasons, markdown=markdown, limit=limit)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,15 @@ import numpy as np
 
 from passk.gate.judge import judge
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
-from passk.render.tables import cell, cells, format_columns, format_rows, json_number, one_line
+from passk.render.tables import (
+    cell,
+    cells,
+    format_columns,
+    format_rows,
+    json_number,
+    list_items,
+    one_line,
+)
 from passk.results.counts import Results
 from passk.stability import (
     CLASS_THRESHOLD,
@@ -40,7 +48,6 @@ from passk.stability import (
     SuiteReport,
     interval_note,
     order_rows,
-    reason_lines,
     suite_report,
 )
 from passk.stats.suite_interval import mean_pass_hat_k_ci
@@ -390,8 +397,10 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
         header.append("k")
     header += [f"pass@{kname}", f"pass^{kname}", f"{fr.report.confidence:.0%} CI", "lower",
                "flakiness", "class"]
-    # what the chapter's module says about the rows and their intervals, asked for together
+    # what the chapter's module says (the rows' order, the intervals, the verdict), asked for
+    # together, then the text is laid out
     order, note = order_rows(rows), interval_note(fr.report.confidence, fr.report.ci_method)
+    gate = format_gate(fr, markdown=markdown, limit=limit)
     ordered = [rows[i] for i in order]
     excluded = fr.results.excluded[order].tolist() if rows else []
     cols = [[t.task_id for t in ordered], [t.risk for t in ordered],
@@ -409,7 +418,7 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     parts += ["", note] if markdown else [note]
     if curve:
         parts += ["", format_curve(fr, markdown=markdown)]
-    parts += ["", format_gate(fr, markdown=markdown, limit=limit)]
+    parts += ["", gate]
     notes = list(fr.results.notes) + [f"stricter than declared: {s}"
                                       for s in fr.options.get("stricter", ())]
     if notes:
@@ -447,5 +456,5 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     if fr.options.get("policy_line"):  # the command line's: the policy and every override
         verdict += "  [" + "; ".join([fr.options["policy_line"],
                                       *fr.options.get("overrides", ())]) + "]"
-    lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
+    lines = list_items(gate.reasons, markdown=markdown, limit=limit)
     return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)

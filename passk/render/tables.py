@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["cell", "cells", "escape_markdown", "escape_text", "format_columns", "format_rows",
-           "json_number", "markdown_cell", "one_line", "signed"]
+           "json_number", "list_items", "markdown_cell", "one_line", "signed"]
 
 #: C0 and C1 control characters, DEL, and the Unicode line and bidirectional-override marks.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -198,3 +198,32 @@ def format_rows(header: Sequence[str], rows: Sequence[Sequence[str]], *,
     """
     columns = [list(col) for col in zip(*rows)] if rows else [[] for _ in header]
     return format_columns(header, columns, numeric=numeric, markdown=markdown)
+
+
+def list_items(items: Sequence[str], *, markdown: bool = False, limit: int | None = None,
+               noun: str = "reasons", where: str = "the gate's reasons") -> list[str]:
+    """Lines of text from files as list items: the first ``limit``, then one counting the rest.
+
+    With at most ``limit + 1`` items every one is shown (a line saying "1 more" would take
+    the place of the item itself); ``limit=None`` shows every one. Each item is made
+    :func:`one_line`. A gate's reasons are shown so (:func:`passk.stability.reason_lines`).
+
+    Examples
+    --------
+    >>> print("\\n".join(list_items(["x", "y", "z"], limit=1)))
+      - x
+      - ... and 2 more reasons (all 3 are in the gate's reasons)
+    >>> list_items(["x", "y"], markdown=True, limit=1)
+    ['- x', '- y']
+    """
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit ({limit!r}) must be None or at least 0")
+    bullet = "- " if markdown else "  - "
+    lines = [one_line(r) for r in items]  # a task id's line break never starts a line
+    if limit is None or len(lines) <= limit + 1:
+        return [bullet + r for r in lines]
+    rest = len(lines) - limit
+    if markdown:
+        where = where.replace("reasons", "`reasons`")
+    more = f"{bullet}... and {rest} more {noun} (all {len(lines)} are in {where})"
+    return [bullet + r for r in lines[:limit]] + [more]
