@@ -271,11 +271,11 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
         both = np.concatenate([n1, n2])
         both = both[both > 0]
         k = int(both.min()) if both.size else 1
-    # both versions in one call each (shape (2, tasks)): estimates, flakiness, classes
+    # both versions in one call each (shape (2, tasks)): classes, estimates, flakiness
     c, n = np.stack([c1, c2]), np.stack([n1, n2])
+    classes = np.asarray(classify(c, n, threshold=class_threshold)).reshape(2, -1).tolist()
     h1, h2 = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float).reshape(2, -1)
     f1, f2 = np.asarray(flakiness(c, n), dtype=float).reshape(2, -1)
-    classes = np.asarray(classify(c, n, threshold=class_threshold)).reshape(2, -1).tolist()
     p = fisher_exact_two_sided(c1, n1, c2, n2)
     if correction == "holm":
         adj = holm(p)
