@@ -29,6 +29,13 @@ Everything is imported on first use, so ``import passk`` and the ``passk``
 command start fast: numpy and scipy load only when a computation needs them.
 Each module has one path, its file's: ``passk.results.read``, ``passk.analysis.report``,
 ``passk.run.runner``; no alias finds a module under another name.
+
+``__all__`` is the curated surface, and each of its classes and functions names the path
+users import it from, ``passk`` (``passk.Results.__module__ == 'passk'``, as httpx's
+objects say ``httpx``): reprs, tracebacks and pickles say ``passk.Results``, whatever was
+imported first. The module that defines each sets it, on its last line
+(:func:`passk._public.publish`, from :data:`_OWNER`); everything else keeps its
+module's path, the one the README and the book import it from.
 """
 
 from __future__ import annotations
