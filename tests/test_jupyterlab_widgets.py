@@ -1153,17 +1153,25 @@ CHINESE_PARAMETERS = [c for c in CHANGED_PARAMETERS if c[0] in {"01_searchrunboo
 def test_the_chinese_page_follows_its_parameter(stem, old, new, prose_id, shown, followed,
                                                 lab_server, browser, tmp_path):
     """The Chinese edition's notebook (``scripts/zh_book.py``: the English notebook with
-    its prose and captions from the catalog), run in JupyterLab with the same change: its
-    prose is Chinese and shows every number of the English words at the reader's value,
-    the glue roles of its catalog entry being those of the English."""
+    its prose and captions from the catalog; its glue roles made JupyterLab's {eval} roles
+    by ``scripts/sync_notebooks.py``, as the English notebooks are), run in JupyterLab with
+    the same change: its prose is Chinese and shows every number of the English words at
+    the reader's value, the glue roles of its catalog entry being those of the English."""
     import importlib.util
     import re
 
-    spec = importlib.util.spec_from_file_location("zh_book", ROOT / "scripts" / "zh_book.py")
-    zh_book = sys.modules.setdefault("zh_book", importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(zh_book)
+    import nbformat
+
+    def script(name):
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        module = sys.modules.setdefault(name, importlib.util.module_from_spec(spec))
+        spec.loader.exec_module(module)
+        return module
+
+    zh_book, sync_notebooks = script("zh_book"), script("sync_notebooks")
     notebook = NOTEBOOKS / f"{stem}.ipynb"
     zh = zh_book.chinese_notebook(f"notebooks/{stem}.ipynb", ROOT, figures=False)
+    zh = json.loads(nbformat.writes(sync_notebooks.sync(nbformat.from_dict(zh), stem)))
     before, after, problems = _rerun_with_a_parameter(
         lab_server, browser, tmp_path, notebook, old, new, prose_id, nb=zh, suffix="zh")
     assert not problems, f"{stem} (zh):\n  " + "\n  ".join(problems)
