@@ -1171,7 +1171,8 @@ def test_the_chinese_page_follows_its_parameter(stem, old, new, prose_id, shown,
     zh_book, sync_notebooks = script("zh_book"), script("sync_notebooks")
     notebook = NOTEBOOKS / f"{stem}.ipynb"
     zh = zh_book.chinese_notebook(f"notebooks/{stem}.ipynb", ROOT, figures=False)
-    zh = json.loads(nbformat.writes(sync_notebooks.sync(nbformat.from_dict(zh), stem)))
+    zh = json.loads(nbformat.writes(sync_notebooks.sync(
+        nbformat.reads(json.dumps(zh), as_version=4), stem)))
     before, after, problems = _rerun_with_a_parameter(
         lab_server, browser, tmp_path, notebook, old, new, prose_id, nb=zh, suffix="zh")
     assert not problems, f"{stem} (zh):\n  " + "\n  ".join(problems)
