@@ -944,14 +944,17 @@ def test_the_lab_never_writes_the_book(browser, tmp_path):
 
 
 def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: str,
-                            new: str, prose_id: str) -> tuple[str, str, list[str]]:
+                            new: str, prose_id: str, nb: dict | None = None,
+                            suffix: str = "param") -> tuple[str, str, list[str]]:
     """Open ``notebook`` as a reader does (stored numbers), replace ``old`` by ``new``
     in the one code cell holding ``old``, Run All, and return the text of the Markdown
     cell ``prose_id`` as drawn before and after, and every problem seen (errors, numbers
-    not computed, formulas or references not drawn, requests off the machine)."""
+    not computed, formulas or references not drawn, requests off the machine). ``nb``:
+    the notebook to open instead of ``notebook``'s own (the Chinese edition's)."""
     base_url, root_dir, _log_path = lab_server
-    nb = json.loads(notebook.read_text(encoding="utf-8"))
-    name = f"{notebook.stem}_param.ipynb"
+    if nb is None:
+        nb = json.loads(notebook.read_text(encoding="utf-8"))
+    name = f"{notebook.stem}_{suffix}.ipynb"
     (root_dir / name).write_text(json.dumps(nb), encoding="utf-8")
     setups = [i for i, c in enumerate(nb["cells"])
               if c["cell_type"] == "code" and old in "".join(c["source"])]
@@ -1020,13 +1023,101 @@ def _gate_words(cap: str) -> list[str]:
             f"verdict is {verdict}."]
 
 
+def _incident_words(cap: str) -> list[str]:
+    """Page 1 with the gate's cap at ``cap``: the runbook task's 10 of 12 runs at
+    ``DEMO_SEED`` (the chapter's count; the page asserts it in its prose), its flakiness
+    4 p (1 - p) by exact fractions as a multiple of the cap, and the dual gate's verdict.
+    The mean, (C(10, 5)/C(12, 5) + 1 + 1)/3 = 0.773, clears the bar of 0.7 either way,
+    so the bar alone passes the suite and the cap alone decides."""
+    import math
+    from fractions import Fraction
+
+    p = Fraction(10, 12)
+    flakiness = 4 * p * (1 - p)
+    mean = (Fraction(math.comb(10, 5), math.comb(12, 5)) + 2) / 3
+    assert mean >= Fraction(7, 10)
+    verdict = "PASSED" if flakiness <= Fraction(cap) else "BLOCKED"
+    return [f"{float(flakiness / Fraction(cap)):.1f} times the gate", f"cap of {cap}.",
+            "the verdict PASSED", f"verdict is {verdict}."]
+
+
+def _flakiness_words(c: int, n: int) -> list[str]:
+    """Page 4 with the chapter's task at ``c`` of ``n``: its failures and its flakiness
+    4 p (1 - p), by exact fractions."""
+    from fractions import Fraction
+
+    p = Fraction(c, n)
+    return [f"failed only {n - c} of its {n} runs",
+            f"flakiness is already {float(4 * p * (1 - p)):.2f}"]
+
+
+def _honest_words(bar: str) -> list[str]:
+    """Page 6 with the declared discovery-rate bar at ``bar``: the p95 measurement's
+    discovery rate as the page stored it (the runs do not depend on the bar) against the
+    bar, and the honest gate's verdict by its rule: a bar not met refuses."""
+    from fractions import Fraction
+
+    nb = json.loads((NOTEBOOKS / "06_trustworthy_numbers.ipynb").read_text(encoding="utf-8"))
+    measured = next(
+        "".join(v) for c in nb["cells"] for o in c.get("outputs", [])
+        if o.get("metadata", {}).get("scrapbook", {}).get("name") == "fixed_discovery"
+        for k, v in o["data"].items() if k.endswith("text/plain"))
+    verdict = "PASSED" if Fraction(measured) >= Fraction(bar) else "REFUSED"
+    return [f"{measured} against the bar of {bar}", f"verdict on it is {verdict}."]
+
+
+def _plan_words(trials: int) -> list[str]:
+    """Page 7 with at most ``trials`` trials a task: from tau-bench's records themselves
+    (a success is a reward within 1e-6 of 1), the flaky tasks (passed and failed) that
+    straight passes could still bring under the chapter's cap of 0.2 with a pass^4 that
+    clears the bar of 0.7 alone, and the most failures the cap allows, 4 f (n - f) <=
+    0.2 n^2, by exact fractions and binomial coefficients."""
+    import math
+    from collections import Counter
+    from fractions import Fraction
+
+    records = json.loads((ROOT / "book/data/tau-bench/gpt-4o-airline-rewards.json")
+                         .read_text(encoding="utf-8"))
+    wins = Counter()
+    for r in records:
+        wins[r["task_id"]] += abs(r["reward"] - 1) <= 1e-6
+    runs = Counter(r["task_id"] for r in records)
+    flaky = [(wins[t], runs[t]) for t in runs if 0 < wins[t] < runs[t]]
+    cap, bar = Fraction(1, 5), Fraction(7, 10)
+    most = max(f for f in range(trials // 2 + 1) if 4 * f * (trials - f) <= cap * trials**2)
+    rescued = [(c, n) for c, n in flaky if n - c <= most and Fraction(
+        math.comb(trials - (n - c), 4), math.comb(trials, 4)) >= bar]
+    return [f"{len(rescued)} of the {len(flaky)} flaky tasks", f"with {trials} trials",
+            f"fails at most {most} of them"]
+
+
+def _epochs_words(epochs: int) -> list[str]:
+    """Page 9 with ``epochs`` epochs a sample: its twelve samples (three tasks under four
+    sets of switches, as the page builds them) times ``epochs`` planned and run in full."""
+    planned = 3 * 4 * epochs
+    return [f"The full run scored {planned} sample epochs", f"of the same {planned}"]
+
+
 # (page, the edit in its set-up cell, the prose cell that must follow, its words at the
 # page's value and at the reader's, each from an outside reference)
 CHANGED_PARAMETERS = [
+    ("01_searchrunbook_incident", "CRITERIA = DEFAULT_CRITERIA ",
+     "CRITERIA = GateCriteria(max_flakiness=0.6) ", "4a688d12",
+     _incident_words("0.2"), _incident_words("0.6")),
     ("02_pass_at_k_vs_pass_hat_k", "p = 0.9 ", "p = 0.8 ", "f29871e9",
      _curves_numbers("0.9"), _curves_numbers("0.8")),
+    ("04_flakiness_and_its_sources", "c_chapter, n_chapter = 10, 12 ",
+     "c_chapter, n_chapter = 11, 12 ", "8c339cbd",
+     _flakiness_words(10, 12), _flakiness_words(11, 12)),
     ("05_the_gate", "CAP = 0.2 ", "CAP = 0.6 ", "e95e7c00",
      _gate_words("0.2"), _gate_words("0.6")),
+    ("06_trustworthy_numbers", '{"discovery_rate": 0.75, "no_leak": 1.0}',
+     '{"discovery_rate": 0.97, "no_leak": 1.0}', "1394c1f1",
+     _honest_words("0.75"), _honest_words("0.97")),
+    ("07_real_agents_real_runs", 'MAX_TRIALS = RepeatPolicy().runs_by_risk["high-risk-write"]',
+     "MAX_TRIALS = 20", "7ca283ea", _plan_words(12), _plan_words(20)),
+    ("09_inside_inspect_ai", "EPOCHS = 8 ", "EPOCHS = 12 ", "86a3f616",
+     _epochs_words(8), _epochs_words(12)),
 ]
 
 
@@ -1034,10 +1125,14 @@ CHANGED_PARAMETERS = [
                          CHANGED_PARAMETERS, ids=[c[0] for c in CHANGED_PARAMETERS])
 def test_each_page_follows_its_parameter(stem, old, new, prose_id, shown, followed,
                                          lab_server, browser, tmp_path):
-    """Pages 2 and 5 as a reader runs them in JupyterLab: change the page's parameter,
-    Run All, and the prose says what the new run computed (page 2: the curves' numbers at
-    p = 0.8, where a hidden cell once kept 0.9; page 5: the verdict at a cap of 0.6,
-    PASSED, where the text once went on "too unpredictable to ship")."""
+    """Each page with a parameter, as a reader runs it in JupyterLab: change the page's
+    parameter, Run All, and the prose says what the new run computed (page 1: the verdict
+    at a cap of 0.6, where the text once said the cap blocked "only because of its second
+    condition"; page 2: the curves' numbers at p = 0.8, where a hidden cell once kept 0.9;
+    page 4: the chapter's task at 11 of 12; page 5: the verdict at a cap of 0.6, PASSED,
+    where the text once went on "too unpredictable to ship"; page 6: the p95 measurement
+    refused under a bar of 0.97; page 7: flaky tasks that 20 trials could rescue, where
+    the text once said none could be; page 9: the epochs of a 12-epoch eval)."""
     before, after, problems = _rerun_with_a_parameter(
         lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id)
     assert not problems, f"{stem}:\n  " + "\n  ".join(problems)
@@ -1046,3 +1141,44 @@ def test_each_page_follows_its_parameter(stem, old, new, prose_id, shown, follow
     flat = " ".join(after.split())
     missing = [w for w in followed if w not in flat]
     assert not missing, f"{stem}: after {new.strip()!r} the prose lacks {missing}: {flat[:500]!r}"
+
+
+# the pages whose Chinese edition is also run in JupyterLab (the quickest: each run of a
+# page in the lab costs about a minute on a loaded machine)
+CHINESE_PARAMETERS = [c for c in CHANGED_PARAMETERS if c[0] in {"01_searchrunbook_incident"}]
+
+
+@pytest.mark.parametrize(("stem", "old", "new", "prose_id", "shown", "followed"),
+                         CHINESE_PARAMETERS, ids=[c[0] for c in CHINESE_PARAMETERS])
+def test_the_chinese_page_follows_its_parameter(stem, old, new, prose_id, shown, followed,
+                                                lab_server, browser, tmp_path):
+    """The Chinese edition's notebook (``scripts/zh_book.py``: the English notebook with
+    its prose and captions from the catalog; its glue roles made JupyterLab's {eval} roles
+    by ``scripts/sync_notebooks.py``, as the English notebooks are), run in JupyterLab with
+    the same change: its prose is Chinese and shows every number of the English words at
+    the reader's value, the glue roles of its catalog entry being those of the English."""
+    import importlib.util
+    import re
+
+    import nbformat
+
+    def script(name):
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        module = sys.modules.setdefault(name, importlib.util.module_from_spec(spec))
+        spec.loader.exec_module(module)
+        return module
+
+    zh_book, sync_notebooks = script("zh_book"), script("sync_notebooks")
+    notebook = NOTEBOOKS / f"{stem}.ipynb"
+    zh = zh_book.chinese_notebook(f"notebooks/{stem}.ipynb", ROOT, figures=False)
+    zh = json.loads(nbformat.writes(sync_notebooks.sync(
+        nbformat.reads(json.dumps(zh), as_version=4), stem)))
+    before, after, problems = _rerun_with_a_parameter(
+        lab_server, browser, tmp_path, notebook, old, new, prose_id, nb=zh, suffix="zh")
+    assert not problems, f"{stem} (zh):\n  " + "\n  ".join(problems)
+    assert re.search(r"[\u4e00-\u9fff]", after), f"{stem}: the prose is not Chinese: {after!r}"
+    flat = " ".join(after.split())
+    for words, text in ((shown, " ".join(before.split())), (followed, flat)):
+        numbers = [n for w in words for n in re.findall(r"\d+(?:\.\d+)?", w)]
+        missing = [n for n in numbers if n not in text]
+        assert not missing, f"{stem} (zh): the prose lacks {missing}: {text[:500]!r}"

@@ -133,3 +133,41 @@ def test_scenarios_import_only_public_names():
     assert ("flaky_adapter", "sample_action") in imported
     for module, name in imported:
         assert name in importlib.import_module(f"passk.{module}").__all__, (module, name)
+
+
+# ------------------------------------------------------- the rate model of a study
+
+def test_bernoulli_runs_counts_are_binomial():
+    """Each task's count of passes over its runs is Binomial(n, p): the counts of
+    4,000 seeded tasks at p = 0.3 and 0.9 against scipy's pmf (chi-square, p > 0.001),
+    and the ends p = 0 and 1 exact."""
+    from scipy import stats
+
+    from passk.book.scenarios import bernoulli_runs
+
+    n = 8
+    for p in (0.3, 0.9):
+        out = bernoulli_runs(np.full(4000, p), n, rng=7)
+        assert out.shape == (4000, n) and out.dtype == bool
+        counts = np.bincount(out.sum(axis=1), minlength=n + 1)
+        expected = 4000 * stats.binom.pmf(np.arange(n + 1), n, p)
+        keep = expected >= 5   # the chi-square's rule of thumb; pool the tails
+        observed = np.append(counts[keep], counts[~keep].sum())
+        wanted = np.append(expected[keep], expected[~keep].sum())
+        if wanted[-1] == 0:
+            observed, wanted = observed[:-1], wanted[:-1]
+        assert stats.chisquare(observed, wanted).pvalue > 1e-3
+    ends = bernoulli_runs([0.0, 1.0], 5, rng=0)
+    assert not ends[0].any() and ends[1].all()
+    # runs are independent of each other: the same seed, the same table
+    assert (bernoulli_runs([0.5] * 3, 6, rng=3) == bernoulli_runs([0.5] * 3, 6, rng=3)).all()
+
+
+@pytest.mark.parametrize(("rates", "runs", "match"), [
+    ([], 3, "rates"), ([1.2], 3, "rates"), ([[0.5]], 3, "rates"),
+    ([0.5], 0, "runs"), ([0.5], True, "runs"), ([0.5], 2.5, "runs")])
+def test_bernoulli_runs_refuses_bad_input(rates, runs, match):
+    from passk.book.scenarios import bernoulli_runs
+
+    with pytest.raises(ValueError, match=match):
+        bernoulli_runs(rates, runs, rng=0)

@@ -30,6 +30,12 @@ The budget is a harness setting: :class:`Budget` truncates a run after
 ``max_steps`` steps or ``max_time_seconds`` simulated seconds. Each step
 costs simulated time, so a budget below what the assistant typically needs
 cuts it off before it submits.
+
+Beside the scenarios, a rate model for studies: :func:`bernoulli_runs` draws
+runs from given per-task rates. It is not an agent (nothing in it can fail for
+a reason), and serves only where a rule is studied over populations of rates
+(curtailment's saving, a gate's operating characteristic); where flakiness
+comes from is :mod:`passk.flaky_adapter`'s business.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ __all__ = [
     "LeakReport",
     "LeakyDiagnosisSimulator",
     "Telemetry",
+    "bernoulli_runs",
     "catalogue",
     "environments",
     "leak_check",
@@ -514,3 +521,46 @@ def measure(runs: Mapping[str, RepeatRun] | Iterable[RepeatRun],
         raise ValueError(f"runs ({len(repeats)} task(s)) hold no counted run: nothing to measure")
     leaks = leak_report([(rr.task, r) for rr in repeats for r in rr.results], canaries)
     return {"discovery_rate": sum(counted) / len(counted), "no_leak": 1.0 - leaks.leak_rate}
+
+
+def bernoulli_runs(rates: Sequence[float] | np.ndarray, runs: int, *,
+                   rng: int | np.random.Generator | None = None) -> np.ndarray:
+    r"""Outcomes of ``runs`` independent runs of each task, task ``t`` passing with ``rates[t]``.
+
+    The model of a study, not of an agent: run :math:`j` of task :math:`t` is
+    :math:`X_{tj} \sim \mathrm{Bernoulli}(p_t)`, independently of every other run,
+    so :math:`c_t = \sum_j X_{tj} \sim \mathrm{Binomial}(n, p_t)`. Its scope is a
+    rule studied over populations of rates, in the order the runs happen
+    (curtailment replayed epoch by epoch, a gate's operating characteristic); it
+    says nothing about why a run fails, and an agent's failures should come from a
+    mechanism instead (:class:`passk.flaky_adapter.OnCallSimulator`).
+
+    Parameters
+    ----------
+    rates : array_like of float, shape (tasks,)
+        Each task's single-run success rate, in [0, 1].
+    runs : int
+        Runs per task (at least 1).
+    rng : int, numpy.random.Generator or None
+        The randomness (see :func:`numpy.random.default_rng`).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (tasks, runs)
+        ``out[t, j]``: run ``j`` of task ``t`` passed.
+
+    Examples
+    --------
+    >>> out = bernoulli_runs([1.0, 0.0, 0.5], 4, rng=0)
+    >>> out.shape, out[0].all(), out[1].any()
+    ((3, 4), np.True_, np.False_)
+    >>> round(float(bernoulli_runs([0.9], 20_000, rng=1).mean()), 2)
+    0.9
+    """
+    p = np.asarray(rates, dtype=float)
+    if p.ndim != 1 or p.size == 0 or not np.all((p >= 0) & (p <= 1)):
+        raise ValueError(f"rates ({rates!r}) must be a non-empty 1-d array of values in [0, 1]")
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ValueError(f"runs ({runs!r}) must be a whole number >= 1")
+    gen = np.random.default_rng(rng)
+    return gen.random((p.size, int(runs))) < p[:, None]
