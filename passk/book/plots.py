@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MissingExtra",
+    "BOOK_FIGURE_WIDTH_PX",
+    "MIN_TEXT_PX",
+    "displayed_text_px",
     "drawing_in",
     "plot_coverage",
     "plot_curves",
@@ -33,7 +36,9 @@ __all__ = [
     "plot_report",
     "plot_run_strip",
     "plot_task_classes",
+    "shown_sizes",
     "shown_texts",
+    "smallest_text",
     "translate_figure",
     "use_language",
 ]
@@ -44,6 +49,86 @@ _BLUE, _VERMILLION, _GREY = "#0072B2", "#D55E00", "#999999"
 
 class MissingExtra(RuntimeError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+# ------------------------------------------------------------- text size on the book's page
+#
+# The book shows a figure as an image at most as wide as its column: at a 1280 px window
+# (the browser tests' width), sphinx-book-theme gives the page 1280 x 80 % = 1024 px
+# beside the primary sidebar (20 %), the article 1024 - 272 = 752 px beside the
+# secondary one ("On this page", 272 px), 752 - 2 x 32 = 688 px inside the article's
+# padding, and myst-nb's figure 688 - 2 x 8 = 672 px inside its own. An image wider
+# than that is scaled down to it (``max-width: 100%``), a narrower one shown at its own
+# size. tests/test_figure_text_size.py measures this width in Chromium.
+
+#: CSS px a figure of the book may take at a 1280 px window (see above).
+BOOK_FIGURE_WIDTH_PX = 672
+#: The smallest text a figure may show on the book's page: 9 pt at 96 CSS px per inch.
+MIN_TEXT_PX = 12.0
+
+
+def displayed_text_px(points: float, dpi: float, image_px: float,
+                      width_px: float = BOOK_FIGURE_WIDTH_PX) -> float:
+    """CSS px of a ``points`` font in an image ``image_px`` wide shown at most ``width_px``.
+
+    The image draws a point as ``dpi / 72`` of its pixels, and the page shows it scaled by
+    :math:`\\min(1, w / N)` for a column ``w`` px wide and an image ``N`` px wide:
+
+    .. math:: \\text{px} = \\text{pt} \\cdot \\frac{\\text{dpi}}{72} \\cdot
+              \\min\\!\\left(1, \\frac{w}{N}\\right)
+
+    Examples
+    --------
+    >>> displayed_text_px(10, 100, 600)            # shown at its own size
+    13.89
+    >>> displayed_text_px(10, 100, 840)            # 8.4 inches scaled to 672 px
+    11.11
+    """
+    if dpi <= 0 or image_px <= 0 or width_px <= 0:
+        raise ValueError(f"dpi ({dpi}), image_px ({image_px}) and width_px ({width_px}) "
+                         "must be positive")
+    return round(points * dpi / 72 * min(1.0, width_px / image_px), 2)
+
+
+def _drawn_texts(fig: Figure) -> list[Any]:
+    """The figure's texts a reader sees: visible, not empty, tick labels only in view."""
+    from matplotlib.axis import Axis
+    from matplotlib.text import Text
+
+    labels: set[int] = set()
+    shown = []
+    for axis in fig.findobj(Axis):
+        low, high = sorted(axis.get_view_interval())
+        slack = 1e-9 * (abs(low) + abs(high) + 1)
+        for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+            labels.update((id(tick.label1), id(tick.label2)))
+            loc = tick.get_loc()
+            if tick.get_visible() and loc is not None and low - slack <= loc <= high + slack:
+                shown += [tick.label1, tick.label2]
+    shown += [t for t in fig.findobj(Text) if id(t) not in labels]
+    return [t for t in shown if t.get_visible() and t.get_text().strip()
+            and (t.axes is None or t.axes.get_visible())]
+
+
+def smallest_text(fig: Figure) -> tuple[float, str]:
+    """The size in points of the smallest text ``fig`` shows, and that text.
+
+    Titles, labels, tick labels in view, legends, annotations and contour labels all
+    count; a text's base size is read (mathtext draws a superscript at 70 % of it).
+    A figure without text gives ``(inf, "")``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.set_title("a title", fontsize=14); _ = ax.text(0.5, 0.5, "note", fontsize=7)
+    >>> smallest_text(fig)
+    (7.0, 'note')
+    >>> plt.close(fig)
+    """
+    fig.canvas.draw()   # ticks and their labels as they will be drawn
+    sizes = [(float(t.get_fontsize()), t.get_text()) for t in _drawn_texts(fig)]
+    return min(sizes, key=lambda s: s[0]) if sizes else (float("inf"), "")
 
 
 # ------------------------------------------------------------- figures in another language
@@ -57,7 +142,7 @@ class MissingExtra(RuntimeError):
 #: The CJK fonts tried in order (the first installed draws Latin and Chinese alike;
 #: mathtext's text outside the dollars uses it too), then DejaVu Sans for the rest.
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei")
-_LANGUAGE: dict[str, Any] = {"catalog": None, "shown": [], "where": None}
+_LANGUAGE: dict[str, Any] = {"catalog": None, "shown": [], "sizes": [], "where": None}
 
 
 def _compile(catalog: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +275,11 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
                 result = original(self, *args, **kwargs)
                 _LANGUAGE["shown"].append((_LANGUAGE["where"], [t.get_text() for t in fig.findobj(
                     matplotlib.text.Text) if t.get_text() and t.get_visible()]))
+                dpi = kwargs.get("dpi")
+                points, text = smallest_text(fig)
+                _LANGUAGE["sizes"].append((_LANGUAGE["where"], {
+                    "dpi": float(dpi if isinstance(dpi, numbers.Real) else fig.dpi),
+                    "points": points, "text": text}))
                 return result
             return original(self, *args, **kwargs)
 
@@ -208,6 +298,15 @@ def shown_texts() -> list[tuple[str | None, list[str]]]:
     The label is the last one :func:`drawing_in` set (None before).
     """
     return list(_LANGUAGE["shown"])
+
+
+def shown_sizes() -> list[tuple[str | None, dict[str, Any]]]:
+    """``(label, {"dpi", "points", "text"})`` of each figure drawn since :func:`use_language`.
+
+    In the order of :func:`shown_texts`: the resolution the figure was drawn at, and the
+    size in points of its smallest text (:func:`smallest_text`) and that text.
+    """
+    return list(_LANGUAGE["sizes"])
 
 
 def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
