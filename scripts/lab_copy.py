@@ -4,23 +4,22 @@
 
 scripts/lab.sh calls this for each notebook it copies into lab/. The copy is the notebook
 with one change: its first Markdown cell starts with a MyST front matter block that makes
-jupyterlab-myst number the page's figures and exercises as the book does. The book
-(Sphinx, ``numfig`` with the toc's numbered pages) calls the first figure of page 5
-"Fig. 5.1" and its first exercise "Exercise 5.1"; jupyterlab-myst, which numbers each
-notebook on its own, would call them "Figure 1" and "Exercise 1". MyST's ``numbering``
-front matter sets both: ``enumerator`` puts the page's number before each count
-(``5.%s``), and an item's ``template`` is the name it is shown with (``Fig. %s``)::
+jupyterlab-myst number the page's figures, exercises and equations as the book does. The
+book (Sphinx, ``numfig`` with the toc's numbered pages) numbers them within the page:
+page 5's first figure is "Figure 5.1" and its first exercise "Exercise 5.1".
+jupyterlab-myst numbers each notebook on its own, "Figure 1" and "Exercise 1", unless
+MyST's ``numbering`` front matter sets an ``enumerator``, the template of every number::
 
     ---
     numbering:
-      enumerator: 5.%s
-      figure: {template: Fig. %s}
-      exercise: {template: Exercise %s}
+      enumerator: '5.%s'
     ---
 
-The page's number is the one the book's toc (_toc.yml, ``numbered: true``) gives it: its
-place among the chapters. The tracked notebook is never written, and jupyter-book never
-reads the copy (lab/ is outside its toc and in ``exclude_patterns``).
+jupyterlab-myst names a caption by its kind ("Figure", "Exercise", hard-coded in its
+renderer); the book's _config.yml (``numfig_format``) says "Figure" too, so that the two
+read alike. The page's number is the one the book's toc (_toc.yml, ``numbered: true``)
+gives it: its place among the chapters. The tracked notebook is never written, and
+jupyter-book never reads the copy (lab/ is outside its toc and in ``exclude_patterns``).
 """
 
 from __future__ import annotations
@@ -52,15 +51,9 @@ def front_matter(number: int) -> str:
     ---
     numbering:
       enumerator: '5.%s'
-      figure: {template: 'Fig. %s'}
-      exercise: {template: 'Exercise %s'}
     ---
     """
-    return ("---\nnumbering:\n"
-            f"  enumerator: '{number}.%s'\n"
-            "  figure: {template: 'Fig. %s'}\n"
-            "  exercise: {template: 'Exercise %s'}\n"
-            "---\n")
+    return f"---\nnumbering:\n  enumerator: '{number}.%s'\n---\n"
 
 
 def lab_copy(notebook: dict, number: int) -> dict:

@@ -24,9 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from passk.stats.power import ComparisonPlan
 
 __all__ = [
-    "MissingExtra",
     "BOOK_FIGURE_WIDTH_PX",
     "MIN_TEXT_PX",
+    "MissingExtra",
     "displayed_text_px",
     "drawing_in",
     "plot_coverage",
