@@ -794,8 +794,10 @@ AUTOSAVE_S = 5
 # SaveHandler), which on a loaded 2-core machine can reach tens of seconds.
 AUTOSAVE_TIMEOUT_S = 150
 # What scripts/lab.sh needs from a checkout: the notebooks, the files their relative
-# paths reach, and the .gitignore that leaves lab/ untracked.
-LAB_CHECKOUT = (".gitignore", "notebooks", "book/data", "examples", "scripts/lab.sh")
+# paths reach, the .gitignore that leaves lab/ untracked, and lab_copy.py with the toc
+# it reads the page numbers from.
+LAB_CHECKOUT = (".gitignore", "_toc.yml", "notebooks", "book/data", "examples", "scripts/lab.sh",
+                "scripts/lab_copy.py")
 READER_EDIT = "# edited by a reader, autosaved"
 
 
