@@ -154,12 +154,13 @@ def test_figures_and_exercises_numbered_as_in_the_book(path, jupyterlab_root, br
             page.wait_for_timeout(500)
             deadline -= 500
         page.screenshot(path=str(shot), full_page=True)
+        # the first figure caption and exercise as drawn, for a reader of the test's output
         for what, css in (("figure", ".jp-Notebook .myst figure"),
-                          ("exercise", ".jp-Notebook .myst .myst-proof, .jp-Notebook .myst aside")):
-            found = page.locator(css)
+                          ("exercise", ".jp-Notebook .myst .myst-proof")):
+            found = page.locator(f"{css} >> visible=true")
             if found.count():
-                found.first.scroll_into_view_if_needed()
-                found.first.screenshot(path=str(tmp_path / f"{path.stem}-{what}.png"))
+                found.first.screenshot(path=str(tmp_path / f"{path.stem}-{what}.png"),
+                                       timeout=10_000)
     finally:
         print(f"screenshot: {shot}")
         try:
