@@ -7,9 +7,12 @@
 # autosaves) whatever it has open. So the lab never opens them: it opens working copies
 # in lab/ (untracked: .gitignore lists it), one per notebook, copied from notebooks/ the
 # first time and kept afterwards, so that a reader's edits and outputs survive from one
-# session to the next. JupyterLab's root is lab/: the tracked notebooks are outside it,
-# and no save, autosave or "Save As" of the session can reach them. lab/ sits beside
-# notebooks/, so the notebooks' relative paths (../book/data, ../examples) still resolve.
+# session to the next. A copy differs from its notebook in one place: MyST front matter
+# atop its first cell numbers its figures and exercises as the book does ("Fig. 5.1",
+# "Exercise 5.1", not jupyterlab-myst's "Figure 1"; scripts/lab_copy.py). JupyterLab's
+# root is lab/: the tracked notebooks are outside it, and no save, autosave or "Save As"
+# of the session can reach them. lab/ sits beside notebooks/, so the notebooks' relative
+# paths (../book/data, ../examples) still resolve.
 #
 #   --fresh   copy every notebook again, replacing the working copies (edits are lost).
 #
@@ -35,7 +38,7 @@ stale=()
 for src in notebooks/*.ipynb; do
   copy="$LAB/$(basename "$src")"
   if [ "$fresh" -eq 1 ] || ! [ -e "$copy" ]; then
-    cp "$src" "$copy"
+    .venv/bin/python scripts/lab_copy.py "$src" "$copy"
   elif [ "$src" -nt "$copy" ]; then
     stale+=("$copy")
   fi

@@ -636,7 +636,8 @@ _passk_plots.use_language("zh_CN", {catalog!r})
 get_ipython().events.register(
     "pre_run_cell", lambda info: _passk_plots.drawing_in(info.raw_cell))
 """
-_TEXTS_CELL = "import json as _json; print(_json.dumps(_passk_plots.shown_texts()))"
+_TEXTS_CELL = ("import json as _json; print(_json.dumps([_passk_plots.shown_texts(), "
+               "_passk_plots.shown_sizes()]))")
 
 
 def _figure_outputs(notebook: dict) -> list[tuple[str, int]]:
@@ -684,7 +685,9 @@ def figure_identifiers() -> set[str]:
 
 def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
     """The page's figures drawn in Chinese: ``{"<cell id>/<output index>": {"data":
-    {mime: image}, "texts": [each text drawn]}}``.
+    {mime: image}, "texts": [each text drawn], "fonts": {"dpi", "points", "text"}}}``
+    (``fonts``: the resolution and the smallest text, ``plots.shown_sizes``; the same
+    sizes as the English figure's, drawn by the same code).
 
     The notebook is executed (nbclient, in its own folder, nothing written back) with
     ``passk.book.plots.use_language("zh_CN", locales/zh_CN/_figures.yml)`` run first, so
@@ -718,7 +721,7 @@ def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
     start = time.monotonic()
     NotebookClient(run, timeout=900, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
-    drawn = json.loads("".join(o.get("text", "") for o in run.cells[-1].outputs))
+    drawn, sizes = json.loads("".join(o.get("text", "") for o in run.cells[-1].outputs))
     executed = json.loads(nbformat.writes(run))
     executed["cells"] = executed["cells"][1:-1]
     got = _figure_outputs(executed)
@@ -726,6 +729,8 @@ def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
     source = {c["id"]: "".join(c["source"]) for c in executed["cells"]}
     texts = [shown for cell_id in dict.fromkeys(c for c, _ in got)
              for where, shown in drawn if where == source[cell_id]]
+    fonts = [size for cell_id in dict.fromkeys(c for c, _ in got)
+             for where, size in sizes if where == source[cell_id]]
     if [c for c, _ in got] != [c for c, _ in wanted] or len(texts) != len(got):
         raise RuntimeError(
             f"{page}: executed for the Chinese figures, it drew {len(texts)} figures in "
@@ -733,10 +738,11 @@ def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
             f"{[c for c, _ in wanted]}: re-execute the English notebook (CONTRIBUTING.md)")
     cells = {c["id"]: c for c in executed["cells"]}
     figures = {}
-    for (cell_id, index), (_, new_index), shown in zip(wanted, got, texts):
+    for (cell_id, index), (_, new_index), shown, font in zip(wanted, got, texts, fonts):
         data = cells[cell_id]["outputs"][new_index]["data"]
         figures[f"{cell_id}/{index}"] = {
-            "data": {m: v for m, v in data.items() if m.startswith("image/")}, "texts": shown}
+            "data": {m: v for m, v in data.items() if m.startswith("image/")}, "texts": shown,
+            "fonts": font}
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"key": key, "figures": figures}, ensure_ascii=False),
                      encoding="utf-8")

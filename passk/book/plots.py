@@ -24,8 +24,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from passk.stats.power import ComparisonPlan
 
 __all__ = [
+    "BOOK_FIGURE_WIDTH_PX",
+    "MIN_TEXT_PX",
     "MissingExtra",
+    "book_points",
+    "displayed_text_px",
     "drawing_in",
+    "fit_text",
     "plot_coverage",
     "plot_curves",
     "plot_gate",
@@ -33,7 +38,9 @@ __all__ = [
     "plot_report",
     "plot_run_strip",
     "plot_task_classes",
+    "shown_sizes",
     "shown_texts",
+    "smallest_text",
     "translate_figure",
     "use_language",
 ]
@@ -44,6 +51,151 @@ _BLUE, _VERMILLION, _GREY = "#0072B2", "#D55E00", "#999999"
 
 class MissingExtra(RuntimeError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+# ------------------------------------------------------------- text size on the book's page
+#
+# The book shows a figure as an image at most as wide as its column: at a 1280 px window
+# (the browser tests' width), sphinx-book-theme gives the page 1280 x 80 % = 1024 px
+# beside the primary sidebar (20 %), the article 1024 - 272 = 752 px beside the
+# secondary one ("On this page", 272 px), 752 - 2 x 32 = 688 px inside the article's
+# padding, and myst-nb's figure 688 - 2 x 8 = 672 px inside its own. An image wider
+# than that is scaled down to it (``max-width: 100%``), a narrower one shown at its own
+# size. tests/test_figure_text_size.py measures this width in Chromium.
+
+#: CSS px a figure of the book may take at a 1280 px window (see above).
+BOOK_FIGURE_WIDTH_PX = 672
+#: The smallest text a figure may show on the book's page: 9 pt at 96 CSS px per inch.
+MIN_TEXT_PX = 12.0
+
+
+def displayed_text_px(points: float, dpi: float, image_px: float,
+                      width_px: float = BOOK_FIGURE_WIDTH_PX) -> float:
+    """CSS px of a ``points`` font in an image ``image_px`` wide shown at most ``width_px``.
+
+    The image draws a point as ``dpi / 72`` of its pixels, and the page shows it scaled by
+    :math:`\\min(1, w / N)` for a column ``w`` px wide and an image ``N`` px wide:
+
+    .. math:: \\text{px} = \\text{pt} \\cdot \\frac{\\text{dpi}}{72} \\cdot
+              \\min\\!\\left(1, \\frac{w}{N}\\right)
+
+    Examples
+    --------
+    >>> displayed_text_px(10, 100, 600)            # shown at its own size
+    13.89
+    >>> displayed_text_px(10, 100, 840)            # 8.4 inches scaled to 672 px
+    11.11
+    """
+    if dpi <= 0 or image_px <= 0 or width_px <= 0:
+        raise ValueError(f"dpi ({dpi}), image_px ({image_px}) and width_px ({width_px}) "
+                         "must be positive")
+    return round(points * dpi / 72 * min(1.0, width_px / image_px), 2)
+
+
+def book_points(fig: Figure, minimum_px: float = MIN_TEXT_PX,
+                width_px: float = BOOK_FIGURE_WIDTH_PX) -> float:
+    """The smallest font size (points, to the half point above) that ``fig`` may use.
+
+    The page shows a ``w``-inch figure drawn at ``dpi`` at most ``width_px`` wide, so a
+    point becomes :math:`\\min(\\text{dpi}, \\text{width\\_px} / w) / 72` CSS px and a
+    text of ``minimum_px`` needs
+
+    .. math:: \\text{pt} = \\frac{72 \\cdot \\text{minimum\\_px}}
+              {\\min(\\text{dpi}, \\text{width\\_px} / w)}
+
+    (the whole figure's width: the image the page shows is cropped to what is drawn, never
+    wider). A 7-inch figure at 100 dpi needs 9 pt, an 8-inch one 10.5 pt.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig = plt.figure(figsize=(8, 4), dpi=100)
+    >>> book_points(fig), book_points(plt.figure(figsize=(5, 3), dpi=100))
+    (10.5, 9.0)
+    >>> plt.close("all")
+    """
+    import math
+
+    per_inch = min(float(fig.dpi), width_px / float(fig.get_figwidth()))
+    return math.ceil(2 * 72 * minimum_px / per_inch) / 2
+
+
+def fit_text(where: Figure | Axes, minimum: float | None = None) -> float:
+    """Raise every text of ``where`` smaller than ``minimum`` points to ``minimum``.
+
+    Titles, axis labels, tick labels, legends (their title too), annotations and texts;
+    larger texts are left as they are. ``minimum`` defaults to :func:`book_points` of the
+    figure, so that the smallest text is at least 9 pt on the book's page. Call it once
+    everything is drawn. Returns the size used.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
+    >>> _ = ax.set_title("title", fontsize=14); _ = ax.text(0, 0, "note", fontsize=7)
+    >>> fit_text(ax), ax.texts[0].get_fontsize(), ax.title.get_fontsize()
+    (10.5, 10.5, 14.0)
+    >>> plt.close(fig)
+    """
+    from matplotlib.axes import Axes
+    from matplotlib.text import Text
+
+    fig = where.get_figure(root=True) if isinstance(where, Axes) else where
+    if fig is None:
+        raise ValueError("the axes belong to no figure")
+    points = book_points(fig) if minimum is None else float(minimum)
+    for axes in ([where] if isinstance(where, Axes) else fig.axes):
+        axes.tick_params(which="both", labelsize=max(points, _tick_points(axes)))
+    for text in where.findobj(Text):
+        if float(text.get_fontsize()) < points:
+            text.set_fontsize(points)
+    return points
+
+
+def _tick_points(axes: Axes) -> float:
+    ticks = axes.xaxis.get_major_ticks()[:1] + axes.yaxis.get_major_ticks()[:1]
+    return min((float(t.label1.get_fontsize()) for t in ticks), default=0.0)
+
+
+def _drawn_texts(fig: Figure) -> list[Any]:
+    """The figure's texts a reader sees: visible, not empty, tick labels only in view."""
+    from matplotlib.axis import Axis
+    from matplotlib.text import Text
+
+    labels: set[int] = set()
+    shown = []
+    for axis in fig.findobj(Axis):
+        low, high = sorted(axis.get_view_interval())
+        slack = 1e-9 * (abs(low) + abs(high) + 1)
+        for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+            labels.update((id(tick.label1), id(tick.label2)))
+            loc = tick.get_loc()
+            if tick.get_visible() and loc is not None and low - slack <= loc <= high + slack:
+                shown += [tick.label1, tick.label2]
+    shown += [t for t in fig.findobj(Text) if id(t) not in labels]
+    return [t for t in shown if t.get_visible() and t.get_text().strip()
+            and (t.axes is None or t.axes.get_visible())]
+
+
+def smallest_text(fig: Figure) -> tuple[float, str]:
+    """The size in points of the smallest text ``fig`` shows, and that text.
+
+    Titles, labels, tick labels in view, legends, annotations and contour labels all
+    count; a text's base size is read (mathtext draws a superscript at 70 % of it).
+    A figure without text gives ``(inf, "")``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.set_title("a title", fontsize=14); _ = ax.text(0.5, 0.5, "note", fontsize=7)
+    >>> smallest_text(fig)
+    (7.0, 'note')
+    >>> plt.close(fig)
+    """
+    fig.canvas.draw()   # ticks and their labels as they will be drawn
+    sizes = [(float(t.get_fontsize()), t.get_text()) for t in _drawn_texts(fig)]
+    return min(sizes, key=lambda s: s[0]) if sizes else (float("inf"), "")
 
 
 # ------------------------------------------------------------- figures in another language
@@ -57,7 +209,7 @@ class MissingExtra(RuntimeError):
 #: The CJK fonts tried in order (the first installed draws Latin and Chinese alike;
 #: mathtext's text outside the dollars uses it too), then DejaVu Sans for the rest.
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei")
-_LANGUAGE: dict[str, Any] = {"catalog": None, "shown": [], "where": None}
+_LANGUAGE: dict[str, Any] = {"catalog": None, "shown": [], "sizes": [], "where": None}
 
 
 def _compile(catalog: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +342,11 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
                 result = original(self, *args, **kwargs)
                 _LANGUAGE["shown"].append((_LANGUAGE["where"], [t.get_text() for t in fig.findobj(
                     matplotlib.text.Text) if t.get_text() and t.get_visible()]))
+                dpi = kwargs.get("dpi")
+                points, text = smallest_text(fig)
+                _LANGUAGE["sizes"].append((_LANGUAGE["where"], {
+                    "dpi": float(dpi if isinstance(dpi, numbers.Real) else fig.dpi),
+                    "points": points, "text": text}))
                 return result
             return original(self, *args, **kwargs)
 
@@ -208,6 +365,15 @@ def shown_texts() -> list[tuple[str | None, list[str]]]:
     The label is the last one :func:`drawing_in` set (None before).
     """
     return list(_LANGUAGE["shown"])
+
+
+def shown_sizes() -> list[tuple[str | None, dict[str, Any]]]:
+    """``(label, {"dpi", "points", "text"})`` of each figure drawn since :func:`use_language`.
+
+    In the order of :func:`shown_texts`: the resolution the figure was drawn at, and the
+    size in points of its smallest text (:func:`smallest_text`) and that text.
+    """
+    return list(_LANGUAGE["sizes"])
 
 
 def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
@@ -338,26 +504,29 @@ def plot_task_classes(report: FileReport | SuiteReport, *,
         labels = [f"{round(v * n)}/{n}" for v in values]
     else:
         labels = [f"{v:.2f}" for v in values]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6), constrained_layout=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.5, 3.4), constrained_layout=True)
+    small = book_points(fig)   # 9 pt on the book's page
     width = 0.8 * (np.diff(values).min() if values.size > 1 else 1.0)
     bars = left.bar(values, counts, width=width, edgecolor="white",
                     color=[_CLASS_STYLE[c][0] for c in classes])
-    left.bar_label(bars, padding=2)
+    left.bar_label(bars, padding=2, fontsize=small)
     left.set_xticks(values, labels)
     left.set_xlabel("pass rate p̂ = c/n (runs passed)")
     left.set_ylabel("tasks")
-    left.set_ylim(0, counts.max(initial=1) * 1.15)
+    # room above the bars for the legend (its three rows take the top 30 %)
+    left.set_ylim(0, counts.max(initial=1) * 1.6)
+    left.yaxis.get_major_locator().set_params(integer=True)   # counts of tasks
     left.set_title(f"{len(tasks)} tasks by pass rate" +
                    (f" ({unseen} without runs not shown)" if unseen else ""), fontsize=10)
     shown = [c for c in _CLASS_STYLE if c in classes]
-    left.legend([Patch(color=_CLASS_STYLE[c][0]) for c in shown], shown, fontsize=8,
-                loc="upper center")
+    left.legend([Patch(color=_CLASS_STYLE[c][0]) for c in shown], shown, fontsize=small,
+                loc="upper right")
 
     p = np.linspace(0, 1, 201)
     right.plot(p, 4 * p * (1 - p), color=_GREY, lw=1.5)
     right.axhline(cap, color="black", ls="--", lw=1)
     right.text(0.5, cap + 0.02, f"the gate's cap, {cap:g}", ha="center", va="bottom",
-               fontsize=8)
+               fontsize=small)
     for c in shown:
         at = values[[k == c for k in classes]]
         colour, marker = _CLASS_STYLE[c]
@@ -368,6 +537,7 @@ def plot_task_classes(report: FileReport | SuiteReport, *,
     right.set_xlabel("pass rate p̂")
     right.set_ylabel("flakiness 4p̂(1−p̂)")
     right.set_title("flakiness at each observed pass rate", fontsize=10)
+    fit_text(fig, small)
     return fig
 
 
@@ -462,6 +632,7 @@ def plot_curves(p: float, k_max: int = 8, *, ax: Axes | None = None) -> Figure:
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", frameon=False)
+    fit_text(ax)
     fig.tight_layout()
     return fig
 
@@ -540,6 +711,7 @@ def plot_run_strip(outcomes: Any, *, p: float | Fraction | None = None,
     rate.set_xlabel("run number")
     rate.set_ylabel("pass rate (fraction of runs)")
     rate.legend(loc="lower right")
+    fit_text(fig)
     fig.tight_layout()
     return fig
 
@@ -614,15 +786,16 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     flak = np.array([t.flakiness for t in suite.tasks], dtype=float)
     hat = np.array([t.pass_hat_k for t in suite.tasks], dtype=float)
     shown = np.flatnonzero(~(np.isnan(flak) | np.isnan(hat)))
+    small = book_points(fig)   # 9 pt on the book's page, whatever the figure's width
     ax.axvspan(gate.cap, 1.05, color="0.88", zorder=0)
     ax.axvline(gate.cap, color="0.3", linestyle="--", linewidth=1)
     ax.axhline(gate.bar, color="0.3", linestyle=":", linewidth=1)
-    ax.text(gate.cap + 0.02, 0.0, f"flakiness cap {gate.cap:g}", fontsize=8, color="0.2")
-    ax.text(0.98, gate.bar - 0.03, f"bar {gate.bar:g} (on the mean)", fontsize=8,
+    ax.text(gate.cap + 0.02, 0.0, f"flakiness cap {gate.cap:g}", fontsize=small, color="0.2")
+    ax.text(0.98, gate.bar - 0.03, f"bar {gate.bar:g} (on the mean)", fontsize=small,
             color="0.2", ha="right", va="top")
     if not np.isnan(gate.overall):
         ax.axhline(gate.overall, color=_VERMILLION, linewidth=1.5)
-        ax.text(0.98, gate.overall + 0.02, f"suite mean {gate.overall:.3f}", fontsize=8,
+        ax.text(0.98, gate.overall + 0.02, f"suite mean {gate.overall:.3f}", fontsize=small,
                 color=_VERMILLION, ha="right", va="bottom")
     ax.scatter(flak[shown], hat[shown], s=70, color=_BLUE, edgecolor="black", zorder=3,
                clip_on=False)
@@ -630,14 +803,15 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     for i in shown:
         at.setdefault((round(flak[i], 3), round(hat[i], 3)), []).append(suite.tasks[i].task_id)
     for (x, y), names in at.items():
-        ax.annotate("\n".join(names), (x, y), xytext=(8, -6 - 8 * len(names)),
-                    textcoords="offset points", fontsize=8)
+        ax.annotate("\n".join(names), (x, y), xytext=(8, -6 - 1.2 * small * len(names)),
+                    textcoords="offset points", fontsize=small)
     verdict = "PASSED" if gate.passed else "BLOCKED"
-    ax.set_title(f"{title}: {verdict}" if title else verdict, fontsize=10)
+    ax.set_title(f"{title}: {verdict}" if title else verdict, fontsize=max(10, small))
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(-0.05, 1.1)
-    ax.set_xlabel("flakiness 4p̂(1−p̂) (0 = repeatable, 1 = coin flip)")
+    ax.set_xlabel("flakiness 4p̂(1−p̂)\n(0 = repeatable, 1 = coin flip)")
     ax.set_ylabel(f"estimated pass$^{{{suite.k}}}$ per task")
+    fit_text(ax, small)
     return fig
 
 
@@ -730,6 +904,7 @@ def plot_coverage(n: int, k: int, p: Any = None, *,
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", frameon=False)
+    fit_text(ax)
     fig.tight_layout()
     return fig
 

@@ -1,0 +1,91 @@
+"""Write the lab's working copy of a notebook, numbered as the book numbers it.
+
+    python scripts/lab_copy.py notebooks/05_the_gate.ipynb lab/05_the_gate.ipynb
+
+scripts/lab.sh calls this for each notebook it copies into lab/. The copy is the notebook
+with one change: its first Markdown cell starts with a MyST front matter block that makes
+jupyterlab-myst number the page's figures, exercises and equations as the book does. The
+book (Sphinx, ``numfig`` with the toc's numbered pages) numbers them within the page:
+page 5's first figure is "Figure 5.1" and its first exercise "Exercise 5.1".
+jupyterlab-myst numbers each notebook on its own, "Figure 1" and "Exercise 1", unless
+MyST's ``numbering`` front matter sets an ``enumerator``, the template of every number::
+
+    ---
+    numbering:
+      enumerator: '5.%s'
+    ---
+
+jupyterlab-myst names a caption by its kind ("Figure", "Exercise", hard-coded in its
+renderer); the book's _config.yml (``numfig_format``) says "Figure" too, so that the two
+read alike. The page's number is the one the book's toc (_toc.yml, ``numbered: true``)
+gives it: its place among the chapters. The tracked notebook is never written, and
+jupyter-book never reads the copy (lab/ is outside its toc and in ``exclude_patterns``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def page_number(notebook: Path, root: Path = ROOT) -> int:
+    """The book's number for ``notebook``: its place among the toc's chapters, from 1."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    files = [Path(str(c["file"])).with_suffix("").as_posix() for c in toc.get("chapters", [])]
+    name = f"notebooks/{Path(notebook).stem}"
+    if name not in files:
+        raise ValueError(f"{notebook}: not a chapter of {root / '_toc.yml'} "
+                         f"(its chapters: {files})")
+    return files.index(name) + 1
+
+
+def front_matter(number: int) -> str:
+    """The MyST front matter that numbers a page's figures and exercises ``number.i``.
+
+    >>> print(front_matter(5), end="")
+    ---
+    numbering:
+      enumerator: '5.%s'
+    ---
+    """
+    return f"---\nnumbering:\n  enumerator: '{number}.%s'\n---\n"
+
+
+def lab_copy(notebook: dict, number: int) -> dict:
+    """``notebook`` (nbformat JSON) with :func:`front_matter` atop its first Markdown cell.
+
+    A first Markdown cell that already starts with front matter (``---``) is left as it
+    is, so that a page that declares its own is not given two blocks.
+    """
+    copy = json.loads(json.dumps(notebook))
+    first = next((c for c in copy["cells"] if c["cell_type"] == "markdown"), None)
+    if first is None:
+        raise ValueError("the notebook has no Markdown cell to number it from")
+    source = "".join(first["source"])
+    if not source.lstrip().startswith("---"):
+        first["source"] = (front_matter(number) + source).splitlines(keepends=True)
+    return copy
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python scripts/lab_copy.py NOTEBOOK COPY", file=sys.stderr)
+        return 2
+    src, dest = Path(argv[0]), Path(argv[1])
+    try:
+        notebook = json.loads(src.read_text(encoding="utf-8"))
+        copy = lab_copy(notebook, page_number(src))
+    except (OSError, ValueError) as exc:
+        print(f"lab: {src}: {exc}", file=sys.stderr)
+        return 2
+    dest.write_text(json.dumps(copy, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
