@@ -274,7 +274,7 @@ class Schedule:
             s = self._order[i]
             while s.next_index < s.limit and s.next_index in s.started:
                 s.next_index += 1
-            if s.next_index >= s.limit or (self.curtailed and self._settled(s)):
+            if s.next_index >= s.limit or (self.curtailed and self.settled(s.task_id)):
                 if i == self._cursor:  # nothing more will start here in this stage
                     self._cursor += 1
                 i += 1
@@ -322,10 +322,10 @@ class Schedule:
         if not 0 <= run_index < s.n:
             raise ValueError(f"task {task_id!r}: run index {run_index} outside its {s.n} "
                              "planned runs")
-        if not replay and run_index in s.started and run_index not in s.final:
-            if s.in_flight:
-                s.in_flight -= 1
-                self.active -= 1
+        if (not replay and run_index in s.started and run_index not in s.final
+                and s.in_flight):
+            s.in_flight -= 1
+            self.active -= 1
         s.started.add(run_index)
         if outcome == "infrastructure":
             s.infrastructure_errors += 1
