@@ -144,6 +144,7 @@ class TaskState:
     next_index: int = 0
     limit: int = 0  # runs this stage may start (n without early stopping)
     settled_mark: bool = False  # curtailment stopped it
+    not_made: int = 0  # runs a driver reported not made (settled, or the suite stopped)
 
     @property
     def remaining(self) -> int:
@@ -222,7 +223,7 @@ class Schedule:
         for task_id, n in plan.items():
             self.add(task_id, n, k=None if ks is None else ks.get(task_id),
                      risk=None if risks is None else risks.get(task_id))
-        if self.stopping.looks:
+        if self.stopping.looks and self._order:
             self._start_stage(0)
 
     # -- the plan ------------------------------------------------------------
@@ -356,6 +357,7 @@ class Schedule:
         stopping; ``decision`` is the stop, as a dict of :class:`LookDecision`'s fields,
         when this process did not take the look itself). It stays open."""
         s = self.states[task_id]
+        s.not_made += 1
         if why == "settled":
             s.settled_mark = True
         elif why == "stopped":
