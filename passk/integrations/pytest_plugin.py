@@ -538,13 +538,13 @@ class PasskSession:
             return
         self.verdict = self._verdict()
         gate = self.verdict.gate
-        self._mark_last_failed()
-        self._junit_properties(gate)
+        _mark_last_failed(self)
+        _junit_properties(self, gate)
         log = config.getoption("passk_log")
         if log and not self.reps:
             self.exit_note = f"passk: no marked test ran, so no log was written to {log}"
         elif log:
-            count = self.write_log(log)
+            count = write_session_log(self, log)
             self.exit_note = f"passk: wrote {count} runs to {log}"
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # interrupted, internal or usage error, nothing collected: pytest's own
@@ -575,12 +575,7 @@ class PasskSession:
         results = self.results()
         states = [schedule.states[t] for t in results.task_ids]
         ks = [s.k for s in states]
-        short = []  # planned runs neither counted, left out, curtailed nor stopped
-        for s in states:
-            missing = s.n - s.counted - s.gave_up - s.not_made
-            if missing > 0 and s.task_id not in results.settled_early:
-                short.append(f"task {s.task_id}: {s.counted} of its {s.n} planned runs "
-                             f"counted ({missing} skipped, deselected or not run)")
+        short = schedule.unfinished(results.task_ids)
         report = suite_report(results.task_ids, results.successes, results.totals,
                               risks=results.risks, k=ks if states else 5)
         gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks)
@@ -600,91 +595,6 @@ class PasskSession:
                          f"{sum(s.not_made for s in states)} repetition(s) not run")
         return _Verdict(report, tuple(notes))
 
-    def _mark_last_failed(self) -> None:
-        """Let ``--lf`` rerun every repetition of a test with a failed one, not just those."""
-        lf = self.config.pluginmanager.get_plugin("lfplugin")
-        lastfailed = getattr(lf, "lastfailed", None)
-        if not isinstance(lastfailed, dict):
-            return
-        for reps in self.reps.values():
-            if any(r.failed for r in reps.values()):
-                for r in reps.values():
-                    lastfailed[r.node_key] = True
-
-    def _junit_properties(self, gate: GateResult) -> None:
-        """The verdict as testsuite properties of ``--junitxml`` (one testcase per run)."""
-        try:
-            from _pytest.junitxml import xml_key
-        except ImportError:  # pragma: no cover - pytest moved it
-            return
-        xml = self.config.stash.get(xml_key, None)
-        if xml is None:
-            return
-        xml.add_global_property("passk_gate", "PASSED" if gate.passed else "BLOCKED")
-        xml.add_global_property("passk_overall", cell(gate.overall))
-        for reason in gate.reasons:
-            xml.add_global_property("passk_reason", reason)
-
-    def runs(self) -> list[Any]:
-        """The session's runs as :class:`passk.repeats.RepeatRun`, by test and run index.
-
-        Each retried infrastructure error is a run flagged ``infrastructure_error``
-        before the run's last attempt, as ``passk run`` logs them.
-        """
-        from passk.adapter import RunResult, Task
-        from passk.repeats import RepeatRun, attempt_seed
-
-        out = []
-        suite_seed = self.opt["passk_seed"]
-        for task_id in self._tasks():
-            reps = self.reps[task_id]
-            results = []
-            for i in sorted(reps):
-                r = reps[i]
-                # each attempt's record carries the seed the passk_seed fixture gave it
-                results += [RunResult(task_id, i, False, infrastructure_error=True,
-                                      error="InfrastructureError (retried)",
-                                      seed=attempt_seed(suite_seed, task_id, i, a))
-                            for a in range(r.retries)]
-                if r.outcome in ("passed", "failed", "infrastructure"):
-                    results.append(RunResult(task_id, i, r.outcome == "passed",
-                                             error=r.message or None,
-                                             seed=attempt_seed(suite_seed, task_id, i,
-                                                               r.retries),
-                                             infrastructure_error=r.outcome == "infrastructure"))
-            out.append(RepeatRun(Task(task_id, risk=self.schedule.states[task_id].risk),
-                                 tuple(results)))
-        return out
-
-    def protocol(self) -> Any:
-        """The measurement's protocol: the tests, their runs, k and risk, and the gate."""
-        from passk.results.protocol import Protocol
-
-        states = [self._schedule().states[t] for t in self._tasks()]
-        ks = {s.k for s in states}
-        settings = {
-            "runner": "pytest (passk.integrations.pytest_plugin)",
-            "k": ks.pop() if len(ks) == 1 else None,  # the k passk report and gate then use
-            "tests": {s.task_id: {"runs": s.n, "k": s.k, "risk": s.risk} for s in states},
-            "stopping": self.opt["passk_policy"],
-            "max_retries": self.opt["passk_max_retries"],
-            "min_overall_pass_hat_k": self.opt["passk_min_overall"],
-            "max_flakiness": self.opt["passk_max_flakiness"],
-            "gate_on": self.opt["passk_on"],
-            "confidence": DEFAULT_CRITERIA.confidence,
-        }
-        if self.opt["passk_stop_early"]:
-            settings["stop_early"] = {"looks": self.opt["passk_stop_early"],
-                                      "rule": "passk.stats.sequential.sequential_decision"}
-        return Protocol(settings)
-
-    def write_log(self, path: str | os.PathLike[str]) -> int:
-        """Write the runs as JSON Lines behind the protocol header; return the run count."""
-        from passk.results.read import write_runs
-
-        return write_runs(path, self.runs(), protocol=self.protocol(),
-                          seed=self.opt["passk_seed"])
-
     # -- the terminal -----------------------------------------------------
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -692,57 +602,153 @@ class PasskSession:
             return
         tr = terminalreporter
         tr.write_sep("=", "passk: pass^k and flakiness of marked tests")
-        for line in self.summary_lines():
+        for line in summary_lines(self):
             tr.write_line(line)
 
-    def summary_lines(self) -> list[str]:
-        """The passk section of the terminal summary, line by line."""
-        assert self.verdict is not None
-        from passk.gate.policy import NO_POLICY
-        from passk.repeats import run_seed
-        from passk.stability import format_table
 
-        report, gate = self.verdict.report, self.verdict.gate
-        tasks = self._tasks()
-        states = self._schedule().states
-        total = sum(len(self.reps[t]) for t in tasks)
-        bar, cap = self.opt["passk_min_overall"], self.opt["passk_max_flakiness"]
-        lines = [(f"{len(tasks)} marked test(s), {total} repetition(s); suite seed "
-                  f"{self.opt['passk_seed']}; bar {bar:.3f} on the "
-                  f"{self.opt['passk_on']}, flakiness cap {cap:.3f}"),
-                 f"criteria: {self.policy.phrase if self.policy is not None else NO_POLICY}"]
-        if report.k:
-            lines += format_table(report, flaky_first=True).splitlines()
-        else:  # tests with different k: a table per k, then the verdict
-            for k in sorted({states[t].k for t in tasks}):
-                rows = tuple(r for r in report.tasks if r.k == k)
-                alone = dataclasses.replace(report, k=k, tasks=rows, gate=None)
-                table = format_table(alone, flaky_first=True).splitlines()
-                lines += table[:-1]  # without the interval note (unjudged: no verdict)
-            lines.append(table[-1])
-            lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
-                         f"(each test at its k) = {cell(gate.overall)}")
-            lines += [f"  - {reason}" for reason in gate.reasons]
-        failing = [t for t in tasks if t in self.first_failure]
-        if failing:
-            lines.append("failed repetitions (the traceback of each test's first failed run is "
-                         "under FAILURES; the others are shortened):")
-        for t in failing:
-            reps = self.reps[t].values()
-            failed = sorted(r.index + 1 for r in reps if r.outcome == "failed")
-            counted = sum(r.outcome in ("passed", "failed") for r in reps)
-            first = self.first_failure[t]
-            seed = run_seed(self.opt["passk_seed"], t, first.index)
-            lines.append(f"  {t}: {len(failed)} of {counted} runs failed (runs "
-                         f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
-                         f"passk_seed={seed}: {first.message}")
-        lines += [f"note: {one_line(n)}" for n in self.verdict.notes]
-        if self.exit_note:
-            lines.append(self.exit_note)
-        if not gate.passed:
-            lines.append(f"passk: the gate BLOCKED: exit status {EXIT_GATE_BLOCKED} unless "
-                         "an unmarked test failed (then 1)")
-        return lines
+# --------------------------------------------------------------------------
+# the edges: the log, --lf, --junitxml, the terminal
+# --------------------------------------------------------------------------
+
+
+def _mark_last_failed(session: PasskSession) -> None:
+    """Let ``--lf`` rerun every repetition of a test with a failed one, not just those."""
+    lf = session.config.pluginmanager.get_plugin("lfplugin")
+    lastfailed = getattr(lf, "lastfailed", None)
+    if not isinstance(lastfailed, dict):
+        return
+    for reps in session.reps.values():
+        if any(r.failed for r in reps.values()):
+            for r in reps.values():
+                lastfailed[r.node_key] = True
+
+
+def _junit_properties(session: PasskSession, gate: GateResult) -> None:
+    """The verdict as testsuite properties of ``--junitxml`` (one testcase per run)."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - pytest moved it
+        return
+    xml = session.config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    xml.add_global_property("passk_gate", "PASSED" if gate.passed else "BLOCKED")
+    xml.add_global_property("passk_overall", cell(gate.overall))
+    for reason in gate.reasons:
+        xml.add_global_property("passk_reason", reason)
+
+
+def session_runs(session: PasskSession) -> list[Any]:
+    """The session's runs as :class:`passk.repeats.RepeatRun`, by test and run index.
+
+    Each retried infrastructure error is a run flagged ``infrastructure_error``
+    before the run's last attempt, as ``passk run`` logs them.
+    """
+    from passk.adapter import RunResult, Task
+    from passk.repeats import RepeatRun, attempt_seed
+
+    out = []
+    suite_seed = session.opt["passk_seed"]
+    for task_id in session._tasks():
+        reps = session.reps[task_id]
+        results = []
+        for i in sorted(reps):
+            r = reps[i]
+            # each attempt's record carries the seed the passk_seed fixture gave it
+            results += [RunResult(task_id, i, False, infrastructure_error=True,
+                                  error="InfrastructureError (retried)",
+                                  seed=attempt_seed(suite_seed, task_id, i, a))
+                        for a in range(r.retries)]
+            if r.outcome in ("passed", "failed", "infrastructure"):
+                results.append(RunResult(task_id, i, r.outcome == "passed",
+                                         error=r.message or None,
+                                         seed=attempt_seed(suite_seed, task_id, i,
+                                                           r.retries),
+                                         infrastructure_error=r.outcome == "infrastructure"))
+        out.append(RepeatRun(Task(task_id, risk=session.schedule.states[task_id].risk),
+                             tuple(results)))
+    return out
+
+
+def session_protocol(session: PasskSession) -> Any:
+    """The measurement's protocol: the tests, their runs, k and risk, and the gate."""
+    from passk.results.protocol import Protocol
+
+    states = [session._schedule().states[t] for t in session._tasks()]
+    ks = {s.k for s in states}
+    settings = {
+        "runner": "pytest (passk.integrations.pytest_plugin)",
+        "k": ks.pop() if len(ks) == 1 else None,  # the k passk report and gate then use
+        "tests": {s.task_id: {"runs": s.n, "k": s.k, "risk": s.risk} for s in states},
+        "stopping": session.opt["passk_policy"],
+        "max_retries": session.opt["passk_max_retries"],
+        "min_overall_pass_hat_k": session.opt["passk_min_overall"],
+        "max_flakiness": session.opt["passk_max_flakiness"],
+        "gate_on": session.opt["passk_on"],
+        "confidence": DEFAULT_CRITERIA.confidence,
+    }
+    if session.opt["passk_stop_early"]:
+        settings["stop_early"] = {"looks": session.opt["passk_stop_early"],
+                                  "rule": "passk.stats.sequential.sequential_decision"}
+    return Protocol(settings)
+
+
+def write_session_log(session: PasskSession, path: str | os.PathLike[str]) -> int:
+    """Write the runs as JSON Lines behind the protocol header; return the run count."""
+    from passk.results.read import write_runs
+
+    return write_runs(path, session_runs(session), protocol=session_protocol(session),
+                      seed=session.opt["passk_seed"])
+
+
+def summary_lines(session: PasskSession) -> list[str]:
+    """The passk section of the terminal summary, line by line."""
+    assert session.verdict is not None
+    from passk.gate.policy import NO_POLICY
+    from passk.repeats import run_seed
+    from passk.stability import format_table
+
+    report, gate = session.verdict.report, session.verdict.gate
+    tasks = session._tasks()
+    states = session._schedule().states
+    total = sum(len(session.reps[t]) for t in tasks)
+    bar, cap = session.opt["passk_min_overall"], session.opt["passk_max_flakiness"]
+    lines = [(f"{len(tasks)} marked test(s), {total} repetition(s); suite seed "
+              f"{session.opt['passk_seed']}; bar {bar:.3f} on the "
+              f"{session.opt['passk_on']}, flakiness cap {cap:.3f}"),
+             f"criteria: {session.policy.phrase if session.policy is not None else NO_POLICY}"]
+    if report.k:
+        lines += format_table(report, flaky_first=True).splitlines()
+    else:  # tests with different k: a table per k, then the verdict
+        for k in sorted({states[t].k for t in tasks}):
+            rows = tuple(r for r in report.tasks if r.k == k)
+            alone = dataclasses.replace(report, k=k, tasks=rows, gate=None)
+            table = format_table(alone, flaky_first=True).splitlines()
+            lines += table[:-1]  # without the interval note (unjudged: no verdict)
+        lines.append(table[-1])
+        lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
+                     f"(each test at its k) = {cell(gate.overall)}")
+        lines += [f"  - {reason}" for reason in gate.reasons]
+    failing = [t for t in tasks if t in session.first_failure]
+    if failing:
+        lines.append("failed repetitions (the traceback of each test's first failed run is "
+                     "under FAILURES; the others are shortened):")
+    for t in failing:
+        reps = session.reps[t].values()
+        failed = sorted(r.index + 1 for r in reps if r.outcome == "failed")
+        counted = sum(r.outcome in ("passed", "failed") for r in reps)
+        first = session.first_failure[t]
+        seed = run_seed(session.opt["passk_seed"], t, first.index)
+        lines.append(f"  {t}: {len(failed)} of {counted} runs failed (runs "
+                     f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
+                     f"passk_seed={seed}: {first.message}")
+    lines += [f"note: {one_line(n)}" for n in session.verdict.notes]
+    if session.exit_note:
+        lines.append(session.exit_note)
+    if not gate.passed:
+        lines.append(f"passk: the gate BLOCKED: exit status {EXIT_GATE_BLOCKED} unless "
+                     "an unmarked test failed (then 1)")
+    return lines
 
 
 def _crash_message(report: pytest.TestReport) -> str:

@@ -426,6 +426,27 @@ class Schedule:
         **planned**."""
         return {s.task_id: s.n for s in self._order if s.settled_mark and s.remaining > 0}
 
+    def unfinished(self, order: Iterable[str] | None = None) -> list[str]:
+        """One sentence per task short of its planned runs for a reason the schedule did not
+        choose (skipped, deselected, a session cut short): for the judge's ``unfinished``.
+
+        >>> s = Schedule({"a": 3})
+        >>> _ = s.record("a", 0, "passed")
+        >>> s.unfinished()
+        ['task a: 1 of its 3 planned runs counted (2 skipped, deselected or not run)']
+        """
+        early = self.settled_early()
+        out = []
+        for task_id in self.states if order is None else order:
+            s = self.states[task_id]
+            missing = s.n - s.counted - s.gave_up - s.not_made - s.cached
+            if self._stopped is not None:
+                missing = min(missing, s.skipped)  # the stop left the rest out
+            if missing > 0 and task_id not in early:
+                out.append(f"task {task_id}: {s.counted} of its {s.n} planned runs counted "
+                           f"({missing} skipped, deselected or not run)")
+        return out
+
     # -- early stopping ------------------------------------------------------
 
     @property
