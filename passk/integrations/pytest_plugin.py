@@ -350,9 +350,13 @@ class PasskSession:
         """The schedule of the repetitions this process runs: task -> (runs, k, risk)."""
         from passk.run.schedule import Schedule
 
+        gate = self.gate_settings()
+        ks = {k for _, k, _ in plan.values()}
+        if self.opt["passk_stop_early"] and len(ks) == 1:  # the looks' k: the tests' own
+            gate = dataclasses.replace(gate, k=ks.pop())
         try:
             self.schedule = Schedule(
-                {t: runs for t, (runs, _, _) in plan.items()}, self.gate_settings(),
+                {t: runs for t, (runs, _, _) in plan.items()}, gate,
                 stopping=self.stopping(), ks={t: k for t, (_, k, _) in plan.items()},
                 risks={t: r for t, (_, _, r) in plan.items()},
                 max_retries=self.opt["passk_max_retries"])
