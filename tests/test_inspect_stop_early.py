@@ -14,7 +14,7 @@ from passk.stats.sequential import sequential_decision
 
 
 def test_a_good_eval_stops_at_its_first_look():
-    meta = replay(Curtailment(k=1, stop_early=3), [[True] * 8] * 60)
+    meta = replay(Curtailment(k=1, max_flakiness=1.0, stop_early=3), [[True] * 8] * 60)
     assert sequential_decision([1] * 60, 1, 1, 0.7, look=1, looks=3).decision == "stop-pass"
     assert meta["stopped_early"]["decision"] == "stop-pass"
     assert meta["stopped_early"]["look"] == 1
@@ -31,7 +31,7 @@ def test_each_look_is_the_rule_on_the_epochs_it_saw():
     for _ in range(20):
         p = rng.choice([1.0, 0.0, 0.9], size=50, p=rng.dirichlet([1, 1, 1]))
         table = (rng.random((50, 9)) < p[:, None]).tolist()
-        meta = replay(Curtailment(k=1, stop_early=3), table)
+        meta = replay(Curtailment(k=1, max_flakiness=1.0, stop_early=3), table)
         made = 9
         for j, m in enumerate([1, 5]):  # looks after 1, 5 and 9 epochs
             c = [sum(row[:m]) for row in table]

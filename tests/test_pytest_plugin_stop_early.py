@@ -39,7 +39,7 @@ def test_a_good_session_stops_at_its_first_look_and_passes(pytester):
     pytester.makepyfile(test_suite=SUITE.format(k=1, ok="True"))
     log = pytester.path / "runs.jsonl"
     result = pytester.runpytest(*QUIET, "--passk-stop-early", "3",
-                                "--passk-log", str(log))
+                                "--passk-max-flakiness", "1", "--passk-log", str(log))
     # the first look comes after one run of each of the 60 tests (k = 1): all passed
     assert sequential_decision([1] * 60, 1, 1, 0.7, look=1, looks=3).decision == "stop-pass"
     result.assert_outcomes(passed=60 + 1, skipped=60 * 7)

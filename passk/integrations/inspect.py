@@ -234,7 +234,7 @@ class Curtailment:
         # sample at once), and its log could not be gated as the full one is
         if self.scheduled and epoch - 1 not in s.final:
             done = s.counted
-            if schedule.stopped is not None:
+            if schedule.stopped is not None and schedule.stopped_for(key):
                 schedule.skip(key, epoch - 1, "stopped")
                 self.stopped[key].add(epoch)
                 return EarlyStop(id=id, epoch=epoch, reason=f"the eval {schedule.stop_note()}",

@@ -414,7 +414,7 @@ class PasskSession:
         xdist a worker has not seen the other workers' runs, which are then open, so a
         test settled on its view is settled on all the runs."""
         schedule = self._schedule()
-        if schedule.stopped is not None:
+        if meta["task"] in schedule.states and schedule.stopped_for(meta["task"]):
             return "stopped", f"passk: the suite {schedule.stop_note()}"
         if meta["task"] in schedule.states and schedule.settled(meta["task"]):
             s = schedule.states[meta["task"]]

@@ -28,7 +28,10 @@ Two ways to stop before every planned run, one per level, chosen by :class:`Stop
   interval on mean pass^k at level :math:`1-\alpha/L` clears the bar or lies below it.
   A stop with a pass on a suite truly below the bar happens with probability at most
   :math:`\alpha/2` over all the looks (the union bound), whatever the gate; the verdict
-  is the judge's on the runs made, and the stop is named on its line.
+  is the judge's on the runs made, and the stop is named on its line. The proof covers
+  the mean: under the chapter's gate, whose flakiness cap needs every run to give fixed
+  n's flaky tasks, a stop with a pass only ends the tasks whose flaky verdict is already
+  the same whatever their remaining runs give; the others run on until it is.
 
 The two are not combined: curtailment stops a task on its own outcomes, so a look would
 no longer see a number of runs fixed in advance, which the sequential rule's proof needs.
@@ -187,9 +190,11 @@ class Schedule:
     >>> s.results().settled_early
     {'a': 3}
 
-    Early stopping: 40 tasks that pass every run clear the bar at the first look.
+    Early stopping: 40 tasks that pass every run clear the bar at the first look (with no
+    flakiness cap, nothing else needs the other runs).
 
-    >>> s = Schedule({f"t{i}": 12 for i in range(40)}, GateCriteria(k=1), stopping="looks:3")
+    >>> s = Schedule({f"t{i}": 12 for i in range(40)}, GateCriteria(k=1, max_flakiness=1.0),
+    ...              stopping="looks:3")
     >>> while (run := s.next_run()) is not None:
     ...     _ = s.record(run[0], run[1], "passed")
     >>> s.stopped.decision, int(s.results().totals.sum())
@@ -218,6 +223,10 @@ class Schedule:
         # early stopping
         self.looks: list[LookDecision] = []
         self._stopped: LookDecision | None = None
+        self._halted = False  # no run starts any more (a stop with a fail, or with a pass
+        # where the gate has no flakiness cap to settle)
+        self._flaky_phase = False  # the mean is proved: each task runs until its flaky
+        # verdict is settled, so that the flaky set is fixed n's
         self.stage = 0
         self._stage_left = 0
         for task_id, n in plan.items():
@@ -258,13 +267,13 @@ class Schedule:
         """The next (task id, run index, attempt) to start, retries first; None when nothing
         can start now (everything started, every open task settled, the suite stopped, or
         the current stage's runs all started while some are still in flight)."""
-        if self._stopped is not None:
+        if self._halted:
             self.retry_queue.clear()
             return None
         while self.retry_queue:
             task_id, run_index, attempt = self.retry_queue.popleft()
             s = self.states[task_id]
-            if self.curtailed and self.settled(task_id):
+            if (self.curtailed and self.settled(task_id)) or self.stopped_for(task_id):
                 s.retries -= 1  # its verdict no longer needs this run
                 continue
             s.in_flight += 1
@@ -275,7 +284,8 @@ class Schedule:
             s = self._order[i]
             while s.next_index < s.limit and s.next_index in s.started:
                 s.next_index += 1
-            if s.next_index >= s.limit or (self.curtailed and self.settled(s.task_id)):
+            if s.next_index >= s.limit or (self.curtailed and self.settled(s.task_id)) or (
+                    self._flaky_phase and self.stopped_for(s.task_id)):
                 if i == self._cursor:  # nothing more will start here in this stage
                     self._cursor += 1
                 i += 1
@@ -344,6 +354,8 @@ class Schedule:
             self._account(s)
             if old is not None or self.suite == "open":
                 self.suite = self._suite_outlook()
+        elif self._flaky_phase:
+            self._account(s)
         if self.stopping.looks and self._stopped is None and old is None and (
                 run_index < s.limit):
             self._stage_left -= 1
@@ -363,6 +375,7 @@ class Schedule:
         elif why == "stopped":
             if self._stopped is None and decision is not None:
                 self._stopped = LookDecision(**decision)  # type: ignore[arg-type]
+                self._halted = True  # this process did not take the look: it only records
         else:
             raise ValueError(f"why ({why!r}) must be 'settled' or 'stopped'")
 
@@ -454,6 +467,19 @@ class Schedule:
         """The look that stopped the suite early (``stop-pass`` or ``stop-fail``), or None."""
         return self._stopped
 
+    def stopped_for(self, task_id: str) -> bool:
+        """Whether early stopping ends this task's runs: the suite stopped with a fail; or
+        it stopped with a pass (its mean proved above the bar) and the task's flaky verdict
+        under the cap is the same whatever its remaining runs give, so that the flaky set
+        is fixed n's (a gate with a cap of 1, or whose flakiness is a warning or proved,
+        stops every task at once)."""
+        if self._halted:
+            return True
+        if not self._flaky_phase:
+            return False
+        s = self.states[task_id]
+        return s.remaining <= 0 or self.outlooks[task_id].flaky is not None
+
     def look_targets(self, n: int) -> list[int]:
         """Runs of an n-run task at each planned look: the first after ``max(k, min_runs)``
         (pass^k must be estimable), the last after all n, evenly between.
@@ -487,10 +513,17 @@ class Schedule:
         d = sequential_decision(c, n, g.k, g.min_overall_pass_hat_k, look=self.stage + 1,
                                 looks=looks, confidence=g.confidence)
         self.looks.append(d)
-        if d.decision != "continue":
-            self._stopped = d
+        if d.decision == "continue":
+            self._start_stage(self.stage + 1)
             return
-        self._start_stage(self.stage + 1)
+        self._stopped = d
+        if d.decision == "stop-pass" and g.mode == "chapter" and g.max_flakiness < 1:
+            self._flaky_phase, self._cursor = True, 0
+            for s in self._order:
+                s.limit, s.next_index = s.n, 0
+                self._account(s)
+        else:
+            self._halted = True
 
     def stop_note(self) -> str:
         """The early stop in one phrase, for the verdict line (empty when not stopped)."""
@@ -500,10 +533,12 @@ class Schedule:
         made = sum(s.counted for s in self._order)
         planned = sum(s.n for s in self._order)
         side = "clears" if d.decision == "stop-pass" else "lies below"
+        then = ("; each task then ran until its flakiness verdict was settled"
+                if self._flaky_phase else "")
         return (f"stopped early at look {d.look} of {d.looks} ({made} of {planned} planned "
                 f"runs counted): the {d.confidence:.2%} proved interval on mean pass^"
                 f"{self.criteria.k} [{d.low:.3f}, {d.high:.3f}] {side} the bar "
-                f"{self.criteria.min_overall_pass_hat_k:g}")
+                f"{self.criteria.min_overall_pass_hat_k:g}{then}")
 
     # -- what it gathered ----------------------------------------------------
 
