@@ -26,10 +26,15 @@ counted as a failure, and one that keeps failing is reported as skipped and
 left out of the counts, as ``passk run`` does.
 
 Each report carries a small ``passk`` dict (task id, run index, planned runs,
-k, risk, seed, retries), which pytest-xdist ships to the controller with the
-report; the controller (or the single process) tallies the repetitions from
-the reports alone, so the log and the verdict do not depend on how the
-repetitions were spread.
+k, risk, seed, retries, and whether curtailment or early stopping skipped it),
+which pytest-xdist ships to the controller with the report. Every process
+records the reports it sees into one :class:`passk.run.schedule.Schedule`, the
+scheduler ``passk run`` and Inspect's ``Curtailment`` drive too: the process
+that runs a repetition asks its schedule whether the test is settled
+(``--passk-policy curtailed``) or the suite has stopped (``--passk-stop-early``),
+and the controller (or the single process) hands its schedule's ``Results`` to
+the one judge, :func:`passk.gate.judge.judge`, so the log and the verdict do
+not depend on how the repetitions were spread.
 
 The module imports nothing but pytest when it loads; passk's estimators (numpy,
 scipy) are imported only once a session has marked tests. Unmarked tests and
