@@ -217,8 +217,9 @@ def test_passk_run_stop_early_on_the_command_line(tmp_path, capsys):
                      "--max-flakiness", "1", "--stop-early", "4", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0
-    assert re.search(r"gate: PASSED \(with: stopped early at look 1 of 4 \(80 of 400 planned",
-                     out)
+    assert re.search(r"gate: PASSED \(with: stopped early at look 1 of 4: the 98\.75% proved "
+                     r"interval on mean pass\^1 \[0\.\d+, 1\.000\] clears the bar 0\.7 \(80 of 400 "
+                     r"planned runs counted\)\)", out)
     assert "(320 saved by stopping early at look 1 of 4)" in out
     assert len(read_log(log)) == 80
     for bad, msg in ((["--stop-early", "1"], "at least 2"),

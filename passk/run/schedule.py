@@ -535,10 +535,12 @@ class Schedule:
         side = "clears" if d.decision == "stop-pass" else "lies below"
         then = ("; each task then ran until its flakiness verdict was settled"
                 if self._flaky_phase else "")
-        return (f"stopped early at look {d.look} of {d.looks} ({made} of {planned} planned "
-                f"runs counted): the {d.confidence:.2%} proved interval on mean pass^"
-                f"{self.criteria.k} [{d.low:.3f}, {d.high:.3f}] {side} the bar "
-                f"{self.criteria.min_overall_pass_hat_k:g}{then}")
+        ks = {s.k for s in self._order}
+        k = ks.pop() if len(ks) == 1 else self.criteria.k
+        return (f"stopped early at look {d.look} of {d.looks}: the {d.confidence:.2%} proved "
+                f"interval on mean pass^{k} [{d.low:.3f}, {d.high:.3f}] {side} the bar "
+                f"{self.criteria.min_overall_pass_hat_k:g}{then} ({made} of {planned} "
+                "planned runs counted)")
 
     # -- what it gathered ----------------------------------------------------
 
