@@ -14,11 +14,15 @@ log, ignores a torn last line, and runs only the missing (task, run) pairs
 with their original seeds: an interrupted-then-resumed suite ends with exactly
 the outcomes of an uninterrupted one.
 
-Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
-``policy="curtailed"``) stops a task as soon as no outcome of its remaining
-runs could change what the gate decides about it; the settle rule is
-:mod:`passk.gate.curtailment`'s (:func:`~passk.gate.curtailment.task_settled`), the one
-the pytest plugin and Inspect AI's early stopping use too.
+Which run to make next, and when to stop, is the one scheduler's,
+:class:`passk.run.schedule.Schedule`, which the pytest plugin and Inspect AI's early
+stopping drive too. Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
+``policy="curtailed"``) stops a task as soon as no outcome of its remaining runs could
+change what the gate decides about it (the settle rule,
+:func:`~passk.gate.curtailment.task_settled`); early stopping (``stop_early=LOOKS``) stops
+the whole suite at a planned look once passk's proved interval on mean pass^k decides
+(:func:`~passk.stats.sequential.sequential_decision`). Either way the verdict is
+:func:`passk.gate.judge.judge`'s on the runs made.
 """
 
 from __future__ import annotations
