@@ -264,3 +264,15 @@ def test_false_pass_rate_of_a_suite_stopped_early_is_at_most_alpha(confidence):
         mean = float(np.mean(x))
         se = float(np.std(x, ddof=1)) / math.sqrt(len(x)) if len(set(x)) > 1 else 0.0
         assert mean <= bound + 2 * se, (confidence, mean, se)
+
+
+def test_resuming_under_other_looks_is_refused(tmp_path):
+    from passk.results.protocol import ProtocolMismatch
+
+    tasks, log = p_tasks([1.0, 0.5]), tmp_path / "run.jsonl"
+    run_suite(SeedCoin(), tasks, seed=1, stop_early=3, log=log, progress=False)
+    with pytest.raises(ProtocolMismatch, match="stop_early"):
+        run_suite(SeedCoin(), tasks, seed=1, stop_early=4, log=log, resume=True,
+                  progress=False)
+    with pytest.raises(ProtocolMismatch, match="stop_early"):
+        run_suite(SeedCoin(), tasks, seed=1, log=log, resume=True, progress=False)
