@@ -10,6 +10,7 @@ false-pass rate of a suite stopped early.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import re
 
@@ -222,6 +223,11 @@ def test_passk_run_stop_early_on_the_command_line(tmp_path, capsys):
                      r"planned runs counted\)\)", out)
     assert "(320 saved by stopping early at look 1 of 4)" in out
     assert len(read_log(log)) == 80
+    code = cli_main(["run", adapter, str(tasks), "--log", str(tmp_path / "j.jsonl"), "--k", "1",
+                     "--max-flakiness", "1", "--stop-early", "4", "--no-progress", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["runs"]["stopped_early"]["decision"] == "stop-pass"
+    assert out["gate"]["overrides"][0].startswith("stopped early at look 1 of 4")
     for bad, msg in ((["--stop-early", "1"], "at least 2"),
                      (["--stop-early", "3", "--stopping", "curtailed"], "cannot be combined")):
         usage = bad[1] == "1"  # argparse's own error

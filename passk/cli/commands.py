@@ -817,7 +817,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     if args.json:
         out = run.report.to_dict()
-        out["gate"].update({k: v for k, v in _in_force(args).items() if k != "policy_line"})
+        said = _in_force(args)
+        said["overrides"] = list(dict.fromkeys([*run.gate.overrides, *said["overrides"]]))
+        out["gate"].update({k: v for k, v in said.items() if k != "policy_line"})
         out["runs"] = {"spent": run.runs_spent, "fixed": run.runs_fixed, "saved": run.runs_saved,
                        "retries": dict(run.retries), "cached": dict(run.cached),
                        "infrastructure_errors": dict(run.infrastructure_errors),
