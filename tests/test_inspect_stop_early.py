@@ -46,3 +46,16 @@ def test_each_look_is_the_rule_on_the_epochs_it_saw():
 def test_stop_early_with_curtailment_is_refused():
     with pytest.raises(ValueError, match="looks"):
         Curtailment(stop_early=1)
+
+
+def test_a_look_counts_only_its_own_epochs_with_epochs_in_flight():
+    """With 8 epochs in flight later epochs end before the look: it still sees exactly the
+    first m_j epochs of every sample (the same decisions as one epoch at a time)."""
+    rng = np.random.default_rng(30)
+    for _ in range(20):
+        p = rng.choice([1.0, 0.0, 0.9], size=40, p=rng.dirichlet([1, 1, 1]))
+        table = (rng.random((40, 9)) < p[:, None]).tolist()
+        one = replay(Curtailment(k=1, max_flakiness=1.0, stop_early=3), table)
+        many = replay(Curtailment(k=1, max_flakiness=1.0, stop_early=3), table, in_flight=8)
+        assert one.get("stopped_early", {}).get("decision") == many.get(
+            "stopped_early", {}).get("decision")

@@ -123,8 +123,9 @@ class Curtailment:
         level 1 - alpha/L clears the bar or lies below it
         (:func:`passk.stats.sequential.sequential_decision`; a wrong stop with a pass has
         probability at most alpha/2). Inspect schedules epoch by epoch, so a look comes
-        once every sample's epochs up to it are scored; epochs already in flight then
-        still count. The decisions are :class:`passk.run.schedule.Schedule`'s, as in
+        once every sample's epochs up to it are scored, and it counts those epochs only
+        (later ones already scored wait for the next look, so what a look sees never
+        depends on how fast passes or failures end). The decisions are :class:`passk.run.schedule.Schedule`'s, as in
         ``passk run --stop-early`` and the pytest plugin's ``--passk-stop-early``.
 
     Examples

@@ -508,8 +508,13 @@ class Schedule:
         if self.stage >= looks - 1:
             return
         g = self.criteria
-        c = [s.successes for s in self._order]
-        n = [s.counted for s in self._order]
+        # the look sees exactly its planned runs (indices below the stage's limit), even
+        # where a driver that orders the runs itself (Inspect, pytest) finished later ones
+        # first: how many it sees may not depend on how fast passes or failures end
+        c = [sum(1 for i, o in s.final.items() if i < s.limit and o == "passed")
+             for s in self._order]
+        n = [sum(1 for i, o in s.final.items() if i < s.limit and o in ("passed", "failed"))
+             for s in self._order]
         d = sequential_decision(c, n, g.k, g.min_overall_pass_hat_k, look=self.stage + 1,
                                 looks=looks, confidence=g.confidence)
         self.looks.append(d)
