@@ -201,7 +201,7 @@ def test_a_rescored_epoch_replaces_its_first_score():
     assert c.outcomes["a"] == {1: True}
     from passk.gate.curtailment import task_outlook
 
-    assert c.tracker.outlooks["a"] == task_outlook(1, 0, 3, k=1)  # 1 pass, 3 epochs open
+    assert c.schedule.outlooks["a"] == task_outlook(1, 0, 3, k=1)  # 1 pass, 3 epochs open
 
 
 @pytest.mark.parametrize("value, expected", [

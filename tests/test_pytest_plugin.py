@@ -17,6 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
@@ -444,35 +445,37 @@ class _Config:
     here without pytest's machinery, so that thousands of cases take seconds)."""
 
     def __init__(self, **options):
+        import tempfile
+
         self.options = options
+        self.rootpath = Path(tempfile.gettempdir())  # no gate policy there
 
     def getoption(self, name):
         return self.options.get(name)
 
 
 def _session_verdict(tests, order, *, policy, on, bar, cap):
-    """Drive the plugin's own ``_curtail``, ``_tally_local`` and ``_verdict`` through a
-    session whose repetitions run in ``order`` [(test, run index), ...] and end with
-    the outcomes given; return (passed, flaky tests, repetitions skipped, reasons)."""
-    from passk.integrations.pytest_plugin import PasskSession, _Run, _Test
+    """Drive the plugin's session through its schedule (``skip_reason`` before each
+    repetition, the outcome recorded after it, as its hooks do) for repetitions run in
+    ``order`` [(test, run index), ...] ending with the outcomes given; return (passed,
+    flaky tests, repetitions skipped, reasons)."""
+    from passk.integrations.pytest_plugin import PasskSession, _Rep
 
     session = PasskSession(_Config(passk_policy=policy, passk_on=on, passk_min_overall=bar,
                                    passk_max_flakiness=cap))
-    for name, (runs, k, _) in tests.items():
-        session.plan[name] = (runs, k)
-        session.tests[name] = _Test(name, runs, k, "read-only")
+    schedule = session.start_schedule({name: (runs, k, "read-only")
+                                       for name, (runs, k, _) in tests.items()})
     skipped = 0
     for name, i in order:
         runs, k, outcomes = tests[name]
         meta = {"task": name, "run": i, "runs": runs, "k": k, "risk": "read-only"}
-        rep = _Run(i, f"{name}[{i}]", f"{name}[{i}]")
-        if session._curtail(meta):
-            rep.skipped = rep.settled = True
+        session.reps.setdefault(name, {})[i] = _Rep(i, f"{name}[{i}]", f"{name}[{i}]")
+        kind, _ = session.skip_reason(meta)
+        if kind:
+            schedule.skip(name, i, kind)
             skipped += 1
         else:
-            rep.passed_call, rep.failed = outcomes[i], not outcomes[i]
-            session._tally_local(meta, "passed" if outcomes[i] else "failed")
-        session.tests[name].reps[i] = rep
+            schedule.record(name, i, "passed" if outcomes[i] else "failed", replay=True)
     gate = session._verdict().report.gate
     return gate.passed, gate.flaky_tasks, skipped, gate.reasons
 

@@ -21,7 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from runner_helpers import (
+    CACHED,
     CRASH_SEED,
+    INFRA,
+    PASS,
     AsyncScripted,
     AsyncSeedCoin,
     AsyncSimulator,
@@ -31,7 +34,6 @@ from runner_helpers import (
     fixed_n_counts,
     p_tasks,
     random_case,
-    scripted_result,
 )
 
 import passk
@@ -45,22 +47,21 @@ from passk.run.runner import (
     GateSettings,
     LogRecord,
     SuiteRun,
-    _Schedule,
     load_adapter,
     load_tasks,
     read_log,
-    results_of_schedule,
     run_suite,
     suite_outlook,
     task_outlook,
     task_settled,
 )
+from passk.run.schedule import Schedule
 from passk.stability import RepeatPolicy, reliability_gate, suite_report
 
 
 def _gate(schedule, rows):
     """The runner's verdict on its schedule: the judge on the schedule's Results."""
-    return judge(results_of_schedule(schedule), schedule.gate, rows=rows)
+    return judge(schedule.results(), schedule.criteria, rows=rows)
 
 
 BIG = RepeatPolicy(runs_by_risk={"high-risk-write": 40, "read-only": 20})
@@ -798,22 +799,27 @@ def scored(cases: list[dict], counts: list[list[tuple[int, int]]]) -> list[list]
     return rows_of
 
 
-def curtailed_schedule(case: dict, rng: np.random.Generator) -> _Schedule:
+_OUTCOME = {PASS: "passed", INFRA: "infrastructure", CACHED: "cached"}
+
+
+def curtailed_schedule(case: dict, rng: np.random.Generator) -> Schedule:
     """The runner's scheduler, curtailed, fed the scripted outcomes; up to 5 runs in flight
     end in a random order (as on a pool), without a thread or a sleep."""
     policy = RepeatPolicy(runs_by_risk=case["tiers"], stopping="curtailed")
-    schedule = _Schedule(case["tasks"], policy,
-                         gate=GateSettings(case["k"], case["bar"], case["cap"], min_runs=case["min_runs"]),
-                         max_retries=case["max_retries"], curtailed=True)
+    schedule = Schedule({t.task_id: policy.runs_for(t) for t in case["tasks"]},
+                        GateSettings(case["k"], case["bar"], case["cap"],
+                                     min_runs=case["min_runs"]),
+                        stopping="curtailed", risks={t.task_id: t.risk for t in case["tasks"]},
+                        max_retries=case["max_retries"])
     width, in_flight = int(rng.integers(1, 6)), []
     while True:
-        while len(in_flight) < width and (item := schedule.next_item()) is not None:
+        while len(in_flight) < width and (item := schedule.next_run()) is not None:
             in_flight.append(item)
         if not in_flight:
             return schedule
-        s, index, attempt = in_flight.pop(int(rng.integers(len(in_flight))))
-        outcome = case["script"][s.task.task_id][index][attempt]
-        schedule.record(s, scripted_result(s.task, index, outcome), attempt)
+        task_id, index, attempt = in_flight.pop(int(rng.integers(len(in_flight))))
+        outcome = case["script"][task_id][index][attempt]
+        schedule.record(task_id, index, _OUTCOME.get(outcome, "failed"), attempt)
 
 
 def check_same_decision(case: dict, fixed_gate, gate, rows, settled_early) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from passk.book.plots import MissingExtra
 from passk.cli.options import (
     int_list,
+    looks,
     margin,
     open_probability,
     positive_int,
@@ -825,19 +827,23 @@ def cmd_run(args: argparse.Namespace) -> int:
                         progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
                         max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
                         max_flakiness=args.max_flakiness, gate_on=args.on,
-                        confidence=args.confidence)
+                        confidence=args.confidence, stop_early=args.stop_early)
     except KeyboardInterrupt:  # run_suite has said how many runs the log holds
         print(f"passk run: to finish: passk run {args.adapter} {args.tasks} --log {args.log} "
               f"--seed {args.seed} --resume", file=sys.stderr)
         return 130
     if args.json:
         out = run.report.to_dict()
-        out["gate"].update({k: v for k, v in _in_force(args).items() if k != "policy_line"})
+        said = _in_force(args)
+        said["overrides"] = list(dict.fromkeys([*run.gate.overrides, *said["overrides"]]))
+        out["gate"].update({k: v for k, v in said.items() if k != "policy_line"})
         out["runs"] = {"spent": run.runs_spent, "fixed": run.runs_fixed, "saved": run.runs_saved,
                        "retries": dict(run.retries), "cached": dict(run.cached),
                        "infrastructure_errors": dict(run.infrastructure_errors),
                        "effective_n": dict(run.effective_n),
-                       "settled_early": dict(run.settled_early)}
+                       "settled_early": dict(run.settled_early),
+                       "stopped_early": (dataclasses.asdict(run.stopped)
+                                         if run.stopped is not None else None)}
         out["protocol"] = run.protocol.to_dict() if run.protocol else None
         _print_json(out)
     else:
@@ -845,6 +851,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         left_out = sum(run.infrastructure_errors.values()) + sum(run.cached.values())
         print(f"runs: {run.runs_spent} counted of {run.runs_fixed} planned"
               + (f" ({run.runs_saved} saved by curtailment)" if args.stopping == "curtailed"
+                 else f" ({run.runs_saved} saved by stopping early at look "
+                 f"{run.stopped.look} of {run.stopped.looks})" if run.stopped is not None
                  else "")
               + f"; {sum(run.retries.values())} retries, {left_out} left out; log: {args.log}")
         if run.settled_early:
@@ -1143,6 +1151,13 @@ def _add_run(add: _Add) -> None:
     p.add_argument("--stopping", choices=STOPPING, default=None,
                    help="curtailed: stop a task once its gate verdict is settled (default "
                    "fixed)")
+    p.add_argument("--stop-early", type=looks, default=None, metavar="LOOKS",
+                   help="stop the whole suite early, at LOOKS planned looks (at least 2; "
+                   "the first after k runs of every task, the last after all): after each "
+                   "look the suite stops once passk's proved interval on mean pass^k at "
+                   "level 1 - alpha/LOOKS clears the bar or lies below it (a wrong stop "
+                   "with a pass has probability at most alpha/2); the verdict is the gate's "
+                   "on the runs made. Not with --stopping curtailed")
     p.add_argument("--policy", dest="policy_file", default=None, metavar="FILE",
                    help="the gate policy (default: passk.toml or [tool.passk] found walking "
                    "up from the working directory); the run takes its k, criteria and runs, "

@@ -58,6 +58,8 @@ def whole_number(minimum: int) -> Callable[[str], int]:
 positive_int = whole_number(1)
 #: A whole number of at least 0.
 whole = whole_number(0)
+#: Planned looks of early stopping: at least 2 (the last is after every run).
+looks = whole_number(2)
 
 
 def risk_k(text: str) -> tuple[str, int]:

@@ -2,9 +2,10 @@
 
 Curtailed repetition stops a task's remaining runs only when no outcome of
 them can change what the gate decides. One rule serves every place that
-curtails: :func:`passk.run.runner.run_suite` (``passk run --policy curtailed``),
-the pytest plugin (``--passk-policy curtailed``) and
-:class:`passk.integrations.inspect.Curtailment`, Inspect AI's early stopping. It holds under
+curtails, through the one scheduler that keeps it up to date as runs end,
+:class:`passk.run.schedule.Schedule`: :func:`passk.run.runner.run_suite`
+(``passk run --stopping curtailed``), the pytest plugin (``--passk-policy curtailed``)
+and :class:`passk.integrations.inspect.Curtailment`, Inspect AI's early stopping. It holds under
 both gate modes (``on='estimate'`` and ``on='lower-bound'``), because every
 completion of a task's runs is scored with the very function the gate uses.
 
@@ -428,67 +429,3 @@ def why_blocked(task_ids: Sequence[str], outlooks: Sequence[TaskOutlook],
         reasons.append(f"overall {what} could reach at most {best:.3f} whatever the runs "
                        f"not made gave, below the bar {gate.min_overall_pass_hat_k:.3f}: not met")
     return tuple(reasons)
-
-
-class SettleTracker:
-    """The settle rule kept up to date as runs end, in O(1) a run.
-
-    Each task's outlook, and the exact sums the suite's outlook needs, change
-    only for the task whose run ended; once the suite's outlook is decided it
-    stays decided (more outcomes only remove completions). ``run_suite``'s
-    schedule and :class:`passk.integrations.inspect.Curtailment` both decide with it.
-
-    Parameters
-    ----------
-    gate : GateSettings
-    tasks : int
-        How many tasks the suite has: the suite's outlook is computed once
-        every task has reported its first state.
-
-    Examples
-    --------
-    >>> t = SettleTracker(GateSettings(k=1, min_overall_pass_hat_k=0.9), tasks=2)
-    >>> t.update("a", 0, 0, 3); t.update("b", 0, 0, 3)
-    >>> t.update("a", 1, 1, 1)  # flaky whatever its last run gives: the suite is blocked
-    >>> t.suite, t.settled("a", 1), t.settled("b", 3)
-    ('blocked', True, False)
-    """
-
-    def __init__(self, gate: GateSettings, tasks: int):
-        self.gate, self.tasks = gate, tasks
-        self.outlooks: dict[str, TaskOutlook] = {}
-        self.suite = "open"
-        self._high = self._low = Fraction(0)
-        self._not_clear = self._unsure = 0
-
-    def update(self, task_id: str, successes: int, failures: int, remaining: int, *,
-               k: int | None = None) -> None:
-        """Replace the task's outlook in the suite's sums and update the suite's outlook."""
-        g = self.gate
-        new = _outlook(successes, failures, remaining, g.k if k is None else k,
-                       g.max_flakiness, g.min_runs, g.on, g.confidence)
-        old = self.outlooks.get(task_id)
-        for o, sign in ((old, -1), (new, 1)):
-            if o is None:
-                continue
-            self._not_clear += sign * (o.clear is False)
-            self._unsure += sign * (o.clear is None)
-            if o.clear is not False:
-                self._high += sign * Fraction(o.high)
-            if o.clear is True:
-                self._low += sign * Fraction(o.low)
-        self.outlooks[task_id] = new
-        if self.suite == "open" and len(self.outlooks) == self.tasks:
-            self.suite = self._suite_outlook()
-
-    def _suite_outlook(self) -> str:
-        """:func:`suite_outlook` from the running sums (exact fractions)."""
-        tasks = len(self.outlooks)
-        if not tasks or self._not_clear:
-            return "blocked"
-        return _suite_verdict(Fraction(self.gate.min_overall_pass_hat_k), tasks, self._high,
-                              None if self._unsure else self._low)
-
-    def settled(self, task_id: str, remaining: int) -> bool:
-        """:func:`task_settled` for the task as last updated (``remaining`` its runs open)."""
-        return remaining <= 0 or _settles(self.outlooks[task_id], self.suite)

@@ -33,6 +33,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -55,7 +56,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
                       "'passk-reliability[inspect]' (or pip install inspect-ai)") from exc
 
 from passk.criteria import DEFAULT_CRITERIA
-from passk.gate.curtailment import GateSettings, SettleTracker
+from passk.gate.curtailment import GateSettings
 from passk.results.formats.inspect_log import is_success  # the one rule, shared with the reader
 from passk.results.protocol import Protocol
 
@@ -115,6 +116,17 @@ class Curtailment:
         a policy, an argument that would loosen it raises
         :class:`passk.gate.policy.PolicyError` naming the policy's value, and the
         criteria are the policy's, or the arguments' where they are stricter.
+    stop_early : int, optional
+        Instead of curtailing each sample, stop the whole eval early at this many planned
+        looks (at least 2): after the epochs of each look (the first after k epochs of
+        every sample), the eval stops once passk's proved interval on mean pass^k at
+        level 1 - alpha/L clears the bar or lies below it
+        (:func:`passk.stats.sequential.sequential_decision`; a wrong stop with a pass has
+        probability at most alpha/2). Inspect schedules epoch by epoch, so a look comes
+        once every sample's epochs up to it are scored, and it counts those epochs only
+        (later ones already scored wait for the next look, so what a look sees never
+        depends on how fast passes or failures end). The decisions are :class:`passk.run.schedule.Schedule`'s, as in
+        ``passk run --stop-early`` and the pytest plugin's ``--passk-stop-early``.
 
     Examples
     --------
@@ -146,8 +158,12 @@ class Curtailment:
                  max_flakiness: float | None = None, on: str | None = None, min_runs: int = 0,
                  scorer: str | None = None, confidence: float | None = None,
                  success_values: Sequence[str] = (), success_threshold: float | None = None,
-                 policy: str | os.PathLike[str] | None = None):
+                 policy: str | os.PathLike[str] | None = None, stop_early: int | None = None):
         from passk.gate.policy import find_policy, load_policy, refuse_looser, strictest
+        from passk.run.schedule import Stopping
+
+        #: Curtailment per sample, or (``stop_early``) the suite's early stopping.
+        self.stopping = Stopping(curtailed=not stop_early, looks=stop_early or 0)
 
         found = find_policy() if policy is None else Path(policy)
         #: The repository's gate policy in force (None: the arguments and the defaults).
@@ -172,20 +188,26 @@ class Curtailment:
         self._started = False
 
     def _reset(self, ids: Sequence[str | int], epochs: int, task: str | None) -> None:
+        from passk.run.schedule import Schedule
+
         if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
             raise ValueError(f"epochs ({epochs!r}) must be a whole number >= 1")
         keys = [str(i) for i in ids]
         if len(set(keys)) != len(keys):
             raise ValueError("sample ids must be unique within a task for passk's curtailment")
         self.epochs, self.task_name, self.ids = epochs, task, keys
-        self.outcomes: dict[str, dict[int, bool]] = {key: {} for key in keys}
-        self.in_flight: dict[str, set[int]] = {key: set() for key in keys}
+        #: The one scheduler (epoch e of a sample is its run e - 1): counts, the settle
+        #: rule, early stopping.
+        self.schedule = Schedule(dict.fromkeys(keys, epochs), self.gate, stopping=self.stopping)
         self.stopped: dict[str, set[int]] = {key: set() for key in keys}
         self.scheduled: set[tuple[str, int]] = set()
-        self.tracker = SettleTracker(self.gate, len(keys))
-        for key in keys:
-            self.tracker.update(key, 0, 0, epochs)
         self._started = True
+
+    @property
+    def outcomes(self) -> dict[str, dict[int, bool]]:
+        """Each sample's scored epochs so far: epoch -> passed (the schedule's records)."""
+        return {key: {i + 1: o == "passed" for i, o in sorted(s.final.items())}
+                for key, s in self.schedule.states.items()}
 
     # -- Inspect's EarlyStopping protocol --------------------------------
 
@@ -203,43 +225,45 @@ class Curtailment:
         return MANAGER
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
-        """An ``EarlyStop`` when the settle rule holds for the sample, else None (run it)."""
+        """An ``EarlyStop`` when the schedule says the sample is settled or the eval has
+        stopped, else None (run it)."""
         key = self._key(id)
-        passes, failures, remaining = self._counts(key)
+        schedule = self.schedule
+        s = schedule.states[key]
         # the first epoch of the eval always runs: an eval that runs nothing writes no
         # results, and so no record of what curtailment settled (epochs < k settles every
         # sample at once), and its log could not be gated as the full one is
-        if (self.scheduled and self.tracker.settled(key, remaining)
-                and epoch not in self.outcomes[key]):
-            self.stopped[key].add(epoch)
-            done = passes + failures
-            return EarlyStop(id=id, epoch=epoch, reason=(
-                f"settled after {done} of {self.epochs} epochs ({passes} passed, {failures} "
-                "failed): no outcome of the rest can change the gate's decision"),
-                metadata={"passes": passes, "runs": done, "suite": self.tracker.suite})
-        self.in_flight[key].add(epoch)
+        if self.scheduled and epoch - 1 not in s.final:
+            done = s.counted
+            if schedule.stopped is not None and schedule.stopped_for(key):
+                schedule.skip(key, epoch - 1, "stopped")
+                self.stopped[key].add(epoch)
+                return EarlyStop(id=id, epoch=epoch, reason=f"the eval {schedule.stop_note()}",
+                                 metadata={"passes": s.successes, "runs": done,
+                                           "look": schedule.stopped.look})
+            if schedule.settled(key):
+                schedule.skip(key, epoch - 1, "settled")
+                self.stopped[key].add(epoch)
+                return EarlyStop(id=id, epoch=epoch, reason=(
+                    f"settled after {done} of {self.epochs} epochs ({s.successes} passed, "
+                    f"{s.failures} failed): no outcome of the rest can change the gate's "
+                    "decision"), metadata={"passes": s.successes, "runs": done,
+                                           "suite": schedule.suite})
+        schedule.start(key, epoch - 1)
         self.scheduled.add((key, epoch))
         return None
 
     async def complete_sample(self, id: str | int, epoch: int,
                               scores: dict[str, SampleScore]) -> None:
-        """Record the epoch's outcome (success by the scorer's value, see :func:`is_success`)."""
+        """Record the epoch's outcome (success by the scorer's value, see :func:`is_success`);
+        an epoch scored again replaces its first score."""
         key = self._key(id)
-        self.in_flight[key].discard(epoch)
         value = self._value(scores)
         if value is None:
             return  # not scored: it stays open, as an epoch left out is one completion
         won = is_success(value, success_values=self.success_values,
                          success_threshold=self.success_threshold)
-        replaced = self.outcomes[key].get(epoch, won) != won
-        self.outcomes[key][epoch] = won
-        if replaced:  # a requeued epoch scored again, otherwise: start the outlooks afresh
-            self.tracker = SettleTracker(self.gate, len(self.ids))
-            for other in self.ids:
-                self.tracker.update(other, *self._counts(other))
-            return
-        passes, failures, remaining = self._counts(key)
-        self.tracker.update(key, passes, failures, remaining)
+        self.schedule.record(key, epoch - 1, "passed" if won else "failed")
 
     async def complete_task(self) -> dict[str, Any]:
         """What curtailment did, for the log: the protocol it served, the samples it
@@ -247,15 +271,21 @@ class Curtailment:
         if not self._started:
             raise RuntimeError("complete_task before start_task")
         self._running = False
-        settled = {key: len(self.outcomes[key]) for key in self.ids if self.stopped[key]}
+        schedule = self.schedule
+        settled = {key: len(schedule.states[key].final) for key in self.ids
+                   if self.stopped[key] and schedule.states[key].settled_mark}
         saved = sum(len(s) for s in self.stopped.values())
-        return {
+        meta: dict[str, Any] = {
             "protocol": self.protocol().to_dict(),
             "settled_early": settled,
             "epochs_planned": self.epochs * len(self.ids),
             "epochs_run": len(self.scheduled),
             "epochs_saved": saved,
         }
+        if schedule.stopped is not None:
+            meta["stopped_early"] = {**dataclasses.asdict(schedule.stopped),
+                                     "note": schedule.stop_note()}
+        return meta
 
     # -- the protocol and helpers ------------------------------------------
 
@@ -267,12 +297,15 @@ class Curtailment:
         g = self.gate
         settings: dict[str, Any] = {
             "runner": "inspect_ai (passk.integrations.inspect.Curtailment)",
-            "stopping": "curtailed",
+            "stopping": "curtailed" if self.stopping.curtailed else "stop-early",
             "k": g.k, "min_overall_pass_hat_k": g.min_overall_pass_hat_k,
             "max_flakiness": g.max_flakiness, "gate_on": g.on, "confidence": g.confidence,
             "class_threshold": CLASS_THRESHOLD, "default_runs": self.epochs,
             "min_runs": g.min_runs, "tasks": sorted(self.ids), "scorer": self.scorer,
         }
+        if self.stopping.looks:
+            settings["stop_early"] = {"looks": self.stopping.looks,
+                                      "rule": "passk.stats.sequential.sequential_decision"}
         if self.task_name:
             settings["eval_task"] = self.task_name
         if self.success_values or self.success_threshold is not None:
@@ -284,15 +317,9 @@ class Curtailment:
         if not self._started:
             raise RuntimeError("Inspect called the early stopping before start_task")
         key = str(id)
-        if key not in self.outcomes:
+        if key not in self.schedule.states:
             raise ValueError(f"sample {id!r} was not registered by start_task")
         return key
-
-    def _counts(self, key: str) -> tuple[int, int, int]:
-        """Passes, failures, and epochs still open (in flight, not started, or stopped)."""
-        done = self.outcomes[key]
-        passes = sum(done.values())
-        return passes, len(done) - passes, self.epochs - len(done)
 
     def _value(self, scores: dict[str, SampleScore]) -> Any:
         if not scores:

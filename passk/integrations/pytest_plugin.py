@@ -26,10 +26,15 @@ counted as a failure, and one that keeps failing is reported as skipped and
 left out of the counts, as ``passk run`` does.
 
 Each report carries a small ``passk`` dict (task id, run index, planned runs,
-k, risk, seed, retries), which pytest-xdist ships to the controller with the
-report; the controller (or the single process) tallies the repetitions from
-the reports alone, so the log and the verdict do not depend on how the
-repetitions were spread.
+k, risk, seed, retries, and whether curtailment or early stopping skipped it),
+which pytest-xdist ships to the controller with the report. Every process
+records the reports it sees into one :class:`passk.run.schedule.Schedule`, the
+scheduler ``passk run`` and Inspect's ``Curtailment`` drive too: the process
+that runs a repetition asks its schedule whether the test is settled
+(``--passk-policy curtailed``) or the suite has stopped (``--passk-stop-early``),
+and the controller (or the single process) hands its schedule's ``Results`` to
+the one judge, :func:`passk.gate.judge.judge`, so the log and the verdict do
+not depend on how the repetitions were spread.
 
 The module imports nothing but pytest when it loads; passk's estimators (numpy,
 scipy) are imported only once a session has marked tests. Unmarked tests and
@@ -41,7 +46,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -72,7 +77,7 @@ _DEFAULTS = {"passk_k": DEFAULT_CRITERIA.k, "passk_seed": 0,
              "passk_min_overall": DEFAULT_CRITERIA.min_overall_pass_hat_k,
              "passk_max_flakiness": DEFAULT_CRITERIA.max_flakiness,
              "passk_on": DEFAULT_CRITERIA.on, "passk_policy": "fixed",
-             "passk_max_retries": 3}
+             "passk_max_retries": 3, "passk_stop_early": 0}
 
 
 # --------------------------------------------------------------------------
@@ -100,6 +105,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--passk-policy", choices=("fixed", "curtailed"), default=None,
                     help="curtailed: skip a test's remaining repetitions once the gate's "
                     "verdict on it is settled (default fixed)")
+    group.addoption("--passk-stop-early", type=positive_int, default=None, metavar="LOOKS",
+                    help="stop the whole session early at LOOKS planned looks (at least 2): "
+                    "repetitions run stage by stage, and after each stage the suite stops "
+                    "once passk's proved interval on mean pass^k (at level 1 - alpha/LOOKS) "
+                    "clears the bar or lies below it; a wrong stop with a pass has "
+                    "probability at most alpha/2. Not with --passk-policy curtailed")
     group.addoption("--passk-max-retries", type=whole, default=None, metavar="R",
                     help="retries of a repetition that raised passk.InfrastructureError "
                     "(default 3)")
@@ -260,23 +271,25 @@ def task_id_of(nodeid: str, run_id: str) -> str:
 
 
 @dataclass
-class _Run:
-    """One repetition as its reports told it (on the controller under xdist)."""
+class _Rep:
+    """What the terminal, ``--lf`` and the log need of one repetition; its counts are the
+    schedule's (:class:`passk.run.schedule.Schedule`)."""
 
     index: int
     nodeid: str
     node_key: Any
+    retries: int = 0
+    message: str = ""
     failed: bool = False
     passed_call: bool = False
     skipped: bool = False
     infrastructure_error: bool = False
-    retries: int = 0
-    settled: bool = False
-    message: str = ""
+    #: ``passed``, ``failed``, ``infrastructure`` (left out), ``skipped`` (by the test),
+    #: ``settled`` (curtailed) or ``stopped`` (the suite stopped early); "" until torn down
+    outcome: str = ""
 
-    @property
-    def outcome(self) -> str:
-        """``passed``, ``failed``, ``infrastructure`` (left out) or ``skipped`` (not run)."""
+    def ended(self) -> str:
+        """The repetition's outcome from its reports (at teardown)."""
         if self.infrastructure_error:
             return "infrastructure"
         if self.failed:
@@ -286,22 +299,9 @@ class _Run:
         return "passed"
 
 
-@dataclass
-class _Test:
-    """One marked test: the task of the report."""
-
-    task_id: str
-    runs: int
-    k: int
-    risk: str
-    reps: dict[int, _Run] = field(default_factory=dict)
-    first_failure: _Run | None = None
-
-
 @dataclass(frozen=True)
 class _Verdict:
     report: SuiteReport
-    tests: tuple[_Test, ...]
     notes: tuple[str, ...]
 
     @property
@@ -314,20 +314,68 @@ class _Verdict:
 
 
 class PasskSession:
-    """The plugin's per-session state and hooks (registered as ``passk-session``)."""
+    """The plugin's per-session hooks (registered as ``passk-session``).
+
+    The counts, curtailment and early stopping are one :class:`passk.run.schedule.Schedule`:
+    the process that runs the repetitions asks it whether a test is settled or the suite
+    has stopped, and every process records the outcomes its reports carry into its own
+    (under xdist a worker's holds its own runs, the controller's every run); the verdict
+    is :func:`passk.gate.judge.judge` on the schedule's ``Results``.
+    """
 
     def __init__(self, config: pytest.Config):
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
         self.opt = {name: _option(config, name) for name in _DEFAULTS}
         self.policy = _policy_in_force(config, self.opt)
-        self.tests: dict[str, _Test] = {}
+        self.schedule: Any = None  # built at collection, or from the reports (xdist controller)
+        self.reps: dict[str, dict[int, _Rep]] = {}
+        self.first_failure: dict[str, _Rep] = {}
         self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
-        self.plan: dict[str, tuple[int, int]] = {}  # runs and k of each task collected here
-        self.local: dict[str, list[int]] = {}  # passed, failed, finished runs seen here
-        self.local_settled: set[str] | None = None  # tasks settled on that view (None: recompute)
         self.verdict: _Verdict | None = None
         self.exit_note = ""
+
+    def gate_settings(self) -> GateCriteria:
+        """The gate the session decides with, and curtailment serves."""
+        return GateCriteria(k=self.opt["passk_k"], on=self.opt["passk_on"],
+                            min_overall_pass_hat_k=self.opt["passk_min_overall"],
+                            max_flakiness=self.opt["passk_max_flakiness"],
+                            confidence=DEFAULT_CRITERIA.confidence)
+
+    def stopping(self) -> Any:
+        from passk.run.schedule import Stopping
+
+        try:
+            return Stopping(curtailed=self.opt["passk_policy"] == "curtailed",
+                            looks=self.opt["passk_stop_early"] or 0)
+        except ValueError as exc:
+            raise pytest.UsageError(f"passk: {exc}") from None
+
+    def start_schedule(self, plan: Mapping[str, tuple[int, int, str]]) -> Any:
+        """The schedule of the repetitions this process runs: task -> (runs, k, risk)."""
+        from passk.run.schedule import Schedule
+
+        gate = self.gate_settings()
+        ks = {k for _, k, _ in plan.values()}
+        if self.opt["passk_stop_early"] and len(ks) == 1:  # the looks' k: the tests' own
+            gate = dataclasses.replace(gate, k=ks.pop())
+        try:
+            self.schedule = Schedule(
+                {t: runs for t, (runs, _, _) in plan.items()}, gate,
+                stopping=self.stopping(), ks={t: k for t, (_, k, _) in plan.items()},
+                risks={t: r for t, (_, _, r) in plan.items()},
+                max_retries=self.opt["passk_max_retries"])
+        except ValueError as exc:
+            raise pytest.UsageError(f"passk: {exc}") from None
+        return self.schedule
+
+    def _schedule(self) -> Any:
+        if self.schedule is None:  # the xdist controller: it learns the tests from reports
+            from passk.run.schedule import Schedule
+
+            self.schedule = Schedule({}, self.gate_settings(),
+                                     max_retries=self.opt["passk_max_retries"])
+        return self.schedule
 
     # -- collection: what each repetition is -------------------------------
 
@@ -337,6 +385,7 @@ class PasskSession:
         if not config.stash.get(_SEEN_MARKED, False):
             return
         suite_seed = self.opt["passk_seed"]
+        plan: dict[str, tuple[int, int, str]] = {}
         for item in items:
             callspec = getattr(item, "callspec", None)
             if callspec is None or "passk_run" not in callspec.params:
@@ -347,11 +396,37 @@ class PasskSession:
             runs, k, risk = _marker_settings(config, mark, item.nodeid)
             index = int(callspec.params["passk_run"])
             task = task_id_of(item.nodeid, _run_id(index, runs))
-            self.plan[task] = (runs, k)
+            plan[task] = (runs, k, risk)
             item.stash[_META] = {"task": task, "run": index, "runs": runs, "k": k,
                                  "risk": risk, "suite_seed": suite_seed}
+        schedule = self.start_schedule(plan)
+        if schedule.stopping.looks:  # stage by stage, so that each look has its runs
+            def stage(item: pytest.Item) -> int:
+                meta = item.stash.get(_META, None)
+                if meta is None:
+                    return 0
+                targets = schedule.look_targets(meta["runs"])
+                return next(j for j, m in enumerate(targets) if meta["run"] < m)
 
-    # -- running a repetition: infrastructure retries, curtailment ---------
+            items[:] = sorted(items, key=stage)  # stable: pytest's order within a stage
+
+    # -- running a repetition: infrastructure retries, curtailment, early stop ---
+
+    def skip_reason(self, meta: Mapping[str, Any]) -> tuple[str, str]:
+        """``('settled' | 'stopped', why)`` when this repetition is not to run, else
+        ``('', '')``: the schedule of this process decides (curtailment: the settle rule
+        ``passk run --stopping curtailed`` uses; early stopping: the suite's look). Under
+        xdist a worker has not seen the other workers' runs, which are then open, so a
+        test settled on its view is settled on all the runs."""
+        schedule = self._schedule()
+        if meta["task"] in schedule.states and schedule.stopped_for(meta["task"]):
+            return "stopped", f"passk: the suite {schedule.stop_note()}"
+        if meta["task"] in schedule.states and schedule.settled(meta["task"]):
+            s = schedule.states[meta["task"]]
+            return "settled", (f"passk: curtailed, the gate's verdict on {meta['task']} is "
+                               f"settled after {len(s.final)} of {meta['runs']} runs "
+                               f"({s.successes} passed, {s.failures} failed)")
+        return "", ""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
@@ -359,9 +434,9 @@ class PasskSession:
         meta = item.stash.get(_META, None)
         if meta is None:
             return None  # not a passk repetition: pytest's own protocol
-        settled = self._curtail(meta)
-        if settled:
-            item.add_marker(pytest.mark.skip(reason=settled))
+        kind, why = self.skip_reason(meta)
+        if kind:
+            item.add_marker(pytest.mark.skip(reason=why))
         max_retries = self.opt["passk_max_retries"]
         ihook = item.ihook
         ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
@@ -375,11 +450,13 @@ class PasskSession:
             if not infra or attempt >= max_retries or session.shouldstop or session.shouldfail:
                 break
             attempt += 1
+        stopped = self.schedule.stopped if kind == "stopped" else None
         info = {"task": meta["task"], "run": meta["run"], "runs": meta["runs"], "k": meta["k"],
-                "risk": meta["risk"], "retries": attempt, "settled": bool(settled),
+                "risk": meta["risk"], "retries": attempt, "settled": kind == "settled",
+                "stopped": dataclasses.asdict(stopped) if stopped is not None else None,
                 "infrastructure_error": infra}
         for report in reports:
-            # what the controller tallies; pytest-xdist ships it with the report
+            # what every process records; pytest-xdist ships it with the report
             report.passk = dict(info)  # type: ignore[attr-defined]
             if infra and report.failed:  # left out, as passk run leaves it: not a failure
                 reason = (f"passk: infrastructure error after {attempt} retries, left out of "
@@ -388,11 +465,6 @@ class PasskSession:
                 report.longrepr = (str(item.path), item.location[1] or 0, reason)
             ihook.pytest_runtest_logreport(report=report)
         ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-        if not settled:
-            failed = any(r.failed or hasattr(r, "wasxfail") for r in reports)
-            passed = any(r.when == "call" and r.passed for r in reports)
-            self._tally_local(meta, "left out" if infra else "failed" if failed else
-                              "passed" if passed else "left out")
         return True
 
     def pytest_exception_interact(self, node: pytest.Item | pytest.Collector,
@@ -404,68 +476,22 @@ class PasskSession:
             if call.excinfo.errisinstance(InfrastructureError):
                 node.stash[_INFRA] = True
 
-    def _tally_local(self, meta: Mapping[str, Any], outcome: str) -> None:
-        """Count a finished repetition in this process's view, for curtailment."""
-        if self.opt["passk_policy"] != "curtailed":
-            return
-        tally = self.local.setdefault(meta["task"], [0, 0, 0])  # passed, failed, finished
-        tally[0] += outcome == "passed"
-        tally[1] += outcome == "failed"
-        tally[2] += 1
-        self.local_settled = None
-
-    def gate_settings(self) -> GateCriteria:
-        """The gate the session decides with, and curtailment serves."""
-        return GateCriteria(k=self.opt["passk_k"], on=self.opt["passk_on"],
-                            min_overall_pass_hat_k=self.opt["passk_min_overall"],
-                            max_flakiness=self.opt["passk_max_flakiness"],
-                            confidence=DEFAULT_CRITERIA.confidence)
-
-    def _curtail(self, meta: Mapping[str, Any]) -> str:
-        """The skip reason when curtailment stops this repetition, else ``""``.
-
-        :func:`passk.gate.curtailment.settled_tasks` decides (the settle rule
-        ``passk run --policy curtailed`` uses, under either ``--passk-on``), on
-        this process's view: the runs it has finished, every other planned run
-        still open. Under xdist a worker has not seen the other workers' runs,
-        which are then open too, so a verdict settled on its view is settled on
-        all the runs.
-        """
-        if self.opt["passk_policy"] != "curtailed":
-            return ""
-        if self.local_settled is None:
-            from passk.gate.curtailment import settled_tasks
-
-            tasks = list(self.plan)
-            tallies = [self.local.get(t, (0, 0, 0)) for t in tasks]
-            settled = settled_tasks([s for s, _, _ in tallies], [f for _, f, _ in tallies],
-                                    [self.plan[t][0] - done for t, (_, _, done)
-                                     in zip(tasks, tallies)],
-                                    self.gate_settings(), ks=[self.plan[t][1] for t in tasks])
-            self.local_settled = {t for t, yes in zip(tasks, settled) if yes}
-        if meta["task"] not in self.local_settled:
-            return ""
-        s, f, done = self.local.get(meta["task"], (0, 0, 0))
-        return (f"passk: curtailed, the gate's verdict on {meta['task']} is settled after "
-                f"{done} of {meta['runs']} runs ({s} passed, {f} failed)")
-
-    # -- the controller: tally the reports ---------------------------------
+    # -- every process: record the reports into the schedule -----------------
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         info = getattr(report, "passk", None)
-        if info is None or self.is_worker:
+        if info is None:
             return
-        test = self.tests.get(info["task"])
-        if test is None:
-            test = self.tests[info["task"]] = _Test(info["task"], int(info["runs"]),
-                                                     int(info["k"]), str(info["risk"]))
-        rep = test.reps.get(info["run"])
+        task, run = info["task"], int(info["run"])
+        schedule = self._schedule()
+        if task not in schedule.states:
+            schedule.add(task, int(info["runs"]), k=int(info["k"]), risk=str(info["risk"]))
+        reps = self.reps.setdefault(task, {})
+        rep = reps.get(run)
         if rep is None:
-            rep = test.reps[info["run"]] = _Run(int(info["run"]), report.nodeid,
-                                                getattr(report, "id", report.nodeid))
+            rep = reps[run] = _Rep(run, report.nodeid, getattr(report, "id", report.nodeid))
         rep.retries = int(info.get("retries", 0))
-        rep.settled = rep.settled or bool(info.get("settled"))
         rep.infrastructure_error = rep.infrastructure_error or bool(
             info.get("infrastructure_error"))
         if report.when == "call" and report.passed:
@@ -478,16 +504,37 @@ class PasskSession:
                 rep.skipped = True
         if report.failed:
             rep.failed = True
-            self.marked_failures += not hasattr(report, "wasxfail")
             rep.message = rep.message or _crash_message(report)
-            if test.first_failure is None:
-                test.first_failure = rep
-            else:  # the traceback is printed once per test: its first failed run
-                first = test.first_failure
-                report.longrepr = (
-                    f"{_crash_message(report)}\n(passk: run {rep.index + 1} of {test.runs} of "
-                    f"{test.task_id} failed in {report.when}; the traceback is shown once per "
-                    f"test, for its first failed run: {first.nodeid})")
+            if not self.is_worker:
+                self._shorten(report, task, rep, int(info["runs"]))
+        if report.when == "teardown" and not rep.outcome:
+            self._ended(task, rep, info)
+
+    def _shorten(self, report: pytest.TestReport, task: str, rep: _Rep, runs: int) -> None:
+        """Count a failed report; print the traceback once per test, for its first failed run."""
+        self.marked_failures += not hasattr(report, "wasxfail")
+        first = self.first_failure.setdefault(task, rep)
+        if first is not rep:
+            report.longrepr = (
+                f"{_crash_message(report)}\n(passk: run {rep.index + 1} of {runs} of "
+                f"{task} failed in {report.when}; the traceback is shown once per "
+                f"test, for its first failed run: {first.nodeid})")
+
+    def _ended(self, task: str, rep: _Rep, info: Mapping[str, Any]) -> None:
+        """The repetition is over: its outcome into the schedule."""
+        schedule = self._schedule()
+        if info.get("settled"):
+            rep.outcome = "settled"
+            schedule.skip(task, rep.index, "settled")
+            return
+        if info.get("stopped"):
+            rep.outcome = "stopped"
+            schedule.skip(task, rep.index, "stopped", info["stopped"])
+            return
+        rep.outcome = rep.ended()
+        for attempt in range(rep.retries):  # each retried attempt hit an infrastructure error
+            schedule.record(task, rep.index, "infrastructure", attempt, replay=True)
+        schedule.record(task, rep.index, rep.outcome, rep.retries, replay=True)
 
     # -- the verdict, the log, the exit status -----------------------------
 
@@ -496,17 +543,17 @@ class PasskSession:
         config = self.config
         if self.is_worker or config.getoption("collectonly"):
             return
-        if not self.tests and not _gate_requested(config):
+        if not self.reps and not _gate_requested(config):
             return
         self.verdict = self._verdict()
         gate = self.verdict.gate
-        self._mark_last_failed()
-        self._junit_properties(gate)
+        _mark_last_failed(self)
+        _junit_properties(self, gate)
         log = config.getoption("passk_log")
-        if log and not self.tests:
+        if log and not self.reps:
             self.exit_note = f"passk: no marked test ran, so no log was written to {log}"
         elif log:
-            count = self.write_log(log)
+            count = write_session_log(self, log)
             self.exit_note = f"passk: wrote {count} runs to {log}"
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # interrupted, internal or usage error, nothing collected: pytest's own
@@ -515,47 +562,31 @@ class PasskSession:
             return  # unmarked tests failed: pytest's exit status 1 stands
         session.exitstatus = pytest.ExitCode.OK if gate.passed else EXIT_GATE_BLOCKED
 
+    def _tasks(self) -> list[str]:
+        """The tests that reported, in order of their ids."""
+        return sorted(t for t in self._schedule().states if t in self.reps)
+
     def results(self) -> Any:
-        """The session's tallies as :class:`~passk.results.counts.Results`, for the judge.
+        """The session's counts as :class:`~passk.results.counts.Results`, for the judge.
 
         Counted runs are the repetitions that passed or failed; every attempt
         that hit an infrastructure error (retried or given up) is left out, as
         the session's log records it; a curtailed test is in ``settled_early``
-        with its planned runs.
+        with its planned runs; an early stop rides on the verdict line.
         """
-        import numpy as np
-
-        from passk.results.counts import Results
-
-        tests = tuple(self.tests[t] for t in sorted(self.tests))
-        counted = [[r for r in t.reps.values() if r.outcome in ("passed", "failed")]
-                   for t in tests]
-        curtailed = self.opt["passk_policy"] == "curtailed"
-        early = {t.task_id: t.runs for t, c in zip(tests, counted, strict=True)
-                 if curtailed and len(c) < t.runs and any(r.settled for r in t.reps.values())}
-        return Results(
-            tuple(t.task_id for t in tests),
-            np.asarray([sum(r.outcome == "passed" for r in c) for c in counted], dtype=np.int64),
-            np.asarray([len(c) for c in counted], dtype=np.int64),
-            np.asarray([sum(r.retries + r.infrastructure_error for r in t.reps.values())
-                        for t in tests], dtype=np.int64),
-            tuple(t.risk for t in tests), source="passk", settled_early=early)
+        return self._schedule().results(order=self._tasks(), excluded="attempts")
 
     def _verdict(self) -> _Verdict:
         from passk.gate.judge import judge
         from passk.stability import suite_report
 
-        tests = tuple(self.tests[t] for t in sorted(self.tests))
+        schedule = self._schedule()
         results = self.results()
-        ks = [t.k for t in tests]
-        short = []  # planned runs neither counted, left out nor curtailed
-        for t, n in zip(tests, results.totals.tolist(), strict=True):
-            missing = t.runs - n - sum(r.outcome == "infrastructure" for r in t.reps.values())
-            if missing > 0 and t.task_id not in results.settled_early:
-                short.append(f"task {t.task_id}: {n} of its {t.runs} planned runs "
-                             f"counted ({missing} skipped, deselected or not run)")
+        states = [schedule.states[t] for t in results.task_ids]
+        ks = [s.k for s in states]
+        short = schedule.unfinished(results.task_ids)
         report = suite_report(results.task_ids, results.successes, results.totals,
-                              risks=results.risks, k=ks if tests else 5)
+                              risks=results.risks, k=ks if states else 5)
         gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks)
         report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
                                      0 if ks else self.opt["passk_k"])
@@ -565,90 +596,13 @@ class PasskSession:
             notes.append(f"{excluded} attempt(s) hit an infrastructure error and were "
                          "left out of the counts")
         if results.settled_early:
-            skipped = sum(r.settled for t in tests for r in t.reps.values())
+            skipped = sum(s.not_made for s in states if s.task_id in results.settled_early)
             notes.append(f"curtailed: {skipped} repetition(s) not run once their test's "
                          "verdict was settled")
-        return _Verdict(report, tests, tuple(notes))
-
-    def _mark_last_failed(self) -> None:
-        """Let ``--lf`` rerun every repetition of a test with a failed one, not just those."""
-        lf = self.config.pluginmanager.get_plugin("lfplugin")
-        lastfailed = getattr(lf, "lastfailed", None)
-        if not isinstance(lastfailed, dict):
-            return
-        for test in self.tests.values():
-            if any(r.failed for r in test.reps.values()):
-                for r in test.reps.values():
-                    lastfailed[r.node_key] = True
-
-    def _junit_properties(self, gate: GateResult) -> None:
-        """The verdict as testsuite properties of ``--junitxml`` (one testcase per run)."""
-        try:
-            from _pytest.junitxml import xml_key
-        except ImportError:  # pragma: no cover - pytest moved it
-            return
-        xml = self.config.stash.get(xml_key, None)
-        if xml is None:
-            return
-        xml.add_global_property("passk_gate", "PASSED" if gate.passed else "BLOCKED")
-        xml.add_global_property("passk_overall", cell(gate.overall))
-        for reason in gate.reasons:
-            xml.add_global_property("passk_reason", reason)
-
-    def runs(self) -> list[Any]:
-        """The session's runs as :class:`passk.repeats.RepeatRun`, by test and run index.
-
-        Each retried infrastructure error is a run flagged ``infrastructure_error``
-        before the run's last attempt, as ``passk run`` logs them.
-        """
-        from passk.adapter import RunResult, Task
-        from passk.repeats import RepeatRun, attempt_seed
-
-        out = []
-        suite_seed = self.opt["passk_seed"]
-        for task_id in sorted(self.tests):
-            test = self.tests[task_id]
-            results = []
-            for i in sorted(test.reps):
-                r = test.reps[i]
-                # each attempt's record carries the seed the passk_seed fixture gave it
-                results += [RunResult(task_id, i, False, infrastructure_error=True,
-                                      error="InfrastructureError (retried)",
-                                      seed=attempt_seed(suite_seed, task_id, i, a))
-                            for a in range(r.retries)]
-                if r.outcome in ("passed", "failed", "infrastructure"):
-                    results.append(RunResult(task_id, i, r.outcome == "passed",
-                                             error=r.message or None,
-                                             seed=attempt_seed(suite_seed, task_id, i,
-                                                               r.retries),
-                                             infrastructure_error=r.outcome == "infrastructure"))
-            out.append(RepeatRun(Task(task_id, risk=test.risk), tuple(results)))
-        return out
-
-    def protocol(self) -> Any:
-        """The measurement's protocol: the tests, their runs, k and risk, and the gate."""
-        from passk.results.protocol import Protocol
-
-        ks = {t.k for t in self.tests.values()}
-        return Protocol({
-            "runner": "pytest (passk.integrations.pytest_plugin)",
-            "k": ks.pop() if len(ks) == 1 else None,  # the k passk report and gate then use
-            "tests": {t.task_id: {"runs": t.runs, "k": t.k, "risk": t.risk}
-                      for t in self.tests.values()},
-            "stopping": self.opt["passk_policy"],
-            "max_retries": self.opt["passk_max_retries"],
-            "min_overall_pass_hat_k": self.opt["passk_min_overall"],
-            "max_flakiness": self.opt["passk_max_flakiness"],
-            "gate_on": self.opt["passk_on"],
-            "confidence": DEFAULT_CRITERIA.confidence,
-        })
-
-    def write_log(self, path: str | os.PathLike[str]) -> int:
-        """Write the runs as JSON Lines behind the protocol header; return the run count."""
-        from passk.results.read import write_runs
-
-        return write_runs(path, self.runs(), protocol=self.protocol(),
-                          seed=self.opt["passk_seed"])
+        if schedule.stopped is not None:
+            notes.append(f"the suite {schedule.stop_note()}; "
+                         f"{sum(s.not_made for s in states)} repetition(s) not run")
+        return _Verdict(report, tuple(notes))
 
     # -- the terminal -----------------------------------------------------
 
@@ -657,56 +611,153 @@ class PasskSession:
             return
         tr = terminalreporter
         tr.write_sep("=", "passk: pass^k and flakiness of marked tests")
-        for line in self.summary_lines():
+        for line in summary_lines(self):
             tr.write_line(line)
 
-    def summary_lines(self) -> list[str]:
-        """The passk section of the terminal summary, line by line."""
-        assert self.verdict is not None
-        from passk.gate.policy import NO_POLICY
-        from passk.repeats import run_seed
-        from passk.stability import format_table
 
-        report, tests = self.verdict.report, self.verdict.tests
-        gate = self.verdict.gate
-        total = sum(len(t.reps) for t in tests)
-        bar, cap = self.opt["passk_min_overall"], self.opt["passk_max_flakiness"]
-        lines = [(f"{len(tests)} marked test(s), {total} repetition(s); suite seed "
-                  f"{self.opt['passk_seed']}; bar {bar:.3f} on the "
-                  f"{self.opt['passk_on']}, flakiness cap {cap:.3f}"),
-                 f"criteria: {self.policy.phrase if self.policy is not None else NO_POLICY}"]
-        if report.k:
-            lines += format_table(report, flaky_first=True).splitlines()
-        else:  # tests with different k: a table per k, then the verdict
-            for k in sorted({t.k for t in tests}):
-                rows = tuple(r for r in report.tasks if r.k == k)
-                alone = dataclasses.replace(report, k=k, tasks=rows, gate=None)
-                table = format_table(alone, flaky_first=True).splitlines()
-                lines += table[:-1]  # without the interval note (unjudged: no verdict)
-            lines.append(table[-1])
-            lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
-                         f"(each test at its k) = {cell(gate.overall)}")
-            lines += [f"  - {reason}" for reason in gate.reasons]
-        failing = [t for t in tests if t.first_failure is not None]
-        if failing:
-            lines.append("failed repetitions (the traceback of each test's first failed run is "
-                         "under FAILURES; the others are shortened):")
-        for t in failing:
-            failed = sorted(r.index + 1 for r in t.reps.values() if r.outcome == "failed")
-            counted = sum(r.outcome in ("passed", "failed") for r in t.reps.values())
-            first = t.first_failure
-            assert first is not None
-            seed = run_seed(self.opt["passk_seed"], t.task_id, first.index)
-            lines.append(f"  {t.task_id}: {len(failed)} of {counted} runs failed (runs "
-                         f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
-                         f"passk_seed={seed}: {first.message}")
-        lines += [f"note: {one_line(n)}" for n in self.verdict.notes]
-        if self.exit_note:
-            lines.append(self.exit_note)
-        if not gate.passed:
-            lines.append(f"passk: the gate BLOCKED: exit status {EXIT_GATE_BLOCKED} unless "
-                         "an unmarked test failed (then 1)")
-        return lines
+# --------------------------------------------------------------------------
+# the edges: the log, --lf, --junitxml, the terminal
+# --------------------------------------------------------------------------
+
+
+def _mark_last_failed(session: PasskSession) -> None:
+    """Let ``--lf`` rerun every repetition of a test with a failed one, not just those."""
+    lf = session.config.pluginmanager.get_plugin("lfplugin")
+    lastfailed = getattr(lf, "lastfailed", None)
+    if not isinstance(lastfailed, dict):
+        return
+    for reps in session.reps.values():
+        if any(r.failed for r in reps.values()):
+            for r in reps.values():
+                lastfailed[r.node_key] = True
+
+
+def _junit_properties(session: PasskSession, gate: GateResult) -> None:
+    """The verdict as testsuite properties of ``--junitxml`` (one testcase per run)."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - pytest moved it
+        return
+    xml = session.config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    xml.add_global_property("passk_gate", "PASSED" if gate.passed else "BLOCKED")
+    xml.add_global_property("passk_overall", cell(gate.overall))
+    for reason in gate.reasons:
+        xml.add_global_property("passk_reason", reason)
+
+
+def session_runs(session: PasskSession) -> list[Any]:
+    """The session's runs as :class:`passk.repeats.RepeatRun`, by test and run index.
+
+    Each retried infrastructure error is a run flagged ``infrastructure_error``
+    before the run's last attempt, as ``passk run`` logs them.
+    """
+    from passk.adapter import RunResult, Task
+    from passk.repeats import RepeatRun, attempt_seed
+
+    out = []
+    suite_seed = session.opt["passk_seed"]
+    for task_id in session._tasks():
+        reps = session.reps[task_id]
+        results = []
+        for i in sorted(reps):
+            r = reps[i]
+            # each attempt's record carries the seed the passk_seed fixture gave it
+            results += [RunResult(task_id, i, False, infrastructure_error=True,
+                                  error="InfrastructureError (retried)",
+                                  seed=attempt_seed(suite_seed, task_id, i, a))
+                        for a in range(r.retries)]
+            if r.outcome in ("passed", "failed", "infrastructure"):
+                results.append(RunResult(task_id, i, r.outcome == "passed",
+                                         error=r.message or None,
+                                         seed=attempt_seed(suite_seed, task_id, i,
+                                                           r.retries),
+                                         infrastructure_error=r.outcome == "infrastructure"))
+        out.append(RepeatRun(Task(task_id, risk=session.schedule.states[task_id].risk),
+                             tuple(results)))
+    return out
+
+
+def session_protocol(session: PasskSession) -> Any:
+    """The measurement's protocol: the tests, their runs, k and risk, and the gate."""
+    from passk.results.protocol import Protocol
+
+    states = [session._schedule().states[t] for t in session._tasks()]
+    ks = {s.k for s in states}
+    settings = {
+        "runner": "pytest (passk.integrations.pytest_plugin)",
+        "k": ks.pop() if len(ks) == 1 else None,  # the k passk report and gate then use
+        "tests": {s.task_id: {"runs": s.n, "k": s.k, "risk": s.risk} for s in states},
+        "stopping": session.opt["passk_policy"],
+        "max_retries": session.opt["passk_max_retries"],
+        "min_overall_pass_hat_k": session.opt["passk_min_overall"],
+        "max_flakiness": session.opt["passk_max_flakiness"],
+        "gate_on": session.opt["passk_on"],
+        "confidence": DEFAULT_CRITERIA.confidence,
+    }
+    if session.opt["passk_stop_early"]:
+        settings["stop_early"] = {"looks": session.opt["passk_stop_early"],
+                                  "rule": "passk.stats.sequential.sequential_decision"}
+    return Protocol(settings)
+
+
+def write_session_log(session: PasskSession, path: str | os.PathLike[str]) -> int:
+    """Write the runs as JSON Lines behind the protocol header; return the run count."""
+    from passk.results.read import write_runs
+
+    return write_runs(path, session_runs(session), protocol=session_protocol(session),
+                      seed=session.opt["passk_seed"])
+
+
+def summary_lines(session: PasskSession) -> list[str]:
+    """The passk section of the terminal summary, line by line."""
+    assert session.verdict is not None
+    from passk.gate.policy import NO_POLICY
+    from passk.repeats import run_seed
+    from passk.stability import format_table
+
+    report, gate = session.verdict.report, session.verdict.gate
+    tasks = session._tasks()
+    states = session._schedule().states
+    total = sum(len(session.reps[t]) for t in tasks)
+    bar, cap = session.opt["passk_min_overall"], session.opt["passk_max_flakiness"]
+    lines = [(f"{len(tasks)} marked test(s), {total} repetition(s); suite seed "
+              f"{session.opt['passk_seed']}; bar {bar:.3f} on the "
+              f"{session.opt['passk_on']}, flakiness cap {cap:.3f}"),
+             f"criteria: {session.policy.phrase if session.policy is not None else NO_POLICY}"]
+    if report.k:
+        lines += format_table(report, flaky_first=True).splitlines()
+    else:  # tests with different k: a table per k, then the verdict
+        for k in sorted({states[t].k for t in tasks}):
+            rows = tuple(r for r in report.tasks if r.k == k)
+            alone = dataclasses.replace(report, k=k, tasks=rows, gate=None)
+            table = format_table(alone, flaky_first=True).splitlines()
+            lines += table[:-1]  # without the interval note (unjudged: no verdict)
+        lines.append(table[-1])
+        lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
+                     f"(each test at its k) = {cell(gate.overall)}")
+        lines += [f"  - {reason}" for reason in gate.reasons]
+    failing = [t for t in tasks if t in session.first_failure]
+    if failing:
+        lines.append("failed repetitions (the traceback of each test's first failed run is "
+                     "under FAILURES; the others are shortened):")
+    for t in failing:
+        reps = session.reps[t].values()
+        failed = sorted(r.index + 1 for r in reps if r.outcome == "failed")
+        counted = sum(r.outcome in ("passed", "failed") for r in reps)
+        first = session.first_failure[t]
+        seed = run_seed(session.opt["passk_seed"], t, first.index)
+        lines.append(f"  {t}: {len(failed)} of {counted} runs failed (runs "
+                     f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
+                     f"passk_seed={seed}: {first.message}")
+    lines += [f"note: {one_line(n)}" for n in session.verdict.notes]
+    if session.exit_note:
+        lines.append(session.exit_note)
+    if not gate.passed:
+        lines.append(f"passk: the gate BLOCKED: exit status {EXIT_GATE_BLOCKED} unless "
+                     "an unmarked test failed (then 1)")
+    return lines
 
 
 def _crash_message(report: pytest.TestReport) -> str:

@@ -14,11 +14,15 @@ log, ignores a torn last line, and runs only the missing (task, run) pairs
 with their original seeds: an interrupted-then-resumed suite ends with exactly
 the outcomes of an uninterrupted one.
 
-Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
-``policy="curtailed"``) stops a task as soon as no outcome of its remaining
-runs could change what the gate decides about it; the settle rule is
-:mod:`passk.gate.curtailment`'s (:func:`~passk.gate.curtailment.task_settled`), the one
-the pytest plugin and Inspect AI's early stopping use too.
+Which run to make next, and when to stop, is the one scheduler's,
+:class:`passk.run.schedule.Schedule`, which the pytest plugin and Inspect AI's early
+stopping drive too. Curtailed repetition (``RepeatPolicy(stopping="curtailed")`` or
+``policy="curtailed"``) stops a task as soon as no outcome of its remaining runs could
+change what the gate decides about it (the settle rule,
+:func:`~passk.gate.curtailment.task_settled`); early stopping (``stop_early=LOOKS``) stops
+the whole suite at a planned look once passk's proved interval on mean pass^k decides
+(:func:`~passk.stats.sequential.sequential_decision`). Either way the verdict is
+:func:`passk.gate.judge.judge`'s on the runs made.
 """
 
 from __future__ import annotations
@@ -31,33 +35,27 @@ import os
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 from passk.adapter import HarnessAdapter, RunResult, Task
 from passk.gate.curtailment import (
     SUITE_OUTLOOKS,
     GateSettings,
-    SettleTracker,
     TaskOutlook,
-    _outlook,
-    _runs_surely_needed,
     suite_outlook,
     task_outlook,
     task_settled,
 )
 from passk.gate.judge import judge
 from passk.repeats import attempt_seed, run_once, run_once_async
-from passk.results.counts import Results
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
 from passk.results.runlog import RunRecord, is_settled, settled_line
+from passk.run.schedule import Schedule, Stopping
 from passk.stability import (
     DEFAULT_CRITERIA,
     GateResult,
@@ -66,10 +64,11 @@ from passk.stability import (
     suite_protocol,
     suite_report,
 )
+from passk.stats.sequential import LookDecision
 
-__all__ = ["SUITE_OUTLOOKS", "GateSettings", "LogRecord", "SuiteRun", "TaskOutlook", "load_adapter", "load_tasks",
-           "read_log", "read_log_header", "run_suite", "suite_outlook", "suite_protocol",
-           "task_outlook", "task_settled"]
+__all__ = ["SUITE_OUTLOOKS", "GateSettings", "LogRecord", "Schedule", "Stopping", "SuiteRun",
+           "TaskOutlook", "load_adapter", "load_tasks", "read_log", "read_log_header",
+           "run_suite", "suite_outlook", "suite_protocol", "task_outlook", "task_settled"]
 
 
 # --------------------------------------------------------------------------
@@ -172,12 +171,12 @@ class _Log:
                 self._unsynced = 0
             os.fsync(fd)
 
-    def settled(self, schedule: _Schedule) -> None:
+    def settled(self, schedule: Schedule) -> None:
         """A line per task the curtailed run stopped early, its planned runs not all made."""
         if self._file is not None:
-            for s in schedule.states.values():
-                if s.remaining > 0:
-                    self._write(settled_line(s.task.task_id, s.task.risk, len(s.done), s.n))
+            for task_id in schedule.settled_early():
+                s = schedule.states[task_id]
+                self._write(settled_line(task_id, s.risk, len(s.final), s.n))
 
     def close(self) -> None:
         if self._file is None:
@@ -223,139 +222,6 @@ def _clocked(result: RunResult, started: float) -> RunResult:
 
 
 # --------------------------------------------------------------------------
-# the schedule: which (task, run, attempt) to start next
-# --------------------------------------------------------------------------
-
-
-@dataclass
-class _TaskState:
-    task: Task
-    n: int
-    successes: int = 0
-    failures: int = 0
-    next_index: int = 0
-    in_flight: int = 0
-    cached: int = 0
-    infrastructure_errors: int = 0
-    retries: int = 0
-    gave_up: int = 0
-    done: set[int] = field(default_factory=set)
-    started: set[int] = field(default_factory=set)  # done, in flight, or awaiting a retry
-
-    @property
-    def remaining(self) -> int:
-        """Planned runs without a final outcome yet (in flight, awaiting a retry, not started)."""
-        return self.n - len(self.done)
-
-
-class _Schedule:
-    def __init__(self, tasks: Sequence[Task], policy: RepeatPolicy, *, gate: GateSettings,
-                 max_retries: int, curtailed: bool):
-        self.states = {t.task_id: _TaskState(t, policy.runs_for(t)) for t in tasks}
-        if len(self.states) != len(tasks):
-            raise ValueError("task ids must be unique within a suite")
-        self.gate, self.max_retries, self.curtailed = gate, max_retries, curtailed
-        self.retries: deque[tuple[_TaskState, int, int]] = deque()
-        self._order = list(self.states.values())
-        self._cursor = 0
-        self.active = 0  # runs in flight across the suite
-        # curtailment: the settle rule kept up to date as runs end
-        self.tracker = SettleTracker(gate, len(self.states))
-        if curtailed:
-            for s in self._order:
-                self._account(s)
-
-    @property
-    def suite(self) -> str:
-        return self.tracker.suite
-
-    def outlook(self, s: _TaskState) -> TaskOutlook:
-        g = self.gate
-        return _outlook(s.successes, s.failures, s.remaining, g.k, g.max_flakiness, g.min_runs,
-                        g.on, g.confidence)
-
-    def _account(self, s: _TaskState) -> None:
-        """The task's new state into the settle rule's tracker."""
-        self.tracker.update(s.task.task_id, s.successes, s.failures, s.remaining)
-
-    def settled(self, s: _TaskState) -> bool:
-        if s.remaining <= 0:
-            return True
-        if not self.curtailed:
-            return False
-        return self.tracker.settled(s.task.task_id, s.remaining)
-
-    def settled_early(self) -> dict[str, int]:
-        """Tasks stopped before all their planned runs ended, with their planned runs."""
-        return {s.task.task_id: s.n for s in self._order if s.remaining > 0}
-
-    def next_item(self) -> tuple[_TaskState, int, int] | None:
-        """The next (task, run index, attempt) to start, retries first; None when nothing can."""
-        while self.retries:
-            s, run_index, attempt = self.retries.popleft()
-            if self.curtailed and self.settled(s):
-                s.retries -= 1  # its verdict no longer needs this run
-                continue
-            s.in_flight += 1
-            self.active += 1
-            return s, run_index, attempt
-        i = self._cursor
-        while i < len(self._order):
-            s = self._order[i]
-            while s.next_index < s.n and s.next_index in s.started:
-                s.next_index += 1
-            if s.next_index >= s.n or self.settled(s):
-                if i == self._cursor:  # nothing new will ever start here: skip it for good
-                    self._cursor += 1
-                i += 1
-                continue
-            if self.curtailed and s.in_flight and s.in_flight >= self.runs_surely_needed(s):
-                i += 1
-                continue
-            run_index = s.next_index
-            s.started.add(run_index)
-            s.in_flight += 1
-            self.active += 1
-            return s, run_index, 0
-        return None
-
-    def runs_surely_needed(self, s: _TaskState) -> int:
-        """How many more runs end before any outcome could settle the task.
-
-        Curtailment may run that many at once without wasting one (unless
-        another task settles the suite meanwhile).
-        """
-        g = self.gate
-        return _runs_surely_needed(s.successes, s.failures, s.remaining, g.k, g.max_flakiness,
-                                   g.min_runs, self.suite, g.on, g.confidence)
-
-    def record(self, s: _TaskState, result: RunResult, attempt: int, *, replay: bool = False
-               ) -> bool:
-        """Account for a finished attempt; return True when it was the run's last attempt."""
-        if not replay:
-            s.in_flight -= 1
-            self.active -= 1
-        if result.infrastructure_error:
-            s.infrastructure_errors += 1
-            if attempt < self.max_retries:
-                if not replay:
-                    s.retries += 1
-                    self.retries.append((s, result.run_index, attempt + 1))
-                return False
-            s.gave_up += 1
-        elif result.cached:
-            s.cached += 1
-        elif result.success:
-            s.successes += 1
-        else:
-            s.failures += 1
-        s.done.add(result.run_index)
-        if self.curtailed:
-            self._account(s)
-        return True
-
-
-# --------------------------------------------------------------------------
 # the result
 # --------------------------------------------------------------------------
 
@@ -384,6 +250,8 @@ class SuiteRun:
         Tasks curtailment stopped before all their planned runs had ended,
         with the runs they were planned; their rows show the runs made, and
         the gate's verdict on them is the one every completion gives.
+    stopped : LookDecision or None
+        The look at which early stopping (``stop_early``) stopped the suite.
     """
 
     report: SuiteReport
@@ -396,6 +264,7 @@ class SuiteRun:
     effective_n: Mapping[str, int]
     protocol: Protocol | None = None
     settled_early: Mapping[str, int] = field(default_factory=dict)
+    stopped: LookDecision | None = None
 
     @property
     def gate(self) -> GateResult:
@@ -407,7 +276,8 @@ class SuiteRun:
 
     @property
     def runs_saved(self) -> int:
-        """Runs curtailment did not start (cached and given-up runs were started)."""
+        """Runs curtailment or early stopping did not start (cached and given-up runs were
+        started)."""
         left_out = sum(self.cached.values()) + sum(self.infrastructure_errors.values())
         return self.runs_fixed - self.runs_spent - left_out
 
@@ -442,6 +312,7 @@ def run_suite(
     min_runs: int = 0,
     gate_on: str = DEFAULT_CRITERIA.on,
     confidence: float = 0.95,
+    stop_early: int | None = None,
 ) -> SuiteRun:
     """Run every task of a suite as its repeat policy says, logging each run as it ends.
 
@@ -483,7 +354,15 @@ def run_suite(
         one-sided lower bound at ``confidence``. Curtailment serves this gate,
         and the protocol records it.
     confidence : float, default 0.95
-        The lower bounds' confidence.
+        The lower bounds' confidence, and the early-stopping rule's.
+    stop_early : int, optional
+        Stop the whole suite early, at this many planned looks (at least 2; see
+        :class:`passk.run.schedule.Schedule`): the runs are made in stages, and after
+        each stage but the last the suite stops when passk's proved interval on mean
+        pass^k at level :math:`1 - (1 - c)/L` (c the confidence) clears the bar or lies below
+        it (:func:`passk.stats.sequential.sequential_decision`). A wrong stop with a
+        pass happens with probability at most :math:`(1 - c)/2`. Not
+        with curtailment. The protocol records it.
 
     Returns
     -------
@@ -518,15 +397,32 @@ def run_suite(
         raise ValueError(f"max_concurrency ({max_concurrency}) must be at least 1")
     if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 0:
         raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
+    if stop_early is not None and (isinstance(stop_early, bool)
+                                   or not isinstance(stop_early, int) or stop_early < 2):
+        raise ValueError(f"stop_early ({stop_early!r}) must be a number of looks >= 2 (the "
+                         "last after every run), or None")
     gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs)
-    schedule = _Schedule(tasks, policy, gate=gate, max_retries=max_retries,
-                         curtailed=policy.stopping == "curtailed")
+    stopping = Stopping(curtailed=policy.stopping == "curtailed", looks=stop_early or 0)
+    by_id = {t.task_id: t for t in tasks}
+    if len(by_id) != len(tasks):
+        raise ValueError("task ids must be unique within a suite")
+    if stopping.looks and not 0 < min_overall_pass_hat_k < 1:
+        raise ValueError(f"stop_early needs a bar strictly between 0 and 1, not "
+                         f"{min_overall_pass_hat_k!r}")
+    schedule = Schedule({t.task_id: policy.runs_for(t) for t in tasks}, gate, stopping=stopping,
+                        risks={t.task_id: t.risk for t in tasks}, max_retries=max_retries)
     protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=max_retries,
                               timeout=timeout, min_overall_pass_hat_k=min_overall_pass_hat_k,
                               max_flakiness=max_flakiness, gate_on=gate_on,
                               confidence=confidence)
+    extra: dict[str, Any] = {}
     if min_runs:
-        protocol = Protocol({**protocol.settings, "min_runs": min_runs})
+        extra["min_runs"] = min_runs
+    if stopping.looks:
+        extra["stop_early"] = {"looks": stopping.looks,
+                               "rule": "passk.stats.sequential.sequential_decision"}
+    if extra:
+        protocol = Protocol({**protocol.settings, **extra})
     header = {"protocol": protocol.to_dict(), "seed": seed}
     if resume and log is not None and (found := read_log_header(log)) is not None:
         require_same_protocol(Protocol.from_dict(found["protocol"]), protocol)
@@ -541,20 +437,20 @@ def run_suite(
         retry_of: dict[tuple[str, int], int] = {}  # runs whose last logged attempt needs a retry
         for rec in read_log(log, repair=True):
             s = schedule.states.get(rec.task_id)
-            if s is None or rec.trial >= s.n or rec.trial in s.done:
+            if s is None or rec.trial >= s.n or rec.trial in s.final:
                 continue
-            s.started.add(rec.trial)
             result = RunResult(rec.task_id, rec.trial, rec.success, seconds=rec.seconds,
                                error=rec.error, infrastructure_error=rec.infrastructure_error,
                                cached=rec.cached, seed=rec.seed)
-            if schedule.record(s, result, rec.attempt, replay=True):
+            if schedule.record(rec.task_id, rec.trial, _outcome(result), rec.attempt,
+                               replay=True):
                 finished[(rec.task_id, rec.trial)] = result
                 retry_of.pop((rec.task_id, rec.trial), None)
             else:
                 s.retries += 1
                 retry_of[(rec.task_id, rec.trial)] = rec.attempt + 1
         for (task_id, trial), attempt in sorted(retry_of.items()):
-            schedule.retries.append((schedule.states[task_id], trial, attempt))
+            schedule.retry_queue.append((task_id, trial, attempt))
     is_async = inspect.iscoroutinefunction(getattr(adapter, "run", None))
     total = sum(s.n for s in schedule.states.values())
     from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
@@ -564,13 +460,13 @@ def run_suite(
     failures = sum(1 for r in finished.values() if not r.success and r.counted)
     out = _Log(log, header)
 
-    def on_result(s: _TaskState, result: RunResult, attempt: int) -> None:
+    def on_result(task: Task, result: RunResult, attempt: int) -> None:
         nonlocal failures
         out.write(LogRecord(result.task_id, result.run_index, bool(result.success), attempt,
                             round(float(result.seconds), 6), result.error,
                             result.infrastructure_error, result.cached, result.seed,
-                            s.task.risk))
-        if schedule.record(s, result, attempt):
+                            task.risk))
+        if schedule.record(task.task_id, result.run_index, _outcome(result), attempt):
             finished[(result.task_id, result.run_index)] = result
             failures += int(result.counted and not result.success)
             bar.update()
@@ -579,14 +475,14 @@ def run_suite(
     limit = max_concurrency or (64 if is_async else 1)
     try:
         if is_async:
-            if asyncio.run(_drive_async(adapter, schedule, seed, limit, timeout, backoff,
+            if asyncio.run(_drive_async(adapter, schedule, by_id, seed, limit, timeout, backoff,
                                         on_result)):
                 raise KeyboardInterrupt
         else:
             own = executor is None and max_concurrency is not None
             pool = ThreadPoolExecutor(max_concurrency) if own else executor
             try:
-                _drive_sync(adapter, schedule, seed, pool, limit if pool is None else
+                _drive_sync(adapter, schedule, by_id, seed, pool, limit if pool is None else
                             (max_concurrency or 10**9), timeout, backoff, on_result)
             finally:
                 if own and pool is not None:
@@ -605,31 +501,43 @@ def run_suite(
     return _summarise(schedule, finished, protocol=protocol)
 
 
-def _drive_sync(adapter: HarnessAdapter, schedule: _Schedule, seed: int, pool: Executor | None,
-                limit: int, timeout: float | None, backoff: float, on_result: Any) -> None:
+def _outcome(result: RunResult) -> str:
+    """A run's end as the schedule counts it."""
+    if result.infrastructure_error:
+        return "infrastructure"
+    if result.cached:
+        return "cached"
+    return "passed" if result.success else "failed"
+
+
+def _drive_sync(adapter: HarnessAdapter, schedule: Schedule, tasks: Mapping[str, Task], seed: int,
+                pool: Executor | None, limit: int, timeout: float | None, backoff: float,
+                on_result: Any) -> None:
     if pool is None:  # in this thread, one run after another
-        while (item := schedule.next_item()) is not None:
-            s, index, attempt = item
-            on_result(s, _run_sync(adapter, s.task, index,
-                                   attempt_seed(seed, s.task.task_id, index, attempt), timeout,
-                                   _backoff_delay(attempt, backoff)),
+        while (item := schedule.next_run()) is not None:
+            task_id, index, attempt = item
+            task = tasks[task_id]
+            on_result(task, _run_sync(adapter, task, index,
+                                      attempt_seed(seed, task_id, index, attempt), timeout,
+                                      _backoff_delay(attempt, backoff)),
                       attempt)
         return
-    in_flight: dict[Future[RunResult], tuple[_TaskState, int]] = {}
+    in_flight: dict[Future[RunResult], tuple[Task, int]] = {}
     try:
         while True:
-            while len(in_flight) < limit and (item := schedule.next_item()) is not None:
-                s, index, attempt = item
-                fut = pool.submit(_run_sync, adapter, s.task, index,
-                                  attempt_seed(seed, s.task.task_id, index, attempt), timeout,
+            while len(in_flight) < limit and (item := schedule.next_run()) is not None:
+                task_id, index, attempt = item
+                task = tasks[task_id]
+                fut = pool.submit(_run_sync, adapter, task, index,
+                                  attempt_seed(seed, task_id, index, attempt), timeout,
                                   _backoff_delay(attempt, backoff))
-                in_flight[fut] = (s, attempt)
+                in_flight[fut] = (task, attempt)
             if not in_flight:
                 return
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for fut in done:
-                s, attempt = in_flight.pop(fut)
-                on_result(s, fut.result(), attempt)
+                task, attempt = in_flight.pop(fut)
+                on_result(task, fut.result(), attempt)
     finally:
         for fut in in_flight:
             fut.cancel()
@@ -640,8 +548,9 @@ def _backoff_delay(attempt: int, backoff: float) -> float:
     return backoff * 2 ** (attempt - 1) if attempt else 0.0
 
 
-async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
-                       timeout: float | None, backoff: float, on_result: Any) -> bool:
+async def _drive_async(adapter: Any, schedule: Schedule, tasks: Mapping[str, Task], seed: int,
+                       limit: int, timeout: float | None, backoff: float, on_result: Any
+                       ) -> bool:
     """``limit`` workers, each taking the next run from the schedule as soon as it is free.
 
     Returns True when an adapter raised KeyboardInterrupt: the workers stop, and
@@ -654,25 +563,25 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
     async def worker() -> None:
         nonlocal interrupted
         while not interrupted:
-            item = schedule.next_item()
+            item = schedule.next_run()
             if item is None:
                 if schedule.active == 0:
                     return
                 changed.clear()
-                await changed.wait()  # curtailment: wait for a result to free more work
+                await changed.wait()  # curtailment or a look: wait for a result
                 continue
-            s, index, attempt = item
+            task_id, index, attempt = item
+            task = tasks[task_id]
             if attempt:
                 await asyncio.sleep(_backoff_delay(attempt, backoff))
             try:
-                result = await _run_async(adapter, s.task, index,
-                                          attempt_seed(seed, s.task.task_id, index, attempt),
-                                          timeout)
+                result = await _run_async(adapter, task, index,
+                                          attempt_seed(seed, task_id, index, attempt), timeout)
             except KeyboardInterrupt:
                 interrupted = True
                 changed.set()
                 return
-            on_result(s, result, attempt)
+            on_result(task, result, attempt)
             changed.set()
 
     workers = [asyncio.ensure_future(worker()) for _ in range(limit)]
@@ -684,53 +593,36 @@ async def _drive_async(adapter: Any, schedule: _Schedule, seed: int, limit: int,
     return interrupted
 
 
-def results_of_schedule(schedule: _Schedule, protocol: Protocol | None = None) -> Results:
-    """The schedule's counts as :class:`~passk.results.counts.Results`, for the judge.
-
-    Counted runs are those that passed or failed; cached results and runs that
-    kept hitting infrastructure errors are left out (``excluded``); a task the
-    curtailed run stopped before all its planned runs ended is in
-    ``settled_early`` with its planned runs.
-    """
-    states = list(schedule.states.values())
-    cached = any(s.cached for s in states)
-    return Results(
-        tuple(s.task.task_id for s in states),
-        np.asarray([s.successes for s in states], dtype=np.int64),
-        np.asarray([s.successes + s.failures for s in states], dtype=np.int64),
-        np.asarray([s.cached + s.gave_up for s in states], dtype=np.int64),
-        tuple(s.task.risk for s in states), source="passk", protocol=protocol,
-        excluded_reason="infrastructure errors or cached results" if cached else "",
-        settled_early=schedule.settled_early())
-
-
-def _summarise(schedule: _Schedule, finished: Mapping[tuple[str, int], RunResult], *,
+def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult], *,
                protocol: Protocol) -> SuiteRun:
     """Score the runs made and ask the judge.
 
     A curtailed suite's runs made are one completion of its runs not made (all
     left out), and the settle rule stopped a task only when every completion
     gives the same verdict and flaky tasks, so the judge's verdict is fixed n's.
+    A suite stopped early is judged on its runs made, the stop on the verdict line.
     """
     states = list(schedule.states.values())
-    results = results_of_schedule(schedule, protocol)
+    results = schedule.results(protocol)
+    gate_criteria = schedule.criteria
     report = suite_report(results.task_ids, results.successes, results.totals,
-                          risks=results.risks, k=schedule.gate.k,
-                          confidence=schedule.gate.confidence)
-    gate = judge(results, schedule.gate, rows=report.tasks)
+                          risks=results.risks, k=gate_criteria.k,
+                          confidence=gate_criteria.confidence)
+    gate = judge(results, gate_criteria, rows=report.tasks)
     report = dataclasses.replace(report, gate=gate, protocol=protocol)
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,
         results=ordered,
-        runs_spent=sum(s.successes + s.failures for s in states),
+        runs_spent=sum(s.counted for s in states),
         runs_fixed=sum(s.n for s in states),
-        retries={s.task.task_id: s.retries for s in states},
-        cached={s.task.task_id: s.cached for s in states},
-        infrastructure_errors={s.task.task_id: s.gave_up for s in states},
-        effective_n={s.task.task_id: s.successes + s.failures for s in states},
+        retries={s.task_id: s.retries for s in states},
+        cached={s.task_id: s.cached for s in states},
+        infrastructure_errors={s.task_id: s.gave_up for s in states},
+        effective_n={s.task_id: s.counted for s in states},
         protocol=protocol,
         settled_early=results.settled_early,
+        stopped=schedule.stopped,
     )
 
 
