@@ -50,17 +50,8 @@ NOTEBOOKS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").
 # Figures drawn by a notebook's own cell whose text is under 9 pt until that cell changes
 # (not this module's code; the cell edits are listed in the report of the FIGS branch).
 PENDING = {
-    "notebooks/02_pass_at_k_vs_pass_hat_k.ipynb": {"e528b131/0": "clabel fontsize=8"},
-    "notebooks/03_estimating_from_n_runs.ipynb": {"6869dd44/0": "legend fontsize=8"},
-    "notebooks/04_flakiness_and_its_sources.ipynb": {"c88a1c07/0": "bar_label fontsize=7"},
-    "notebooks/06_trustworthy_numbers.ipynb": {"3938017d/0": "figsize 8.5 in",
-                                               "8a8f2151/0": "figsize 9 in"},
     "notebooks/08_is_the_new_version_more_reliable.ipynb": {
         "1c28d91a/0": "plot_power_grid: 9 in, fontsize=8 (page 8's figure function)"},
-    # drawn by passk.book.plots, fixed there: the stored English image predates the fix
-    # (9 in wide) until the notebook is executed again
-    "notebooks/07_real_agents_real_runs.ipynb": {
-        "2ac04372/0": "stored English image of the old plot_task_classes: re-execute"},
 }
 
 
