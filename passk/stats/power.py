@@ -306,6 +306,63 @@ def _power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float) -
     return np.asarray(special.ndtr(z).mean(axis=-1), dtype=float)
 
 
+def _betting_power(delta: Any, var_d: Any, t_count: Any, alpha: float) -> np.ndarray:
+    r"""P(the betting interval of :func:`compare_pass_hat_k` lies below 0) for a true drop
+    ``delta``, from its task bets (the block bets add capital only near saturation).
+
+    With :math:`x_i = \hat h_{\text{old},i} - \hat h_{\text{new},i}` (mean
+    :math:`\delta`, variance :math:`\sigma_d^2`), the bet :math:`c_j` of
+    :func:`passk.stats.compare._bet_fractions` has prior weight :math:`1/(2J)` and log
+    capital :math:`Y_j = \sum_i \log(1 + c_j x_i)`, of mean about
+    :math:`T(c_j\delta - c_j^2(\sigma_d^2+\delta^2)/2)` and standard deviation about
+    :math:`c_j\sqrt T\sigma_d` (second order in :math:`c_j x`). The J log capitals move
+    together with the sum of the :math:`x_i`, so with one standard normal Z for all of
+    them the interval lies below 0 when
+    :math:`\log\sum_j e^{Y_j(Z)}/(2J) \ge \log(2/\alpha)`; the power is
+    :math:`\Phi(-z^*)` at the root :math:`z^*`. On the ten designs of
+    ``benchmarks/bench_plan.py``, with the simulated law of the :math:`x_i`, this is
+    within 0.04 of the task bets' simulated power and below it on nine.
+    """
+    from scipy import optimize, special
+
+    from passk.stats.compare import _bet_fractions
+    delta, var_d, t_count = np.broadcast_arrays(
+        *(np.asarray(x, dtype=float) for x in (delta, var_d, t_count)))
+    out = np.zeros(delta.shape)
+    flat = out.reshape(-1)
+    for i, (d, v, t) in enumerate(zip(delta.ravel(), var_d.ravel(), t_count.ravel())):
+        if not (math.isfinite(v) and math.isfinite(d)) or t < 1:
+            continue
+        c = _bet_fractions(int(t), alpha / 2)
+        level = math.log(2.0 / alpha) + math.log(2.0 * c.size)
+        mean = t * (c * d - c * c * (max(v, 0.0) + d * d) / 2)
+        sd = c * math.sqrt(t * max(v, 0.0))
+        if sd.max() <= 0:
+            flat[i] = float(special.logsumexp(mean) >= level)
+            continue
+
+        def excess(z: float, mean: np.ndarray = mean, sd: np.ndarray = sd,
+                   level: float = level) -> float:
+            return float(special.logsumexp(mean + sd * z)) - level
+        lo, hi = -60.0, 60.0
+        if excess(hi) < 0:
+            continue
+        if excess(lo) >= 0:
+            flat[i] = 1.0
+            continue
+        flat[i] = float(special.ndtr(-optimize.brentq(excess, lo, hi, xtol=1e-10)))
+    return out
+
+
+def _proved_power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float
+                  ) -> np.ndarray:
+    """P(verdict "worse") of the comparison as it is: its interval is the union of the
+    floored t's and the betting interval's, so a drop is shown only when both show it; the
+    plan takes the smaller of the two powers (:func:`_power`, :func:`_betting_power`)."""
+    return np.minimum(_power(delta, var_d, floor_var, t_count, alpha),
+                      _betting_power(delta, var_d, t_count, alpha))
+
+
 def _worst_within(n: int, k: int) -> float:
     """max over p of V_n(p), the unbiased pass^k's variance from n runs: on a grid, then
     refined by a bounded search round the grid's best."""
@@ -635,7 +692,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
                       f"(1/{changed_share:g} - 1) delta^2")
     t_arr = np.array(task_grid, dtype=float)[:, None]
     laws = [_hat_law(rates, r, k_) for r in run_grid]
-    pw = _power
+    pw = _proved_power
 
     def design(r: int, x: float, w: float, law: tuple[np.ndarray, np.ndarray]
                ) -> tuple[float, float, float]:
