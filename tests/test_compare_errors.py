@@ -224,10 +224,6 @@ def test_unequal_runs_keep_each_side_within_half_alpha(p, t, n_old, n_new, k, co
     assert np.mean(res.high < 0) <= limit  # false "worse"
 
 
-@pytest.mark.xfail(reason="issue 29: plan_comparison plans the paired t's power; the comparison "
-                   "now holds a proved betting interval 1.3-1.8 times wider, so the plan is "
-                   "optimistic until the planner plans for it (the planner's issue)",
-                   strict=False)
 @pytest.mark.slow
 def test_plan_from_a_two_run_pilot_is_within_a_tenth_of_simulation():
     """k = 2 from a pilot of 2 runs a task (m < 2k: no unbiased within-task variance) on a

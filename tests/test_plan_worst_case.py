@@ -40,10 +40,6 @@ def test_worst_within_is_the_largest_exact_variance(n: int, k: int) -> None:
     assert _worst_within(n, k) == pytest.approx(brute, rel=1e-6)
 
 
-@pytest.mark.xfail(reason="the planner still plans for the paired t interval; the comparison "
-                   "is now the proved one (a betting bound beside it, wider), whose power the "
-                   "planner does not yet model: optimistic until it does (issue 29)",
-                   strict=False)
 @pytest.mark.parametrize(("a", "b", "k", "t", "n", "delta"), [
     (3.0, 1.0, 2, 100, 4, 0.06),   # mostly reliable
     (0.5, 0.8, 1, 70, 6, 0.08),    # bimodal, leaning to failure

@@ -34,8 +34,9 @@ correction (Hall 1992). Those corrections are second order, not a proof; so
 the interval also holds a betting interval (:func:`betting_interval`, with bets
 on each version's blocks of runs) whose each side misses at most α/2 for every
 design, by Markov's inequality on a capital of expectation at most 1 (issue 29).
-:func:`passk.stats.power.plan_comparison` predicts the power of the paired t for
-a grid of tasks × runs per task (optimistic for the proved interval).
+:func:`passk.stats.power.plan_comparison` predicts the power of this comparison
+(the smaller of the floored t's and the betting interval's) for a grid of tasks × runs
+per task.
 
 References
 ----------
