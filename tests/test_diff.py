@@ -109,7 +109,8 @@ def test_diff_suite_comes_first_with_its_verdict(tmp_path, capsys):
     shown = re.search(r"change ([-+.0-9]+), 95% interval \[([-+.0-9]+), ([-+.0-9]+)\]", out[1])
     assert shown is not None and float(shown[1]) == pytest.approx(d.mean(), abs=5e-4)
     assert float(shown[2]) <= round(low, 3) and float(shown[3]) >= round(ci.high, 3)
-    assert "(paired t over tasks, floored by each task's binomial noise)" in out[1]
+    assert ("(paired t over tasks, floored by each task's binomial noise, joined by a proved "
+            "betting interval)") in out[1]
     assert out[2].startswith("  verdict: WORSE (the interval lies below 0: a drop is shown)")
     assert "no task regressed beyond repeat noise" in out[-1]  # only the suite shows it
 

@@ -92,7 +92,7 @@ METHOD_LABELS = {"t": "paired t over tasks", "percentile": "percentile bootstrap
                  "bca": "BCa bootstrap over tasks", "studentized": "bootstrap-t over tasks",
                  "sign-flip": "sign-flip permutation test over tasks"}
 #: What every method's interval is widened to hold (see :func:`compare_pass_hat_k`).
-FLOOR_LABEL = "floored by each task's binomial noise"
+FLOOR_LABEL = "floored by each task's binomial noise, joined by a proved betting interval"
 #: Verdicts without a margin, then with one.
 VERDICTS = ("better", "worse", "inconclusive", "non-inferior")
 

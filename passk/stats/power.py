@@ -545,10 +545,10 @@ def plan_comparison(k: int, *, delta: float | None = None,
     spreads gave power 0 on 9 of the 10 designs below). ``benchmarks/bench_plan.py``
     checks it against simulation of the comparison as it is (the proved one,
     below) on ten populations and designs it was not built on: never above the
-    simulated power by more than 0.02, cautious by 0.02 to 0.23 (planning for
-    the paired t alone, as before issue 29's proof, it was above the proved
-    comparison's simulated power by +0.14 to +0.40 on all ten): the price of
-    planning without a pilot. A pilot run of the old version plans closer.
+    simulated power by more than 0.02 (most optimistic -0.017), cautious by
+    up to 0.24 (planning for the paired t alone, as before issue 29's proof,
+    it was above the proved comparison's simulated power by more than 0.02 on
+    8 of 10, by up to +0.28): the price of planning without a pilot. A pilot run of the old version plans closer.
 
     **How the change spreads over tasks** (issue 23). A pilot of
     the old version cannot say how unevenly the new one will differ from it
