@@ -837,14 +837,19 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
             x = tasks[i] * runs[j] if cost else tasks[i]
             ax.plot([x], [values[i, j]], marker="o", ms=13, mfc="none", mec="black",
                     ls="none", label="_design")
-            # designs that share an x (equal cost, on the right): the higher one's label
-            # above its circle, the others' below, so that no two labels overlap
+            # each label right of its circle; designs that share an x (equal cost, on the
+            # right) and stand close are pushed apart, the higher one up, so that no two
+            # labels overlap; a label at the bottom stays clear of the tick labels
             others = [o for o in where if o != (i, j) and
                       float(tasks[o[0]] * runs[o[1]] if cost else tasks[o[0]]) == x]
-            higher = any(values[o] > values[i, j] for o in others)
-            shared = bool(others)
+            close = [o for o in others if abs(values[o] - values[i, j]) < 0.06]
+            bottom = values[i, j] < 0.03
+            if any(values[o] > values[i, j] for o in close):  # the lower of a close pair
+                dy = 2.0 if bottom else -5.0
+            else:
+                dy = 11.0 if close else 3.0 if bottom else 0.0
             ax.annotate(f"{plan.tasks[i]} × {runs[j]}", (x, values[i, j]),
-                        xytext=(9, -14 if higher or not shared else 7),
+                        xytext=(11, dy), va="center",
                         textcoords="offset points", fontsize=8)
         if plan.power is not None:
             ax.axhline(plan.target_power, color="0.3", lw=1, ls=":",
