@@ -1020,13 +1020,47 @@ def _gate_words(cap: str) -> list[str]:
             f"verdict is {verdict}."]
 
 
+def _fix_words(copies: int) -> list[str]:
+    """Page 8 with ``copies`` instances of each simulator task: the paired t interval of the
+    fix (scipy's ``ttest_rel``, the outside reference) and the verdict of the proved
+    comparison, which the prose must follow (it changes from INCONCLUSIVE at 10 copies to
+    BETTER at 40, where the t alone says BETTER at both)."""
+    from dataclasses import replace
+
+    import numpy as np
+    from scipy import stats
+
+    import passk
+    from passk.flaky_adapter import EXPECTED_STATES, Grader
+    from passk.metrics import estimate_pass_hat_k
+
+    rng = np.random.default_rng(20250801)  # the page's SEED, its first draws
+    kinds = passk.demo_tasks()
+    tasks = [replace(t, task_id=f"{t.task_id}-{i}") for t in kinds for i in range(copies)]
+    expected = {t.task_id: EXPECTED_STATES[t.task_id.rsplit("-", 1)[0]] for t in tasks}
+    v1 = passk.OnCallSimulator(grader=Grader(expected))
+    v2 = replace(v1, deterministic_sort=True, tie_break="priority")
+    seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=3)]
+    old = passk.evaluate_suite(v1, tasks, k=5, seed=seeds[0])
+    new = passk.evaluate_suite(v2, tasks, k=5, seed=seeds[1])
+    c_old, c_new = ([t.successes for t in r.tasks] for r in (old, new))
+    n = [t.runs for t in old.tasks]
+    h_old, h_new = (estimate_pass_hat_k(c, n, 5) for c in (c_old, c_new))
+    ci = stats.ttest_rel(h_new, h_old).confidence_interval()
+    proved = passk.compare_pass_hat_k(c_old, n, c_new, n, 5).verdict.upper()
+    return [f"[{ci.low:+.3f}, {ci.high:+.3f}]", f"the verdict is {proved}."]
+
+
 # (page, the edit in its set-up cell, the prose cell that must follow, its words at the
-# page's value and at the reader's, each from an outside reference)
+# page's value and at the reader's, each from an outside reference; a callable gives
+# them when the test runs)
 CHANGED_PARAMETERS = [
     ("02_pass_at_k_vs_pass_hat_k", "p = 0.9 ", "p = 0.8 ", "f29871e9",
      _curves_numbers("0.9"), _curves_numbers("0.8")),
     ("05_the_gate", "CAP = 0.2 ", "CAP = 0.6 ", "e95e7c00",
      _gate_words("0.2"), _gate_words("0.6")),
+    ("08_is_the_new_version_more_reliable", "COPIES = 10 ", "COPIES = 40 ", "8bd41110",
+     lambda: _fix_words(10), lambda: _fix_words(40)),
 ]
 
 
@@ -1034,10 +1068,13 @@ CHANGED_PARAMETERS = [
                          CHANGED_PARAMETERS, ids=[c[0] for c in CHANGED_PARAMETERS])
 def test_each_page_follows_its_parameter(stem, old, new, prose_id, shown, followed,
                                          lab_server, browser, tmp_path):
-    """Pages 2 and 5 as a reader runs them in JupyterLab: change the page's parameter,
+    """Pages 2, 5 and 8 as a reader runs them in JupyterLab: change the page's parameter,
     Run All, and the prose says what the new run computed (page 2: the curves' numbers at
     p = 0.8, where a hidden cell once kept 0.9; page 5: the verdict at a cap of 0.6,
-    PASSED, where the text once went on "too unpredictable to ship")."""
+    PASSED, where the text once went on "too unpredictable to ship"; page 8: the fix's
+    paired t and the proved comparison's verdict with four times the tasks)."""
+    shown = shown() if callable(shown) else shown
+    followed = followed() if callable(followed) else followed
     before, after, problems = _rerun_with_a_parameter(
         lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id)
     assert not problems, f"{stem}:\n  " + "\n  ".join(problems)
