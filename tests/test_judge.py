@@ -27,7 +27,7 @@ HERE = REPO / "tests" / "fixtures" / "judge"
 CASES = json.loads((HERE / "cases.json").read_text())
 GOLDEN = json.loads((HERE / "golden.json").read_text())["cases"]
 #: Cases whose verdict the judge changes on purpose (each tested on its own below).
-CHANGED = {"baseline-dropped"}
+CHANGED = {"baseline-dropped", "baseline-margin"}
 
 
 def gate_json(*argv: str) -> tuple[int, dict | None, str]:
@@ -66,6 +66,17 @@ def test_the_golden_cases_cover_every_kind_of_reason():
                  "non-inferiority", "baseline incomplete input", "lower bound is under"):
         assert any(kind in r for r in reasons), kind
     assert {c["gate"]["passed"] for c in GOLDEN.values() if c["gate"]} == {True, False}
+
+
+def test_non_inferiority_not_shown_still_blocks_with_the_proved_comparison(monkeypatch):
+    """The comparison is the proved one now (issue 29): its interval is wider than the one
+    golden.json recorded, and the verdict and its reason are the same."""
+    monkeypatch.chdir(REPO)
+    code, gate, _ = gate_json(*dict(CASES)["baseline-margin"])
+    want = GOLDEN["baseline-margin"]
+    assert code == want["exit"] == 1 and gate is not None
+    assert [r.split(": mean")[0] for r in gate["reasons"]] == [
+        r.split(": mean")[0] for r in want["gate"]["reasons"]]
 
 
 def test_a_baseline_task_missing_from_the_new_results_blocks(monkeypatch):

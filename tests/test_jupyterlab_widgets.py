@@ -1101,8 +1101,40 @@ def _epochs_words(epochs: int) -> list[str]:
     return [f"The full run scored {planned} sample epochs", f"of the same {planned}"]
 
 
+def _fix_words(copies: int) -> list[str]:
+    """Page 8 with ``copies`` instances of each simulator task: the paired t interval of the
+    fix (scipy's ``ttest_rel``, the outside reference) and the verdict of the proved
+    comparison, which the prose must follow (it changes from INCONCLUSIVE at 10 copies to
+    BETTER at 40, where the t alone says BETTER at both)."""
+    from dataclasses import replace
+
+    import numpy as np
+    from scipy import stats
+
+    import passk
+    from passk.flaky_adapter import EXPECTED_STATES, Grader
+    from passk.metrics import estimate_pass_hat_k
+
+    rng = np.random.default_rng(20250801)  # the page's SEED, its first draws
+    kinds = passk.demo_tasks()
+    tasks = [replace(t, task_id=f"{t.task_id}-{i}") for t in kinds for i in range(copies)]
+    expected = {t.task_id: EXPECTED_STATES[t.task_id.rsplit("-", 1)[0]] for t in tasks}
+    v1 = passk.OnCallSimulator(grader=Grader(expected))
+    v2 = replace(v1, deterministic_sort=True, tie_break="priority")
+    seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=3)]
+    old = passk.evaluate_suite(v1, tasks, k=5, seed=seeds[0])
+    new = passk.evaluate_suite(v2, tasks, k=5, seed=seeds[1])
+    c_old, c_new = ([t.successes for t in r.tasks] for r in (old, new))
+    n = [t.runs for t in old.tasks]
+    h_old, h_new = (estimate_pass_hat_k(c, n, 5) for c in (c_old, c_new))
+    ci = stats.ttest_rel(h_new, h_old).confidence_interval()
+    proved = passk.compare_pass_hat_k(c_old, n, c_new, n, 5).verdict.upper()
+    return [f"[{ci.low:+.3f}, {ci.high:+.3f}]", f"the verdict is {proved}."]
+
+
 # (page, the edit in its set-up cell, the prose cell that must follow, its words at the
-# page's value and at the reader's, each from an outside reference)
+# page's value and at the reader's, each from an outside reference; a callable gives
+# them when the test runs)
 CHANGED_PARAMETERS = [
     ("01_searchrunbook_incident", "CRITERIA = DEFAULT_CRITERIA ",
      "CRITERIA = GateCriteria(max_flakiness=0.6) ", "4a688d12",
@@ -1121,6 +1153,8 @@ CHANGED_PARAMETERS = [
      "MAX_TRIALS = 20", "7ca283ea", _plan_words(12), _plan_words(20)),
     ("09_inside_inspect_ai", "EPOCHS = 8 ", "EPOCHS = 12 ", "86a3f616",
      _epochs_words(8), _epochs_words(12)),
+    ("08_is_the_new_version_more_reliable", "COPIES = 10 ", "COPIES = 40 ", "8bd41110",
+     lambda: _fix_words(10), lambda: _fix_words(40)),
 ]
 
 
@@ -1135,7 +1169,10 @@ def test_each_page_follows_its_parameter(stem, old, new, prose_id, shown, follow
     page 4: the chapter's task at 11 of 12; page 5: the verdict at a cap of 0.6, PASSED,
     where the text once went on "too unpredictable to ship"; page 6: the p95 measurement
     refused under a bar of 0.97; page 7: flaky tasks that 20 trials could rescue, where
-    the text once said none could be; page 9: the epochs of a 12-epoch eval)."""
+    the text once said none could be; page 8: the fix's paired t and the proved
+    comparison's verdict with four times the tasks; page 9: the epochs of a 12-epoch eval)."""
+    shown = shown() if callable(shown) else shown
+    followed = followed() if callable(followed) else followed
     before, after, problems = _rerun_with_a_parameter(
         lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id)
     assert not problems, f"{stem}:\n  " + "\n  ".join(problems)

@@ -105,3 +105,32 @@ def test_plan_gate_cli(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def
     assert set(payload["modes"]) == {"chapter", "proved", "proved-warn"}
     assert all(x <= 0.05 for x in payload["modes"]["proved-warn"]["false_pass_at_bar"])
     assert main(["plan", "--gate", "--k", "5"]) == 2  # no file: one line, exit 2
+
+
+@pytest.mark.parametrize(("t", "mean", "sd"), [(80, 0.06, 0.30), (200, 0.04, 0.25),
+                                               (60, 0.10, 0.40)])
+def test_betting_power_is_not_above_the_simulated_betting_interval(t: int, mean: float,
+                                                                   sd: float) -> None:
+    """The planner's power of the proved part against the betting capital itself: suites of
+    old - new differences of pass^k drawn from a two-point law on [-1, 1] with the given
+    mean and sd (600 suites; the comparison's own capital, task and block bets, evaluated
+    at no change); the plan (from the mean and variance alone) is never above the
+    simulated rate of "the interval lies below 0" by more than 0.02 + 2 s.e."""
+    from passk.stats.compare import _log_capital
+    from passk.stats.power import _betting_power
+    rng = np.random.default_rng(t)
+    reps, alpha = 600, 0.05
+    # two points a < mean < b with P(b) = q: mean and sd as given, inside [-1, 1]
+    q = 0.3
+    b = mean + sd * math.sqrt((1 - q) / q)
+    a = mean - sd * math.sqrt(q / (1 - q))
+    assert -1 <= a and b <= 1
+    x = np.where(rng.random((reps, t)) < q, b, a)
+    h_new, h_old = (1 - x) / 2, (1 + x) / 2  # in [0, 1], old - new = x
+    blocks = np.ones((reps, t))
+    shown = _log_capital(h_new, h_old, blocks, blocks, np.zeros(reps),
+                         alpha / 2) >= math.log(2 / alpha)
+    simulated = float(np.mean(shown))
+    se = math.sqrt(max(simulated * (1 - simulated), 0.01) / reps)
+    planned = float(_betting_power(mean, sd**2, t, alpha))
+    assert planned <= simulated + 0.02 + 2 * se, (planned, simulated)

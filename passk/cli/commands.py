@@ -534,8 +534,9 @@ def _plan_compare(args: argparse.Namespace) -> int:
         _print_json(plan.to_dict())
         return EXIT_OK
     md = args.markdown
-    print(f"paired comparison of mean pass^{k} (paired t over tasks, two-sided "
-          f"{confidence:.0%}); tasks from the {plan.source}")
+    print(f"paired comparison of mean pass^{k} (paired t over tasks joined by the proved "
+          f"betting interval, two-sided {confidence:.0%}: each side wrong at most "
+          f"{(1 - confidence) / 2:.1%}); tasks from the {plan.source}")
     print(f"variance across tasks of the true change: {plan.between_variance:.4f} "
           f"({plan.assumption}); trial noise per task and version: "
           + ", ".join(f"{v:.4f} at n={n}" for v, n in zip(plan.within_variance, plan.runs)))
