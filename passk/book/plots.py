@@ -992,7 +992,7 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
                              f"runs {plan.runs}")
         where.append((plan.tasks.index(t), runs.index(n)))
     if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True, layout="constrained")
+        fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.8), sharey=True, layout="constrained")
     elif len(axes) != 2:
         raise ValueError(f"axes ({len(axes)} given) must be two axes, left and right")
     else:
@@ -1046,4 +1046,5 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     left.set_title("against the number of tasks", fontsize=10)
     right.set_title("against the cost", fontsize=10)
     left.legend(loc="upper left", frameon=False, fontsize=8)
+    fit_text(fig)
     return fig
