@@ -223,6 +223,13 @@ def test_passk_run_stop_early_on_the_command_line(tmp_path, capsys):
                      r"planned runs counted\)\)", out)
     assert "(320 saved by stopping early at look 1 of 4)" in out
     assert len(read_log(log)) == 80
+    # the gate on the stopped log judges the whole plan: it fails closed, and says why
+    # (a stop, not an interruption that --resume would finish)
+    code = cli_main(["gate", str(log)])
+    captured = capsys.readouterr()
+    assert code == 1 and "BLOCKED" in captured.out
+    said = captured.out + captured.err
+    assert "stopped early (--stop-early)" in said and "--resume finishes" not in said
     code = cli_main(["run", adapter, str(tasks), "--log", str(tmp_path / "j.jsonl"), "--k", "1",
                      "--max-flakiness", "1", "--stop-early", "4", "--no-progress", "--json"])
     out = json.loads(capsys.readouterr().out)
