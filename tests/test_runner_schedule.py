@@ -223,13 +223,22 @@ def test_passk_run_stop_early_on_the_command_line(tmp_path, capsys):
                      r"planned runs counted\)\)", out)
     assert "(320 saved by stopping early at look 1 of 4)" in out
     assert len(read_log(log)) == 80
-    # the gate on the stopped log judges the whole plan: it fails closed, and says why
-    # (a stop, not an interruption that --resume would finish)
+    # the gate on the stopped log replays its records into the schedule: the stop holds,
+    # and rides on the verdict line, as passk run said
     code = cli_main(["gate", str(log)])
-    captured = capsys.readouterr()
-    assert code == 1 and "BLOCKED" in captured.out
-    said = captured.out + captured.err
-    assert "stopped early (--stop-early)" in said and "--resume finishes" not in said
+    out = capsys.readouterr().out
+    assert code == 0 and "gate: PASSED (with: stopped early at look 1 of 4" in out
+    assert "short of its protocol's fixed plan" not in out
+    # a record removed: the records no longer show the stop, so the log is short of its plan
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(log.read_text().splitlines(keepends=True)[:-1]))
+    code = cli_main(["gate", str(cut)])
+    out = capsys.readouterr().out
+    assert code == 1 and "BLOCKED" in out and "do not show the early stop" in out
+    # a stricter gate than the one the stop was proved for: refused, not decided
+    code = cli_main(["gate", str(log), "--min-overall", "0.9"])
+    err = capsys.readouterr().err
+    assert code == 2 and "stopped early for the gate its protocol declares" in err
     code = cli_main(["run", adapter, str(tasks), "--log", str(tmp_path / "j.jsonl"), "--k", "1",
                      "--max-flakiness", "1", "--stop-early", "4", "--no-progress", "--json"])
     out = json.loads(capsys.readouterr().out)

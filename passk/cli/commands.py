@@ -167,6 +167,8 @@ def _read_all(args: argparse.Namespace,
     rules = [_errors_rule(args, policy, producer) for producer in producers]
     read = [read_results(ps[0] if len(ps) == 1 else ps, fmt, **opts, **common, errors=rule)
             for ps, opts, rule in zip(paths, options, rules, strict=True)]
+    read = [_stopped_early(results, ps) if judged else results
+            for (_, judged), ps, results in zip(inputs, paths, read, strict=True)]
     for (path, _), ps, results in zip(inputs, paths, read, strict=True):
         _refuse_single_runs(args, _label(path), results)
         if fmt == "auto" and (results.source not in ("jsonl", "csv") or any(
@@ -184,6 +186,26 @@ def _read_all(args: argparse.Namespace,
                 results = apply_policy(policy, results, _label(path))
         out.append(results)
     return out
+
+
+def _stopped_early(results: Results, paths: Sequence[str]) -> Results:
+    """A ``passk run --stop-early`` log that stopped at a look: complete under its
+    protocol's stopping rule once :func:`passk.run.runner.stop_of_log` verifies the stop
+    from its own records; the stop then rides on the verdict line and the plan's
+    shortfall goes. Anything not verified stays short of its plan (the gate blocks)."""
+    protocol = results.protocol
+    if (protocol is None or not protocol.settings.get("stop_early") or len(paths) != 1
+            or not results.incomplete):
+        return results
+    from passk.run.runner import stop_of_log
+
+    note = stop_of_log(paths[0], results)
+    if not note:
+        return results
+    short = "the log is short of its protocol's fixed plan"
+    return replace(results, overrides=(*results.overrides, note),
+                   incomplete=tuple(i for i in results.incomplete if not i.startswith(short)),
+                   notes=tuple(i for i in results.notes if not i.startswith(short)))
 
 
 def _errors_rule(args: argparse.Namespace, policy: Policy | None,
@@ -272,6 +294,10 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
                                   results)
     if refused:  # a curtailed run decides exactly only under the gate its curtailment served
         raise BadInput(refused)
+    if bound.stricter and any(o.startswith("stopped early at look") for o in results.overrides):
+        raise BadInput("the run stopped early for the gate its protocol declares; a stricter "
+                       f"gate ({'; '.join(bound.stricter)}) could decide otherwise on the runs "
+                       "it did not make: gate it as declared, or rerun without --stop-early")
     k_for = dict(getattr(args, "k_for", None) or [])
     declared_k = bound.declared.get("k")
     for risk, kk in k_for.items():

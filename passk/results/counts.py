@@ -548,10 +548,9 @@ def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
     if not parts:
         return ()
     if s.get("stop_early"):  # the sequential rule stopped the suite: no resume can finish it
-        return ("the log is short of its protocol's fixed plan because its run stopped early "
-                "(--stop-early): the gate on a log judges the whole plan, so it blocks; the "
-                "stop's verdict is passk run's own (its output, --json), or rerun without "
-                "--stop-early: " + "; ".join(parts),)
+        return ("the log is short of its protocol's fixed plan, and its records do not show "
+                "the early stop (--stop-early) its protocol declares (a record removed? "
+                "--resume makes the runs they lack): " + "; ".join(parts),)
     return ("the log is short of its protocol's fixed plan (an interrupted passk run? "
             "--resume finishes it): " + "; ".join(parts),)
 

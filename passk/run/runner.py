@@ -52,6 +52,7 @@ from passk.gate.curtailment import (
 )
 from passk.gate.judge import judge
 from passk.repeats import attempt_seed, run_once, run_once_async
+from passk.results.counts import Results
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
 from passk.results.runlog import RunRecord, is_settled, settled_line
@@ -434,23 +435,7 @@ def run_suite(
                          "it, or choose a new log")
     finished: dict[tuple[str, int], RunResult] = {}
     if resume and log is not None:
-        retry_of: dict[tuple[str, int], int] = {}  # runs whose last logged attempt needs a retry
-        for rec in read_log(log, repair=True):
-            s = schedule.states.get(rec.task_id)
-            if s is None or rec.trial >= s.n or rec.trial in s.final:
-                continue
-            result = RunResult(rec.task_id, rec.trial, rec.success, seconds=rec.seconds,
-                               error=rec.error, infrastructure_error=rec.infrastructure_error,
-                               cached=rec.cached, seed=rec.seed)
-            if schedule.record(rec.task_id, rec.trial, _outcome(result), rec.attempt,
-                               replay=True):
-                finished[(rec.task_id, rec.trial)] = result
-                retry_of.pop((rec.task_id, rec.trial), None)
-            else:
-                s.retries += 1
-                retry_of[(rec.task_id, rec.trial)] = rec.attempt + 1
-        for (task_id, trial), attempt in sorted(retry_of.items()):
-            schedule.retry_queue.append((task_id, trial, attempt))
+        finished = _replay(schedule, read_log(log, repair=True))
     is_async = inspect.iscoroutinefunction(getattr(adapter, "run", None))
     total = sum(s.n for s in schedule.states.values())
     from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
@@ -591,6 +576,82 @@ async def _drive_async(adapter: Any, schedule: Schedule, tasks: Mapping[str, Tas
         for w in workers:
             w.cancel()
     return interrupted
+
+
+def _replay(schedule: Schedule, records: Sequence[LogRecord]) -> dict[tuple[str, int], RunResult]:
+    """Account for a log's records in ``schedule`` (resume, and the gate on a stopped log):
+    each run's final attempt, and a retry queued for a run whose last attempt needs one."""
+    finished: dict[tuple[str, int], RunResult] = {}
+    retry_of: dict[tuple[str, int], int] = {}  # runs whose last logged attempt needs a retry
+    for rec in records:
+        s = schedule.states.get(rec.task_id)
+        if s is None or rec.trial >= s.n or rec.trial in s.final:
+            continue
+        result = RunResult(rec.task_id, rec.trial, rec.success, seconds=rec.seconds,
+                           error=rec.error, infrastructure_error=rec.infrastructure_error,
+                           cached=rec.cached, seed=rec.seed)
+        if schedule.record(rec.task_id, rec.trial, _outcome(result), rec.attempt, replay=True):
+            finished[(rec.task_id, rec.trial)] = result
+            retry_of.pop((rec.task_id, rec.trial), None)
+        else:
+            s.retries += 1
+            retry_of[(rec.task_id, rec.trial)] = rec.attempt + 1
+    for (task_id, trial), attempt in sorted(retry_of.items()):
+        schedule.retry_queue.append((task_id, trial, attempt))
+    return finished
+
+
+def stop_of_log(path: str | os.PathLike[str], results: Results) -> str | None:
+    """The early stop a ``passk run --stop-early`` log records, verified, or None.
+
+    The log's header gives the plan, the gate and the looks; its records are replayed
+    into the :class:`~passk.run.schedule.Schedule` that ran it (as ``--resume`` does).
+    The stop holds when the schedule, fed the records alone, stopped at a look and has
+    no run left to start, and its counts are the reader's ``results``: then the log is
+    complete under its protocol's stopping rule, and the note is the verdict line's.
+    Anything else (a record removed, the header edited, a look not reached) gives None,
+    and the log stays short of its plan (the gate fails closed).
+
+    Examples
+    --------
+    A log with no early stopping in its protocol has no stop:
+
+    >>> import tempfile, pathlib
+    >>> from passk.results.read import read_results
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> _ = p.write_text('{"task_id": "a", "success": true}\\n')
+    >>> stop_of_log(p, read_results(p)) is None
+    True
+    """
+    found = read_log_header(path)
+    if found is None:
+        return None
+    settings = Protocol.from_dict(found["protocol"]).settings
+    looks = settings.get("stop_early")
+    try:
+        looks = int(looks["looks"]) if isinstance(looks, Mapping) else None
+        if looks is None:
+            return None
+        records = read_log(path)
+        risks = {r.task_id: r.risk or "read-only" for r in records}
+        by_risk, default = settings["runs_by_risk"], int(settings["default_runs"])
+        plan = {str(t): int(by_risk.get(risks.get(str(t)), default)) for t in settings["tasks"]}
+        gate = GateSettings(int(settings["k"]), float(settings["min_overall_pass_hat_k"]),
+                            float(settings["max_flakiness"]), str(settings["gate_on"]),
+                            float(settings["confidence"]), int(settings.get("min_runs") or 0))
+        schedule = Schedule(plan, gate, stopping=Stopping(looks=looks), risks=risks,
+                            max_retries=int(settings.get("max_retries") or 0))
+    except (KeyError, TypeError, ValueError):
+        return None
+    _replay(schedule, records)
+    if schedule.stopped is None or schedule.next_run() is not None:
+        return None
+    replayed = schedule.results()
+    mine = dict(zip(replayed.task_ids, zip(replayed.successes.tolist(),
+                                            replayed.totals.tolist(), strict=True)))
+    theirs = dict(zip(results.task_ids, zip(results.successes.tolist(),
+                                             results.totals.tolist(), strict=True)))
+    return schedule.stop_note() if mine == theirs else None
 
 
 def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult], *,
