@@ -190,22 +190,16 @@ def _read_all(args: argparse.Namespace,
 
 def _stopped_early(results: Results, paths: Sequence[str]) -> Results:
     """A ``passk run --stop-early`` log that stopped at a look: complete under its
-    protocol's stopping rule once :func:`passk.run.runner.stop_of_log` verifies the stop
-    from its own records; the stop then rides on the verdict line and the plan's
-    shortfall goes. Anything not verified stays short of its plan (the gate blocks)."""
+    protocol's stopping rule once :func:`passk.run.runner.results_of_stopped_log`
+    verifies the stop from its own records. Anything not verified stays short of its
+    plan (the gate blocks)."""
     protocol = results.protocol
     if (protocol is None or not protocol.settings.get("stop_early") or len(paths) != 1
             or not results.incomplete):
         return results
-    from passk.run.runner import stop_of_log
+    from passk.run.runner import results_of_stopped_log
 
-    note = stop_of_log(paths[0], results)
-    if not note:
-        return results
-    short = "the log is short of its protocol's fixed plan"
-    return replace(results, overrides=(*results.overrides, note),
-                   incomplete=tuple(i for i in results.incomplete if not i.startswith(short)),
-                   notes=tuple(i for i in results.notes if not i.startswith(short)))
+    return results_of_stopped_log(paths[0], results)
 
 
 def _errors_rule(args: argparse.Namespace, policy: Policy | None,

@@ -654,6 +654,21 @@ def stop_of_log(path: str | os.PathLike[str], results: Results) -> str | None:
     return schedule.stop_note() if mine == theirs else None
 
 
+def results_of_stopped_log(path: str | os.PathLike[str], results: Results) -> Results:
+    """``results`` read from a ``passk run --stop-early`` log, complete under its
+    protocol's stopping rule when :func:`stop_of_log` verifies the stop: the plan's
+    shortfall goes from ``incomplete`` and ``notes``, and the stop joins ``overrides``
+    (the verdict line names it). Unverified, ``results`` as read (short of its plan)."""
+    note = stop_of_log(path, results)
+    if not note:
+        return results
+    short = "the log is short of its protocol's fixed plan"
+    return dataclasses.replace(
+        results, overrides=(*results.overrides, note),
+        incomplete=tuple(i for i in results.incomplete if not i.startswith(short)),
+        notes=tuple(i for i in results.notes if not i.startswith(short)))
+
+
 def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult], *,
                protocol: Protocol) -> SuiteRun:
     """Score the runs made and ask the judge.
