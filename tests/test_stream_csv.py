@@ -197,3 +197,32 @@ def test_csv_peak_memory_at_1_6_million_records(tmp_path):
     total, mb = _peak(path)
     assert total == 1_600_000
     assert mb <= 150, f"peak {mb:.0f} MB"
+
+
+@pytest.mark.parametrize("text", [
+    'task_id,success\n"a",true\n"b,c",false\n',  # quoted cells
+    "task_id,success\r\na,true\r\nb,false\r\n",  # CRLF
+    "task_id,success\ra,true\rb,false\r",  # lone carriage returns end lines too
+    "task_id,success\n\na,true\n\nb,false\n",  # empty lines
+    "\ufefftask_id,success\na,true\nb,false",  # a byte-order mark, no last newline
+    "task_id,success\na,true\n\"b\nc\",false\n",  # a quoted newline
+])
+def test_csv_plain_and_quoted_read_as_csv_reader_reads(tmp_path, monkeypatch, text):
+    monkeypatch.setattr(jsonl_csv, "_CHUNK_LINES", 1)
+    path = tmp_path / "runs.csv"
+    path.write_bytes(text.encode())
+    slow = tally_runs(_csv_located(path), path=path, source="csv")
+    fast = _fast_csv(path)
+    assert fast is not None
+    assert _as_dict(fast) == _as_dict(slow) and fast.task_ids == slow.task_ids
+
+
+def test_csv_plain_split_declines_what_it_cannot_split(tmp_path):
+    from passk.results.formats.jsonl_csv import _plain_csv
+
+    for text in ('task_id,success\n"a",true\n', "task_id,success\ra,true\r",
+                 "task_id,success\na,true\n\nb,true\n", "task_id,success\na,tr\x00ue\n",
+                 "task_id,success\na,true,x\nb\n"):
+        path = tmp_path / "runs.csv"
+        path.write_text(text, newline="")
+        assert _plain_csv(path) is None

@@ -32,6 +32,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from itertools import islice, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -467,20 +468,98 @@ def _fast_jsonl(path: Path) -> Results | None:
     return cols.tally(path, "jsonl", header, protocol, seeds, attempts)
 
 
+def _csv_header(names: list[str] | None) -> dict[str, int] | None:
+    """Each column's index, when the header row names task_id and success once each."""
+    if not names or len(set(names)) != len(names) or not {"task_id", "success"} <= set(names):
+        return None
+    return {name: i for i, name in enumerate(names)}
+
+
+def _add_csv_columns(cols: _Columns, at: dict[str, int], columns: list[list[str]]) -> bool:
+    """One chunk's CSV cells, a list a column, added to ``cols`` as the row-by-row reader
+    reads each cell (checked once per distinct value); False when one is off."""
+    ids = columns[at["task_id"]]
+    if "" in ids:
+        return False
+    none: list[None] = [None] * len(ids)
+    trial: Sequence[int | None] = none
+    if "trial" in at:
+        whole = {}
+        for cell in set(columns[at["trial"]]):
+            text = cell.strip()
+            if text and not _WHOLE.fullmatch(text):
+                return False
+            whole[cell] = int(text) if text else None
+        trial = list(map(whole.__getitem__, columns[at["trial"]]))
+    flags: list[list[bool] | None] = []
+    for name in ("infrastructure_error", "cached"):
+        if name not in at:
+            flags.append(None)
+            continue
+        truth = {cell: cell.strip().lower() in ("true", "1") for cell in set(columns[at[name]])}
+        flags.append(list(map(truth.__getitem__, columns[at[name]])))
+    risks = columns[at["risk"]] if "risk" in at else none
+    return cols.add(ids, columns[at["success"]], trial, risks, *flags)
+
+
+def _plain_columns(text: str, width: int) -> list[list[str]] | None:
+    """A chunk of whole CSV lines split into columns by ``str.split``, where that is how
+    ``csv.reader`` splits them: no quote, no NUL, no lone carriage return, no empty line,
+    ``width - 1`` commas on every line, no cell beyond the field size limit. None otherwise."""
+    if '"' in text or "\x00" in text:
+        return None
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return None
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines or set(map(str.count, lines, repeat(",", len(lines)))) != {width - 1} \
+            or max(map(len, lines)) > csv.field_size_limit():
+        return None
+    cells = ",".join(lines).split(",")
+    return [cells[i::width] for i in range(width)]
+
+
+def _plain_csv(path: Path) -> Results | None:
+    """Counts from a CSV file written without quotes (as most programs write results), a
+    chunk of lines at a time split in bulk (:func:`_plain_columns`); None if a chunk is not
+    plain, or anything is off."""
+    cols = _Columns()
+    try:
+        with open(path, "rb") as f:
+            head = f.readline().decode("utf-8-sig")
+            if '"' in head or "\x00" in head or head.count("\r") > head.endswith("\r\n"):
+                return None
+            at = _csv_header(head.rstrip("\r\n").split(",") if head.strip("\r\n") else None)
+            if at is None:
+                return None
+            for chunk in _byte_chunks(f, _CHUNK_LINES * 32):
+                columns = _plain_columns(chunk.decode("utf-8"), len(at))
+                if columns is None or not _add_csv_columns(cols, at, columns):
+                    return None
+    except (UnicodeDecodeError, OSError):
+        return None
+    return cols.tally(path, "csv", None, None, [], [])
+
+
 def _fast_csv(path: Path) -> Results | None:
-    """Counts from a CSV file in bulk: ``csv.reader`` rows a chunk at a time, turned into
-    columns and checked per distinct value; None when anything is off (the caller then
-    reads row by row, which names the line)."""
+    """Counts from a CSV file in bulk: split as plain text (:func:`_plain_csv`), or else
+    ``csv.reader``'s rows a chunk at a time, turned into columns and checked per distinct
+    value; None when anything is off (the caller then reads row by row, which names the
+    line)."""
+    plain = _plain_csv(path)
+    if plain is not None:
+        return plain
     cols = _Columns()
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.reader(f)
-            names = next(reader, None)
-            if not names or len(set(names)) != len(names) \
-                    or not {"task_id", "success"} <= set(names):
+            at = _csv_header(next(reader, None))
+            if at is None:
                 return None
-            width = len(names)
-            at = {name: i for i, name in enumerate(names)}
+            width = len(at)
             while True:
                 rows = list(islice(reader, _CHUNK_LINES))
                 if not rows:
@@ -491,32 +570,9 @@ def _fast_csv(path: Path) -> Results | None:
                         continue
                 if set(map(len, rows)) != {width}:
                     return None
-                columns = list(zip(*rows, strict=True))
+                columns = [list(map(itemgetter(i), rows)) for i in range(width)]
                 del rows
-                ids = columns[at["task_id"]]
-                if "" in ids:
-                    return None
-                n = len(ids)
-                none: tuple[None, ...] = (None,) * n
-                trial: Sequence[int | None] = none
-                if "trial" in at:
-                    whole = {}
-                    for cell in set(columns[at["trial"]]):
-                        text = cell.strip()
-                        if text and not _WHOLE.fullmatch(text):
-                            return None
-                        whole[cell] = int(text) if text else None
-                    trial = list(map(whole.__getitem__, columns[at["trial"]]))
-                flags: list[list[bool] | None] = []
-                for name in ("infrastructure_error", "cached"):
-                    if name not in at:
-                        flags.append(None)
-                        continue
-                    truth = {cell: cell.strip().lower() in ("true", "1")
-                             for cell in set(columns[at[name]])}
-                    flags.append(list(map(truth.__getitem__, columns[at[name]])))
-                risks = columns[at["risk"]] if "risk" in at else none
-                if not cols.add(ids, columns[at["success"]], trial, risks, *flags):
+                if not _add_csv_columns(cols, at, columns):
                     return None
     except (csv.Error, UnicodeDecodeError, OSError, ValueError):
         return None
