@@ -311,7 +311,7 @@ class _Columns:
         return True
 
     def tally(self, path: Path, source: str, header: dict | None, protocol: Protocol | None,
-              seeds: list[Any], attempts: list[Any]) -> Results | None:
+              seeds: list[str], attempts: list[str], unseeded: int = 0) -> Results | None:
         """The counts, or None for the line-by-line path (a repeated (task, trial), a repeated
         run, seeds written as text)."""
         if not self.index:
@@ -350,8 +350,7 @@ class _Columns:
             unidentified = int(index.size)
         else:
             names = list(self.task_of)
-            run_ids, unidentified = _fast_run_ids(seeds, attempts,
-                                                  [names[i] for i in index.tolist()], out)
+            run_ids, unidentified = _fast_run_ids(seeds, attempts, unseeded, names, index, out)
         if run_ids is None:
             return None  # seeds written as text or floats, or a repeated run: the slow path
         label_of = self.label_of
@@ -399,8 +398,9 @@ def _fast_jsonl(path: Path) -> Results | None:
     header: dict | None = None
     protocol = None
     check: Any = None
-    seeds: list[Any] = []  # kept for a run log (a header): its run ids
-    attempts: list[Any] = []
+    seeds: list[str] = []  # kept for a run log (a header): its run ids, as text
+    attempts: list[str] = []
+    unseeded = 0
     gc_was_on = gc.isenabled()
     gc.disable()  # new objects by the million would trigger useless collections
     try:
@@ -453,8 +453,14 @@ def _fast_jsonl(path: Path) -> Results | None:
                                 [r.cached for r in records]):
                     return None
                 if header is not None:
-                    seeds.extend(seed)
-                    attempts.extend(r.attempt for r in records)
+                    attempt = [r.attempt for r in records]
+                    if not set(map(type, seed)) | set(map(type, attempt)) <= {int, _NONE}:
+                        return None  # seeds or attempts written as text or floats
+                    missing = seed.count(None)
+                    unseeded += missing
+                    if not missing:
+                        seeds.extend(map(str, seed))
+                        attempts.extend(["0" if a is None else str(a) for a in attempt])
                     del records
                     try:
                         check(zip(numbers, _DECODE_ANY(text), strict=True))
@@ -465,7 +471,7 @@ def _fast_jsonl(path: Path) -> Results | None:
     finally:
         if gc_was_on:
             gc.enable()
-    return cols.tally(path, "jsonl", header, protocol, seeds, attempts)
+    return cols.tally(path, "jsonl", header, protocol, seeds, attempts, unseeded)
 
 
 def _csv_header(names: list[str] | None) -> dict[str, int] | None:
@@ -579,24 +585,30 @@ def _fast_csv(path: Path) -> Results | None:
     return cols.tally(path, "csv", None, None, [], [])
 
 
-def _fast_run_ids(seeds: list[Any], attempts: list[Any], task_ids: list[str], out: np.ndarray
+def _fast_run_ids(seeds: list[str], attempts: list[str], unseeded: int, names: list[Any],
+                  index: np.ndarray, out: np.ndarray
                   ) -> tuple[frozenset[tuple[str, ...]] | None, int]:
-    """Each record's (task, seed, attempt) in bulk, where seeds and attempts are ints.
+    """Each record's (task, seed, attempt) in bulk, from its seed and attempt as text.
 
-    Returns ``(None, 0)`` when the line-by-line path must decide (a seed or
-    attempt written otherwise, or a counted run repeated).
+    Returns ``(None, 0)`` when the line-by-line path must decide (some records
+    with a seed and some without, or a counted run repeated).
     """
-    n = len(seeds)
-    if all(s is None for s in seeds):
+    n = int(index.size)
+    if unseeded == n:
         return frozenset(), n
-    if set(map(type, seeds)) != {int} or not set(map(type, attempts)) <= {int, _NONE}:
+    if unseeded:
         return None, 0
-    keys = list(zip(repeat(PASSK_RUN_ID, n), task_ids, map(str, seeds),
-                    (str(0 if a is None else a) for a in attempts), strict=True))
-    counted = [k for k, left_out in zip(keys, out.tolist(), strict=True) if not left_out]
+    keys = frozenset(zip(repeat(PASSK_RUN_ID, n), map(names.__getitem__, index.tolist()),
+                         seeds, attempts, strict=True))
+    if len(keys) == n:
+        return keys, 0  # no run twice
+    if not out.any():
+        return None, 0
+    counted = [(names[i], seed, attempt) for i, seed, attempt, left_out
+               in zip(index.tolist(), seeds, attempts, out.tolist(), strict=True) if not left_out]
     if len(set(counted)) != len(counted):
         return None, 0
-    return frozenset(keys), 0
+    return keys, 0  # a run left out (a retried infrastructure error) may repeat
 
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
