@@ -20,7 +20,13 @@ import pytest
 
 from passk.results.counts import ResultsError, tally_runs
 from passk.results.formats import jsonl_csv
-from passk.results.formats.jsonl_csv import _csv_located, _fast_csv, _fast_jsonl, _jsonl_located
+from passk.results.formats.jsonl_csv import (
+    _csv_located,
+    _fast_csv,
+    _fast_jsonl,
+    _jsonl_located,
+    _plain_csv,
+)
 from passk.results.protocol import Protocol
 from passk.results.read import read_results
 
@@ -85,6 +91,8 @@ def test_csv_in_bulk_counts_as_by_hand_at_every_chunk_size(tmp_path, monkeypatch
         fast = _fast_csv(path)
         assert fast is not None
         assert _as_dict(fast) == _by_hand(rows)
+        if seed != 1:  # no empty line, no quote: split as plain text
+            assert _as_dict(_plain_csv(path)) == _by_hand(rows)
         slow = tally_runs(_csv_located(path), path=path, source="csv")
         assert fast.task_ids == slow.task_ids and fast.risks == slow.risks
         assert fast.excluded_reason == slow.excluded_reason
@@ -218,8 +226,6 @@ def test_csv_plain_and_quoted_read_as_csv_reader_reads(tmp_path, monkeypatch, te
 
 
 def test_csv_plain_split_declines_what_it_cannot_split(tmp_path):
-    from passk.results.formats.jsonl_csv import _plain_csv
-
     for text in ('task_id,success\n"a",true\n', "task_id,success\ra,true\r",
                  "task_id,success\na,true\n\nb,true\n", "task_id,success\na,tr\x00ue\n",
                  "task_id,success\na,true,x\nb\n"):
