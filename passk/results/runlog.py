@@ -370,7 +370,18 @@ def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
 def record_checker(header: dict[str, Any] | None, protocol: Protocol | None, path: Any
                    ) -> Callable[[Iterable[tuple[int, Any]]], None]:
     """:func:`check_records` for a log read in chunks: the header's checks, set up once,
-    applied to each chunk of ``(line, record)`` pairs as it is read."""
+    applied to each chunk of ``(line, record)`` pairs as it is read.
+
+    Examples
+    --------
+    >>> header = {"protocol": Protocol({"tasks": ["a"]}).to_dict()}
+    >>> check = record_checker(header, Protocol.from_dict(header["protocol"]), "log.jsonl")
+    >>> check([(2, {"task_id": "a", "success": True})])
+    >>> check([(3, {"task_id": "b", "success": True})])
+    Traceback (most recent call last):
+    ...
+    passk.results.ResultsError: log.jsonl:3: field 'task_id': task 'b' is not in the header's task list: the log was edited, or mixes two runs
+    """
     from passk.repeats import attempt_seed
 
     settings = protocol.settings if protocol is not None else {}
