@@ -8,7 +8,7 @@ with Inspect's own ``write_eval_log`` (offline: no model is called). Then it
 runs, each as a whole process, ``--repeat`` times:
 
 - ``passk report LOG --k 1 --json`` in a venv **without** inspect_ai (``--venv``:
-  a Python with numpy, scipy, tqdm and zstandard only; passk from this checkout
+  a Python with numpy, scipy, tqdm, msgspec and zstandard only; passk from this checkout
   on ``PYTHONPATH``); passk reads the log's ``header.json`` and
   ``summaries.json`` with the standard library, never the transcripts;
 - ``read_eval_log(LOG)`` in this Python (which has inspect_ai), counting the
@@ -21,7 +21,7 @@ the child, read by a fresh wrapper process per run), the ratios, and checks
 that all three give the same counts. The issue's goal: at least 20× faster, and at
 most 1/10 of the peak memory.
 
-    python -m venv /tmp/noinspect && /tmp/noinspect/bin/pip install numpy scipy tqdm zstandard
+    python -m venv /tmp/noinspect && /tmp/noinspect/bin/pip install numpy scipy tqdm msgspec zstandard
     .venv/bin/python benchmarks/bench_inspect_log.py --venv /tmp/noinspect [--mb 200]
 """
 
@@ -133,7 +133,7 @@ def measure(argv: list[str], env: dict[str, str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", type=Path, required=True,
-                        help="a venv without inspect_ai (numpy, scipy, tqdm, zstandard)")
+                        help="a venv without inspect_ai (numpy, scipy, tqdm, msgspec, zstandard)")
     parser.add_argument("--mb", type=int, default=200, help="least size of the log on disk")
     parser.add_argument("--samples", type=int, default=750)
     parser.add_argument("--epochs", type=int, default=4)

@@ -454,11 +454,15 @@ def tally_arrays(task_ids: tuple[str, ...], index: np.ndarray, ok: np.ndarray, o
            excluded_reason: str = "") -> Results:
     """Per-task counts from per-run arrays: task index, success, and left out."""
     m = len(task_ids)
+    some_out = bool(out.any())
+    counted = index[~out] if some_out else index
     return Results(
         task_ids=task_ids,
-        successes=np.bincount(index, weights=ok & ~out, minlength=m).astype(np.int64),
-        totals=np.bincount(index, weights=~out, minlength=m).astype(np.int64),
-        excluded=np.bincount(index, weights=out, minlength=m).astype(np.int64),
+        successes=np.bincount(index[ok & ~out] if some_out else index[ok],
+                              minlength=m).astype(np.int64),
+        totals=np.bincount(counted, minlength=m).astype(np.int64),
+        excluded=(np.bincount(index[out], minlength=m).astype(np.int64) if some_out
+                  else np.zeros(m, dtype=np.int64)),
         risks=risks,
         source=source,
         protocol=protocol,

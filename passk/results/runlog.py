@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ __all__ = [
     "protocol_of",
     "read_log_header",
     "read_run_log",
+    "record_checker",
     "record_run_id",
     "whole_field",
 ]
@@ -362,6 +364,24 @@ def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
     ResultsError
         Naming the line and the field, and what to do.
     """
+    record_checker(header, protocol, path)(records)
+
+
+def record_checker(header: dict[str, Any] | None, protocol: Protocol | None, path: Any
+                   ) -> Callable[[Iterable[tuple[int, Any]]], None]:
+    """:func:`check_records` for a log read in chunks: the header's checks, set up once,
+    applied to each chunk of ``(line, record)`` pairs as it is read.
+
+    Examples
+    --------
+    >>> header = {"protocol": Protocol({"tasks": ["a"]}).to_dict()}
+    >>> check = record_checker(header, Protocol.from_dict(header["protocol"]), "log.jsonl")
+    >>> check([(2, {"task_id": "a", "success": True})])
+    >>> check([(3, {"task_id": "b", "success": True})])
+    Traceback (most recent call last):
+    ...
+    passk.results.ResultsError: log.jsonl:3: field 'task_id': task 'b' is not in the header's task list: the log was edited, or mixes two runs
+    """
     from passk.repeats import attempt_seed
 
     settings = protocol.settings if protocol is not None else {}
@@ -373,14 +393,19 @@ def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
     retries = settings.get("max_retries")
     root = header.get("seed") if header is not None else None
     root = root if isinstance(root, int) and not isinstance(root, bool) and root >= 0 else None
-    for line, record in records:
+
+    def check(records: Iterable[tuple[int, Any]]) -> None:
+        for line, record in records:
+            _check_record(line, record)
+
+    def _check_record(line: int, record: Any) -> None:
         if not isinstance(record, dict) or is_settled(record) or "success" not in record:
             if header is not None and is_settled(record) and listed is not None \
                     and str(record.get("task_id")) not in listed:
                 raise ResultsError(path, line, f"field 'task_id': task "
                                    f"{str(record.get('task_id'))!r:.60} is not in the header's "
                                    "task list: the log was edited, or mixes two runs")
-            continue
+            return
         seed = whole_field(record, "seed", path, line)
         if header is None:
             if seed is not None:
@@ -388,7 +413,7 @@ def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
                                    "log has no protocol header line: the header was deleted, "
                                    "or the log was written without one; write it again with "
                                    "passk run (or write_runs(..., protocol=...))")
-            continue
+            return
         task = str(record.get("task_id"))
         if listed is not None and task not in listed:
             raise ResultsError(path, line, f"field 'task_id': task {task!r:.60} is not in the "
@@ -416,3 +441,5 @@ def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
                                    f"header's seed {root} gives run {trial} (attempt {attempt}) "
                                    f"of task {task!r:.60} ({expected}): the record was edited, "
                                    "or comes from another run")
+
+    return check

@@ -23,16 +23,20 @@ run identity. The other fields of :class:`passk.results.runlog.RunRecord`
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gc
 import json
 import os
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from itertools import repeat
+from itertools import islice, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from passk.results.counts import (
@@ -60,6 +64,7 @@ from passk.results.runlog import (
     is_settled,
     protocol_of,
     read_run_log,
+    record_checker,
     record_run_id,
 )
 
@@ -169,7 +174,7 @@ def _csv_located(path: str | os.PathLike[str]) -> Iterator[tuple[int, Run]]:
                 raise ResultsError(path, line, f"field 'success' must be true or false, or 1 "
                                    f"or 0, got {row.get('success')!r}")
             trial = (row.get("trial") or "").strip()
-            if trial and not trial.lstrip("-").isdigit():
+            if trial and not _WHOLE.fullmatch(trial):
                 raise ResultsError(path, line, f"field 'trial' must be a whole number, "
                                    f"got {trial!r}")
             infra, cached = [(row.get(name) or "").strip().lower() in ("true", "1")
@@ -189,213 +194,421 @@ def read_csv_runs(path: str | os.PathLike[str], *, duplicates: str = "error") ->
 _NONE = type(None)
 
 
-#: Lines parsed at a time: the file is read in chunks, never held whole (issue 30).
+#: About this many lines (of about 64 bytes) are parsed at a time: a file is read in chunks,
+#: never held whole, so memory grows with the per-run columns, not the records (issue 30).
 _CHUNK_LINES = 16_384
 
 
-def _line_chunks(f: Any, size: int) -> Iterator[list[str]]:
-    """A text file's lines (as ``str.splitlines`` splits them), about ``size`` characters a time."""
-    rest = ""
+class _Record(msgspec.Struct, gc=False):
+    """What the counts read of a JSON Lines record, typed as the reader accepts it; a record
+    of any other shape sends the file to the line-by-line path, which names the line."""
+
+    task_id: str | int
+    success: bool | int | str
+    trial: int | None = None
+    risk: str | None = None
+    infrastructure_error: bool | None = None
+    cached: bool | None = None
+    seed: Any = None
+    attempt: Any = None
+
+
+_DECODE_RECORDS = msgspec.json.Decoder(list[_Record]).decode
+_DECODE_ANY = msgspec.json.Decoder().decode  # the records as dicts, for check_records
+
+#: A CSV cell that is a whole number (``int`` reads every decimal digit ``\d`` matches).
+_WHOLE = re.compile(r"-?\d+")
+
+
+def _byte_chunks(f: Any, size: int) -> Iterator[bytes]:
+    """A binary file's bytes, about ``size`` at a time, each chunk ending where a line ends
+    (``b"\\n"``), the last where the file ends."""
+    rest = b""
     while True:
-        text = f.read(size)
-        if not text:
+        block = f.read(size)
+        if not block:
             if rest:
-                yield rest.splitlines()
+                yield rest
             return
-        parts = (rest + text).splitlines(keepends=True)
-        rest = parts.pop()  # maybe cut short (or a "\r" whose "\n" is in the next read)
-        if parts:
-            yield "".join(parts).splitlines()
+        block = rest + block if rest else block
+        cut = block.rfind(b"\n") + 1
+        rest = block[cut:]
+        if cut:
+            yield block[:cut]
+
+
+class _Columns:
+    """A file's runs as per-chunk columns (task index, success, trial, left out), counted
+    in bulk at the end: what the JSON Lines and CSV readers' fast paths share.
+
+    :meth:`add` takes one chunk's fields as the reader found them and returns
+    False when anything is off (a value the reader does not accept as it is),
+    so that the caller re-reads the file line by line and names the line.
+    """
+
+    def __init__(self) -> None:
+        self.task_of: dict[Any, int] = {}
+        self.index: list[np.ndarray] = []  # per chunk: each run's task index
+        self.ok: list[np.ndarray] = []
+        self.out: list[np.ndarray] = []  # left out: infrastructure errors, cached runs
+        self.has: list[np.ndarray] = []  # has a trial
+        self.trial: list[np.ndarray] = []  # the trial (0 where none)
+        self.label_of: dict[int, str] = {}  # a task's risk other than read-only, the first one
+        self.kinds: dict[str, int] = {}  # why runs were left out, at the first run of each
+        self.rows = 0
+
+    def add(self, ids: Sequence[Any], success: Sequence[Any], trial: Sequence[int | None],
+            risks: Sequence[str | None], infra: Sequence[bool | None] | None,
+            cached: Sequence[bool | None] | None) -> bool:
+        n = len(ids)
+        if int in set(map(type, ids)):  # a task id written as a number: the task of its text
+            ids = [str(t) if type(t) is int else t for t in ids]
+        task_of = self.task_of
+        for t in dict.fromkeys(ids):
+            if t not in task_of:
+                task_of[t] = len(task_of)
+        index = np.fromiter(map(task_of.__getitem__, ids), dtype=np.int32, count=n)
+        if set(map(type, success)) == {bool}:
+            ok = np.array(success, dtype=bool)
+        else:  # 1 and 0, or text: success_flag, once per distinct value
+            flag = {value: success_flag(value) for value in set(success)}
+            if None in flag.values():
+                return False
+            ok = np.fromiter(map(flag.__getitem__, success), dtype=bool, count=n)
+        missing = trial.count(None)
+        try:
+            if missing == n:
+                has, trial_no = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
+            elif missing == 0:
+                has, trial_no = np.ones(n, dtype=bool), np.array(trial, dtype=np.int64)
+            else:
+                has = np.fromiter((t is not None for t in trial), dtype=bool, count=n)
+                trial_no = np.array([0 if t is None else t for t in trial], dtype=np.int64)
+        except OverflowError:
+            return False  # huge labels: Python's ints on the line-by-line path
+        if n and not -_FAST_TRIAL_LIMIT < int(trial_no.min()) <= int(trial_no.max()) \
+                < _FAST_TRIAL_LIMIT:
+            return False
+        out = np.zeros(n, dtype=bool)
+        for flags, kind in ((infra, INFRASTRUCTURE_ERRORS), (cached, CACHED_RESULTS)):
+            if flags is not None and True in flags:
+                mine = np.fromiter((x is True for x in flags), dtype=bool, count=n)
+                first = mine & ~out  # a run both is an infrastructure error, as one by one
+                if first.any() and kind not in self.kinds:
+                    self.kinds[kind] = self.rows + int(first.argmax())
+                out |= mine
+        if any(risks):
+            label_of = self.label_of
+            for i, risk in zip(index.tolist(), risks, strict=True):
+                if risk and risk != "read-only" and i not in label_of:
+                    label_of[i] = risk
+        self.index.append(index)
+        self.ok.append(ok)
+        self.out.append(out)
+        self.has.append(has)
+        self.trial.append(trial_no)
+        self.rows += n
+        return True
+
+    def tally(self, path: Path, source: str, header: dict | None, protocol: Protocol | None,
+              seeds: list[str], attempts: list[str], unseeded: int = 0) -> Results | None:
+        """The counts, or None for the line-by-line path (a repeated (task, trial), a repeated
+        run, seeds written as text)."""
+        if not self.index:
+            return None
+        index = np.concatenate(self.index)
+        out = np.concatenate(self.out)
+        has = np.concatenate(self.has)
+        ok = np.concatenate(self.ok)
+        self.index = self.out = self.has = self.ok = []
+        m = len(self.task_of)
+        key = np.zeros(0, dtype=np.int64)  # each distinct (task, trial) as one number
+        span = 1
+        every = bool(has.all())
+        if has.any():
+            trial_no = np.concatenate(self.trial)
+            self.trial = []
+            if not every:
+                trial_no = trial_no[has]
+            lo = int(trial_no.min())
+            span = int(trial_no.max()) - lo + 1
+            trial_no -= lo
+            key = (index if every else index[has]).astype(np.int64)  # no int32 overflow
+            key *= span
+            key += trial_no
+            del trial_no
+            counted = np.sort(key if not out.any() else key[~out[has]])
+            if np.any(counted[1:] == counted[:-1]):
+                return None  # a duplicate (task, trial): the slow path names both lines
+            if not out.any():
+                key = counted  # every row counted: already sorted and free of repeats
+            else:
+                key = np.unique(key)  # a retried run left out may repeat its (task, trial)
+            del counted
+        if header is None:  # no seeds (refused before): no run ids
+            run_ids: frozenset[tuple[str, ...]] | None = frozenset()
+            unidentified = int(index.size)
+        else:
+            names = list(self.task_of)
+            run_ids, unidentified = _fast_run_ids(seeds, attempts, unseeded, names, index, out)
+        if run_ids is None:
+            return None  # seeds written as text or floats, or a repeated run: the slow path
+        label_of = self.label_of
+        labels = tuple([label_of.get(i, "read-only") for i in range(m)] if label_of
+                       else ["read-only"] * m)
+        kinds = sorted(self.kinds, key=self.kinds.__getitem__)
+        results = tally_arrays(tuple(self.task_of), index, ok, out, labels, source, protocol,
+                               " or ".join(kinds))
+        results = replace(results, run_ids=run_ids, unidentified=unidentified)
+        if protocol is None:
+            return results
+        distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
+        if key.size:
+            distinct = distinct + np.bincount(key // span, minlength=m)
+        return with_notes(results, incomplete=plan_gaps(protocol, results.task_ids,
+                                                        results.risks, distinct))
+
+
+def _first_line(f: Any) -> tuple[bytes, int]:
+    """A binary file's first line that is not blank (without its newline), and the lines
+    read; ``b""`` at the end of the file."""
+    read = 0
+    for raw in f:
+        read += 1
+        if raw.strip():
+            return raw.rstrip(b"\n"), read
+    return b"", read
 
 
 def _fast_jsonl(path: Path) -> Results | None:
-    """Counts from a JSON Lines file in bulk: ``json.loads`` a chunk at a time, column checks.
+    """Counts from a JSON Lines file in bulk: msgspec decodes a chunk at a time into typed
+    records, whose fields become columns.
 
-    The file streams through in chunks of :data:`_CHUNK_LINES` lines: each
-    chunk's records become columns (task index, success, trial, flags) and are
-    let go, so memory grows with the columns, not with the records (which a
-    run log with a protocol header keeps, for :func:`check_records`).
-    Returns None when anything is off (bad JSON, a wrong type, a duplicate);
-    the caller then re-reads line by line, which names the exact line. Valid
-    files never take that slow path, so a million runs parse in about a second.
+    The file streams through in chunks of about :data:`_CHUNK_LINES` lines:
+    each chunk's records are decoded (and checked for type) by msgspec,
+    become columns (task index, success, trial, flags) and are let go, so
+    memory grows with the columns, not with the records. A run log's records
+    are checked against its header (:func:`record_checker`) a chunk at a
+    time, at their own line numbers. Returns None when anything is off (bad
+    JSON, a wrong type, a duplicate); the caller then re-reads line by line
+    with the standard library, which names the exact line. Valid files never
+    take that slow path.
     """
-    task_of: dict[Any, int] = {}
-    parts: list[np.ndarray] = []  # per chunk: each record's task index
-    successes: list[np.ndarray] = []
-    outs: list[np.ndarray] = []  # left out: infrastructure errors, cached runs
-    hass: list[np.ndarray] = []  # has a trial
-    trials: list[np.ndarray] = []  # the trial (0 where none)
-    label_of: dict[int, str] = {}  # a task's risk other than read-only, the first one written
-    kinds_seen = {INFRASTRUCTURE_ERRORS: False, CACHED_RESULTS: False}
-    seeds: list[Any] = []  # kept for a run log (a header): its run ids
-    attempts: list[Any] = []
-    kept: list[dict] = []  # the records, only when a header asks for check_records
+    cols = _Columns()
     header: dict | None = None
     protocol = None
-    blank = False
-    first = True
+    check: Any = None
+    seeds: list[str] = []  # kept for a run log (a header): its run ids, as text
+    attempts: list[str] = []
+    unseeded = 0
     gc_was_on = gc.isenabled()
-    gc.disable()  # a million new dicts would trigger many useless collections
+    gc.disable()  # new objects by the million would trigger useless collections
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            for lines in _line_chunks(f, _CHUNK_LINES * 64):
-                if not all(line.strip() for line in lines):
-                    blank = True
-                    lines = [line for line in lines if line.strip()]
-                    if not lines:
-                        continue
+        with open(path, "rb") as f:
+            head, line = _first_line(f)
+            head = head.removeprefix(codecs.BOM_UTF8)  # utf-8-sig, as the text was read before
+            try:
+                value = json.loads(head.decode("utf-8")) if head else None
+            except (ValueError, RecursionError):
+                return None
+            if is_header(value):
+                header = value
+                protocol = protocol_of(header, path)
+                check = record_checker(header, protocol, path)
+            else:
+                f.seek(0)
+                line = 0
+            for chunk in _byte_chunks(f, _CHUNK_LINES * 64):
+                if line == 0:
+                    chunk = chunk.removeprefix(codecs.BOM_UTF8)
+                body = chunk[:-1] if chunk.endswith(b"\n") else chunk
+                lines = body.count(b"\n") + 1
+                numbers: Sequence[int] = range(line + 1, line + 1 + lines)
+                text = b"[" + body.replace(b"\n", b",") + b"]"
                 try:
-                    records = json.loads("[" + ",".join(lines) + "]")
-                except json.JSONDecodeError:
+                    records = _DECODE_RECORDS(text)
+                except msgspec.ValidationError:
                     return None
-                if len(records) != len(lines) or set(map(type, records)) != {dict}:
-                    return None
-                if first and is_header(records[0]):
-                    header = records[0]
-                    protocol = protocol_of(header, path)
-                    records = records[1:]
-                first = False
-                if any(map(is_header, records)):
-                    return None
-                if not records:
-                    continue
-
-                def column(name: str, records: list[dict] = records) -> list[Any]:
-                    return list(map(dict.get, records, repeat(name, len(records))))
-
-                ids, success = column("task_id"), column("success")
-                id_types = set(map(type, ids))
-                if not id_types <= {str, int}:
-                    return None
-                if int in set(map(type, success)):  # 1 and 0, as CSV takes them
-                    if not set(success) <= {0, 1} or not set(map(type, success)) <= {bool, int}:
+                except msgspec.DecodeError:  # blank lines (skipped, and counted as lines)?
+                    parts = body.split(b"\n")
+                    numbers = [line + 1 + i for i, part in enumerate(parts) if part.strip()]
+                    if len(numbers) == lines:
+                        return None  # no blank line: not valid JSON Lines
+                    text = b"[" + b",".join(part for part in parts if part.strip()) + b"]"
+                    try:
+                        records = _DECODE_RECORDS(text) if numbers else []
+                    except (msgspec.DecodeError, msgspec.ValidationError):
                         return None
-                    success = [bool(x) for x in success]
-                trial, risks = column("trial"), column("risk")
-                infra, cached = column("infrastructure_error"), column("cached")
-                if (set(map(type, success)) != {bool}
-                        or not set(map(type, trial)) <= {int, _NONE}
-                        or not set(map(type, risks)) <= {str, _NONE}
-                        or not set(map(type, infra)) <= {bool, _NONE}
-                        or not set(map(type, cached)) <= {bool, _NONE}):
+                line += lines
+                if not numbers:
+                    continue
+                if len(records) != len(numbers):  # two values on a line, or none
                     return None
-                if int in id_types:
-                    ids = [str(t) if type(t) is int else t for t in ids]
-                for t in dict.fromkeys(ids):
-                    task_of.setdefault(t, len(task_of))
-                index = np.fromiter(map(task_of.__getitem__, ids), dtype=np.int32,
-                                    count=len(ids))  # half the memory of int64
-                parts.append(index)
-                successes.append(np.asarray(success, dtype=bool))
-                out = np.zeros(len(records), dtype=bool)
-                for flags, kind in ((infra, INFRASTRUCTURE_ERRORS), (cached, CACHED_RESULTS)):
-                    if True in flags:
-                        out |= np.fromiter((x is True for x in flags), dtype=bool,
-                                           count=len(flags))
-                        kinds_seen[kind] = True
-                outs.append(out)
-                if any(t is not None and not -_FAST_TRIAL_LIMIT < t < _FAST_TRIAL_LIMIT
-                       for t in trial):
-                    return None  # huge labels: Python's ints on the line-by-line path
-                hass.append(np.fromiter((t is not None for t in trial), dtype=bool,
-                                        count=len(trial)))
-                trials.append(np.fromiter((0 if t is None else t for t in trial),
-                                          dtype=np.int64, count=len(trial)))
-                if any(risks):
-                    for i, risk in zip(index.tolist(), risks):
-                        if risk and risk != "read-only" and i not in label_of:
-                            label_of[i] = risk
-                seed = column("seed")
-                if header is None and any(x is not None for x in seed):
+                seed = [r.seed for r in records]
+                if header is None and seed.count(None) != len(seed):
                     return None  # a passk run record without its header: the slow path
+                if not cols.add([r.task_id for r in records], [r.success for r in records],
+                                [r.trial for r in records], [r.risk for r in records],
+                                [r.infrastructure_error for r in records],
+                                [r.cached for r in records]):
+                    return None
                 if header is not None:
-                    seeds.extend(seed)
-                    attempts.extend(column("attempt"))
-                    kept.extend(records)
-    except UnicodeDecodeError:
+                    attempt = [r.attempt for r in records]
+                    if not set(map(type, seed)) | set(map(type, attempt)) <= {int, _NONE}:
+                        return None  # seeds or attempts written as text or floats
+                    missing = seed.count(None)
+                    unseeded += missing
+                    if not missing:
+                        seeds.extend(map(str, seed))
+                        attempts.extend(["0" if a is None else str(a) for a in attempt])
+                    del records
+                    try:
+                        check(zip(numbers, _DECODE_ANY(text), strict=True))
+                    except ResultsError:
+                        return None  # the line-by-line path says what, in line order
+    except (UnicodeDecodeError, OSError):
         return None  # the line-by-line path names the line
     finally:
         if gc_was_on:
             gc.enable()
-    if not parts:
+    return cols.tally(path, "jsonl", header, protocol, seeds, attempts, unseeded)
+
+
+def _csv_header(names: list[str] | None) -> dict[str, int] | None:
+    """Each column's index, when the header row names task_id and success once each."""
+    if not names or len(set(names)) != len(names) or not {"task_id", "success"} <= set(names):
         return None
-    index = np.concatenate(parts)
-    del parts
-    m = len(task_of)
-    out = np.concatenate(outs)
-    del outs
-    kinds = [kind for kind, seen in kinds_seen.items() if seen]
-    has = np.concatenate(hass)
-    del hass
-    key = np.zeros(0, dtype=np.int64)  # each distinct (task, trial) as one number
-    span = 1
-    every = bool(has.all())
-    if has.any():
-        trial_no = np.concatenate(trials)
-        del trials
-        if not every:
-            trial_no = trial_no[has]
-        lo = int(trial_no.min())
-        span = int(trial_no.max()) - lo + 1
-        trial_no -= lo
-        key = (index if every else index[has]).astype(np.int64)  # no int32 overflow
-        key *= span
-        key += trial_no
-        del trial_no
-        counted = np.sort(key if not out.any() else key[~out[has]])
-        if np.any(counted[1:] == counted[:-1]):
-            return None  # a duplicate (task, trial_no): the slow path names both lines
-        if not out.any():
-            key = counted  # every row counted: already sorted and free of repeats
-        else:
-            key = np.unique(key)  # a retried run left out may repeat its (task, trial_no)
-        del counted
-    if header is None:  # no seeds (refused above): no run ids
-        run_ids: frozenset[tuple[str, ...]] | None = frozenset()
-        unidentified = int(index.size)
-    else:
-        names = list(task_of)
-        run_ids, unidentified = _fast_run_ids(seeds, attempts,
-                                              [names[i] for i in index.tolist()], out)
-    if run_ids is None:
-        return None  # seeds written as text or floats, or a repeated run: the slow path
-    if header is not None:
-        if blank:
-            return None  # blank lines: the slow path numbers the lines exactly
-        check_records(header, protocol, enumerate(kept, start=2), path)
-        del kept
-    labels = [label_of.get(i, "read-only") for i in range(m)]
-    results = tally_arrays(tuple(task_of), index, np.concatenate(successes), out, tuple(labels),
-                     "jsonl", protocol, " or ".join(kinds))
-    results = replace(results, run_ids=run_ids, unidentified=unidentified)
-    if protocol is None:
-        return results
-    distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
-    if key.size:
-        distinct = distinct + np.bincount(key // span, minlength=m)
-    return with_notes(results, incomplete=plan_gaps(protocol, results.task_ids, results.risks,
-                                                     distinct))
+    return {name: i for i, name in enumerate(names)}
 
 
+def _add_csv_columns(cols: _Columns, at: dict[str, int], columns: list[list[str]]) -> bool:
+    """One chunk's CSV cells, a list a column, added to ``cols`` as the row-by-row reader
+    reads each cell (checked once per distinct value); False when one is off."""
+    ids = columns[at["task_id"]]
+    if "" in ids:
+        return False
+    none: list[None] = [None] * len(ids)
+    trial: Sequence[int | None] = none
+    if "trial" in at:
+        whole = {}
+        for cell in set(columns[at["trial"]]):
+            text = cell.strip()
+            if text and not _WHOLE.fullmatch(text):
+                return False
+            whole[cell] = int(text) if text else None
+        trial = list(map(whole.__getitem__, columns[at["trial"]]))
+    flags: list[list[bool] | None] = []
+    for name in ("infrastructure_error", "cached"):
+        if name not in at:
+            flags.append(None)
+            continue
+        truth = {cell: cell.strip().lower() in ("true", "1") for cell in set(columns[at[name]])}
+        flags.append(list(map(truth.__getitem__, columns[at[name]])))
+    risks = columns[at["risk"]] if "risk" in at else none
+    return cols.add(ids, columns[at["success"]], trial, risks, *flags)
 
-def _fast_run_ids(seeds: list[Any], attempts: list[Any], task_ids: list[str], out: np.ndarray
+
+def _plain_columns(text: str, width: int) -> list[list[str]] | None:
+    """A chunk of whole CSV lines split into columns by ``str.split``, where that is how
+    ``csv.reader`` splits them: no quote, no NUL, no lone carriage return, no empty line,
+    ``width - 1`` commas on every line, no cell beyond the field size limit. None otherwise."""
+    if '"' in text or "\x00" in text:
+        return None
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return None
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines or set(map(str.count, lines, repeat(",", len(lines)))) != {width - 1} \
+            or max(map(len, lines)) > csv.field_size_limit():
+        return None
+    cells = ",".join(lines).split(",")
+    return [cells[i::width] for i in range(width)]
+
+
+def _plain_csv(path: Path) -> Results | None:
+    """Counts from a CSV file written without quotes (as most programs write results), a
+    chunk of lines at a time split in bulk (:func:`_plain_columns`); None if a chunk is not
+    plain, or anything is off."""
+    cols = _Columns()
+    try:
+        with open(path, "rb") as f:
+            head = f.readline().decode("utf-8-sig")
+            if '"' in head or "\x00" in head or head.count("\r") > head.endswith("\r\n"):
+                return None
+            at = _csv_header(head.rstrip("\r\n").split(",") if head.strip("\r\n") else None)
+            if at is None:
+                return None
+            for chunk in _byte_chunks(f, _CHUNK_LINES * 32):
+                columns = _plain_columns(chunk.decode("utf-8"), len(at))
+                if columns is None or not _add_csv_columns(cols, at, columns):
+                    return None
+    except (UnicodeDecodeError, OSError):
+        return None
+    return cols.tally(path, "csv", None, None, [], [])
+
+
+def _fast_csv(path: Path) -> Results | None:
+    """Counts from a CSV file in bulk: split as plain text (:func:`_plain_csv`), or else
+    ``csv.reader``'s rows a chunk at a time, turned into columns and checked per distinct
+    value; None when anything is off (the caller then reads row by row, which names the
+    line)."""
+    plain = _plain_csv(path)
+    if plain is not None:
+        return plain
+    cols = _Columns()
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader = csv.reader(f)
+            at = _csv_header(next(reader, None))
+            if at is None:
+                return None
+            width = len(at)
+            while True:
+                rows = list(islice(reader, _CHUNK_LINES))
+                if not rows:
+                    break
+                if [] in rows:  # an empty line: csv.DictReader skips it
+                    rows = [row for row in rows if row]
+                    if not rows:
+                        continue
+                if set(map(len, rows)) != {width}:
+                    return None
+                columns = [list(map(itemgetter(i), rows)) for i in range(width)]
+                del rows
+                if not _add_csv_columns(cols, at, columns):
+                    return None
+    except (csv.Error, UnicodeDecodeError, OSError, ValueError):
+        return None
+    return cols.tally(path, "csv", None, None, [], [])
+
+
+def _fast_run_ids(seeds: list[str], attempts: list[str], unseeded: int, names: list[Any],
+                  index: np.ndarray, out: np.ndarray
                   ) -> tuple[frozenset[tuple[str, ...]] | None, int]:
-    """Each record's (task, seed, attempt) in bulk, where seeds and attempts are ints.
+    """Each record's (task, seed, attempt) in bulk, from its seed and attempt as text.
 
-    Returns ``(None, 0)`` when the line-by-line path must decide (a seed or
-    attempt written otherwise, or a counted run repeated).
+    Returns ``(None, 0)`` when the line-by-line path must decide (some records
+    with a seed and some without, or a counted run repeated).
     """
-    n = len(seeds)
-    if all(s is None for s in seeds):
+    n = int(index.size)
+    if unseeded == n:
         return frozenset(), n
-    if set(map(type, seeds)) != {int} or not set(map(type, attempts)) <= {int, _NONE}:
+    if unseeded:
         return None, 0
-    keys = list(zip(repeat(PASSK_RUN_ID, n), task_ids, map(str, seeds),
-                    (str(0 if a is None else a) for a in attempts), strict=True))
-    counted = [k for k, left_out in zip(keys, out.tolist(), strict=True) if not left_out]
+    keys = frozenset(zip(repeat(PASSK_RUN_ID, n), map(names.__getitem__, index.tolist()),
+                         seeds, attempts, strict=True))
+    if len(keys) == n:
+        return keys, 0  # no run twice
+    if not out.any():
+        return None, 0
+    counted = [(names[i], seed, attempt) for i, seed, attempt, left_out
+               in zip(index.tolist(), seeds, attempts, out.tolist(), strict=True) if not left_out]
     if len(set(counted)) != len(counted):
         return None, 0
-    return frozenset(keys), 0
+    return keys, 0  # a run left out (a retried infrastructure error) may repeat
 
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
@@ -437,8 +650,26 @@ def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
 
 def read_csv(path: str | os.PathLike[str], data: Any = None, *,
              duplicates: str = "error") -> Results:
-    """Read a CSV results file with a header row; a row of the wrong width names its line."""
+    """Read a CSV results file with a header row; a row of the wrong width names its line.
+
+    Valid files are counted in bulk, a chunk of rows at a time (split as plain text
+    where no cell is quoted), never held whole; anything off is re-read row by row,
+    so that the error names the line.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
+    >>> _ = p.write_text("task_id,trial,success\\na,0,true\\na,1,0\\nb,0,TRUE\\n")
+    >>> r = read_csv(p)
+    >>> r.task_ids, r.successes.tolist(), r.totals.tolist()
+    (('a', 'b'), [1, 1], [2, 1])
+    """
     check_duplicates_option(duplicates)
+    check_utf8(Path(path))
+    results = _fast_csv(Path(path))
+    if results is not None:
+        return results
     try:
         return tally_runs(_csv_located(path), path=path, source="csv", duplicates=duplicates)
     except csv.Error as exc:
