@@ -1156,3 +1156,31 @@ CHANGED_PARAMETERS = [
     ("08_is_the_new_version_more_reliable", "COPIES = 10 ", "COPIES = 40 ", "8bd41110",
      lambda: _fix_words(10), lambda: _fix_words(40)),
 ]
+
+
+# the parameter test of each page (tests/test_lab_parameters_a.py and _b.py run it, split
+# so that their JupyterLab sessions run on both cores: tests/helpers/lab_pages.py)
+PAGE_FIELDS = ("stem", "old", "new", "prose_id", "shown", "followed")
+
+
+def check_page_follows(stem, old, new, prose_id, shown, followed, lab_server, browser,
+                       tmp_path):
+    """Each page with a parameter, as a reader runs it in JupyterLab: change the page's
+    parameter, Run All, and the prose says what the new run computed (page 1: the verdict
+    at a cap of 0.6, where the text once said the cap blocked "only because of its second
+    condition"; page 2: the curves' numbers at p = 0.8, where a hidden cell once kept 0.9;
+    page 4: the chapter's task at 11 of 12; page 5: the verdict at a cap of 0.6, PASSED,
+    where the text once went on "too unpredictable to ship"; page 6: the p95 measurement
+    refused under a bar of 0.97; page 7: flaky tasks that 20 trials could rescue, where
+    the text once said none could be; page 8: the fix's paired t and the proved
+    comparison's verdict with four times the tasks; page 9: the epochs of a 12-epoch eval)."""
+    shown = shown() if callable(shown) else shown
+    followed = followed() if callable(followed) else followed
+    before, after, problems = _rerun_with_a_parameter(
+        lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id)
+    assert not problems, f"{stem}:\n  " + "\n  ".join(problems)
+    assert all(w in " ".join(before.split()) for w in shown), (
+        f"{stem}: the stored prose lacks {shown}: {before[:400]!r}")
+    flat = " ".join(after.split())
+    missing = [w for w in followed if w not in flat]
+    assert not missing, f"{stem}: after {new.strip()!r} the prose lacks {missing}: {flat[:500]!r}"
