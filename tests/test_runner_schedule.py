@@ -238,7 +238,8 @@ def test_passk_run_stop_early_on_the_command_line(tmp_path, capsys):
     # a stricter gate than the one the stop was proved for: refused, not decided
     code = cli_main(["gate", str(log), "--min-overall", "0.9"])
     err = capsys.readouterr().err
-    assert code == 2 and "stopped early for the gate its protocol declares" in err
+    assert code == 2 and "the run stopped early for the gate k 1, bar 0.7" in err
+    assert "the gate asked for, k 1, bar 0.9" in err
     code = cli_main(["run", adapter, str(tasks), "--log", str(tmp_path / "j.jsonl"), "--k", "1",
                      "--max-flakiness", "1", "--stop-early", "4", "--no-progress", "--json"])
     out = json.loads(capsys.readouterr().out)

@@ -286,12 +286,8 @@ def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
     min_runs = max(requested_min_runs, int(declared_min or 0))
     refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": min_runs},
                                   results)
-    if refused:  # a curtailed run decides exactly only under the gate its curtailment served
+    if refused:  # a curtailed or stopped run decides only under the gate it served
         raise BadInput(refused)
-    if bound.stricter and any(o.startswith("stopped early at look") for o in results.overrides):
-        raise BadInput("the run stopped early for the gate its protocol declares; a stricter "
-                       f"gate ({'; '.join(bound.stricter)}) could decide otherwise on the runs "
-                       "it did not make: gate it as declared, or rerun without --stop-early")
     k_for = dict(getattr(args, "k_for", None) or [])
     declared_k = bound.declared.get("k")
     for risk, kk in k_for.items():

@@ -130,6 +130,9 @@ def bind_criteria(protocol: Protocol | None, requested: Mapping[str, Any],
 #: The criteria a curtailed run's settle rule used, with the values a protocol that
 #: does not name them was run under (``passk run`` curtailed on the estimate at 95%
 #: before it recorded either, and with no minimum of runs unless it says one).
+#: How the verdict line names a suite stopped early (``Schedule.stop_note``).
+STOPPED_EARLY = "stopped early at look"
+
 CURTAILMENT_CRITERIA: dict[str, Any] = {
     "k": None, "min_overall_pass_hat_k": None, "max_flakiness": None,
     "gate_on": DEFAULT_CRITERIA.on, "confidence": DEFAULT_CRITERIA.confidence,
@@ -159,7 +162,8 @@ def _planned_runs(settings: Mapping[str, Any], task_ids: Any, risks: Any
 
 def curtailment_refusal(protocol: Protocol | None, in_force: Mapping[str, Any],
                         results: Any = None) -> str | None:
-    """Why a gate may not decide on a curtailed run's results, or None when it may.
+    """Why a gate may not decide on a curtailed (or early-stopped) run's results, or None
+    when it may.
 
     Curtailed repetition stops a task once no outcome of its remaining runs can
     change the decision *of the gate it served*: the criteria its protocol
@@ -194,9 +198,16 @@ def curtailment_refusal(protocol: Protocol | None, in_force: Mapping[str, Any],
     >>> print(curtailment_refusal(p, {"gate_on": "lower-bound"}))  # doctest: +ELLIPSIS
     the runs were curtailed for the gate k 2, bar 0.5 on the estimate, flakiness cap 0.2; ...
     """
-    if protocol is None or protocol.settings.get("stopping") != "curtailed":
+    if protocol is None:
         return None
     settings = protocol.settings
+    # a run stopped early at a look (its stop verified from its records, so on the
+    # verdict line: passk.run.runner.results_of_stopped_log): the looks' proof is for
+    # the gate it declared, and no other gate may decide on the runs it did not make
+    stopped = bool(settings.get("stop_early")) and results is not None and any(
+        o.startswith(STOPPED_EARLY) for o in getattr(results, "overrides", ()))
+    if settings.get("stopping") != "curtailed" and not stopped:
+        return None
     served = {name: settings.get(name, default) if settings.get(name) is not None else default
               for name, default in CURTAILMENT_CRITERIA.items()}
     asked = {name: served[name] if in_force.get(name) is None else in_force[name]
@@ -213,6 +224,11 @@ def curtailment_refusal(protocol: Protocol | None, in_force: Mapping[str, Any],
                             float(values["confidence"]), int(values["min_runs"]))
 
     new = gate(asked)
+    if stopped:
+        return (f"the run stopped early for the gate {gate(served).describe()}; the gate "
+                f"asked for, {new.describe()}, could decide differently on the runs it did "
+                f"not make (protocol {protocol.fingerprint}): gate under the protocol's "
+                "criteria, or rerun without --stop-early")
     if results is not None and _decided_exactly(settings, results, new,
                                                 per_task_k=in_force.get("k") is None):
         return None

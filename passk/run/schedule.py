@@ -48,6 +48,7 @@ from fractions import Fraction
 import numpy as np
 
 from passk.criteria import DEFAULT_CRITERIA, GateCriteria
+from passk.gate.criteria import STOPPED_EARLY
 from passk.gate.curtailment import (
     TaskOutlook,
     _outlook,
@@ -542,7 +543,7 @@ class Schedule:
                 if self._flaky_phase else "")
         ks = {s.k for s in self._order}
         k = ks.pop() if len(ks) == 1 else self.criteria.k
-        return (f"stopped early at look {d.look} of {d.looks}: the {d.confidence:.2%} proved "
+        return (f"{STOPPED_EARLY} {d.look} of {d.looks}: the {d.confidence:.2%} proved "
                 f"interval on mean pass^{k} [{d.low:.3f}, {d.high:.3f}] {side} the bar "
                 f"{self.criteria.min_overall_pass_hat_k:g}{then} ({made} of {planned} "
                 "planned runs counted)")
