@@ -68,7 +68,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from offline_browser import watch
+from offline_browser import close_lab_page, watch
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -635,12 +635,7 @@ def test_prose_shows_its_numbers_in_jupyterlab(lab_server, browser, tmp_path):
         page.screenshot(path=str(tmp_path / "prose.png"), full_page=True)
     finally:
         print(f"screenshot: {tmp_path / 'prose.png'}")
-        try:
-            page.evaluate("() => window.jupyterapp.shell.currentWidget"
-                          ".sessionContext.shutdown()")
-        except Exception:  # noqa: BLE001, S110 - best effort on the way out
-            pass
-        context.close()
+        close_lab_page(context, page)
 
     problems = []
     for i, (cell, source, numbers) in enumerate(zip(cells, nb["cells"], expected)):
@@ -761,12 +756,7 @@ def test_prose_follows_a_changed_parameter_in_jupyterlab(lab_server, browser, tm
     finally:
         print(f"screenshot: {tmp_path / 'rerun.png'}; "
               f"{time.monotonic() - started:.1f} s open to checked")
-        try:
-            page.evaluate("() => window.jupyterapp.shell.currentWidget"
-                          ".sessionContext.shutdown()")
-        except Exception:  # noqa: BLE001, S110 - best effort on the way out
-            pass
-        context.close()
+        close_lab_page(context, page)
 
     assert ok is True and not errors, f"Run All did not complete cleanly: {errors}"
     assert f"{c} of {n}" in " ".join(t for t in texts if t), "the page's task is not 10 of 12"
@@ -920,12 +910,7 @@ def test_the_lab_never_writes_the_book(browser, tmp_path):
             page.screenshot(path=str(tmp_path / "lab.png"), full_page=True)
             print(f"screenshot: {tmp_path / 'lab.png'}\nserver log tail:\n"
                   f"{_log_tail(base / 'server.log')}")
-            try:
-                page.evaluate("() => window.jupyterapp.shell.currentWidget"
-                              ".sessionContext.shutdown()")
-            except Exception:  # noqa: BLE001, S110 - best effort on the way out
-                pass
-            context.close()
+            close_lab_page(context, page)
 
     status = _git(repo, "status", "--porcelain", "--untracked-files=all")
     assert status == "", f"the lab session changed the checkout:\n{status}"
@@ -986,12 +971,7 @@ def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: 
         page.screenshot(path=str(tmp_path / "param.png"), full_page=True)
     finally:
         print(f"screenshot: {tmp_path / 'param.png'}")
-        try:
-            page.evaluate("() => window.jupyterapp.shell.currentWidget"
-                          ".sessionContext.shutdown()")
-        except Exception:  # noqa: BLE001, S110 - best effort on the way out
-            pass
-        context.close()
+        close_lab_page(context, page)
     if ok is not True or errors:
         problems.append(f"Run All did not complete cleanly: {errors}")
     problems += [f"cell {i}: not computed: {t[t.index(chr(0x27E8)):][:40]!r}"

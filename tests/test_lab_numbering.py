@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from offline_browser import watch
+from offline_browser import close_lab_page, watch
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -163,12 +163,7 @@ def test_figures_and_exercises_numbered_as_in_the_book(path, jupyterlab_root, br
                                        timeout=10_000)
     finally:
         print(f"screenshot: {shot}")
-        try:
-            page.evaluate("() => window.jupyterapp.shell.currentWidget"
-                          ".sessionContext.shutdown()")
-        except Exception:  # noqa: BLE001, S110 - best effort on the way out
-            pass
-        context.close()
+        close_lab_page(context, page)
     got = {k: got.get(k) for k in want}
     assert got == want, f"{path.name} in JupyterLab (screenshot {shot})"
     assert not seen.outside, f"requests that left 127.0.0.1: {sorted(set(seen.outside))}"
