@@ -607,7 +607,7 @@ def suite_protocol(adapter: object, tasks: Sequence[Task], policy: RepeatPolicy,
     They include the gate's criteria (k, bar, cap, what it gates on, the
     lower bounds' confidence) and the classes' threshold, fixed before the
     runs: ``passk gate`` and ``passk report`` on the results use them and
-    refuse to loosen them (see :func:`passk.gate.bind_criteria`). The
+    refuse to loosen them (see :func:`passk.gate.bind.bind`). The
     adapter contributes its own settings when it has a ``protocol()`` method.
     """
     settings: dict[str, Any] = {

@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from passk import cli
+from passk.gate.bind import CRITERIA
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gate_action.py"
@@ -90,7 +91,9 @@ def test_every_input_reaches_the_script_and_every_output_is_written():
     for name in ACTION["inputs"]:
         assert f"inputs.{name} " in steps_text.replace("}}", " }}"), f"input {name} unused"
     gate_step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "gate")
-    script = LOGIC.read_text(encoding="utf-8")
+    # the criteria's variables are named once, in the binding's table, which the script reads
+    script = LOGIC.read_text(encoding="utf-8") + "".join(
+        f'"{c.env}"' for c in CRITERIA if c.env)
     for variable in gate_step["env"]:
         if variable.startswith("PASSK_"):
             assert f'"{variable}"' in script, f"{variable} is set but the script never reads it"
@@ -119,7 +122,8 @@ def test_a_gate_that_passes(tmp_path):
     assert (report["gate"]["bar"], report["gate"]["on"]) == (0.6, "lower-bound")
     estimate, interval = _suite(report)
     assert outputs == {"verdict": "passed", "pass-hat-k": repr(estimate),
-                       "interval": json.dumps(interval), "k": "2", "policy": ""}
+                       "interval": json.dumps(interval), "k": "2", "policy": "",
+                       "policy-sha256": ""}
     assert summary.startswith("## passk gate: PASSED\n")
     assert f"<code>{STABLE}</code>" in summary
     assert "| task | risk |" in summary and "**gate: PASSED" in summary
@@ -132,7 +136,8 @@ def test_a_gate_that_blocks_fails_the_step(tmp_path):
     assert status == ref_status == 1
     estimate, interval = _suite(report)
     assert outputs == {"verdict": "blocked", "pass-hat-k": repr(estimate),
-                       "interval": json.dumps(interval), "k": str(report["k"]), "policy": ""}
+                       "interval": json.dumps(interval), "k": str(report["k"]),
+                       "policy": "", "policy-sha256": ""}
     assert summary.startswith("## passk gate: BLOCKED\n") and "**gate: BLOCKED" in summary
     first = report["gate"]["reasons"][0]
     assert f"::error title=passk gate::BLOCKED: {first}" in log
@@ -176,7 +181,7 @@ def test_bad_input_fails_the_step_and_says_why(tmp_path, inputs, message):
     status, log, summary, outputs = _run_action(tmp_path, **inputs)
     assert status == 2, log
     assert outputs == {"verdict": "error", "pass-hat-k": "", "interval": "", "k": "",
-                       "policy": ""}
+                       "policy": "", "policy-sha256": ""}
     assert summary.startswith("## passk gate: error\n")
     assert message in log and "::error title=passk gate::" in log, log
 
@@ -242,7 +247,9 @@ def test_the_action_gates_against_the_repositorys_policy_by_default(tmp_path):
     status, log, summary, outputs = _run_action(tmp_path, cwd=repo, results="stable.jsonl")
     assert status == 1 and outputs["verdict"] == "blocked", log
     assert outputs["policy"] == "passk.toml"
-    assert "policy <code>passk.toml</code>" in summary and "[policy passk.toml]" in summary
+    digest = outputs["policy-sha256"]
+    assert len(digest) == 64 and "policy <code>passk.toml</code>" in summary
+    assert f"[policy passk.toml (sha256 {digest[:12]})]" in summary
 
 
 def test_inputs_looser_than_the_policy_are_refused(tmp_path):
@@ -250,7 +257,7 @@ def test_inputs_looser_than_the_policy_are_refused(tmp_path):
     status, log, summary, outputs = _run_action(tmp_path, cwd=repo, results="stable.jsonl",
                                                 min_overall="0.5")
     assert status == 2 and outputs["verdict"] == "error"
-    assert "--min-overall 0.5 would loosen the policy's bar 0.9 (passk.toml)" in log
+    assert "input min-overall 0.5 would loosen the policy's bar 0.9 (passk.toml)" in log
     assert summary.startswith("## passk gate: error\n")
 
 

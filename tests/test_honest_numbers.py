@@ -15,8 +15,10 @@ from shared_data import TAU_BENCH_MISSING
 from passk.analysis.report import build_report, suite_curve
 from passk.cli import main
 from passk.criteria import GateCriteria
+from passk.errors import LoosenedCriteria
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
-from passk.gate import LoosenedCriteria, Protocol, bind_criteria
+from passk.gate import Protocol
+from passk.gate.bind import bind
 from passk.results.read import Run, read_results, results_from_runs
 from passk.run.evaluate import judged_report
 from passk.run.runner import run_suite
@@ -83,27 +85,25 @@ def test_write_runs_keeps_the_protocol_so_it_binds(tmp_path, capsys):
     assert main(["gate", str(path), "--max-flakiness", "1"]) == 2
 
 
-def test_bind_criteria_directions():
+def test_bind_directions_against_a_protocol():
     declared = Protocol({"k": 4, "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.3,
                          "gate_on": "lower-bound", "confidence": 0.9})
-    defaults = {"k": None, "min_overall_pass_hat_k": 0.7, "max_flakiness": 0.2,
-                "gate_on": "estimate", "confidence": 0.95}
-    same = bind_criteria(declared, {}, defaults)
-    assert same.values == {"k": 4, "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.3,
-                           "gate_on": "lower-bound", "confidence": 0.9}
+    same = bind({}, None, declared)
+    assert (same.k, same.value("bar"), same.value("cap"), same.value("on"),
+            same.value("confidence")) == (4, 0.5, 0.3, "lower-bound", 0.9)
     assert same.stricter == ()
-    tighter = bind_criteria(declared, {"k": 6, "max_flakiness": 0.1, "confidence": 0.99},
-                            defaults)
-    assert (tighter.values["k"], tighter.values["max_flakiness"],
-            tighter.values["confidence"]) == (6, 0.1, 0.99)
+    tighter = bind({"k": 6, "cap": 0.1, "confidence": 0.99}, None, declared)
+    assert (tighter.k, tighter.value("cap"), tighter.value("confidence")) == (6, 0.1, 0.99)
     assert len(tighter.stricter) == 3
-    for looser in ({"k": 3}, {"min_overall_pass_hat_k": 0.4}, {"max_flakiness": 0.31},
-                   {"gate_on": "estimate"}, {"confidence": 0.8}):
+    for looser in ({"k": 3}, {"bar": 0.4}, {"cap": 0.31}, {"on": "estimate"},
+                   {"confidence": 0.8}, {"min_runs": 0} | {"mode": "proved-warn"}):
+        if looser.get("mode"):
+            continue  # the protocol declares no mode: the default binds, any mode is asked
         with pytest.raises(LoosenedCriteria):
-            bind_criteria(declared, looser, defaults)
+            bind(looser, None, declared)
     # no protocol: what was asked, else the defaults
-    free = bind_criteria(None, {"max_flakiness": 1.0}, defaults)
-    assert free.values["max_flakiness"] == 1.0 and free.values["min_overall_pass_hat_k"] == 0.7
+    free = bind({"cap": 1.0}, None, None)
+    assert free.value("cap") == 1.0 and free.value("bar") == 0.7
 
 
 # --------------------------------------------------------------------------

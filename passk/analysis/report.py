@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from passk.gate.bind import InForce
 from passk.gate.judge import judge
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
 from passk.render.tables import (
@@ -127,6 +128,8 @@ class FileReport:
     options: dict[str, Any] = field(default_factory=dict)
     #: The curve's largest k (None: the largest per-task k).
     curve_k: int | None = None
+    #: The criteria in force with their origins (:func:`passk.gate.bind.bind`), when bound.
+    bound: InForce | None = None
 
     # The curve and the per-task rows by k are computed when first asked for
     # (``passk report`` prints them; ``passk gate`` decides without them).
@@ -194,6 +197,7 @@ class FileReport:
                             "stricter": list(opts.get("stricter", ())),
                             "mode": opts.get("mode", DEFAULT_CRITERIA.mode),
                             "policy": opts.get("policy"),
+                            "policy_sha256": opts.get("policy_sha256"),
                             "policy_line": self.gate.policy_line,
                             "overrides": list(self.gate.named)})
         if self.results.protocol is not None:
@@ -317,7 +321,7 @@ def build_report(
     baseline: Results | None = None, margin: float | None = None,
     alpha: float = DEFAULT_CRITERIA.alpha, correction: str = DEFAULT_CRITERIA.correction,
     mode: str = DEFAULT_CRITERIA.mode, policy_line: str = "", applied: tuple[str, ...] = (),
-    policy: str | None = None,
+    policy: str | None = None, policy_sha256: str | None = None, bound: InForce | None = None,
 ) -> FileReport:
     """Score a results file's counts: rows at each task's k, the dual gate, the curve.
 
@@ -339,7 +343,7 @@ def build_report(
         fails closed with each reason unless this is True.
     declared, stricter
         The protocol's declared criteria and the ones tightened beyond them,
-        recorded in the report (see :func:`passk.gate.criteria.bind_criteria`).
+        recorded in the report (see :func:`passk.gate.bind.bind`).
     baseline : Results, optional
         The baseline version's results, for the gate (``passk gate --baseline``).
     margin : float, optional
@@ -349,9 +353,10 @@ def build_report(
         tasks (:class:`passk.criteria.GateCriteria`).
     mode : {'chapter', 'proved', 'proved-warn'}
         How the gate decides (:class:`passk.criteria.GateCriteria`).
-    policy_line, applied, policy
+    policy_line, applied, policy, policy_sha256, bound
         The policy in force and the bound choices, for the verdict line
-        (:func:`passk.gate.judge.judge`); ``policy`` names the file in the JSON.
+        (:func:`passk.gate.judge.judge`); ``policy`` and its hash name the file in
+        the JSON; ``bound`` keeps each criterion's origin for the HTML page.
 
     The gate is :func:`passk.gate.judge.judge`'s on ``results``, the criteria
     and the baseline: the one place a verdict and its reasons are made.
@@ -383,8 +388,9 @@ def build_report(
                "class_threshold": class_threshold, "min_overall": min_overall_pass_hat_k,
                "max_flakiness": max_flakiness, "gate_on": gate_on, "min_runs": min_runs,
                "accept_incomplete": accept_incomplete, "declared": dict(declared or {}),
-               "stricter": list(stricter), "mode": mode, "policy": policy}
-    return FileReport(report, results, ks, options, curve_k)
+               "stricter": list(stricter), "mode": mode, "policy": policy,
+               "policy_sha256": policy_sha256}
+    return FileReport(report, results, ks, options, curve_k, bound)
 
 
 # --------------------------------------------------------------------------

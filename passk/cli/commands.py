@@ -18,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from passk.api import Evaluation, label
+
 # Only what the parser needs is imported here; each command imports the rest when it
 # runs, so `passk --help` and a small report start in a fraction of a second.
 from passk.cli.options import (
@@ -41,19 +43,13 @@ from passk.errors import (
     PasskError,
 )
 from passk.gate.bind import CRITERIA, InForce, asked_from, bind
-from passk.gate.criteria import curtailment_refusal
 from passk.gate.policy import (
     POLICY_FILE,
     Policy,
-    apply_policy,
-    count_errors,
-    policy_in_force,
 )
 from passk.metrics import CI_METHODS
 from passk.results.counts import with_unrun_tasks
-from passk.results.formats import FORMAT_OPTIONS
-from passk.results.protocol import require_same_protocol
-from passk.results.read import FORMATS, Results, ResultsError, read_results
+from passk.results.read import FORMATS, Results
 from passk.stability import CLASS_THRESHOLD, DEFAULT_CRITERIA, DEMO_SEED, GATE_ON
 
 if TYPE_CHECKING:
@@ -79,119 +75,34 @@ def _emit(text: str, *, markdown: bool = False) -> None:
     print(escape_markdown(text) if markdown else escape_text(text, keep_newlines=True))
 
 
+def _evaluation(args: argparse.Namespace) -> Evaluation:
+    """The command's evaluation (:class:`passk.api.Evaluation`): what was asked, by the
+    binding's names, the policy's source, notes on stderr. Made once per command."""
+    if "_evaluation" not in vars(args):
+        asked = asked_from(vars(args), "cli")
+        asked.update(k_for=dict(getattr(args, "k_for", None) or []),
+                     format=getattr(args, "format", "auto"),
+                     ci_method=getattr(args, "ci_method", "exact"))
+        vars(args)["_evaluation"] = Evaluation(
+            asked, getattr(args, "policy_file", None), getattr(args, "policy_ref", None),
+            command=args.command, say=lambda line: print(line, file=sys.stderr))
+    return cast(Evaluation, vars(args)["_evaluation"])
+
+
 def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:
-    """The policy in force (:func:`passk.gate.policy.policy_in_force`): ``--policy FILE``,
-    else the repository's one found from the working directory and the results; with
-    ``--policy-ref REF``, the one that commit holds. Read once per command."""
-    if "_policy" in vars(args):
-        return cast("Policy | None", vars(args)["_policy"])
-    policy = policy_in_force(getattr(args, "policy_file", None),
-                             results=[p for p in paths if p != "-"],
-                             ref=getattr(args, "policy_ref", None))
-    vars(args)["_policy"] = policy
-    return policy
+    """The policy in force, read once (:meth:`passk.api.Evaluation.policy`)."""
+    return _evaluation(args).policy(paths)
 
 
 def _asked(args: argparse.Namespace, files: int = 1) -> dict[str, Any]:
     """What the command was given, by the binding's names (:func:`passk.gate.bind.asked_from`)."""
-    out = asked_from(vars(args), "cli")
-    out["k_for"] = dict(getattr(args, "k_for", None) or [])
-    out["files"] = files
-    return out
+    return {**_evaluation(args).asked, "files": files}
 
 
 def _read(args: argparse.Namespace, path: str | Sequence[str] | None = None, *,
           judged: bool = True) -> Results:
-    """Read a results file (or several, as trials of one suite): :func:`_read_all` of one."""
-    return _read_all(args, [(path if path is not None else args.file, judged)])[0]
-
-
-def _read_all(args: argparse.Namespace,
-              inputs: Sequence[tuple[str | Sequence[str], bool]]) -> list[Results]:
-    """Read each input (a file, or several as trials of one suite) with the command's
-    --format, saying on stderr what auto chose; ``judged`` marks the evidence the gate
-    judges (``passk gate NEW --baseline OLD``: NEW judged, OLD not).
-
-    One step at a time, for every input at once: the policy in force refuses an option that
-    would loosen it and gives its success rule to the readers; every input is read; then the
-    policy's errors rule is applied, and the judged results are checked against its
-    producer, protocol, task set and runs. What is in force is kept for the verdict line
-    (:func:`_in_force`)."""
-    paths = [[p] if isinstance(p, str) else list(p) for p, _ in inputs]
-    fmt = getattr(args, "format", "auto")
-    policy = _policy(args, [p for ps in paths for p in ps])
-    common: dict[str, Any] = {
-        "duplicates": getattr(args, "duplicates", "error"),
-        "pool_evaluations": getattr(args, "pool_evaluations", False),
-        "pool_unverified_runs": getattr(args, "pool_unverified_runs", False),
-        "accept_incomplete": getattr(args, "accept_incomplete", False),
-        "eval_key": getattr(args, "eval_key", None),
-        "count_errors_as_failures": getattr(args, "count_errors_as_failures", None) or None}
-    read: list[Results] = []
-    for ps in paths:
-        producer = None
-        if policy is not None:
-            from passk.results.formats import detect_format
-
-            producer = fmt if fmt != "auto" else policy.producer or detect_format(ps[0])
-        # refused here when looser than the policy, before anything is read
-        reader = bind(_asked(args, len(ps)), policy, producer=producer).reader
-        taken = FORMAT_OPTIONS.get(producer, ()) if producer is not None else None
-        opts = {k: v for k, v in reader.items() if v is not None}
-        if (taken is not None and "errors" not in taken
-                and getattr(args, "errors", None) is None):  # the policy's, where it applies
-            opts.pop("errors", None)
-        read.append(read_results(ps[0] if len(ps) == 1 else ps, fmt, **opts, **common))
-    read = [_stopped_early(results, ps) if judged else results
-            for (_, judged), ps, results in zip(inputs, paths, read, strict=True)]
-    for (path, _), ps, results in zip(inputs, paths, read, strict=True):
-        _refuse_single_runs(args, _label(path), results)
-        if fmt == "auto" and (results.source not in ("jsonl", "csv") or any(
-                Path(p).suffix.lower() not in _EXTENSION_FORMATS for p in ps)):
-            print(f"passk {args.command}: read {', '.join(ps)} as {results.source} (detected; "
-                  f"--format to override)", file=sys.stderr)
-    errors = policy.errors if policy is not None else "fail"
-    counted = [count_errors(results, errors) for results in read]
-    out = []
-    for (path, judged), (results, said) in zip(inputs, counted, strict=True):
-        vars(args).setdefault("_read", []).append(("results" if judged else "baseline", results))
-        if judged:
-            vars(args)["_said"] = said
-            if policy is not None:
-                results = apply_policy(policy, results, _label(path))
-        out.append(results)
-    return out
-
-
-def _stopped_early(results: Results, paths: Sequence[str]) -> Results:
-    """A ``passk run --stop-early`` log that stopped at a look: complete under its
-    protocol's stopping rule once :func:`passk.run.runner.results_of_stopped_log`
-    verifies the stop from its own records. Anything not verified stays short of its
-    plan (the gate blocks)."""
-    protocol = results.protocol
-    if (protocol is None or not protocol.settings.get("stop_early") or len(paths) != 1
-            or not results.incomplete):
-        return results
-    from passk.run.runner import results_of_stopped_log
-
-    return results_of_stopped_log(paths[0], results)
-
-
-#: Producers whose files hold one run a task unless repeats were asked for.
-_REPEATS_FLAG = {"promptfoo": "`promptfoo eval --repeat N`",
-                 "lm-eval": "repeats: N in the task (each repeat scored), or one lm-eval run "
-                            "per --seed read together"}
-
-
-def _refuse_single_runs(args: argparse.Namespace, label: str, results: Results) -> None:
-    """A promptfoo or lm-eval file without repeats (one run a task) gated at k > 1 is refused:
-    it holds no evidence about pass^k, and saying so beats a table of dashes."""
-    k = getattr(args, "k", None)
-    if (results.source in _REPEATS_FLAG and isinstance(k, int) and k > 1 and len(results)
-            and int(results.totals.max()) <= 1):
-        raise ResultsError(label, None, f"one run a task (no repeats), so pass^{k} cannot be "
-                           f"estimated: run {_REPEATS_FLAG[results.source]} with N >= {k}, "
-                           "or pass --k 1")
+    """Read a results file (or several, as trials of one suite), as the API reads it."""
+    return _evaluation(args).read_all([(path if path is not None else args.file, judged)])[0]
 
 
 def _incomplete_lines(args: argparse.Namespace, named: Sequence[tuple[str, Results]]
@@ -200,67 +111,14 @@ def _incomplete_lines(args: argparse.Namespace, named: Sequence[tuple[str, Resul
     return [f"incomplete input {path}: {why}" for path, r in named for why in r.incomplete]
 
 
-def _label(path: str | Sequence[str]) -> str:
-    return path if isinstance(path, str) else " + ".join(path)
-
-
 def _bound(args: argparse.Namespace, results: Results) -> InForce:
-    """The criteria in force for ``results`` (:func:`passk.gate.bind.bind`: the options, the
-    run's protocol, the policy, the defaults), bound once per command; a curtailed or
-    stopped run decides only under the gate it served."""
-    if "_bound" in vars(args):
-        return cast(InForce, vars(args)["_bound"])
-    f = bind(_asked(args), _policy(args), results.protocol, producer=results.source)
-    refused = curtailment_refusal(
-        results.protocol, {"k": f.k, "min_overall_pass_hat_k": f.value("bar"),
-                           "max_flakiness": f.value("cap"), "gate_on": f.value("on"),
-                           "confidence": f.value("confidence"),
-                           "min_runs": f.value("min_runs")}, results)
-    if refused:
-        raise BadInput(refused)
-    said = vars(args).get("_said", ())
-    if said:
-        f = dataclasses.replace(f, overrides=(*f.overrides, *said))
-    vars(args)["_bound"] = f
-    return f
-
-
-def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
-    """The criteria in force for ``results`` as :func:`passk.analysis.report.build_report`'s
-    keywords. The default k is one rule for every command: the protocol's, else ``--k``,
-    else the policy's, else the smallest n (said on stderr)."""
-    f = _bound(args, results)
-    c = f.criteria
-    per_test = results.protocol is not None and "tests" in results.protocol.settings
-    if f.k is None and not f.k_for and not per_test:  # per test: each test's own k
-        positive = results.totals[results.totals > 0]
-        smallest = int(positive.min()) if positive.size else 1
-        print(f"passk {args.command}: k = {smallest}, the smallest number of runs of any task "
-              "(--k to choose)", file=sys.stderr)
-    for line in f.stricter:
-        print(f"passk {args.command}: {line}", file=sys.stderr)
-    class_threshold = (results.protocol.settings.get("class_threshold")
-                       if results.protocol is not None else None)
-    return {
-        "k": f.k, "k_for": dict(f.k_for), "confidence": c.confidence,
-        "ci_method": getattr(args, "ci_method", "exact"),
-        "class_threshold": class_threshold if class_threshold is not None else CLASS_THRESHOLD,
-        "min_overall_pass_hat_k": c.min_overall_pass_hat_k, "max_flakiness": c.max_flakiness,
-        "gate_on": c.on, "min_runs": c.min_runs, "mode": c.mode,
-        "accept_incomplete": getattr(args, "accept_incomplete", False),
-        "declared": f.declared, "stricter": f.stricter,
-        "alpha": c.alpha, "correction": c.correction, "margin": c.margin,
-        "policy_line": f.policy_line, "applied": f.overrides,
-        "policy": f.policy.path if f.policy is not None else None,
-    }
+    """The criteria in force for ``results`` (:meth:`passk.api.Evaluation.bound`)."""
+    return _evaluation(args).bound(results)
 
 
 def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
-    """Score a file under the criteria in force (see :func:`_criteria`)."""
-    from passk.analysis.report import build_report
-
-    results = results if results is not None else _read(args)
-    return build_report(results, **_criteria(args, results))
+    """Score and judge a file under the criteria in force (:meth:`passk.api.Evaluation.report`)."""
+    return _evaluation(args).report(results if results is not None else _read(args))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -326,36 +184,23 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def gate_report(args: argparse.Namespace) -> FileReport:
-    """``passk gate``'s report, made once (the command prints it; the Action renders it
-    both as JSON and as Markdown, :mod:`passk.integrations.action`).
-
-    Raises
-    ------
-    BadInput, ResultsError, ValueError
-        Input the gate cannot use (exit 2).
-    """
-    from passk.analysis.report import build_report
-
-    if args.baseline is None and args.margin is not None:
-        raise BadInput("--margin needs --baseline OLD to compare against")
-    inputs = [(args.file, True)] + ([(args.baseline, False)] if args.baseline is not None else [])
-    results, *others = _read_all(args, inputs)  # both read at once, then the policy on both
-    old = others[0] if others else None
-    if old is not None:  # the comparison is evidence too: the judge decides once
-        _require_same_protocol(args, old, results, args.baseline, _label(args.file))
-    return build_report(results, **_criteria(args, results), baseline=old)
+    """``passk gate``'s report, made once by :meth:`passk.api.Evaluation.gate`."""
+    return _evaluation(args).gate(args.file, args.baseline)
 
 
-def criteria_origins(args: argparse.Namespace, fr: FileReport) -> list[tuple[str, str, str]]:
+def criteria_origins(fr: FileReport, *, baseline: bool = False
+                     ) -> list[tuple[str, str, str]]:
     """The criteria in force, each as (name, value, where it came from), for the HTML page:
     :attr:`passk.gate.bind.InForce.origins`, with the values the report used."""
-    f = _bound(args, fr.results)
+    f = fr.bound
+    if f is None:
+        raise ValueError("this report was not bound: make it with passk.api")
     ks = sorted(set(fr.ks.tolist()))
     k_shown = str(f.k) if f.k is not None else (
         str(ks[0]) if len(ks) == 1 else "per task: " + ", ".join(map(str, ks)))
     labels = {"k": "k", "bar": "bar", "cap": "flakiness cap", "on": "on",
               "confidence": "confidence", "min_runs": "min runs", "mode": "mode"}
-    if getattr(args, "baseline", None) is not None:
+    if baseline:
         labels.update(alpha="alpha", correction="correction", margin="margin")
     out = []
     for c in CRITERIA:
@@ -370,31 +215,36 @@ def criteria_origins(args: argparse.Namespace, fr: FileReport) -> list[tuple[str
     return out
 
 
-def html_page(args: argparse.Namespace, fr: FileReport) -> str:
+def html_page(fr: FileReport, read: Sequence[tuple[str, Results]], *, title: str,
+              baseline: bool = False) -> str:
     """The report as one self-contained HTML page (:func:`passk.render.html.report_page`),
-    from the same report the text, Markdown and JSON print."""
+    from the same report the text, Markdown and JSON print; ``read`` is what was read, by
+    role (:attr:`passk.api.Evaluation.read`)."""
     import passk
     from passk.analysis.report import format_gate
     from passk.render.html import report_page
     from passk.stability import interval_note, order_rows
 
-    read = [{"role": role, "path": src.path, "producer": src.producer, "sha256": src.sha256,
-             "run_ids": list(src.run_ids)}
-            for role, results in vars(args).get("_read", []) for src in results.sources]
+    files = [{"role": role, "path": src.path, "producer": src.producer, "sha256": src.sha256,
+              "run_ids": list(src.run_ids)}
+             for role, results in read for src in results.sources]
     return report_page(fr.to_dict(curves=False),
                        verdict=format_gate(fr, limit=0).splitlines()[0],
-                       order=order_rows(fr.report.tasks), criteria=criteria_origins(args, fr),
-                       read=read, interval_note=interval_note(fr.report.confidence,
-                                                              fr.report.ci_method),
-                       title=f"passk {args.command}: {_label(args.file)}",
-                       generator=f"passk {passk.__version__}")
+                       order=order_rows(fr.report.tasks),
+                       criteria=criteria_origins(fr, baseline=baseline),
+                       read=files, interval_note=interval_note(fr.report.confidence,
+                                                               fr.report.ci_method),
+                       title=title, generator=f"passk {passk.__version__}")
 
 
 def _write_html(args: argparse.Namespace, fr: FileReport) -> None:
     """``--html OUT``: write the page, and say so on stderr."""
     out = getattr(args, "html", None)
     if out:
-        Path(out).write_text(html_page(args, fr), encoding="utf-8")
+        Path(out).write_text(html_page(fr, _evaluation(args).read,
+                                       title=f"passk {args.command}: {label(args.file)}",
+                                       baseline=getattr(args, "baseline", None) is not None),
+                             encoding="utf-8")
         print(f"passk {args.command}: wrote {out}", file=sys.stderr)
 
 
@@ -572,26 +422,6 @@ def _tier_cap() -> str:
             "more runs than that are not planned; --max-n N plans up to N runs a task")
 
 
-def _require_same_protocol(args: argparse.Namespace, old: Results, new: Results,
-                           old_path: str, new_path: str) -> None:
-    """Refuse to compare results measured under different protocols (or unknown against
-    known), except in the settings ``--allow-change`` names, which are said on stderr."""
-    if old.protocol is None and new.protocol is None:
-        return
-    if old.protocol is None or new.protocol is None:
-        missing, other = (old_path, new_path) if old.protocol is None else (new_path, old_path)
-        known = old.protocol if old.protocol is not None else new.protocol
-        raise BadInput(f"{missing} records no protocol but {other} does (fingerprint "
-                       f"{known.fingerprint if known else '?'}): cannot tell whether they "
-                       "compare")
-    changed = require_same_protocol(old.protocol, new.protocol,
-                                    allowed=tuple(getattr(args, "allow_change", None) or ()))
-    for line in changed:
-        print(f"passk {args.command}: the versions differ in {line} (--allow-change)",
-              file=sys.stderr)
-
-
-
 _DIFF_EXIT_CODES = ("exit codes: 0 no regression shown (with --margin: non-inferior); 1 a "
                     "regression is shown: the suite's mean pass^k is worse (its interval lies "
                     "below 0), or a task regressed beyond repeat noise (Fisher, Holm), or an "
@@ -607,7 +437,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     old = _read(args, args.old, judged=False)
     new = _read(args, args.new)
-    _require_same_protocol(args, old, new, args.old, args.new)
+    _evaluation(args).same_protocol(old, new, args.old, args.new)
     settings = bind(_asked(args), _policy(args)).criteria  # alpha, correction, margin
     d = diff_results(old, new, k=args.k, alpha=settings.alpha, correction=settings.correction,
                      class_threshold=args.class_threshold, margin=settings.margin,
@@ -921,6 +751,13 @@ def _add_gate(add: _Add) -> None:
     p.add_argument("--margin", type=margin, default=None, metavar="D",
                    help="with --baseline: block unless the mean pass^k is shown to be at "
                    "most D below OLD's (non-inferiority; an inconclusive comparison blocks)")
+    p.add_argument("--alpha", type=open_probability, default=None,
+                   help="with --baseline: the comparison's level, per task after correction "
+                   "and 1 - the suite interval's confidence (default: the policy's [baseline] "
+                   "alpha, else 0.05; a higher one than the policy's is refused)")
+    p.add_argument("--correction", choices=CORRECTIONS, default=None,
+                   help="with --baseline: holm (family-wise error, default) or bh (false "
+                   "discovery rate; refused when the policy's is holm)")
     p.add_argument("--allow-change", action="append", default=None, metavar="SETTING",
                    help="a protocol setting the two versions may differ in, the change under "
                    "test (e.g. adapter_settings.temperature; a prefix names a group); "

@@ -3,7 +3,8 @@
 ==========================  =====================================================
 module                      what
 ==========================  =====================================================
-:mod:`.criteria`            binding declared criteria; refusing looser ones
+:mod:`.bind`                the one binding: options, policy, protocol -> criteria in force
+:mod:`.criteria`            a curtailed or stopped run decides only under its own gate
 :mod:`.curtailment`         the settle rule of curtailed repetition
 :mod:`.judge`               the one judge: a verdict from Results, criteria, a baseline
 :mod:`.honest`              page 6's honest gate
@@ -14,13 +15,9 @@ module                      what
 
 from __future__ import annotations
 
-from passk.gate.criteria import (
-    GATE_CRITERIA,
-    BoundCriteria,
-    LoosenedCriteria,
-    bind_criteria,
-    curtailment_refusal,
-)
+from passk.errors import LoosenedCriteria
+from passk.gate.bind import CHOICES, CRITERIA, InForce, asked_from, bind
+from passk.gate.criteria import curtailment_refusal
 from passk.gate.honest import Criteria, HonestGateResult, Measurement, honest_gate
 from passk.results.protocol import (
     Protocol,
@@ -30,15 +27,17 @@ from passk.results.protocol import (
 )
 
 __all__ = [
-    "GATE_CRITERIA",
-    "BoundCriteria",
+    "CHOICES",
+    "CRITERIA",
     "Criteria",
     "HonestGateResult",
+    "InForce",
     "LoosenedCriteria",
     "Measurement",
     "Protocol",
     "ProtocolMismatch",
-    "bind_criteria",
+    "asked_from",
+    "bind",
     "curtailment_refusal",
     "honest_gate",
     "protocol_differences",

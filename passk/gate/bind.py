@@ -280,8 +280,8 @@ def _said(c: Criterion | Choice, front: str, value: Any) -> str:
     name = _spelling(c, front)
     if front == "python":
         return f"{name}={shown}"
-    if front == "env":
-        return f"{name}={shown}"
+    if front == "env":  # the Action's input, as action.yml names it
+        return f"input {name.removeprefix('PASSK_').lower().replace('_', '-')} {shown}"
     return name if value is True else f"{name} {shown}"
 
 

@@ -1,127 +1,22 @@
-"""The gate's criteria are fixed before the runs: a looser request afterwards is refused.
+"""A curtailed or stopped run decides only under the gate it served.
 
-:func:`bind_criteria` applies the criteria a protocol declared (a stricter
-request is kept, a looser one refused); :func:`curtailment_refusal` refuses
-criteria that a curtailed run's settle rule did not decide under.
+:func:`curtailment_refusal` refuses criteria that a curtailed run's settle rule
+(or an early stop's looks) did not decide under. Binding the criteria in force
+(the options, the protocol, the policy) is :func:`passk.gate.bind.bind`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from passk.criteria import DEFAULT_CRITERIA
-from passk.errors import LoosenedCriteria
 from passk.results.protocol import Protocol, _canonical
 
 __all__ = [
     "CURTAILMENT_CRITERIA",
-    "GATE_CRITERIA",
-    "BoundCriteria",
-    "LoosenedCriteria",
-    "bind_criteria",
     "curtailment_refusal",
 ]
-
-
-#: The gate's criteria a protocol may declare, with the direction that is stricter:
-#: ``"higher"`` (a larger number is stricter), ``"lower"``, or an order from
-#: loosest to strictest.
-GATE_CRITERIA: dict[str, str | tuple[str, ...]] = {
-    "k": "higher",                       # all of more runs must pass
-    "min_overall_pass_hat_k": "higher",  # a higher bar
-    "max_flakiness": "lower",            # a lower cap
-    "gate_on": ("estimate", "lower-bound"),
-    "confidence": "higher",              # a lower bound at higher confidence is lower
-}
-
-
-def _looser(name: str, declared: Any, requested: Any) -> bool:
-    """Whether ``requested`` is looser than ``declared`` for the criterion ``name``."""
-    direction = GATE_CRITERIA.get(name, "higher")
-    if isinstance(direction, tuple):
-        return direction.index(requested) < direction.index(declared)
-    return requested < declared if direction == "higher" else requested > declared
-
-
-@dataclass(frozen=True)
-class BoundCriteria:
-    """The criteria a gate applies: the declared ones, tightened where asked.
-
-    Attributes
-    ----------
-    values : Mapping[str, Any]
-        Each criterion's value in force.
-    declared : Mapping[str, Any]
-        What the protocol declared (empty when the results record no protocol).
-    stricter : tuple of str
-        One sentence per criterion tightened beyond the declared value.
-    """
-
-    values: Mapping[str, Any]
-    declared: Mapping[str, Any]
-    stricter: tuple[str, ...] = ()
-
-
-def bind_criteria(protocol: Protocol | None, requested: Mapping[str, Any],
-                  defaults: Mapping[str, Any]) -> BoundCriteria:
-    """Apply a protocol's declared criteria: a looser request is refused, a stricter one kept.
-
-    Criteria are fixed before measuring. For each name in :data:`GATE_CRITERIA`
-    the value in force is the requested one (a value that is not ``None``)
-    if the protocol declares nothing for it or if it is at least as strict;
-    otherwise the declared value, or the default when neither is given.
-
-    Parameters
-    ----------
-    protocol : Protocol or None
-        The measurement's protocol; its settings may name the criteria.
-    requested : Mapping[str, Any]
-        What the user asked for after the runs; ``None`` for "not asked".
-    defaults : Mapping[str, Any]
-        Values used when neither is given.
-
-    Returns
-    -------
-    BoundCriteria
-
-    Raises
-    ------
-    LoosenedCriteria
-        Naming the criterion, the declared value and the requested one.
-
-    Examples
-    --------
-    >>> declared = Protocol({"k": 5, "min_overall_pass_hat_k": 0.7, "max_flakiness": 0.2})
-    >>> bound = bind_criteria(declared, {"min_overall_pass_hat_k": 0.8}, {"gate_on": "estimate"})
-    >>> bound.values["min_overall_pass_hat_k"], bound.values["k"], bound.stricter
-    (0.8, 5, ('min_overall_pass_hat_k 0.8 is stricter than the declared 0.7',))
-    >>> bind_criteria(declared, {"max_flakiness": 1.0}, {})  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    passk.gate.criteria.LoosenedCriteria: max_flakiness 1.0 would loosen the declared 0.2: ...
-    """
-    settings = protocol.settings if protocol is not None else {}
-    declared = {name: settings[name] for name in GATE_CRITERIA if settings.get(name) is not None}
-    values: dict[str, Any] = dict(defaults)
-    stricter: list[str] = []
-    for name in GATE_CRITERIA:
-        asked = requested.get(name)
-        if name not in declared:
-            if asked is not None:
-                values[name] = asked
-            continue
-        values[name] = declared[name]
-        if asked is None or asked == declared[name]:
-            continue
-        if _looser(name, declared[name], asked):
-            raise LoosenedCriteria(
-                f"{name} {asked} would loosen the declared {declared[name]}: criteria are fixed "
-                f"before the runs (protocol {protocol.fingerprint if protocol else '?'})")
-        values[name] = asked
-        stricter.append(f"{name} {asked} is stricter than the declared {declared[name]}")
-    return BoundCriteria(values, declared, tuple(stricter))
 
 
 #: The criteria a curtailed run's settle rule used, with the values a protocol that

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from passk.gate.criteria import _looser
+from passk.gate.bind import looser
 from passk.results.protocol import Protocol
 
 __all__ = ["Criteria", "HonestGateResult", "Measurement", "honest_gate"]
@@ -84,7 +84,7 @@ def honest_gate(criteria: Criteria, measurement: Measurement) -> HonestGateResul
     The measurement's protocol declares its criteria either as a fingerprint
     (then any change is refused) or as the bars themselves, a mapping of
     minimums (then a bar may be raised, never lowered: the rule of
-    :func:`bind_criteria`, which ``passk gate`` applies to a run's k, bar and
+    :func:`passk.gate.bind.bind`, which ``passk gate`` applies to a run's k, bar and
     cap). It also fails when a metric is missing or not a number, or below its
     bar. Every reason gives the figure and the bar.
 
@@ -103,7 +103,7 @@ def honest_gate(criteria: Criteria, measurement: Measurement) -> HonestGateResul
     if isinstance(declared, Mapping):
         for name, bar in declared.items():
             asked = criteria.minimums.get(name)
-            if asked is None or _looser("min_" + name, bar, asked):
+            if asked is None or looser("bar", bar, asked):  # a minimum: higher is stricter
                 reasons.append(f"{name}: bar {asked} would loosen the declared {bar}: a bar "
                                "cannot change after the numbers are in")
     elif declared != criteria.fingerprint:
