@@ -329,9 +329,9 @@ def limited(path: Path, task: str, documents: int) -> tuple[list[str], list[str]
     """
     stored_file = results_file(path)
     if stored_file is None:
-        return ([f"no lm-eval results_<date>.json beside {path.name} (lm-eval writes one with "
-                 "every samples file, with the same date): whether the run was limited "
-                 "(--limit) cannot be read; pass the samples file where lm-eval wrote it"], [])
+        return ([f"no lm-eval results file of the same date beside {path.name} (lm-eval "
+                 "writes one with every samples file): whether the run was limited (--limit) "
+                 "cannot be read; pass the samples file where lm-eval wrote it"], [])
     data = load_json(stored_file)
     if not isinstance(data, dict):
         raise ResultsError(stored_file, None, "an lm-eval results file must be a JSON object")
