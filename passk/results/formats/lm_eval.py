@@ -298,6 +298,10 @@ def read_lm_eval(path: str | os.PathLike[str], data: Any = None, *, duplicates: 
     return replace(with_notes(results, [*notes, *said], incomplete), suite=task)
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
         else None
@@ -329,20 +333,20 @@ def limited(path: Path, task: str, documents: int) -> tuple[list[str], list[str]
     """
     stored_file = results_file(path)
     if stored_file is None:
-        return ([f"no lm-eval results file of the same date beside {path.name} (lm-eval "
-                 "writes one with every samples file): whether the run was limited (--limit) "
-                 "cannot be read; pass the samples file where lm-eval wrote it"], [])
+        return ([(f"no lm-eval results file of the same date beside {path.name} (lm-eval "
+                  "writes one with every samples file): whether the run was limited (--limit) "
+                  "cannot be read; pass the samples file where lm-eval wrote it")], [])
     data = load_json(stored_file)
     if not isinstance(data, dict):
         raise ResultsError(stored_file, None, "an lm-eval results file must be a JSON object")
-    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    config, counts = _object(data.get("config")), _object(data.get("n-samples"))
     limit = config.get("limit")
-    counts = data.get("n-samples") if isinstance(data.get("n-samples"), dict) else {}
-    n_samples = counts.get(task) if isinstance(counts.get(task), dict) else {}
+    n_samples = _object(counts.get(task))
     original, effective = _whole(n_samples.get("original")), _whole(n_samples.get("effective"))
     where = f"n-samples in {stored_file.name}"
     flag = f"--limit {limit}" if limit is not None else "no --limit recorded"
-    incomplete, notes = [], []
+    incomplete: list[str] = []
+    notes: list[str] = []
     if original is not None and effective is not None and effective < original:
         incomplete.append(f"lm-eval ran {effective} of task {task}'s {original} documents "
                           f"({flag}, {where}): a limited run is not the whole evaluation; rerun "

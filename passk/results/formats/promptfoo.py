@@ -379,12 +379,15 @@ def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
             "evaluation": evaluation, "trials": trials}
 
 
-def _created(data: dict) -> str | None:
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _created(data: dict[str, Any]) -> str | None:
     """When the eval was created: ``results.timestamp`` (else ``metadata.evaluationCreatedAt``),
     which ``promptfoo import --new-id`` keeps while it gives the eval and its rows new ids."""
-    summary = data.get("results") if isinstance(data.get("results"), dict) else {}
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    for value in (summary.get("timestamp"), metadata.get("evaluationCreatedAt")):
+    for value in (_object(data.get("results")).get("timestamp"),
+                  _object(data.get("metadata")).get("evaluationCreatedAt")):
         if isinstance(value, str) and value:
             return value
     return None
@@ -395,7 +398,7 @@ def _created(data: dict) -> str | None:
 _LOADED = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 
 
-def _runs_test(test: dict, case: Any) -> bool:
+def _runs_test(test: dict[str, Any], case: Any) -> bool:
     """Whether a row's ``testCase`` is (an expansion of) the config's ``test``: the same
     description, and each var equal (or, a var given as a list, one of its values); a var
     loaded from a file (``file://``) is not compared."""
@@ -404,7 +407,7 @@ def _runs_test(test: dict, case: Any) -> bool:
     if test.get("description") is not None and case.get("description") != test["description"]:
         return False
     variables = test.get("vars")
-    given = case.get("vars") if isinstance(case.get("vars"), dict) else {}
+    given = _object(case.get("vars"))
     if not isinstance(variables, dict):
         return True
     for name, value in variables.items():
@@ -420,7 +423,7 @@ def _runs_test(test: dict, case: Any) -> bool:
 _ABSENT = object()
 
 
-def _named_test(i: int, test: dict) -> str:
+def _named_test(i: int, test: dict[str, Any]) -> str:
     said = test.get("description") or _canonical(test.get("vars") or {})
     return f"#{i + 1} {str(said)[:QUOTE]}"
 
@@ -450,7 +453,7 @@ def _prompt_name(entry: Any) -> str | None:
     return None
 
 
-def unrun(data: Any, raw: list) -> list[str]:
+def unrun(data: Any, raw: list[Any]) -> list[str]:
     """The sentences naming what the eval's ``config`` lists but no row ran: a filtered eval.
 
     promptfoo writes the config as given (its tests, providers and prompts),
@@ -490,7 +493,7 @@ def unrun(data: Any, raw: list) -> list[str]:
     providers = config.get("providers")
     if isinstance(providers, list):
         named = [_provider_names(p) for p in providers]
-        missing = [sorted(n)[0] for n in named if n is not None and not n & seen]
+        missing = [min(n) for n in named if n is not None and not n & seen]
         if missing:
             said.append(f"promptfoo eval has no row from {plural(len(missing), 'provider')} its "
                         f"config lists ({some(missing)}): a filtered eval (--filter-providers) "
@@ -508,7 +511,7 @@ def unrun(data: Any, raw: list) -> list[str]:
     return said
 
 
-def cached_rows(raw: list) -> list[str]:
+def cached_rows(raw: list[Any]) -> list[str]:
     """The sentence naming rows answered from promptfoo's cache (``response.cached``).
 
     promptfoo caches provider responses by default (``promptfoo eval`` without
