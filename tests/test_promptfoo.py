@@ -153,19 +153,23 @@ def test_the_same_eval_twice_is_refused(tmp_path: Path) -> None:
     data = json.loads(REPEAT4.read_text())
     data["metadata"]["exportedAt"] = "another time"  # another digest, the same evalId
     copy.write_text(json.dumps(data, indent=2))
-    with pytest.raises(ResultsError, match="evalId"):
+    # named by the first id both hold: the evalId, or the eval's creation time (which
+    # `promptfoo import --new-id` keeps: tests/test_producer_records.py)
+    with pytest.raises(ResultsError, match="same run as .*(evalId|eval created)"):
         read_results([REPEAT4, copy])
     shutil.copy(REPEAT4, tmp_path / "same.json")
     with pytest.raises(ResultsError):
         read_results([REPEAT4, tmp_path / "same.json"])
 
 
-def test_run_ids_are_the_eval_id_and_each_rows_place() -> None:
+def test_run_ids_are_the_eval_id_its_creation_and_each_rows_id() -> None:
     found = run_ids(REPEAT4)
-    eval_id = json.loads(REPEAT4.read_text())["evalId"]
-    assert found["run_ids"] == [("promptfoo evalId", eval_id)]
+    data = json.loads(REPEAT4.read_text())
+    assert found["run_ids"] == [("promptfoo evalId", data["evalId"]),
+                                ("promptfoo eval created", data["results"]["timestamp"])]
     assert len(found["trials"]) == 16
-    assert all(place.startswith(f"{eval_id} testIdx ") for _, place in found["trials"])
+    assert {place for _, place in found["trials"]} == {
+        f"promptfoo row id {row['id']}" for row in data["results"]["results"]}
     assert "plan" in found["evaluation"]["providers"]
     assert "YYYY" not in found["evaluation"]["providers"]  # provider config only as a digest
 

@@ -67,9 +67,9 @@ from passk.results.counts import (
 from passk.results.formats._shared import QUOTE, plural, some
 from passk.results.protocol import Protocol
 
-__all__ = ["ERRORED_SAMPLES", "ERRORS", "INSPECT_RUN_ID", "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "SuccessRule",
-           "identity", "is_success", "read_inspect", "read_log", "sniff", "sniff_file",
-           "value_to_float"]
+__all__ = ["ERRORED_SAMPLES", "ERRORS", "INSPECT_RUN_ID", "INSPECT_SAMPLE_UUID",
+           "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "SuccessRule", "identity", "is_success",
+           "read_inspect", "read_log", "sniff", "sniff_file", "value_to_float"]
 
 #: Score values that count as a success by default (Inspect's accuracy convention).
 INSPECT_SUCCESS_VALUES = ("C",)
@@ -80,8 +80,14 @@ ERRORED_SAMPLES = "errored samples"
 #: What an errored sample epoch may be (``errors=``): a failure (the default), or left out.
 ERRORS = ("fail", "exclude")
 
-#: What an Inspect run's identity is: the log's eval id, the sample id and the epoch.
+#: What an Inspect run's identity is where its sample records no ``uuid``: the log's eval id,
+#: the sample id and the epoch.
 INSPECT_RUN_ID = "Inspect sample (eval_id, sample id, epoch)"
+
+#: What an Inspect run's identity is: its sample's ``uuid`` (Inspect 0.3.70 and later), which
+#: Inspect mints once a sample epoch and keeps through retries, ``inspect eval-retry`` and
+#: copies of the log; a copy under a new ``eval_id`` keeps it.
+INSPECT_SAMPLE_UUID = "Inspect sample uuid"
 
 #: The early-stopping manager name of passk's curtailment.
 PASSK_MANAGER = "passk.gate.curtailment"
@@ -462,7 +468,14 @@ class _Text:
 
 
 def _thin(sample: Any) -> Any:
-    """A sample's summary: what the reader uses of it (id, epoch, score values, error)."""
+    """A sample's summary: what the reader uses of it (id, epoch, score values, error, its
+    ``uuid`` and how many errors a retry erased).
+
+    A sample records its retried errors as ``error_retries`` (a list, in a
+    ``.json`` log and a ``.eval`` log's ``samples/``); a ``.eval`` log's
+    summary records their count as ``retries`` (``EvalSample.summary()`` in
+    Inspect's ``log/_log.py``).
+    """
     if not isinstance(sample, dict):
         return sample
     scores = sample.get("scores")
@@ -471,8 +484,10 @@ def _thin(sample: Any) -> Any:
     if isinstance(scores, dict):
         scores = {name: ({"value": s.get("value")} if isinstance(s, dict) else s)
                   for name, s in scores.items()}
+    retried = sample.get("error_retries")
+    retries = len(retried) if isinstance(retried, list) else sample.get("retries")
     return {"id": sample.get("id"), "epoch": sample.get("epoch"), "scores": scores,
-            "error": sample.get("error")}
+            "error": sample.get("error"), "uuid": sample.get("uuid"), "retries": retries}
 
 
 def _json_log(path: Path) -> tuple[dict, list[Any]]:
@@ -587,8 +602,9 @@ def identity(header: Mapping[str, Any]) -> dict[str, Any]:
 
     ``run_ids`` are the log's ``eval_id`` and ``run_id``; ``evaluation`` is
     what two logs must share to be pooled as trials of one evaluation: the
-    task, its arguments, the model and its roles, the solver (or the plan),
-    the generation config, the dataset's name and selected sample ids. Nested
+    task, its version (``task_version``), its arguments, the model and its
+    roles, the solver (or the plan), the generation config, the dataset's
+    name and selected sample ids. Nested
     values are canonical JSON (sorted keys), so equal settings compare equal.
 
     ``header`` is the log's header (with ``eval`` and ``plan``) or its
@@ -601,6 +617,9 @@ def identity(header: Mapping[str, Any]) -> dict[str, Any]:
     >>> ident = identity({"eval": spec})
     >>> ident["run_ids"], ident["evaluation"]["task_args"], ident["evaluation"]["sample_ids"]
     (['e1', 'r1'], '{"a":1,"b":2}', '[1,2]')
+    >>> ident["evaluation"]["task_version"], identity({"eval": {"task_version": "2"}})[
+    ...     "evaluation"]["task_version"]
+    ('0', '"2"')
     """
     inner = header.get("eval")
     spec: Mapping[str, Any] = inner if isinstance(inner, Mapping) else header
@@ -613,8 +632,11 @@ def identity(header: Mapping[str, Any]) -> dict[str, Any]:
     elif isinstance(plan, Mapping):
         solver = {"plan": [{"solver": s.get("solver"), "params": s.get("params") or {}}
                            for s in plan.get("steps") or () if isinstance(s, Mapping)]}
+    version = spec.get("task_version")
     return {"run_ids": [str(spec.get("eval_id") or ""), str(spec.get("run_id") or "")],
             "evaluation": {"task": spec.get("task"),
+                           # Inspect's default task_version is 0 (EvalSpec in log/_log.py)
+                           "task_version": _canonical(0 if version is None else version),
                            "task_args": _canonical(spec.get("task_args") or {}),
                            "model": spec.get("model"),
                            "model_roles": _canonical(spec.get("model_roles") or {}),
@@ -755,9 +777,57 @@ def _narrower(header: Mapping[str, Any]) -> list[str]:
              "samples (--limit or --sample-id?): a narrower evaluation is not the whole one")]
 
 
+def _retried(header: Mapping[str, Any], summaries: Sequence[Mapping[str, Any]]
+             ) -> tuple[list[tuple[str, int]], bool]:
+    """Each sample epoch a retry ran again after an error, with how many errors it erased;
+    and whether the log's ``retry_on_error`` is set but no sample records its retries."""
+    retried = [(f"{s['id']} epoch {s['epoch']}", int(s["retries"])) for s in summaries
+               if s.get("retries")]
+    budget = _count(_get(header, "eval", "config", "retry_on_error"))
+    unrecorded = bool(budget) and all(s.get("retries") is None for s in summaries)
+    return retried, unrecorded
+
+
+def _retried_count(retried: Sequence[tuple[str, int]]) -> str:
+    errors = sum(n for _, n in retried)
+    return (f"{plural(errors, 'error')} in {plural(len(retried), 'sample epoch')} "
+            f"({some([f'{where}: {n}' for where, n in retried])})")
+
+
+def _hidden_errors(header: Mapping[str, Any], retried: Sequence[tuple[str, int]],
+                   unrecorded: bool, errors: str) -> list[str]:
+    """The sentence naming errors a retry erased (``retry_on_error``), if any: each was a
+    failed run that the log no longer counts, so the log is not the evaluation's whole record.
+
+    Inspect keeps a retried sample epoch's errors in its ``error_retries`` (a
+    ``.eval`` summary: ``retries``) and its last attempt's outcome as the
+    sample's. ``errors='exclude'`` leaves errors out anyway: then a retried
+    error is left out as the others are (said in the notes and overrides).
+
+    Examples
+    --------
+    >>> header = {"eval": {"config": {"retry_on_error": 3}}}
+    >>> print(_hidden_errors(header, [("s1 epoch 1", 2)], False, "fail")[0][:72])
+    Inspect log's retry_on_error (3) erased 2 errors in 1 sample epoch (s1 e
+    """
+    if errors == "exclude":
+        return []
+    budget = _get(header, "eval", "config", "retry_on_error")
+    if retried:
+        return [(f"Inspect log's retry_on_error ({budget}) erased {_retried_count(retried)}: "
+                 "each error was a failed run that the log no longer counts (Inspect keeps only "
+                 "the last attempt); rerun without --retry-on-error, or --errors exclude to "
+                 "leave every error out (the verdict says so)")]
+    if unrecorded:
+        return [(f"Inspect log's retry_on_error is {budget} but its samples do not record "
+                 "their retries (error_retries): errors a retry erased cannot be counted; "
+                 "rerun with a current Inspect, or without --retry-on-error")]
+    return []
+
+
 def _overrides(names: Sequence[str], scorer: str | None, success_values: Sequence[str] | None,
                success_threshold: float | None, score_key: str | None, errors: str,
-               errored: int) -> list[str]:
+               errored: int, retried: int = 0) -> list[str]:
     """One phrase for each reader option in effect that changes what counts."""
     said = []
     if success_values:
@@ -771,8 +841,9 @@ def _overrides(names: Sequence[str], scorer: str | None, success_values: Sequenc
     if score_key is not None:
         said.append(f"--score-key {score_key} decides success")
     if errors == "exclude":
+        erased = f", and {plural(retried, 'error')} a retry erased" if retried else ""
         said.append(f"errored sample epochs excluded, not counted as failures (--errors "
-                    f"exclude): {errored} left out")
+                    f"exclude): {errored} left out{erased}")
     return said
 
 
@@ -900,6 +971,12 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
         if s.get("scores") is not None and not isinstance(s["scores"], dict):
             raise ResultsError(path, where, f"field 'scores' must be an object, got "
                                f"{s['scores']!r:.{QUOTE}}")
+        if s.get("uuid") is not None and (not isinstance(s["uuid"], str) or not s["uuid"]):
+            raise ResultsError(path, where, f"field 'uuid' must be the sample's id text, got "
+                               f"{s['uuid']!r:.{QUOTE}}")
+        if s.get("retries") is not None and _count(s["retries"]) is None:
+            raise ResultsError(path, where, "field 'error_retries' (or a summary's 'retries') "
+                               f"must be a list (or a count) of errors, got {s['retries']!r:.{QUOTE}}")
     names: list[str] = []
     for s in summaries:
         for name in (s.get("scores") or {}):
@@ -954,7 +1031,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
         for i, s in enumerate(summaries):
             where = f"samples[{i}]"
             task_id, epoch = str(s["id"]), int(s["epoch"])
-            run_id = None if eval_id is None else (INSPECT_RUN_ID, eval_id, task_id, str(epoch))
+            run_id = ((INSPECT_SAMPLE_UUID, s["uuid"]) if s.get("uuid") else None
+                      if eval_id is None else (INSPECT_RUN_ID, eval_id, task_id, str(epoch)))
             if s.get("error") is not None:
                 errored += 1
                 left_out = errors == "exclude"
@@ -1016,10 +1094,16 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                      "could change the gate's decision under the log's protocol "
                      f"({some([f'{t}: {n} runs' for t, n in settled.items()])})")
     failed_errors = errored if errors == "fail" else 0
+    retried, unrecorded = _retried(header, summaries)
+    if retried and errors == "exclude":
+        notes.append(f"{_retried_count(retried)} that a retry erased left out, as errors are "
+                     "(--errors exclude)")
     results = with_notes(results, notes, _gaps(header, results, len(stops), passk_stopped,
-                                               manager, failed_errors) + _narrower(header))
+                                               manager, failed_errors) + _narrower(header)
+                         + _hidden_errors(header, retried, unrecorded, errors))
     results = with_overrides(results, *_overrides(names, scorer, success_values,
-                                                  success_threshold, score_key, errors, errored))
+                                                  success_threshold, score_key, errors,
+                                                  errored, sum(n for _, n in retried)))
     suite = str(_get(header, "eval", "task") or "")
     ids = _get(header, "eval", "dataset", "sample_ids")
     ran = set(results.task_ids)

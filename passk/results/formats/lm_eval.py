@@ -41,7 +41,7 @@ from typing import Any
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
 from passk.results.formats._shared import QUOTE, is_number, load_json, plural, read_text, some
 
-__all__ = ["identity", "read_lm_eval", "sniff_file"]
+__all__ = ["identity", "limited", "read_lm_eval", "sniff_file"]
 
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d+)"
                    r"\.jsonl$")
@@ -294,15 +294,74 @@ def read_lm_eval(path: str | os.PathLike[str], data: Any = None, *, duplicates: 
             isinstance(r.values[chosen_metric], list) for r in chosen):
         notes.append("repeats 1: one run a document; read several runs' samples files "
                      "(lm-eval --seed) together for more")
-    incomplete = []
+    incomplete, said = limited(path, task, len(results))
+    return replace(with_notes(results, [*notes, *said], incomplete), suite=task)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+def limited(path: Path, task: str, documents: int) -> tuple[list[str], list[str]]:
+    """The sentences naming an lm-eval run narrower than its task, and the notes.
+
+    lm-eval records in ``results_<date>.json`` (written beside the samples
+    file, with the same date) the documents of each task, ``n-samples``
+    ``{original, effective}``: ``original`` the task's documents,
+    ``effective`` those run (``min(limit, original)``; ``--limit`` below 1 is
+    a fraction, ``ceil(original × limit)``), and ``config.limit`` as given
+    (``evaluator.py``'s ``simple_evaluate`` and ``evaluate``, lm-eval 0.4).
+    ``effective`` below ``original`` is a ``--limit`` run; a samples file
+    with fewer documents than ``effective`` lost some (or ran ``--samples``).
+    A ``--limit`` run without ``n-samples`` for the task cannot show it ran
+    every document; nor can a samples file without its results file.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> samples = d / "samples_qa_2026-01-01T00-00-00.000001.jsonl"
+    >>> _ = (d / "results_2026-01-01T00-00-00.000001.json").write_text(json.dumps(
+    ...     {"n-samples": {"qa": {"original": 10, "effective": 3}}, "config": {"limit": 3}}))
+    >>> print(limited(samples, "qa", 3)[0][0][:64])
+    lm-eval ran 3 of task qa's 10 documents (--limit 3, n-samples in
+    """
     stored_file = results_file(path)
-    if stored_file is not None:
-        n_samples = (load_json(stored_file).get("n-samples") or {}).get(task) or {}
-        effective = n_samples.get("effective")
-        if isinstance(effective, int) and effective > len(results):
-            incomplete.append(f"lm-eval run holds {len(results)} of its {effective} "
-                              f"documents ({stored_file.name} n-samples)")
-    return replace(with_notes(results, notes, incomplete), suite=task)
+    if stored_file is None:
+        return ([(f"no lm-eval results file of the same date beside {path.name} (lm-eval "
+                  "writes one with every samples file): whether the run was limited (--limit) "
+                  "cannot be read; pass the samples file where lm-eval wrote it")], [])
+    data = load_json(stored_file)
+    if not isinstance(data, dict):
+        raise ResultsError(stored_file, None, "an lm-eval results file must be a JSON object")
+    config, counts = _object(data.get("config")), _object(data.get("n-samples"))
+    limit = config.get("limit")
+    n_samples = _object(counts.get(task))
+    original, effective = _whole(n_samples.get("original")), _whole(n_samples.get("effective"))
+    where = f"n-samples in {stored_file.name}"
+    flag = f"--limit {limit}" if limit is not None else "no --limit recorded"
+    incomplete: list[str] = []
+    notes: list[str] = []
+    if original is not None and effective is not None and effective < original:
+        incomplete.append(f"lm-eval ran {effective} of task {task}'s {original} documents "
+                          f"({flag}, {where}): a limited run is not the whole evaluation; rerun "
+                          "without --limit")
+    elif limit is not None and (original is None or effective is None):
+        incomplete.append(f"lm-eval ran with --limit {limit} ({stored_file.name} config.limit), "
+                          f"and {stored_file.name} records no n-samples for task {task}: "
+                          "whether it ran every document cannot be read; rerun without --limit")
+    elif limit is not None:
+        notes.append(f"lm-eval's --limit {limit} covers every one of task {task}'s {original} "
+                     f"documents ({where})")
+    if effective is not None and documents < effective:
+        incomplete.append(f"lm-eval run holds {documents} of its {effective} documents "
+                          f"({where})")
+    return incomplete, notes
 
 
 def identity(path: str | os.PathLike[str], metric: str | None = None,

@@ -27,6 +27,18 @@ never a silent pass, and never silently dropped (passk's fail-closed rule);
 ``Results.excluded``, and said in the notes). The file's stored
 ``results.stats`` must agree with its rows (successes, failed assertions,
 errors), or the file is refused.
+
+**What the file says about its own run is read, and fails closed**
+(``Results.incomplete``): promptfoo writes the config it was given, whole,
+even when ``--filter-first-n``, ``--filter-pattern``, ``--filter-failing``,
+``--filter-providers`` or ``--filter-prompts`` ran a part of it (checked with
+promptfoo 0.123.1's CLI), so a test, provider or prompt of ``config`` with no
+row is a narrower evaluation than the one configured; a row whose
+``response.cached`` is true repeats an earlier call from promptfoo's cache,
+not a new run. **A run's identity is its row** ``id`` (a UUID promptfoo gives
+each result), and the eval's is its ``evalId`` and its creation time
+(``results.timestamp``, which ``promptfoo import --new-id`` keeps): a copy
+of the rows under another ``evalId`` is the same evidence.
 """
 
 from __future__ import annotations
@@ -43,7 +55,7 @@ from typing import Any
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
 from passk.results.formats._shared import QUOTE, load_json, plural, some
 
-__all__ = ["identity", "read_promptfoo", "sniff"]
+__all__ = ["cached_rows", "identity", "read_promptfoo", "run_ids", "sniff", "unrun"]
 
 #: promptfoo's ``ResultFailureReason``.
 NONE, ASSERT, ERROR = 0, 1, 2
@@ -200,8 +212,18 @@ def _check_stats(path: Path, summary: dict, rows: list[_Row]) -> None:
                            "re-export it (`promptfoo export <evalId> -o out.json`)")
 
 
-#: The run identity of a promptfoo row: its eval, test and prompt indexes and row id.
-PROMPTFOO_RUN_ID = "promptfoo row (evalId, testIdx, promptIdx, id)"
+#: The run identity of a promptfoo row without an ``id``: its eval, test and prompt indexes.
+PROMPTFOO_RUN_ID = "promptfoo row (evalId, testIdx, promptIdx)"
+
+#: The run identity of a promptfoo row: its ``id``, a UUID promptfoo gives each result
+#: (``EvalResult`` in promptfoo's ``src/models/evalResult.ts``), which a copy of the rows
+#: under another ``evalId`` keeps.
+PROMPTFOO_ROW_ID = "promptfoo row id"
+
+
+def _run_id(r: _Row, eval_id: str) -> tuple[str, ...]:
+    return ((PROMPTFOO_ROW_ID, r.row_id) if r.row_id else
+            (PROMPTFOO_RUN_ID, eval_id, str(r.test_idx), str(r.prompt_idx)))
 
 
 def _runs(rows: list[_Row], exclude: bool, eval_id: str
@@ -211,7 +233,7 @@ def _runs(rows: list[_Row], exclude: bool, eval_id: str
         by_task[r.key].append(r)
     for task, group in by_task.items():
         for i, r in enumerate(sorted(group, key=lambda r: (r.test_idx, r.prompt_idx))):
-            run_id = (PROMPTFOO_RUN_ID, eval_id, str(r.test_idx), str(r.prompt_idx), r.row_id)
+            run_id = _run_id(r, eval_id)
             if r.reason == ERROR and exclude:
                 yield r.where, Run(task, False, i, excluded=True, excluded_as=ERRORS,
                                    run_id=run_id)
@@ -223,6 +245,11 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
                    duplicates: str = "error", errors: str = "fail") -> Results:
     """Read ``promptfoo eval -o out.json``: one task a (provider, prompt, test case), its
     repeats as runs.
+
+    ``Results.incomplete`` names a filtered run (a test, provider or prompt of
+    the file's ``config`` with no row: :func:`unrun`), cached rows
+    (``response.cached``: :func:`cached_rows`) and tasks with fewer rows than
+    their repeats. Each run's identity is its row ``id``.
 
     Parameters
     ----------
@@ -302,8 +329,10 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
                          duplicates=duplicates)
     short = [f"{t}: {counts[t]} of {planned[t]}" for t in results.task_ids
              if counts[t] < planned[t]]
-    incomplete = ([(f"promptfoo eval holds fewer repeats than planned for "
-                   f"{plural(len(short), 'task')} ({some(short)})")] if short else [])
+    incomplete = [*unrun(data, raw), *cached_rows(raw)]
+    if short:
+        incomplete.append(f"promptfoo eval holds fewer repeats than planned for "
+                          f"{plural(len(short), 'task')} ({some(short)})")
     providers = sorted({t.split(" | ", 1)[0] for t in results.task_ids})
     left_out = int(results.excluded.sum())
     said = (f"promptfoo rows that ended in an error left out, not counted as failures "
@@ -314,8 +343,9 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
 
 
 def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
-    """What identifies a promptfoo eval's evidence: ``evalId``, each row's (task, evalId,
-    testIdx, promptIdx, row id), and the evaluation (providers, prompts, promptfoo version).
+    """What identifies a promptfoo eval's evidence: ``evalId`` and the eval's creation time
+    (``results.timestamp``), each row's (task, row id), and the evaluation (providers,
+    prompts).
 
     Examples
     --------
@@ -325,15 +355,15 @@ def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
     ...         "stats": {"successes": 1, "failures": 0, "errors": 0}}}
     >>> found = run_ids("out.json", data)
     >>> found["run_ids"], sorted(found["trials"])
-    ([('promptfoo evalId', 'eval-1')], [('echo | None | {}', 'eval-1 testIdx 0 promptIdx 0 id r0')])
+    ([('promptfoo evalId', 'eval-1')], [('echo | None | {}', 'promptfoo row id r0')])
     """
     path = Path(path)
     data = load_json(path) if data is None else data
     _, raw = _summary(path, data)
     rows = _rows(path, data, raw)
     eval_id = str(data.get("evalId"))
-    trials = frozenset((r.key, f"{eval_id} testIdx {r.test_idx} promptIdx {r.prompt_idx}"
-                        + (f" id {r.row_id}" if r.row_id else "")) for r in rows)
+    trials = frozenset((r.key, " ".join(_run_id(r, eval_id))) for r in rows)
+    created = _created(data)
     config = data.get("config") if isinstance(data.get("config"), dict) else {}
     providers = config.get("providers")
     named = ([{"id": p.get("id"), "label": p.get("label")} if isinstance(p, dict) else p
@@ -344,8 +374,162 @@ def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
                   "provider_config_sha256": hashlib.sha256(
                       _canonical(providers).encode()).hexdigest()[:16],
                   "prompts": _canonical(config.get("prompts"))}
-    return {"run_ids": [("promptfoo evalId", eval_id)], "evaluation": evaluation,
-            "trials": trials}
+    return {"run_ids": [("promptfoo evalId", eval_id),
+                        *([("promptfoo eval created", created)] if created else [])],
+            "evaluation": evaluation, "trials": trials}
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _created(data: dict[str, Any]) -> str | None:
+    """When the eval was created: ``results.timestamp`` (else ``metadata.evaluationCreatedAt``),
+    which ``promptfoo import --new-id`` keeps while it gives the eval and its rows new ids."""
+    for value in (_object(data.get("results")).get("timestamp"),
+                  _object(data.get("metadata")).get("evaluationCreatedAt")):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+#: A config provider promptfoo loads from a file into several (``file://providers.yaml``): its
+#: rows cannot be told from the entry, so it is not checked.
+_LOADED = (".yaml", ".yml", ".json", ".jsonl", ".csv")
+
+
+def _runs_test(test: dict[str, Any], case: Any) -> bool:
+    """Whether a row's ``testCase`` is (an expansion of) the config's ``test``: the same
+    description, and each var equal (or, a var given as a list, one of its values); a var
+    loaded from a file (``file://``) is not compared."""
+    if not isinstance(case, dict):
+        return False
+    if test.get("description") is not None and case.get("description") != test["description"]:
+        return False
+    variables = test.get("vars")
+    given = _object(case.get("vars"))
+    if not isinstance(variables, dict):
+        return True
+    for name, value in variables.items():
+        if isinstance(value, str) and value.startswith("file://"):
+            continue
+        found = given.get(name, _ABSENT)
+        if found == value or (isinstance(value, list) and found in value):
+            continue
+        return False
+    return True
+
+
+_ABSENT = object()
+
+
+def _named_test(i: int, test: dict[str, Any]) -> str:
+    said = test.get("description") or _canonical(test.get("vars") or {})
+    return f"#{i + 1} {str(said)[:QUOTE]}"
+
+
+def _provider_names(entry: Any) -> set[str] | None:
+    """The ids and labels a config provider's rows carry; None for one that is loaded
+    from a file (or built in code) and cannot be told from its entry."""
+    if isinstance(entry, str):
+        return None if entry.startswith("file://") and entry.endswith(_LOADED) else {entry}
+    if isinstance(entry, dict):
+        if isinstance(entry.get("label"), str):
+            return {entry["label"]}
+        if isinstance(entry.get("id"), str):
+            return {entry["id"]}
+    return None
+
+
+def _prompt_name(entry: Any) -> str | None:
+    """The label a config prompt's rows carry (its label, else its text); None for a prompt
+    loaded from a file."""
+    if isinstance(entry, str):
+        return None if entry.startswith("file://") else entry
+    if isinstance(entry, dict):
+        for key in ("label", "raw"):
+            if isinstance(entry.get(key), str) and not entry[key].startswith("file://"):
+                return str(entry[key])
+    return None
+
+
+def unrun(data: Any, raw: list[Any]) -> list[str]:
+    """The sentences naming what the eval's ``config`` lists but no row ran: a filtered eval.
+
+    promptfoo writes the config as given (its tests, providers and prompts),
+    and runs a part of it under ``--filter-first-n``, ``--filter-pattern``,
+    ``--filter-failing``, ``--filter-providers`` or ``--filter-prompts``; a
+    part is not the evaluation. A test is run when a row's ``testCase`` has
+    its description and vars (a var given as a list expands into one test a
+    value, as promptfoo does). Entries loaded from files are not checked.
+
+    Examples
+    --------
+    >>> row = {"testCase": {"description": "a", "vars": {"q": 1}}, "provider": {"id": "echo"},
+    ...        "prompt": {"label": "hi"}}
+    >>> config = {"tests": [{"description": "a", "vars": {"q": 1}}, {"description": "b"}],
+    ...           "providers": ["echo"], "prompts": ["hi"]}
+    >>> print(unrun({"config": config}, [row])[0][:78])
+    promptfoo eval ran 1 of the 2 tests its config lists: 1 test has no row (#2 b)
+    """
+    config = data.get("config") if isinstance(data, dict) else None
+    if not isinstance(config, dict):
+        return []
+    rows = [row for row in raw if isinstance(row, dict)]
+    said = []
+    tests = config.get("tests")
+    if isinstance(tests, list):
+        listed = [(i, t) for i, t in enumerate(tests) if isinstance(t, dict)]
+        missing = [_named_test(i, t) for i, t in listed
+                   if not any(_runs_test(t, row.get("testCase")) for row in rows)]
+        if missing:
+            said.append(f"promptfoo eval ran {len(listed) - len(missing)} of the {len(listed)} "
+                        f"tests its config lists: {plural(len(missing), 'test')} "
+                        f"{'has' if len(missing) == 1 else 'have'} no row ({some(missing)}); "
+                        "a filtered eval (--filter-first-n, --filter-pattern, --filter-failing) "
+                        "is not the whole one: rerun without the filter")
+    seen = {str(v) for row in rows if isinstance(row.get("provider"), dict)
+            for v in (row["provider"].get("id"), row["provider"].get("label")) if v}
+    providers = config.get("providers")
+    if isinstance(providers, list):
+        named = [_provider_names(p) for p in providers]
+        missing = [min(n) for n in named if n is not None and not n & seen]
+        if missing:
+            said.append(f"promptfoo eval has no row from {plural(len(missing), 'provider')} its "
+                        f"config lists ({some(missing)}): a filtered eval (--filter-providers) "
+                        "is not the whole one: rerun without the filter")
+    labels = {str(row["prompt"].get(k)) for row in rows if isinstance(row.get("prompt"), dict)
+              for k in ("label", "raw") if row["prompt"].get(k) is not None}
+    prompts = config.get("prompts")
+    if isinstance(prompts, list):
+        missing = [str(n)[:QUOTE] for n in map(_prompt_name, prompts)
+                   if n is not None and n not in labels]
+        if missing:
+            said.append(f"promptfoo eval has no row from {plural(len(missing), 'prompt')} its "
+                        f"config lists ({some(missing)}): a filtered eval (--filter-prompts) is "
+                        "not the whole one: rerun without the filter")
+    return said
+
+
+def cached_rows(raw: list[Any]) -> list[str]:
+    """The sentence naming rows answered from promptfoo's cache (``response.cached``).
+
+    promptfoo caches provider responses by default (``promptfoo eval`` without
+    ``--no-cache``; ``--repeat`` bypasses the cache): a cached row repeats an
+    earlier call's response, so it is not a run of its own.
+
+    Examples
+    --------
+    >>> print(cached_rows([{"response": {"cached": True}}, {"response": {}}])[0][:58])
+    1 of 2 promptfoo rows answered from promptfoo's cache (res
+    """
+    cached = sum(isinstance(row, dict) and isinstance(row.get("response"), dict)
+                 and row["response"].get("cached") is True for row in raw)
+    if not cached:
+        return []
+    return [(f"{cached} of {len(raw)} promptfoo rows answered from promptfoo's cache "
+             "(response.cached): a cached response repeats an earlier call, not a run of its "
+             "own; rerun with `promptfoo eval --no-cache`")]
 
 
 identity = run_ids
