@@ -184,7 +184,7 @@ def test_python_api_carries_the_note(repo):
     path = write(repo / "split.jsonl", split_rows("deploy", "dep\u200bloy"))
     fr = build_report(read_results(path))
     note = lookalike_note(["deploy", "dep\u200bloy"])
-    assert note is not None and note in fr.to_dict()["notes"] and note in fr.notes
+    assert note is not None and note in fr.to_dict()["notes"] and note in fr.results.notes
     assert "dep\\u200bloy" in str(fr) and "\u200b" not in str(fr)
     assert "dep\\u200bloy" in fr._repr_markdown_()
 

@@ -39,7 +39,6 @@ from passk.render.tables import (
     show_id,
 )
 from passk.results.counts import Results
-from passk.results.ids import lookalike_note
 from passk.stability import (
     CLASS_THRESHOLD,
     DEFAULT_CRITERIA,
@@ -160,13 +159,6 @@ class FileReport:
         """Each task's pass^k for k = 1..K, shape (tasks, K)."""
         return _curve_matrix(self.results.successes, self.results.totals, self.kmax, at=False)
 
-    @cached_property
-    def notes(self) -> tuple[str, ...]:
-        """The results' notes, and one naming the task ids that look alike
-        (:func:`passk.results.ids.lookalike_note`): every rendering shows these."""
-        lookalike = lookalike_note(self.results.task_ids)
-        return tuple(self.results.notes) + ((lookalike,) if lookalike else ())
-
     @property
     def gate(self) -> GateResult:
         """The judge's verdict on the file."""
@@ -208,7 +200,7 @@ class FileReport:
         if self.results.protocol is not None:
             out["protocol"] = self.results.protocol.to_dict()
         out["format"] = self.results.source
-        out["notes"] = list(self.notes)
+        out["notes"] = list(self.results.notes)
         out["incomplete"] = list(_incomplete(self.results))
         if curve:
             out["curve"] = self.curve.to_dict()
@@ -438,7 +430,7 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     if curve:
         parts += ["", format_curve(fr, markdown=markdown)]
     parts += ["", gate]
-    notes = list(fr.notes) + [f"stricter than declared: {s}"
+    notes = list(fr.results.notes) + [f"stricter than declared: {s}"
                                       for s in fr.options.get("stricter", ())]
     if notes:
         parts += [""] + [("- " if markdown else "note: ") + one_line(note) for note in notes]
