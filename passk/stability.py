@@ -37,6 +37,7 @@ from passk.render.tables import (
     format_columns,
     json_number,
     list_items,
+    show_id,
 )
 from passk.repeats import RepeatRun
 from passk.results.protocol import Protocol
@@ -479,16 +480,16 @@ def reliability_gate(
         its_k = "" if uniform else f" (its k = {k}, risk {t.risk})"
         too_few = (t.runs < k) if k is not None else math.isnan(t.pass_hat_k)
         if t.runs == 0 and t.task_id not in early:
-            reasons.append(f"task {t.task_id}: no runs, so no evidence{left}")
+            reasons.append(f"task {show_id(t.task_id)}: no runs, so no evidence{left}")
         elif too_few and t.task_id not in early:
-            reasons.append(f"task {t.task_id}: {_runs_phrase(t.runs)} too few to estimate "
+            reasons.append(f"task {show_id(t.task_id)}: {_runs_phrase(t.runs)} too few to estimate "
                            f"pass^{k or 'k'}{its_k}{left}")
         elif t.runs < min_runs and t.task_id not in early:
-            reasons.append(f"task {t.task_id}: {t.runs} runs, fewer than the minimum "
+            reasons.append(f"task {show_id(t.task_id)}: {t.runs} runs, fewer than the minimum "
                            f"{min_runs}{left}")
     if early:
         reasons.append(f"{len(early)} task(s) stopped early once the gate's verdict on them "
-                       f"was settled: " + ", ".join(f"{tid} ({n} planned)"
+                       f"was settled: " + ", ".join(f"{show_id(tid)} ({n} planned)"
                                                     for tid, n in early.items()))
     estimable = not reasons
     on_bound = on == "lower-bound"
@@ -503,7 +504,7 @@ def reliability_gate(
                        f"{min_overall_pass_hat_k:.3f}: not met")
         if on_bound:
             below = [t for t, v in zip(per_task, values) if v < min_overall_pass_hat_k]
-            shown = ", ".join(f"{t.task_id} ({t.successes}/{t.runs} passed, bound "
+            shown = ", ".join(f"{show_id(t.task_id)} ({t.successes}/{t.runs} passed, bound "
                               f"{t.lower_bound:.3f})" for t in below[:10])
             more = f", and {len(below) - 10} more" if len(below) > 10 else ""
             reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
@@ -511,7 +512,7 @@ def reliability_gate(
     flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
     for t in per_task:
         if t.task_id in flaky_ids:
-            reasons.append(f"task {t.task_id}: flakiness {t.flakiness:.3f} exceeds the cap "
+            reasons.append(f"task {show_id(t.task_id)}: flakiness {t.flakiness:.3f} exceeds the cap "
                            f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)")
     headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
     return GateResult(overall, not reasons, flaky, tuple(reasons),
@@ -680,7 +681,7 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     header = ["task", "risk", "runs", "passed", f"pass@{k}", f"pass^{k}",
               f"{report.confidence:.0%} CI", "lower", "flakiness", "class"]
     lo, hi = cells([t.ci.low for t in rows]), cells([t.ci.high for t in rows])
-    columns = [[t.task_id for t in rows], [t.risk for t in rows], [str(t.runs) for t in rows],
+    columns = [[show_id(t.task_id) for t in rows], [t.risk for t in rows], [str(t.runs) for t in rows],
                [str(t.successes) for t in rows], cells([t.pass_at_k for t in rows]),
                cells([t.pass_hat_k for t in rows]), [f"[{a}, {b}]" for a, b in zip(lo, hi)],
                cells([t.lower_bound for t in rows]), cells([t.flakiness for t in rows]),

@@ -37,7 +37,7 @@ import numpy as np
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
 from passk.errors import PasskError
 from passk.metrics import estimate_pass_hat_k, flakiness
-from passk.render.tables import cell, format_rows, json_number, signed
+from passk.render.tables import cell, format_rows, json_number, show_id, signed
 from passk.results.read import Results
 from passk.stability import CLASS_THRESHOLD, classify
 from passk.stats.compare import (
@@ -227,7 +227,7 @@ def baseline_gaps(old: Results, new: Results) -> tuple[str, ...]:
     ('task b: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)',)
     """
     counted = {t for t, n in zip(new.task_ids, new.totals.tolist(), strict=True) if n > 0}
-    return tuple(f"task {t}: in the baseline, but the new results have no runs of it (the "
+    return tuple(f"task {show_id(t)}: in the baseline, but the new results have no runs of it (the "
                  "comparison must cover every baseline task)"
                  for t, n in zip(old.task_ids, old.totals.tolist(), strict=True)
                  if n > 0 and t not in counted)
@@ -309,7 +309,7 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
 
 def _some(ids: Sequence[str], shown: int = 3) -> str:
     more = f", ... ({len(ids)} tasks)" if len(ids) > shown else ""
-    return ", ".join(ids[:shown]) + more if ids else "no tasks"
+    return ", ".join(map(show_id, ids[:shown])) + more if ids else "no tasks"
 
 
 def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:
@@ -355,7 +355,7 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
     body = []
     for i in order:
         t = d.tasks[i]
-        body.append([t.task_id, f"{t.old[0]}/{t.old[1]}", f"{t.new[0]}/{t.new[1]}",
+        body.append([show_id(t.task_id), f"{t.old[0]}/{t.old[1]}", f"{t.new[0]}/{t.new[1]}",
                      cell(t.old_pass_hat_k), cell(t.new_pass_hat_k),
                      signed(t.new_pass_hat_k - t.old_pass_hat_k), cell(t.old_flakiness),
                      cell(t.new_flakiness),
@@ -369,17 +369,17 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
     bullet = "- " if markdown else "  - "
     if flips:
         lines.append(f"{len(flips)} task(s) changed class:")
-        lines += [f"{bullet}{t.task_id}: {t.old_class} → {t.new_class}" for t in flips]
+        lines += [f"{bullet}{show_id(t.task_id)}: {t.old_class} → {t.new_class}" for t in flips]
     if d.only_old:
-        lines.append(f"only in OLD (not compared): {', '.join(d.only_old)}")
+        lines.append(f"only in OLD (not compared): {', '.join(map(show_id, d.only_old))}")
     if d.only_new:
-        lines.append(f"only in NEW (not compared): {', '.join(d.only_new)}")
+        lines.append(f"only in NEW (not compared): {', '.join(map(show_id, d.only_new))}")
     reg = d.regressed
     test = (f"two-sided Fisher exact test per task, {name} correction across "
             f"{len(d.tasks)} tasks, alpha {d.alpha}")
     if reg:
         verdict = (f"REGRESSED: {len(reg)} task(s) got worse beyond repeat noise "
-                   f"({', '.join(t.task_id for t in reg)}); {test}")
+                   f"({', '.join(show_id(t.task_id) for t in reg)}); {test}")
     else:
         verdict = f"no task regressed beyond repeat noise ({test})"
     lines.append(f"**{verdict}**" if markdown else verdict)

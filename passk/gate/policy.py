@@ -71,6 +71,7 @@ from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
 from passk.errors import PolicyError
 from passk.results.counts import Results, with_unrun_tasks
 from passk.results.formats import FORMAT_OPTIONS, FORMATS
+from passk.results.ids import lookalike_refusal
 from passk.results.protocol import Protocol
 
 __all__ = [
@@ -571,6 +572,8 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
 
     t = tables["tasks"]
     ids = _texts(path, "tasks.ids", t["ids"]) if "ids" in t else ()
+    if refused := lookalike_refusal(ids, f"{path}: tasks.ids"):
+        raise PolicyError(refused)
     dataset = _text(path, "tasks.dataset", t["dataset"]) if "dataset" in t else None
     size = _whole(path, "tasks.size", t["size"], 1) if "size" in t else None
     if ids and (dataset is not None or size is not None):
@@ -735,6 +738,8 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
     >>> r.task_ids, r.incomplete
     (('a', 'b'), ("task b: the policy's task set lists it, the evidence has no runs of it",))
     """
+    if refused := lookalike_refusal([*results.task_ids, *policy.tasks.ids], label):
+        raise PolicyError(refused)
     if producer_checked and policy.producer is not None and results.source != policy.producer:
         raise PolicyError(f"{label}: read as {results.source}, but the policy's producer is "
                           f"{policy.producer} ({policy.path}): give the policy's evidence")

@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from passk.render.tables import cell, escape_text
+from passk.render.tables import cell, escape_text, show_id
 
 __all__ = ["curve_svg", "escape_html", "report_page"]
 
@@ -199,7 +199,7 @@ def _rows(tasks: Sequence[Mapping[str, Any]], order: Sequence[int], flaky: set[s
                 (t.get("pass_hat_k"), cell(t.get("pass_hat_k"))),
                 (ci[0], _interval(ci)), (t.get("lower_bound"), cell(t.get("lower_bound"))),
                 (t.get("flakiness"), cell(t.get("flakiness")))]
-        cells = [f'<td class="id">{escape_html(t["task_id"])}</td>',
+        cells = [f'<td class="id">{escape_html(show_id(t["task_id"]))}</td>',
                  f"<td>{escape_html(t.get('risk', ''))}</td>"]
         cells += [f'<td class="n" data-v="{_num(v)}">{shown}</td>' for v, shown in nums]
         cells.append(f"<td>{escape_html(t.get('class', ''))}"
@@ -336,7 +336,7 @@ def report_page(report: Mapping[str, Any], *, verdict: str,
     if flaky:
         cap = gate.get("cap")
         parts.append('<ul id="flaky">' + "".join(
-            f'<li><span class="id">{escape_html(t["task_id"])}</span>: flakiness '
+            f'<li><span class="id">{escape_html(show_id(t["task_id"]))}</span>: flakiness '
             f"{cell(t.get('flakiness'))}, {t.get('successes')} of {t.get('runs')} runs passed"
             f"{' (over the cap ' + cell(cap) + ')' if t['task_id'] in flaky_over else ''}</li>"
             for t in flaky) + "</ul>")

@@ -22,24 +22,52 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["cell", "cells", "escape_markdown", "escape_text", "format_columns", "format_rows",
-           "json_number", "list_items", "markdown_cell", "one_line", "signed"]
+           "json_number", "list_items", "markdown_cell", "one_line", "show_id", "signed"]
 
-#: C0 and C1 control characters, DEL, and the Unicode line and bidirectional-override marks.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CONTROL_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029"
-                                  "\u202a-\u202e\u2066-\u2069]")
+#: Characters Python counts as printable that draw nothing of their own: the rest of
+#: Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt; ``unicodedata`` has no
+#: such property) -- the combining grapheme joiner, the Hangul fillers, the Khmer inherent
+#: vowels, the Mongolian and the other variation selectors -- and the blank Braille pattern.
+_PRINTABLE_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f"
+                                  "\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    return named.get(match.group(), f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}")
+def _escape(c: str) -> str:
+    """One character as Python writes it in a string literal: ``\\n``, ``\\x1b``,
+    ``\\u200b``, ``\\U000e0041``."""
+    code = ord(c)
+    return _NAMED.get(c) or (f"\\x{code:02x}" if code < 0x100 else
+                             f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+
+
+def _hidden(c: str) -> bool:
+    return not c.isprintable() or _PRINTABLE_INVISIBLE.match(c) is not None
+
+
+def _escape_line(text: str) -> str:
+    # str.isprintable runs in C: a line of visible text costs one pass and no copy (a regex
+    # class of every unprintable code point would take seconds on a large report)
+    if text.isprintable() and (text.isascii() or not _PRINTABLE_INVISIBLE.search(text)):
+        return text
+    return "".join(_escape(c) if _hidden(c) else c for c in text)
 
 
 def escape_text(text: str, *, keep_newlines: bool = False) -> str:
-    r"""``text`` with every control character written as an escape (``\\x1b``, ``\\n``).
+    r"""``text`` with every character that does not show itself written as an escape.
 
-    With ``keep_newlines`` (for a whole report), line breaks stay.
+    Escaped: what Python's :meth:`str.isprintable` rejects (control characters, C0 and
+    C1; format characters, Unicode category Cf, which hold the zero-width space and joiners
+    U+200B-U+200D, the bidi marks, embeddings, overrides and isolates U+200E/F,
+    U+202A-U+202E, U+2066-U+2069, U+061C, the word joiner and invisible operators
+    U+2060-U+2064, the byte-order mark U+FEFF and the tag characters U+E0000-U+E007F;
+    line and paragraph separators; every space but the ASCII space, the no-break space
+    U+00A0 among them; surrogates, private-use and unassigned code points), and the
+    default-ignorable characters it accepts (variation selectors, Hangul fillers). Each is
+    written as a Python string literal writes it: ``\n``, ``\x1b``, ``\u200b``,
+    ``\U000e0041``. So an ESC in a task id never reaches the terminal, and no character
+    from a file is drawn as nothing. With ``keep_newlines`` (for a whole report), line
+    breaks stay.
 
     Examples
     --------
@@ -47,9 +75,63 @@ def escape_text(text: str, *, keep_newlines: bool = False) -> str:
     'a\\x1b[31mred'
     >>> escape_text("two\nlines"), escape_text("two\nlines", keep_newlines=True)
     ('two\\nlines', 'two\nlines')
+    >>> print(escape_text("zero\u200bwidth, no\u00a0break, \u202eevil, tag\U000e0041"))
+    zero\u200bwidth, no\xa0break, \u202eevil, tag\U000e0041
     """
-    pattern = _CONTROL_BUT_NEWLINE if keep_newlines else _CONTROL
-    return pattern.sub(_escaped, text) if pattern.search(text) else text
+    if not keep_newlines or "\n" not in text:
+        return _escape_line(text)
+    if text.isascii() and text.replace("\n", "").isprintable():
+        return text
+    return "\n".join(map(_escape_line, text.split("\n")))
+
+
+#: A backslash that could be read as the start of an escape in a shown id.
+_ESCAPE_LIKE = re.compile(r"\\(?=[\\xuUnrt])")
+
+
+def show_id(task_id: str) -> str:
+    r"""A task id as it may be displayed: whatever would not show itself made visible.
+
+    Every character :func:`escape_text` escapes (invisible, format and bidi characters,
+    tag characters, control characters, every space but the ASCII one) is written as an
+    escape, as are leading and trailing spaces (``\x20``), so that two different ids are
+    never drawn alike: ``"a"``, ``"a "``, ``"a\u200b"`` show as ``a``, ``a\x20``,
+    ``a\u200b``. A backslash is doubled when the id needs an escape, or when what follows
+    it would read as one, so an id that holds the six characters ``\u200b`` is not drawn
+    as one holding U+200B. Ids that need none of this (nearly all) are returned as they
+    are. Look-alike letters (a Cyrillic ``а`` for a Latin ``a``) are shown as they are:
+    :func:`passk.results.ids.lookalike_groups` names them.
+
+    Examples
+    --------
+    >>> for s in ["a", "a ", " a", "a\u200b", "a\u00a0b", "C:\\tmp", "\\u200b", "\\\u200b"]:
+    ...     print(show_id(s))
+    a
+    a\x20
+    \x20a
+    a\u200b
+    a\xa0b
+    C:\\tmp
+    \\u200b
+    \\\u200b
+    >>> print(show_id("\u202egnp.exe"), show_id("x\U000e0041"))
+    \u202egnp.exe x\U000e0041
+    """
+    if (task_id.isprintable() and task_id[:1] != " " and task_id[-1:] != " "
+            and "\\" not in task_id
+            and (task_id.isascii() or not _PRINTABLE_INVISIBLE.search(task_id))):
+        return task_id
+    shown = escape_text(task_id)
+    if "\\" in task_id:
+        doubled = (task_id.replace("\\", "\\\\") if shown != task_id
+                   else _ESCAPE_LIKE.sub(r"\\\\", task_id))
+        shown = escape_text(doubled)
+    body = shown.strip(" ")
+    if body == shown:
+        return shown
+    lead = len(shown) - len(shown.lstrip(" "))
+    trail = len(shown) - len(shown.rstrip(" "))
+    return "\\x20" * lead + body + "\\x20" * (trail if body else 0)
 
 
 def one_line(text: str) -> str:

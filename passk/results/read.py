@@ -56,6 +56,7 @@ from passk.results.formats import (
 )
 from passk.results.formats._shared import not_utf8
 from passk.results.formats.jsonl_csv import read_csv_runs, read_jsonl_runs
+from passk.results.ids import lookalike_note
 from passk.results.protocol import Protocol
 from passk.results.runlog import RunLog, RunRecord, log_header_line, read_log_header, read_run_log
 
@@ -275,6 +276,8 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 def _accepted(results: Results, accept_incomplete: bool) -> Results:
+    if note := lookalike_note(results.task_ids):  # named wherever the results are shown
+        results = with_notes(results, [note])
     if accept_incomplete and results.incomplete:
         return with_overrides(results, "an incomplete run accepted as complete "
                               "(--accept-incomplete)")
