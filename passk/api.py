@@ -137,13 +137,14 @@ class Evaluation:
             "accept_incomplete": bool(a.get("accept_incomplete")),
             "eval_key": a.get("eval_key"),
             "count_errors_as_failures": a.get("count_errors_as_failures") or None}
-        read: list[Results] = []
-        for ps in paths:
-            producer = None
-            if policy is not None:
-                from passk.results.formats import detect_format
+        producers: list[str | None] = [None] * len(paths)
+        if policy is not None:
+            from passk.results.formats import detect_format
 
-                producer = fmt if fmt != "auto" else policy.producer or detect_format(ps[0])
+            producers = [fmt if fmt != "auto" else policy.producer or detect_format(ps[0])
+                         for ps in paths]
+        options: list[dict[str, Any]] = []
+        for ps, producer in zip(paths, producers, strict=True):
             # refused here when looser than the policy, before anything is read
             reader = bind(self._asked(len(ps)), policy, front=self.front,
                           producer=producer).reader
@@ -151,7 +152,9 @@ class Evaluation:
             taken = FORMAT_OPTIONS.get(producer, ()) if producer is not None else None
             if taken is not None and "errors" not in taken and a.get("errors") is None:
                 opts.pop("errors", None)  # the policy's errors rule, where the reader takes it
-            read.append(read_results(ps[0] if len(ps) == 1 else ps, fmt, **opts, **common))
+            options.append(opts)
+        read = [read_results(ps[0] if len(ps) == 1 else ps, fmt, **opts, **common)
+                for ps, opts in zip(paths, options, strict=True)]
         read = [_stopped_early(results, ps) if judged else results
                 for (_, judged), ps, results in zip(inputs, paths, read, strict=True)]
         for (path, _), ps, results in zip(inputs, paths, read, strict=True):

@@ -43,11 +43,11 @@ def run_log(tmp_path_factory):
 
 
 @pytest.mark.parametrize("loosening, declared", [
-    (["--min-overall", "0.01"], "min_overall_pass_hat_k 0.01 would loosen the declared 0.7"),
-    (["--max-flakiness", "1"], "max_flakiness 1.0 would loosen the declared 0.2"),
-    (["--k", "1"], "k 1 would loosen the declared 5"),
+    (["--min-overall", "0.01"], "--min-overall 0.01 would loosen the declared bar 0.7"),
+    (["--max-flakiness", "1"], "--max-flakiness 1 would loosen the declared cap 0.2"),
+    (["--k", "1"], "--k 1 would loosen the declared k 5"),
     (["--confidence", "0.5", "--on", "lower-bound"],
-     "confidence 0.5 would loosen the declared 0.95"),
+     "--confidence 0.5 would loosen the declared confidence 0.95"),
     (["--k-for", "high-risk-write=2"], "would loosen the declared k 5"),
 ])
 @pytest.mark.parametrize("command", ["gate", "report"])

@@ -466,8 +466,9 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
             origins[c.name] = f"{word} ({_said(c, front, value)})"
             if d is not None and value != d:
                 origins[c.name] += f", stricter than the run's protocol's {c.shown(d)}"
-                stricter.append(f"{c.protocol} {c.shown(value)} is stricter than the declared "
-                                f"{c.shown(d)}")
+                stricter.append(f"{c.protocol} {value:g} is stricter than the declared {d:g}"
+                                if isinstance(value, float) else f"{c.protocol} {value} is "
+                                f"stricter than the declared {d}")
         elif d is not None:
             values[c.name] = d
             origins[c.name] = "the run's protocol (declared before the runs)"
