@@ -419,7 +419,11 @@ def tally_runs(runs: Iterable[tuple[int | str, Run]], *, path: str | os.PathLike
         if trial_keys:
             distinct += np.bincount(np.fromiter((i for i, _ in trial_keys), dtype=np.int64,
                                                 count=len(trial_keys)), minlength=m)
-        gaps = plan_gaps(protocol, results.task_ids, results.risks, distinct)
+        most = np.zeros(m, dtype=np.int64)  # each task's highest trial + 1
+        for i, trial in trial_keys:
+            if isinstance(trial, int) and trial >= most[i]:
+                most[i] = trial + 1
+        gaps = plan_gaps(protocol, results.task_ids, results.risks, distinct, most)
     overrides = ((f"duplicate records dropped, keeping the {duplicates} of each "
                   f"(--duplicates {duplicates})"),) if dropped else ()
     results = replace(results, run_ids=frozenset(ids), unidentified=unidentified[0],
@@ -536,14 +540,15 @@ CURTAILED_UNREPLAYED = "the log is short of its protocol's curtailed plan"
 
 
 def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
-               runs: np.ndarray) -> tuple[str, ...]:
+               runs: np.ndarray, most: np.ndarray | None = None) -> tuple[str, ...]:
     """Where a ``passk run`` log falls short of its protocol's plan.
 
     The plan is the protocol's task list and ``runs_by_risk`` (``default_runs``
     for other labels), or the pytest plugin's ``tests`` with their runs; a task
     flagged previously flaky may be planned more, so this is a lower bound and
     never reports a complete log as short. ``runs`` counts each task's distinct
-    trials, counted or left out. A curtailed log is short of its plan wherever a
+    trials, counted or left out; ``most``, each task's highest trial + 1: a task with a
+    trial beyond its risk's runs was planned ``previously_flaky_runs``. A curtailed log is short of its plan wherever a
     task stopped early, until :func:`passk.run.runner.results_of_replayed_log`
     replays its records and shows that the settle rule stopped it: its ``settled``
     records are claims, not evidence.
@@ -561,6 +566,11 @@ def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
         return ()
     else:
         plan = {str(t): by_risk.get(risk_of.get(str(t)), default) for t in planned_tasks}
+        flagged = s.get("previously_flaky_runs")
+        beyond = dict(zip(task_ids, most.tolist())) if most is not None else {}
+        for t, n in plan.items():
+            if isinstance(flagged, int) and isinstance(n, int) and beyond.get(t, 0) > n:
+                plan[t] = max(n, flagged)  # a run beyond its tier's: the task was flagged
     missing = [t for t in plan if t not in have]
     short = []
     for t, n in plan.items():

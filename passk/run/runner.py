@@ -840,7 +840,9 @@ def results_of_curtailed_log(path: str | os.PathLike[str], results: Results) -> 
                            "one run recorded twice?)")
     refuted = {task: (claim, why) for task, said in claims.items() for claim in said
                if (why := _refuted(task, claim, schedule, runs)) is not None}
-    settled = {t: n for t, n in schedule.settled_early().items() if t not in refuted}
+    verified = schedule.settled_early()
+    order = dict.fromkeys([*claims, *results.task_ids])  # as the run listed them, then read
+    settled = {t: verified[t] for t in order if t in verified and t not in refuted}
     gaps = [f"task {task}: its settled record (line {claim.line}) is not borne out: {why}; "
             + (f"it stays short of its plan ({len(s.final)} of {s.n} runs made)"
                if (s := schedule.states.get(task)) is not None and s.remaining > 0

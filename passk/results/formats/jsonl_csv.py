@@ -317,7 +317,7 @@ class _Columns:
         self.index = self.out = self.has = self.ok = []
         m = len(self.task_of)
         key = np.zeros(0, dtype=np.int64)  # each distinct (task, trial) as one number
-        span = 1
+        span, lo = 1, 0
         every = bool(has.all())
         if has.any():
             trial_no = np.concatenate(self.trial)
@@ -357,10 +357,12 @@ class _Columns:
         if protocol is None:
             return results
         distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
+        most = np.zeros(m, dtype=np.int64)  # each task's highest trial + 1
         if key.size:
             distinct = distinct + np.bincount(key // span, minlength=m)
+            np.maximum.at(most, key // span, key % span + lo + 1)
         return with_notes(results, incomplete=plan_gaps(protocol, results.task_ids,
-                                                        results.risks, distinct))
+                                                        results.risks, distinct, most))
 
 
 def _first_line(f: Any) -> tuple[bytes, int]:
