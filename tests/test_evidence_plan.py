@@ -171,10 +171,10 @@ def test_a_task_relabelled_is_refused_under_the_policy_from_the_honest_log(hones
     status, out, err = passk("gate", forged)
     assert (status, out) == (2, "")
     assert err.splitlines() == [
-        f"passk gate: error: {forged}: task {FLAKY}: its records give risk {tier!r}, but "
-        "the policy's tier for it is 'high-risk-write' (passk.toml): the evidence cannot "
-        "choose its own tier; give the evidence as it was run, or change the task's tier in "
-        "the policy in a reviewed commit"]
+        (f"passk gate: error: {forged}: task {FLAKY}: its records give risk {tier!r}, but "
+         "the policy's tier for it is 'high-risk-write' (passk.toml): the evidence cannot "
+         "choose its own tier; give the evidence as it was run, or change the task's tier in "
+         "the policy in a reviewed commit")]
     never_passed(forged, task=FLAKY, words="the policy's tier for it is 'high-risk-write'")
     with pytest.raises(PolicyError, match=f"task {FLAKY}: its records give risk {tier!r}"):
         apply_policy(load_policy("passk.toml"), read_results(forged), "forged.jsonl")

@@ -718,6 +718,7 @@ def _curtailed_plan(settings: Mapping[str, Any], runs: Sequence[tuple[int, LogRe
     """
     tests = settings.get("tests")
     ks: dict[str, int] | None = None
+    risks: dict[str, str] = {}
     if isinstance(tests, Mapping):
         plan = {str(t): int(v["runs"]) for t, v in tests.items()}
         ks = {str(t): int(v["k"]) for t, v in tests.items()}
@@ -725,7 +726,7 @@ def _curtailed_plan(settings: Mapping[str, Any], runs: Sequence[tuple[int, LogRe
     else:
         by_risk, default = settings["runs_by_risk"], int(settings["default_runs"])
         flagged = settings.get("previously_flaky_runs")
-        risks, most = {}, {}
+        most: dict[str, int] = {}
         for _, rec in runs:
             risks.setdefault(rec.task_id, rec.risk or "read-only")
             most[rec.task_id] = max(most.get(rec.task_id, 0), rec.trial + 1)
