@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
-__all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_MODES", "GATE_ON", "GateCriteria",
+__all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_MODES", "GATE_ON", "MAX_K", "GateCriteria",
            "check_criteria"]
 
 #: What a gate can compare with the bar: the pass^k estimate or its exact lower bound.
@@ -27,6 +27,9 @@ CORRECTIONS = ("holm", "bh")
 #: each task proved steady by its exact bounds; the suite's proved bound with flakiness a
 #: warning (its miss rate stated). See :func:`passk.stats.operating.gate_decision`.
 GATE_MODES = ("chapter", "proved", "proved-warn")
+#: The largest k, or number of runs, any setting may name: more runs of one task than any
+#: evaluation makes, and small enough for every count to stay exact in 64-bit integers.
+MAX_K = 10**9
 
 
 @dataclass(frozen=True)
@@ -107,12 +110,13 @@ class GateCriteria:
 def check_criteria(k: object, cap: object, min_runs: object, on: object, confidence: object
                    ) -> None:
     """Refuse criteria out of range, naming the argument and the value."""
-    if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
-        raise ValueError(f"k ({k!r}) must be a whole number >= 1")
+    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
+        raise ValueError(f"k ({k!r}) must be a whole number from 1 to {MAX_K:,}")
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap <= 1:
         raise ValueError(f"max_flakiness ({cap!r}) must lie in [0, 1]")
-    if isinstance(min_runs, bool) or not isinstance(min_runs, Integral) or min_runs < 0:
-        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
+    if (isinstance(min_runs, bool) or not isinstance(min_runs, Integral)
+            or not 0 <= min_runs <= MAX_K):
+        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number from 0 to {MAX_K:,}")
     if on not in GATE_ON:
         raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
     if (isinstance(confidence, bool) or not isinstance(confidence, (int, float))

@@ -179,6 +179,12 @@ class GateResult:
         The reader and gate options in effect that change what counts (a success
         value or threshold, a scorer, accepted incomplete inputs, pooling, ...),
         named on the verdict line.
+    policy_line : str
+        The policy in force (its path from the repository's root and hash), or that
+        there is none; empty when the caller bound no criteria (the book's pages).
+    applied : tuple of str
+        The choices bound with the criteria that change what counts
+        (:attr:`passk.gate.bind.InForce.overrides`), named after the policy.
     """
 
     overall: float
@@ -189,6 +195,15 @@ class GateResult:
     bar: float = math.nan
     cap: float = math.nan
     overrides: tuple[str, ...] = ()
+    policy_line: str = ""
+    applied: tuple[str, ...] = ()
+    #: The bar and cap are the ones the run's protocol declared before the runs.
+    as_declared: bool = False
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """Every option in effect that changes what counts: the reader's and the bound ones."""
+        return tuple(dict.fromkeys((*self.overrides, *self.applied)))
 
     def verdict(self) -> str:
         """One line: the verdict, the overall figure, the bar and the cap.
@@ -201,8 +216,12 @@ class GateResult:
         word = "PASSED" if self.passed else "BLOCKED"
         if self.overrides:
             word += f" (with: {', '.join(self.overrides)})"
-        return (f"gate: {word}  overall {self.what} = "
-                f"{cell(self.overall)}  (bar {cell(self.bar)}, flakiness cap {cell(self.cap)})")
+        line = (f"gate: {word}  overall {self.what} = "
+                f"{cell(self.overall)}  (bar {cell(self.bar)}, flakiness cap {cell(self.cap)}"
+                + (" as declared by the run's protocol)" if self.as_declared else ")"))
+        if self.policy_line:
+            line += "  [" + "; ".join([self.policy_line, *self.applied]) + "]"
+        return line
 
     def describe(self, *, markdown: bool = False, limit: int | None = SHOWN_REASONS) -> str:
         """The verdict line and the reasons, the first ``limit`` of them and a count of the rest.
@@ -307,7 +326,7 @@ class SuiteReport:
                 "passed": self.gate.passed,
                 "flaky_tasks": list(self.gate.flaky_tasks),
                 "reasons": list(self.gate.reasons),
-                "overrides": list(self.gate.overrides),
+                "overrides": list(self.gate.named),
             },
             "protocol": self.protocol.to_dict() if self.protocol is not None else None,
         }

@@ -181,7 +181,8 @@ def test_the_criteria_say_where_they_came_from(opened, written):
     rows = {r.split("\t")[0]: r.split("\t")[1:] for r in page.evaluate(
         "Array.from(document.querySelectorAll('#criteria tbody tr'))"
         ".map(r => Array.from(r.cells).map(c => c.textContent).join('\\t'))")}
-    policy = str(written[2].parent / "passk.toml")
+    path = written[2].parent / "passk.toml"  # no repository around it: named in full
+    policy = f"{path} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]})"
     assert rows["k"] == ["4", "command line (--k 4)"]
     assert rows["bar"] == ["0.5", f"policy {policy}"]
     assert rows["flakiness cap"] == ["0.3", f"policy {policy}"]

@@ -16,9 +16,11 @@ gate says on it, without the attack.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -120,14 +122,23 @@ def test_the_policy_is_found_walking_up_to_the_repository_root(repo):
                                          encoding="utf-8")
     (repo / "evals" / "runs").mkdir(parents=True)
     assert find_policy(repo / "evals" / "runs") == repo / "pyproject.toml"
-    (repo / "evals" / "passk.toml").write_text("[gate]\nbar = 0.8\n", encoding="utf-8")
-    assert find_policy(repo / "evals" / "runs") == repo / "evals" / "passk.toml"
-    (repo / "passk.toml").write_text("", encoding="utf-8")  # passk.toml before pyproject.toml
-    assert find_policy(repo) == repo / "passk.toml"
-    inner = repo / "sub"
-    (inner / ".git").mkdir(parents=True)  # another repository's root: the walk stops there
-    assert find_policy(inner) is None
     assert load_policy(repo / "pyproject.toml").criteria.min_overall_pass_hat_k == 0.9
+    inner = repo / "sub"
+    (inner / ".git").mkdir(parents=True)  # a nested repository does not end the search
+    assert find_policy(inner) == repo / "pyproject.toml"
+    # one policy per repository: a nearer passk.toml shadowing [tool.passk] is an error, as is
+    # a passk.toml beside pyproject.toml, whichever directory the search starts from
+    (repo / "evals" / "passk.toml").write_text("[gate]\nbar = 0.8\n", encoding="utf-8")
+    for start in (repo / "evals" / "runs", repo / "evals"):
+        with pytest.raises(PolicyError, match="more than one policy"):
+            find_policy(start)
+    assert find_policy(repo) == repo / "pyproject.toml"  # evals/ is not on the way up
+    with pytest.raises(PolicyError, match="more than one policy"):  # but the results' way is
+        find_policy(repo, results=[repo / "evals" / "runs"])
+    (repo / "evals" / "passk.toml").unlink()
+    (repo / "passk.toml").write_text("", encoding="utf-8")
+    with pytest.raises(PolicyError, match="more than one policy"):
+        find_policy(repo)
 
 
 def test_a_pyproject_policy_gates_and_the_verdict_line_names_it(repo):
@@ -136,7 +147,9 @@ def test_a_pyproject_policy_gates_and_the_verdict_line_names_it(repo):
     runs = write_runs(repo / "r.jsonl", {"a": [True] * 4, "b": [True, False] * 2})
     status, out, _ = passk("gate", runs)
     assert status == 1
-    assert "(bar 0.990, flakiness cap 0.200)  [policy pyproject.toml [tool.passk]]" in out
+    digest = hashlib.sha256((repo / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    assert ("(bar 0.990, flakiness cap 0.200)  [policy pyproject.toml [tool.passk] "
+            f"(sha256 {digest})]") in out
 
 
 # --- class 3: an option that would loosen the policy is refused, naming its value -----------
@@ -204,7 +217,8 @@ def test_an_inspect_lenient_success_value_is_refused_and_the_honest_verdict_stan
     assert status == 2 and "--success-value I would loosen the policy's success values ['C']" \
         in err
     status, out, _ = passk("gate", log)
-    assert status == honest[0] and "[policy passk.toml; policy's success values C]" in out
+    assert status == honest[0] and re.search(r"\[policy passk\.toml \(sha256 [0-9a-f]{12}\); policy's success "
+                                        r"values C\]", out)
 
 
 # --- class 2: a narrower evaluation does not pass as the whole one --------------------------
@@ -249,7 +263,7 @@ def log_policy(repo, run_log):
 
 def test_policy_init_writes_a_policy_the_whole_log_meets(log_policy, run_log, repo):
     status, out, _ = passk("gate", run_log)
-    assert "[policy passk.toml]" in out
+    assert re.search(r"\[policy passk\.toml \(sha256 [0-9a-f]{12}\)\]", out)
     os.replace("passk.toml", "reviewed.toml")
     assert passk("gate", run_log)[0] == status  # the same verdict as without the policy
     os.replace("reviewed.toml", "passk.toml")
@@ -381,7 +395,10 @@ def test_every_override_in_effect_is_named_in_text_markdown_and_json(repo):
     assert f"[{NO_POLICY}; {named}]" in passk(*argv)[1]
     assert f"[{NO_POLICY}; {named}]**" in passk(*argv, "--markdown")[1]
     gate = json.loads(passk(*argv, "--json")[1])["gate"]
-    assert gate["overrides"] == ["--accept-incomplete", "--duplicates last"]
+    # the JSON names what the text names: the reader's own phrase and the bound options
+    line = next(ln for ln in passk(*argv)[1].splitlines() if ln.startswith("gate: "))
+    assert gate["overrides"][-2:] == ["--accept-incomplete", "--duplicates last"]
+    assert all(o in line for o in gate["overrides"]) and len(gate["overrides"]) == 3
 
 
 # --- failures fail closed: the errors rule --------------------------------------------------

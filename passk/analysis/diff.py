@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
+from passk.errors import PasskError
 from passk.metrics import estimate_pass_hat_k, flakiness
 from passk.render.tables import cell, format_rows, json_number, signed
 from passk.results.read import Results
@@ -207,7 +208,7 @@ class SuiteDiff:
         }
 
 
-class NoSharedTask(ValueError):
+class NoSharedTask(PasskError, ValueError):
     """Two results with no task in common: there is nothing to compare."""
 
 

@@ -192,8 +192,10 @@ class FileReport:
                             "cap": opts.get("max_flakiness", DEFAULT_CRITERIA.max_flakiness),
                             "declared": dict(opts.get("declared", {})),
                             "stricter": list(opts.get("stricter", ())),
+                            "mode": opts.get("mode", DEFAULT_CRITERIA.mode),
                             "policy": opts.get("policy"),
-                            "overrides": list(opts.get("overrides", ()))})
+                            "policy_line": self.gate.policy_line,
+                            "overrides": list(self.gate.named)})
         if self.results.protocol is not None:
             out["protocol"] = self.results.protocol.to_dict()
         out["format"] = self.results.source
@@ -314,6 +316,8 @@ def build_report(
     declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
     baseline: Results | None = None, margin: float | None = None,
     alpha: float = DEFAULT_CRITERIA.alpha, correction: str = DEFAULT_CRITERIA.correction,
+    mode: str = DEFAULT_CRITERIA.mode, policy_line: str = "", applied: tuple[str, ...] = (),
+    policy: str | None = None,
 ) -> FileReport:
     """Score a results file's counts: rows at each task's k, the dual gate, the curve.
 
@@ -343,6 +347,11 @@ def build_report(
     alpha, correction
         With ``baseline``: the per-task comparison's level and its correction across
         tasks (:class:`passk.criteria.GateCriteria`).
+    mode : {'chapter', 'proved', 'proved-warn'}
+        How the gate decides (:class:`passk.criteria.GateCriteria`).
+    policy_line, applied, policy
+        The policy in force and the bound choices, for the verdict line
+        (:func:`passk.gate.judge.judge`); ``policy`` names the file in the JSON.
 
     The gate is :func:`passk.gate.judge.judge`'s on ``results``, the criteria
     and the baseline: the one place a verdict and its reasons are made.
@@ -364,16 +373,17 @@ def build_report(
                             min_overall_pass_hat_k=min_overall_pass_hat_k,
                             max_flakiness=max_flakiness, on=gate_on, confidence=confidence,
                             min_runs=min_runs, alpha=alpha, correction=correction,
-                            margin=margin)
+                            margin=margin, mode=mode)
     gate = judge(results, criteria, baseline, ks=ks, accept_incomplete=accept_incomplete,
-                 rows=report.tasks)
+                 rows=report.tasks, policy_line=policy_line, applied=applied,
+                 as_declared=bool(declared))
     report = replace(report, gate=gate, protocol=results.protocol)
     options = {"k": None if k is None else int(k), "k_for": dict(k_for or {}),
                "confidence": confidence, "ci_method": ci_method,
                "class_threshold": class_threshold, "min_overall": min_overall_pass_hat_k,
                "max_flakiness": max_flakiness, "gate_on": gate_on, "min_runs": min_runs,
                "accept_incomplete": accept_incomplete, "declared": dict(declared or {}),
-               "stricter": list(stricter)}
+               "stricter": list(stricter), "mode": mode, "policy": policy}
     return FileReport(report, results, ks, options, curve_k)
 
 
@@ -451,10 +461,5 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     """The gate's verdict line, with the bar and cap in force, and every reason."""
     gate = fr.gate
     verdict = gate.verdict()
-    if fr.options.get("declared"):
-        verdict = verdict[:-1] + " as declared by the run's protocol)"
-    if fr.options.get("policy_line"):  # the command line's: the policy and every override
-        verdict += "  [" + "; ".join([fr.options["policy_line"],
-                                      *fr.options.get("overrides", ())]) + "]"
     lines = list_items(gate.reasons, markdown=markdown, limit=limit)
     return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from passk.errors import PasskError
+
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
 
@@ -49,7 +51,7 @@ __all__ = [
 _BLUE, _VERMILLION, _GREY = "#0072B2", "#D55E00", "#999999"
 
 
-class MissingExtra(RuntimeError):
+class MissingExtra(PasskError, RuntimeError):
     """An optional dependency is not installed; the message names the extra."""
 
 

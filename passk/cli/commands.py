@@ -9,20 +9,17 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import gc
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 # Only what the parser needs is imported here; each command imports the rest when it
 # runs, so `passk --help` and a small report start in a fraction of a second.
-from passk.book.plots import MissingExtra
 from passk.cli.options import (
     int_list,
     looks,
@@ -33,23 +30,28 @@ from passk.cli.options import (
     risk_k,
     whole,
 )
-from passk.criteria import CORRECTIONS, GATE_MODES, GateCriteria
-from passk.gate.criteria import LoosenedCriteria, bind_criteria, curtailment_refusal
+from passk.criteria import CORRECTIONS, GATE_MODES
+from passk.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BLOCKED,
+    EXIT_INCONCLUSIVE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    BadInput,
+    PasskError,
+)
+from passk.gate.bind import CRITERIA, InForce, asked_from, bind
+from passk.gate.criteria import curtailment_refusal
 from passk.gate.policy import (
-    NO_POLICY,
     POLICY_FILE,
     Policy,
-    PolicyError,
     apply_policy,
     count_errors,
-    find_policy,
-    load_policy,
-    override_phrases,
-    refuse_looser,
-    strictest,
+    policy_in_force,
 )
 from passk.metrics import CI_METHODS
 from passk.results.counts import with_unrun_tasks
+from passk.results.formats import FORMAT_OPTIONS
 from passk.results.protocol import require_same_protocol
 from passk.results.read import FORMATS, Results, ResultsError, read_results
 from passk.stability import CLASS_THRESHOLD, DEFAULT_CRITERIA, DEMO_SEED, GATE_ON
@@ -57,16 +59,11 @@ from passk.stability import CLASS_THRESHOLD, DEFAULT_CRITERIA, DEMO_SEED, GATE_O
 if TYPE_CHECKING:
     from passk.analysis.report import FileReport
 
-EXIT_OK, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
 
 #: Extensions whose format is fixed (nothing to detect, so nothing said on stderr).
 _EXTENSION_FORMATS = (".jsonl", ".ndjson", ".csv")
 #: Reports over more tasks than this print compact JSON (one line) for speed.
 _COMPACT_JSON_TASKS = 10_000
-
-
-class BadInput(Exception):
-    """Raised by a command for input it cannot use; becomes one line on stderr and exit 2."""
 
 
 def _print_json(payload: Any, *, compact: bool = False) -> None:
@@ -83,33 +80,22 @@ def _emit(text: str, *, markdown: bool = False) -> None:
 
 
 def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:
-    """The policy in force: ``--policy FILE``, else ``passk.toml`` or ``[tool.passk]`` found
-    walking up from the working directory (then from the results); None when there is none.
-    Read once per command."""
+    """The policy in force (:func:`passk.gate.policy.policy_in_force`): ``--policy FILE``,
+    else the repository's one found from the working directory and the results; with
+    ``--policy-ref REF``, the one that commit holds. Read once per command."""
     if "_policy" in vars(args):
-        return vars(args)["_policy"]
-    given = getattr(args, "policy_file", None)
-    found = Path(given) if given else find_policy(results=[p for p in paths if p != "-"])
-    policy = None
-    if found is not None:
-        label = str(found)
-        if not given:  # found: named relative to the working directory, as ruff does
-            with contextlib.suppress(ValueError):
-                label = os.path.relpath(found)
-        policy = load_policy(label)
+        return cast("Policy | None", vars(args)["_policy"])
+    policy = policy_in_force(getattr(args, "policy_file", None),
+                             results=[p for p in paths if p != "-"],
+                             ref=getattr(args, "policy_ref", None))
     vars(args)["_policy"] = policy
     return policy
 
 
 def _asked(args: argparse.Namespace, files: int = 1) -> dict[str, Any]:
-    """The options a command was given, by name, for the policy to check and the verdict to
-    name (``None``/``False``: not given)."""
-    names = ("k", "k_for", "min_overall", "max_flakiness", "on", "confidence", "min_runs",
-             "alpha", "correction", "margin", "accept_incomplete", "scorer", "success_value",
-             "success_threshold", "score_key", "eval_key", "count_errors_as_failures",
-             "duplicates", "pool_evaluations", "allow_change")
-    out = {name: getattr(args, name, None) for name in names}
-    out["k_for"] = dict(out["k_for"] or [])
+    """What the command was given, by the binding's names (:func:`passk.gate.bind.asked_from`)."""
+    out = asked_from(vars(args), "cli")
+    out["k_for"] = dict(getattr(args, "k_for", None) or [])
     out["files"] = files
     return out
 
@@ -134,39 +120,28 @@ def _read_all(args: argparse.Namespace,
     paths = [[p] if isinstance(p, str) else list(p) for p, _ in inputs]
     fmt = getattr(args, "format", "auto")
     policy = _policy(args, [p for ps in paths for p in ps])
-    asked = [_asked(args, len(ps)) for ps in paths]
     common: dict[str, Any] = {
         "duplicates": getattr(args, "duplicates", "error"),
         "pool_evaluations": getattr(args, "pool_evaluations", False),
         "pool_unverified_runs": getattr(args, "pool_unverified_runs", False),
         "accept_incomplete": getattr(args, "accept_incomplete", False),
         "eval_key": getattr(args, "eval_key", None),
-        "count_errors_as_failures": getattr(args, "count_errors_as_failures", None) or None,
-        "metric": getattr(args, "metric", None), "filter": getattr(args, "filter", None)}
-    given: dict[str, Any] = {"scorer": getattr(args, "scorer", None),
-                             "success_values": getattr(args, "success_value", None),
-                             "success_threshold": getattr(args, "success_threshold", None),
-                             "score_key": getattr(args, "score_key", None)}
-    options = [dict(given) for _ in inputs]
-    producers: list[str | None] = [None] * len(inputs)
-    if policy is not None:
-        from passk.results.formats import detect_format
+        "count_errors_as_failures": getattr(args, "count_errors_as_failures", None) or None}
+    read: list[Results] = []
+    for ps in paths:
+        producer = None
+        if policy is not None:
+            from passk.results.formats import detect_format
 
-        try:
-            for a in asked:
-                refuse_looser(policy, a)
-        except PolicyError as exc:
-            raise BadInput(str(exc)) from None
-        detected = [fmt if fmt != "auto" else policy.producer or detect_format(ps[0])
-                    for ps in paths]
-        for opts, producer in zip(options, detected, strict=True):
-            for key, value in policy.success.reader_options(producer).items():
-                if opts[key] is None:
-                    opts[key] = value
-        producers = list(detected)
-    rules = [_errors_rule(args, policy, producer) for producer in producers]
-    read = [read_results(ps[0] if len(ps) == 1 else ps, fmt, **opts, **common, errors=rule)
-            for ps, opts, rule in zip(paths, options, rules, strict=True)]
+            producer = fmt if fmt != "auto" else policy.producer or detect_format(ps[0])
+        # refused here when looser than the policy, before anything is read
+        reader = bind(_asked(args, len(ps)), policy, producer=producer).reader
+        taken = FORMAT_OPTIONS.get(producer, ()) if producer is not None else None
+        opts = {k: v for k, v in reader.items() if v is not None}
+        if (taken is not None and "errors" not in taken
+                and getattr(args, "errors", None) is None):  # the policy's, where it applies
+            opts.pop("errors", None)
+        read.append(read_results(ps[0] if len(ps) == 1 else ps, fmt, **opts, **common))
     read = [_stopped_early(results, ps) if judged else results
             for (_, judged), ps, results in zip(inputs, paths, read, strict=True)]
     for (path, _), ps, results in zip(inputs, paths, read, strict=True):
@@ -201,29 +176,6 @@ def _stopped_early(results: Results, paths: Sequence[str]) -> Results:
     return results_of_replayed_log(paths[0], results)
 
 
-def _errors_rule(args: argparse.Namespace, policy: Policy | None,
-                 producer: str | None) -> str | None:
-    """What an errored sample is, for the reader: ``--errors`` (which may not loosen the
-    policy), else the policy's ``errors`` (``fail-all`` reads as ``fail``, then counts the
-    producer's own infrastructure errors too: :func:`passk.gate.policy.count_errors`)."""
-    said = getattr(args, "errors", None)
-    if said is not None or policy is None:
-        return said
-    # 'fail' is every reader's default; 'exclude' is the Inspect and promptfoo readers' option
-    return ("exclude" if policy.errors == "exclude" and producer in ("inspect", "promptfoo")
-            else None)
-
-
-def _in_force(args: argparse.Namespace) -> dict[str, Any]:
-    """The policy and every reader or override option in effect, for the verdict line, the
-    Markdown and the JSON (``FileReport.options``' ``policy`` and ``overrides``)."""
-    policy = _policy(args)
-    return {"policy": policy.path if policy is not None else None,
-            "policy_line": policy.phrase if policy is not None else NO_POLICY,
-            "overrides": list(override_phrases(_asked(args), policy,
-                                               vars(args).get("_said", ())))}
-
-
 #: Producers whose files hold one run a task unless repeats were asked for.
 _REPEATS_FLAG = {"promptfoo": "`promptfoo eval --repeat N`",
                  "lm-eval": "repeats: N in the task (each repeat scored), or one lm-eval run "
@@ -251,80 +203,55 @@ def _label(path: str | Sequence[str]) -> str:
     return path if isinstance(path, str) else " + ".join(path)
 
 
-#: What the gate applies when neither the protocol nor the command line says.
-GATE_DEFAULTS = {"k": None, "min_overall_pass_hat_k": DEFAULT_CRITERIA.min_overall_pass_hat_k,
-                 "max_flakiness": DEFAULT_CRITERIA.max_flakiness,
-                 "gate_on": DEFAULT_CRITERIA.on, "confidence": DEFAULT_CRITERIA.confidence}
+def _bound(args: argparse.Namespace, results: Results) -> InForce:
+    """The criteria in force for ``results`` (:func:`passk.gate.bind.bind`: the options, the
+    run's protocol, the policy, the defaults), bound once per command; a curtailed or
+    stopped run decides only under the gate it served."""
+    if "_bound" in vars(args):
+        return cast(InForce, vars(args)["_bound"])
+    f = bind(_asked(args), _policy(args), results.protocol, producer=results.source)
+    refused = curtailment_refusal(
+        results.protocol, {"k": f.k, "min_overall_pass_hat_k": f.value("bar"),
+                           "max_flakiness": f.value("cap"), "gate_on": f.value("on"),
+                           "confidence": f.value("confidence"),
+                           "min_runs": f.value("min_runs")}, results)
+    if refused:
+        raise BadInput(refused)
+    said = vars(args).get("_said", ())
+    if said:
+        f = dataclasses.replace(f, overrides=(*f.overrides, *said))
+    vars(args)["_bound"] = f
+    return f
 
 
 def _criteria(args: argparse.Namespace, results: Results) -> dict[str, Any]:
-    """The criteria in force for ``results``: the protocol's, tightened by the options,
-    as :func:`passk.analysis.report.build_report`'s keywords.
-
-    An option that would loosen what the results' protocol declared is refused
-    (exit 2, one line naming the declared value). The default k is one rule
-    for every command: the protocol's, else ``--k``, else the smallest n
-    (said on stderr).
-    """
-    policy = _policy(args)
-    asked = _asked(args)
-    requested = strictest(policy, asked)
-    declared = results.protocol.settings if results.protocol is not None else {}
-    for name in ("k", "min_overall_pass_hat_k", "max_flakiness", "gate_on", "confidence"):
-        # the policy's value where the run's protocol declares a stricter one: the protocol's
-        cli = {"min_overall_pass_hat_k": "min_overall", "max_flakiness": "max_flakiness",
-               "gate_on": "on"}.get(name, name)
-        if asked.get(cli) is None and declared.get(name) is not None:
-            requested[name] = None
-    requested_min_runs = requested.pop("min_runs")
-    try:
-        bound = bind_criteria(results.protocol, requested, GATE_DEFAULTS)
-    except LoosenedCriteria as exc:
-        raise BadInput(str(exc)) from None
-    declared_min = results.protocol.settings.get("min_runs") if results.protocol else None
-    min_runs = max(requested_min_runs, int(declared_min or 0))
-    refused = curtailment_refusal(results.protocol, {**bound.values, "min_runs": min_runs},
-                                  results)
-    if refused:  # a curtailed or stopped run decides only under the gate it served
-        raise BadInput(refused)
-    k_for = dict(getattr(args, "k_for", None) or [])
-    declared_k = bound.declared.get("k")
-    for risk, kk in k_for.items():
-        if declared_k is not None and kk < declared_k:
-            raise BadInput(f"--k-for {risk}={kk} would loosen the declared k {declared_k}: "
-                           "criteria are fixed before the runs")
-    v = bound.values
+    """The criteria in force for ``results`` as :func:`passk.analysis.report.build_report`'s
+    keywords. The default k is one rule for every command: the protocol's, else ``--k``,
+    else the policy's, else the smallest n (said on stderr)."""
+    f = _bound(args, results)
+    c = f.criteria
     per_test = results.protocol is not None and "tests" in results.protocol.settings
-    if v["k"] is None and not k_for and not per_test:  # per test: each test's own k
+    if f.k is None and not f.k_for and not per_test:  # per test: each test's own k
         positive = results.totals[results.totals > 0]
         smallest = int(positive.min()) if positive.size else 1
         print(f"passk {args.command}: k = {smallest}, the smallest number of runs of any task "
               "(--k to choose)", file=sys.stderr)
-    for line in bound.stricter:
+    for line in f.stricter:
         print(f"passk {args.command}: {line}", file=sys.stderr)
     class_threshold = (results.protocol.settings.get("class_threshold")
                        if results.protocol is not None else None)
     return {
-        "k": v["k"], "k_for": k_for, "confidence": v["confidence"],
+        "k": f.k, "k_for": dict(f.k_for), "confidence": c.confidence,
         "ci_method": getattr(args, "ci_method", "exact"),
         "class_threshold": class_threshold if class_threshold is not None else CLASS_THRESHOLD,
-        "min_overall_pass_hat_k": v["min_overall_pass_hat_k"], "max_flakiness": v["max_flakiness"],
-        "gate_on": v["gate_on"], "min_runs": min_runs,
+        "min_overall_pass_hat_k": c.min_overall_pass_hat_k, "max_flakiness": c.max_flakiness,
+        "gate_on": c.on, "min_runs": c.min_runs, "mode": c.mode,
         "accept_incomplete": getattr(args, "accept_incomplete", False),
-        "declared": bound.declared, "stricter": bound.stricter,
+        "declared": f.declared, "stricter": f.stricter,
+        "alpha": c.alpha, "correction": c.correction, "margin": c.margin,
+        "policy_line": f.policy_line, "applied": f.overrides,
+        "policy": f.policy.path if f.policy is not None else None,
     }
-
-
-def _baseline_settings(args: argparse.Namespace) -> GateCriteria:
-    """The baseline comparison's level, correction and margin: the options where given
-    (the policy has refused looser ones), else the policy's, else the criteria's defaults."""
-    policy = _policy(args)
-    base = policy.criteria if policy is not None else DEFAULT_CRITERIA
-    alpha, correction = getattr(args, "alpha", None), getattr(args, "correction", None)
-    margin = getattr(args, "margin", None)
-    return replace(base, alpha=base.alpha if alpha is None else alpha,
-                   correction=base.correction if correction is None else correction,
-                   margin=base.margin if margin is None else margin)
 
 
 def _file_report(args: argparse.Namespace, results: Results | None = None) -> FileReport:
@@ -332,8 +259,7 @@ def _file_report(args: argparse.Namespace, results: Results | None = None) -> Fi
     from passk.analysis.report import build_report
 
     results = results if results is not None else _read(args)
-    fr = build_report(results, **_criteria(args, results))
-    return replace(fr, options={**fr.options, **_in_force(args)})
+    return build_report(results, **_criteria(args, results))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -416,63 +342,30 @@ def gate_report(args: argparse.Namespace) -> FileReport:
     old = others[0] if others else None
     if old is not None:  # the comparison is evidence too: the judge decides once
         _require_same_protocol(args, old, results, args.baseline, _label(args.file))
-    criteria, in_force = _criteria(args, results), _in_force(args)
-    settings = _baseline_settings(args)
-    fr = build_report(results, **criteria, baseline=old, alpha=settings.alpha,
-                      correction=settings.correction, margin=settings.margin)
-    return replace(fr, options={**fr.options, **in_force})
+    return build_report(results, **_criteria(args, results), baseline=old)
 
 
 def criteria_origins(args: argparse.Namespace, fr: FileReport) -> list[tuple[str, str, str]]:
-    """The criteria in force, each as (name, value, where it came from): the command line,
-    the run's protocol, the policy file, or the default (for the HTML page)."""
-    policy = _policy(args)
-    asked, opts = _asked(args), fr.options
-    declared = opts.get("declared") or {}
-    gate = fr.gate
+    """The criteria in force, each as (name, value, where it came from), for the HTML page:
+    :attr:`passk.gate.bind.InForce.origins`, with the values the report used."""
+    f = _bound(args, fr.results)
     ks = sorted(set(fr.ks.tolist()))
-    k_shown = opts.get("k") if opts.get("k") is not None else (
-        ks[0] if len(ks) == 1 else "per task: " + ", ".join(map(str, ks)))
-    named = (("k", "k", "k", k_shown), ("bar", "min_overall_pass_hat_k", "min_overall",
-                                            gate.bar),
-             ("flakiness cap", "max_flakiness", "max_flakiness", gate.cap),
-             ("on", "gate_on", "on", opts.get("gate_on")),
-             ("confidence", "confidence", "confidence", opts.get("confidence")),
-             ("min runs", "min_runs", "min_runs", opts.get("min_runs")))
-    out = []
-    for label, name, option, value in named:
-        flag = "--" + option.replace("_", "-")
-        given = asked.get(option)
-        if name == "min_runs" and not given:
-            given = None
-        if given is not None and name in declared and given != declared[name]:
-            where = f"command line ({flag} {given}), stricter than the run's protocol's " \
-                    f"{declared[name]}"
-        elif given is not None:
-            where = f"command line ({flag} {given})"
-        elif name in declared:
-            where = "the run's protocol (declared before the runs)"
-        elif policy is not None:
-            where = policy.phrase
-        elif name == "k":
-            where = "the smallest number of runs of any task (no --k)"
-        else:
-            where = "the default"
-        shown = value if isinstance(value, str) else (
-            "per task" if value is None else str(value) if isinstance(value, int)
-            else f"{value:g}")
-        out.append((label, shown, where))
-    for label, k in sorted(dict(asked.get("k_for") or {}).items()):
-        out.append((f"k for {label}", str(k), f"command line (--k-for {label}={k})"))
+    k_shown = str(f.k) if f.k is not None else (
+        str(ks[0]) if len(ks) == 1 else "per task: " + ", ".join(map(str, ks)))
+    labels = {"k": "k", "bar": "bar", "cap": "flakiness cap", "on": "on",
+              "confidence": "confidence", "min_runs": "min runs", "mode": "mode"}
     if getattr(args, "baseline", None) is not None:
-        base = _baseline_settings(args)
-        for label, option, value in (("alpha", "alpha", base.alpha),
-                                     ("correction", "correction", base.correction),
-                                     ("margin", "margin", base.margin)):
-            given = getattr(args, option, None)
-            where = (f"command line (--{option} {given})" if given is not None
-                     else policy.phrase if policy is not None else "the default")
-            out.append((label, "none" if value is None else str(value), where))
+        labels.update(alpha="alpha", correction="correction", margin="margin")
+    out = []
+    for c in CRITERIA:
+        if c.name not in labels:
+            continue
+        value = k_shown if c.name == "k" else f.value(c.name)
+        shown = "none" if value is None else value if isinstance(value, str) else (
+            str(value) if isinstance(value, int) else f"{value:g}")
+        out.append((labels[c.name], shown, f.origins[c.name]))
+    for risk, k in sorted(f.k_for.items()):
+        out.append((f"k for {risk}", str(k), f.origins[f"k for {risk}"]))
     return out
 
 
@@ -599,20 +492,16 @@ def _plan_gate(args: argparse.Namespace) -> int:
     """``passk plan --gate FILE``: the configured gate's operating characteristic on tasks like
     the file's, by runs per task and mode, and the runs that meet the error targets."""
     from passk.analysis.plan import format_gate_plan, plan_gate
-    from passk.criteria import GateCriteria
 
     if args.file is None:
         raise BadInput("--gate needs FILE: its tasks' observed rates are the suite planned for")
     results = _read(args)
     fr = _file_report(args, results)
-    o = fr.options
     ks = sorted(set(fr.ks.tolist()))
     if len(ks) > 1:
         raise BadInput(f"--gate plans one k; the file's tasks have k = {ks} (give --k)")
-    criteria = GateCriteria(k=int(ks[0]), min_overall_pass_hat_k=o["min_overall"],
-                            max_flakiness=o["max_flakiness"], on=o["gate_on"],
-                            confidence=o["confidence"], min_runs=args.min_runs,
-                            mode=args.mode)
+    # the criteria in force (bound once), at the file's one k; the header names their mode
+    criteria = dataclasses.replace(_bound(args, results).criteria, k=int(ks[0]))
     plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs, false_block=args.false_block,
                      false_pass=args.false_pass)
     if args.json:
@@ -701,8 +590,6 @@ def _require_same_protocol(args: argparse.Namespace, old: Results, new: Results,
               file=sys.stderr)
 
 
-#: ``passk diff --margin``: neither non-inferiority nor a regression is shown.
-EXIT_INCONCLUSIVE = 3
 
 _DIFF_EXIT_CODES = ("exit codes: 0 no regression shown (with --margin: non-inferior); 1 a "
                     "regression is shown: the suite's mean pass^k is worse (its interval lies "
@@ -720,7 +607,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     old = _read(args, args.old, judged=False)
     new = _read(args, args.new)
     _require_same_protocol(args, old, new, args.old, args.new)
-    settings = _baseline_settings(args)
+    settings = bind(_asked(args), _policy(args)).criteria  # alpha, correction, margin
     d = diff_results(old, new, k=args.k, alpha=settings.alpha, correction=settings.correction,
                      class_threshold=args.class_threshold, margin=settings.margin,
                      method=args.method, rng=args.seed)
@@ -776,9 +663,11 @@ _RUN_DEFAULTS = {"k": 5, "min_overall": DEFAULT_CRITERIA.min_overall_pass_hat_k,
                  "runs_read_only": 5}
 
 
-def _run_settings(args: argparse.Namespace) -> None:
-    """``passk run``'s settings: each option where given, else the policy's, else the
-    default; an option looser than the policy is refused (exit 2)."""
+def _run_settings(args: argparse.Namespace) -> InForce:
+    """``passk run``'s settings: the criteria bound (:func:`passk.gate.bind.bind`: each
+    option where given, else the policy's, else the default; an option looser than the
+    policy is refused), and the runs per risk (the option, else the policy's, else the
+    default)."""
     if args.policy_file in STOPPING:  # the old spelling: --policy fixed|curtailed
         if args.stopping not in (None, args.policy_file):
             raise BadInput(f"--policy {args.policy_file} and --stopping {args.stopping} "
@@ -786,36 +675,18 @@ def _run_settings(args: argparse.Namespace) -> None:
         args.stopping, args.policy_file = args.policy_file, None
     args.stopping = args.stopping or "fixed"
     policy = _policy(args)
-    if policy is not None:
-        runs = {risk: n for risk, n in (("high-risk-write", args.runs_high_risk),
-                                        ("read-only", args.runs_read_only)) if n is not None}
-        try:
-            refuse_looser(policy, {**_asked(args), "runs": runs})
-        except PolicyError as exc:
-            raise BadInput(str(exc)) from None
-        c, ts = policy.criteria, policy.tasks
-        fill = {"k": c.k, "min_overall": c.min_overall_pass_hat_k,
-                "max_flakiness": c.max_flakiness, "on": c.on, "confidence": c.confidence,
-                "runs_high_risk": ts.runs_for("high-risk-write"),
-                "runs_read_only": ts.runs_for("read-only")}
-        for name, value in fill.items():
-            if getattr(args, name) is None and value is not None:
-                setattr(args, name, value)
-    for name, value in _RUN_DEFAULTS.items():
+    runs = {risk: n for risk, n in (("high-risk-write", args.runs_high_risk),
+                                    ("read-only", args.runs_read_only)) if n is not None}
+    f = bind({**_asked(args), "runs": runs}, policy)
+    c = f.criteria
+    args.k = f.k if f.k is not None else _RUN_DEFAULTS["k"]
+    args.min_overall, args.max_flakiness = c.min_overall_pass_hat_k, c.max_flakiness
+    args.on, args.confidence = c.on, c.confidence
+    for name, risk in (("runs_high_risk", "high-risk-write"), ("runs_read_only", "read-only")):
         if getattr(args, name) is None:
-            setattr(args, name, value)
-
-
-def _with_policy_line(text: str, args: argparse.Namespace) -> str:
-    """``text`` with the policy and the overrides in force on its gate's verdict line."""
-    said = _in_force(args)
-    tail = "  [" + "; ".join([said["policy_line"], *said["overrides"]]) + "]"
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("gate: "):
-            lines[i] = line + tail
-            break
-    return "\n".join(lines)
+            need = policy.tasks.runs_for(risk) if policy is not None else None
+            setattr(args, name, need if need is not None else _RUN_DEFAULTS[name])
+    return f
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -823,7 +694,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from passk.run.runner import load_adapter, load_tasks, run_suite
     from passk.stability import RepeatPolicy, format_table
 
-    _run_settings(args)
+    in_force = _run_settings(args)
     adapter = load_adapter(args.adapter)
     tasks = load_tasks(args.tasks)
     policy = _policy(args)
@@ -843,16 +714,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                         progress=args.progress and sys.stderr.isatty(), timeout=args.timeout,
                         max_retries=args.max_retries, min_overall_pass_hat_k=args.min_overall,
                         max_flakiness=args.max_flakiness, gate_on=args.on,
-                        confidence=args.confidence, stop_early=args.stop_early)
+                        confidence=args.confidence, stop_early=args.stop_early,
+                        in_force=in_force)
     except KeyboardInterrupt:  # run_suite has said how many runs the log holds
         print(f"passk run: to finish: passk run {args.adapter} {args.tasks} --log {args.log} "
               f"--seed {args.seed} --resume", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if args.json:
         out = run.report.to_dict()
-        said = _in_force(args)
-        said["overrides"] = list(dict.fromkeys([*run.gate.overrides, *said["overrides"]]))
-        out["gate"].update({k: v for k, v in said.items() if k != "policy_line"})
+        out["gate"].update(policy=in_force.policy.path if in_force.policy is not None else None,
+                           policy_line=run.gate.policy_line)
         out["runs"] = {"spent": run.runs_spent, "fixed": run.runs_fixed, "saved": run.runs_saved,
                        "retries": dict(run.retries), "cached": dict(run.cached),
                        "infrastructure_errors": dict(run.infrastructure_errors),
@@ -863,7 +734,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out["protocol"] = run.protocol.to_dict() if run.protocol else None
         _print_json(out)
     else:
-        _emit(_with_policy_line(format_table(run.report, flaky_first=True), args))
+        _emit(format_table(run.report, flaky_first=True))
         left_out = sum(run.infrastructure_errors.values()) + sum(run.cached.values())
         print(f"runs: {run.runs_spent} counted of {run.runs_fixed} planned"
               + (f" ({run.runs_saved} saved by curtailment)" if args.stopping == "curtailed"
@@ -888,6 +759,11 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    "default: found walking up from the working directory, then from the "
                    "results, to the repository root. With a policy, an option that would "
                    "loosen it is refused; without one, the verdict line says so")
+    p.add_argument("--policy-ref", default=None, metavar="REF",
+                   help="read the policy from the commit REF instead of the working tree (in "
+                   "CI: the pull request's base, so that the policy in force is the one "
+                   "already reviewed, not the one the change brings); searched as in the "
+                   "working tree, from the working directory's place up to the root")
     p.add_argument("--format", default="auto", choices=FORMATS, metavar="FORMAT",
                    help="input format: " + ", ".join(FORMATS) + " (default auto: by extension, "
                    "for .json by content, for a directory by tau2-bench's run layout; the "
@@ -979,6 +855,11 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
                    help="a task with fewer counted runs fails the gate (default 0)")
     p.add_argument("--confidence", type=open_probability, default=None,
                    help="confidence of intervals and lower bounds (default 0.95)")
+    p.add_argument("--mode", choices=GATE_MODES, default=None,
+                   help="how the gate decides: chapter (the point estimates, the default), "
+                   "proved (the suite's proved lower bound, and each task proved steady) or "
+                   "proved-warn (the proved bound; flakiness named, not blocking); a mode "
+                   "looser than the policy's or the protocol's is refused")
     p.add_argument("--ci-method", choices=tuple(CI_METHODS), default="exact",
                    help="per-task interval: exact (Clopper-Pearson, default: covers at least "
                    "its confidence) or bootstrap (the chapter's percentile bootstrap, which "
@@ -1093,8 +974,6 @@ def _add_plan(add: _Add) -> None:
     p.add_argument("--false-pass", type=open_probability, default=0.05,
                    help="with --gate: the largest false-pass rate wanted at the bar "
                    "(default 0.05)")
-    p.add_argument("--mode", choices=GATE_MODES, default="chapter",
-                   help="with --gate: the mode the header describes (every mode is planned)")
 
 
 def _add_diff(add: _Add) -> None:
@@ -1229,14 +1108,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()
     try:
         return args.func(args)
-    except (ResultsError, BadInput, MissingExtra, ValueError, OSError) as exc:
+    except PasskError as exc:  # input passk cannot use: one line, the class's own status
+        from passk.render.tables import escape_text
+
+        print(f"passk {args.command}: error: {escape_text(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:  # a file that cannot be opened or written: named by the OS
         from passk.render.tables import escape_text
 
         print(f"passk {args.command}: error: {escape_text(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"passk {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     finally:
         if gc_was_on:
             gc.enable()

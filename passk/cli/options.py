@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from passk.criteria import MAX_K
+
 __all__ = [
     "add_reader_overrides",
     "int_list",
@@ -50,6 +52,9 @@ def whole_number(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{text} must be at least {minimum}")
+        if value > MAX_K:  # a count of runs, not an arbitrary integer (numpy counts in int64)
+            raise argparse.ArgumentTypeError(f"{text} is more than {MAX_K:,}: give a number "
+                                             "of runs")
         return value
     return parse
 

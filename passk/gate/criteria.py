@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passk.criteria import DEFAULT_CRITERIA
+from passk.errors import LoosenedCriteria
 from passk.results.protocol import Protocol, _canonical
 
 __all__ = [
@@ -34,10 +35,6 @@ GATE_CRITERIA: dict[str, str | tuple[str, ...]] = {
     "gate_on": ("estimate", "lower-bound"),
     "confidence": "higher",              # a lower bound at higher confidence is lower
 }
-
-
-class LoosenedCriteria(ValueError):
-    """A criterion asked for after the runs is looser than the one declared before them."""
 
 
 def _looser(name: str, declared: Any, requested: Any) -> bool:

@@ -148,6 +148,9 @@ def judge(
     unfinished: Sequence[str] = (),
     rows: Sequence[TaskReport] | None = None,
     margin: float | None = None,
+    policy_line: str = "",
+    applied: Sequence[str] = (),
+    as_declared: bool = False,
 ) -> Verdict:
     """The gate's verdict on ``results``, with every reason that blocks it.
 
@@ -191,6 +194,10 @@ def judge(
     margin : float, optional
         The baseline comparison's non-inferiority margin, for criteria that do
         not carry one (``criteria.margin`` wins when they do).
+    policy_line, applied : str, sequence of str
+        The policy in force and the choices bound with the criteria
+        (:class:`passk.gate.bind.InForce`), named on the verdict line, which
+        nothing edits afterwards.
 
     Returns
     -------
@@ -244,7 +251,8 @@ def judge(
         overrides += ("accept-incomplete",)
     return GateResult(math.nan if unfinished else gate.overall, not reasons, gate.flaky_tasks,
                       tuple(reasons), what=gate.what, bar=gate.bar, cap=gate.cap,
-                      overrides=overrides)
+                      overrides=overrides, policy_line=policy_line, applied=tuple(applied),
+                      as_declared=as_declared)
 
 
 publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -50,7 +50,7 @@ one line naming the file, the key and what to do. The schema::
     margin = 0.05
 
 With a policy in force, an option that would loosen it is refused
-(:func:`refuse_looser`); a results file's own protocol is checked against it and
+(:func:`passk.gate.bind.bind`); a results file's own protocol is checked against it and
 never loosens it (:func:`protocol_refusal`); what the evidence lacks of the
 policy's task set and runs is incomplete, and fails closed (:func:`apply_policy`).
 
@@ -68,18 +68,22 @@ call it (:meth:`TaskSet.runs_for_task`).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
+import subprocess
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from passk.criteria import CORRECTIONS, GATE_ON, GateCriteria
+from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
+from passk.errors import PolicyError
 from passk.results.counts import Results, with_unrun_tasks
 from passk.results.formats import FORMAT_OPTIONS, FORMATS
 from passk.results.protocol import Protocol
@@ -97,10 +101,9 @@ __all__ = [
     "count_errors",
     "find_policy",
     "load_policy",
-    "override_phrases",
+    "policy_in_force",
     "policy_init",
     "protocol_refusal",
-    "refuse_looser",
 ]
 
 #: The policy's own file name.
@@ -115,7 +118,7 @@ ERRORS = ("fail", "exclude", "fail-all")
 #: Which pooling of files a policy may allow: ``trials`` (several files of one
 #: evaluation, as trials of one suite) and ``evaluations`` (files of different
 #: evaluations, ``--pool-evaluations``).
-POOLING = ("trials", "evaluations")
+POOLING = ("trials", "evaluations", "unverified-runs")
 #: The errored records a producer does not tell from infrastructure failures.
 _AGENT_OR_INFRA = ("errored samples",)
 
@@ -123,14 +126,10 @@ _TOP = {"producer", "require_protocol", "errors", "pooling", "tasks", "success",
         "baseline"}
 _TABLES: dict[str, set[str]] = {
     "tasks": {"ids", "dataset", "size", "runs", "runs_by_risk", "risk"},
-    "success": {"scorer", "values", "threshold", "score_key"},
-    "gate": {"k", "bar", "cap", "on", "confidence", "min_runs"},
+    "success": {"scorer", "values", "threshold", "score_key", "metric", "filter"},
+    "gate": {"k", "bar", "cap", "on", "confidence", "min_runs", "mode"},
     "baseline": {"alpha", "correction", "margin"},
 }
-
-
-class PolicyError(ValueError):
-    """A policy that cannot be used, or an option or file it refuses; one line."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +189,12 @@ class TaskSet:
         return self.runs
 
 
+#: Each success key of the policy and the reader option it sets.
+_SUCCESS_KEYS = (("scorer", "scorer"), ("values", "success_values"),
+                 ("threshold", "success_threshold"), ("score_key", "score_key"),
+                 ("metric", "metric"), ("filter", "filter"))
+
+
 @dataclass(frozen=True)
 class SuccessRule:
     """What a success is, for the producers whose scores are not pass/fail."""
@@ -198,13 +203,53 @@ class SuccessRule:
     values: tuple[str, ...] = ()
     threshold: float | None = None
     score_key: str | None = None
+    metric: str | None = None
+    filter: str | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The rule's keys that are set, by the policy's names."""
+        out = {"scorer": self.scorer, "values": list(self.values) or None,
+               "threshold": self.threshold, "score_key": self.score_key,
+               "metric": self.metric, "filter": self.filter}
+        return {k: v for k, v in out.items() if v is not None}
 
     def reader_options(self, fmt: str) -> dict[str, Any]:
-        """The rule as :func:`passk.results.read.read_results` options, those ``fmt`` takes."""
-        given = {"scorer": self.scorer, "success_values": list(self.values) or None,
-                 "success_threshold": self.threshold, "score_key": self.score_key}
+        """The rule as :func:`passk.results.read.read_results` options (``fmt`` takes each:
+        :meth:`check_applies`)."""
+        names = dict(_SUCCESS_KEYS)
         taken = FORMAT_OPTIONS.get(fmt, ())
-        return {k: v for k, v in given.items() if v is not None and k in taken}
+        return {names[k]: v for k, v in self.given().items() if names[k] in taken}
+
+    def check_applies(self, fmt: str, path: str) -> None:
+        """Refuse a key the producer's reader does not take: a rule that does not apply is
+        never dropped without a word.
+
+        Examples
+        --------
+        >>> SuccessRule(scorer="exact_match").check_applies("lm-eval", "passk.toml")
+        Traceback (most recent call last):
+        ...
+        passk.errors.PolicyError: passk.toml: success.scorer: does not apply to lm-eval evidence (its reader takes metric, filter, success_threshold): remove it, or use a key that applies
+        """
+        names = dict(_SUCCESS_KEYS)
+        taken = FORMAT_OPTIONS.get(fmt, ())
+        for key in self.given():
+            if names[key] not in taken:
+                takes = ", ".join(taken) or "no success keys"
+                raise PolicyError(f"{path}: success.{key}: does not apply to {fmt} evidence "
+                                  f"(its reader takes {takes}): remove it, or use a key that "
+                                  "applies")
+
+    def phrases(self) -> list[str]:
+        """The rule as the verdict names it."""
+        r = self
+        out = [f"scorer {r.scorer}"] if r.scorer else []
+        out += [f"success values {', '.join(r.values)}"] if r.values else []
+        out += [f"success threshold {r.threshold:g}"] if r.threshold is not None else []
+        out += [f"score key {r.score_key}"] if r.score_key else []
+        out += [f"metric {r.metric}"] if r.metric else []
+        out += [f"filter {r.filter}"] if r.filter else []
+        return out
 
 
 @dataclass(frozen=True)
@@ -228,47 +273,108 @@ class Policy:
     criteria: GateCriteria = field(default_factory=GateCriteria)
     pooling: tuple[str, ...] = ("trials",)
     require_protocol: bool = False
+    #: The SHA-256 of the file's bytes (empty for a policy not read from a file).
+    sha256: str = ""
 
     @property
     def phrase(self) -> str:
-        """The policy as the verdict line names it."""
-        return f"policy {self.path}"
+        """The policy as the verdict line names it: its path from the repository's root and
+        the start of its hash."""
+        return f"policy {self.path}" + (f" (sha256 {self.sha256[:12]})" if self.sha256 else "")
 
 
 # --------------------------------------------------------------------------
 # finding and reading
 # --------------------------------------------------------------------------
 
-def _has_tool_passk(pyproject: Path) -> bool:
+#: A policy's content, for one reader of bytes: the working tree, or a commit.
+Read = Callable[[str], "bytes | None"]
+
+
+def _parse_toml(data: bytes, label: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return False
-    return isinstance(data.get("tool"), dict) and "passk" in data["tool"]
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"{label}: cannot be read as UTF-8 ({exc}): fix the file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"{label}: not valid TOML ({exc}): fix the file (a file that does not "
+                          "parse cannot say whether it holds a policy)") from None
 
 
-def _walk_up(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        if (directory / POLICY_FILE).is_file():
-            return directory / POLICY_FILE
-        if (directory / "pyproject.toml").is_file() and _has_tool_passk(
-                directory / "pyproject.toml"):
-            return directory / "pyproject.toml"
-        if (directory / ".git").exists():  # the repository's root: stop here
-            return None
-    return None
+def _chain(start: Path) -> tuple[list[Path], Path | None]:
+    """The directories from ``start`` up to the outermost repository root on the way (the
+    highest directory holding ``.git``: a nested repository does not end the search), or up
+    to the filesystem's root when there is none; and that root."""
+    up = [start, *start.parents]
+    roots = [d for d in up if (d / ".git").exists()]
+    if not roots:
+        return up, None
+    top = roots[-1]
+    return up[: up.index(top) + 1], top
+
+
+def _candidates(dirs: Sequence[str], read: Read, label: Callable[[str], str]
+                ) -> list[tuple[str, bytes, bool]]:
+    """Every policy in ``dirs``: (path, content, is a pyproject); a ``pyproject.toml`` that
+    does not parse is an error, never "no policy"."""
+    found = []
+    for d in dirs:
+        own = f"{d}/{POLICY_FILE}" if d else POLICY_FILE
+        data = read(own)
+        if data is not None:
+            found.append((own, data, False))
+        pyproject = f"{d}/pyproject.toml" if d else "pyproject.toml"
+        data = read(pyproject)
+        if data is not None:
+            table = _parse_toml(data, label(pyproject)).get("tool")
+            if isinstance(table, dict) and "passk" in table:
+                found.append((pyproject, data, True))
+    return found
+
+
+def _file_reader(path: str) -> bytes | None:
+    try:
+        return Path(path).read_bytes() if Path(path).is_file() else None
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read the policy: {exc}") from None
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    if root is not None:
+        with contextlib.suppress(ValueError):
+            return path.relative_to(root).as_posix()
+    return str(path)
+
+
+def _one(found: Sequence[tuple[str, bytes, bool]], label: Callable[[str], str]
+         ) -> tuple[str, bytes, bool] | None:
+    unique = list({f[0]: f for f in found}.values())
+    if len(unique) > 1:
+        names = ", ".join(label(f[0]) + (" [tool.passk]" if f[2] else "") for f in unique)
+        raise PolicyError(f"more than one policy: {names}: a repository has one policy; remove "
+                          "all but one in a reviewed commit, or name one with --policy")
+    return unique[0] if unique else None
 
 
 def find_policy(cwd: str | os.PathLike[str] | None = None,
                 results: Sequence[str | os.PathLike[str]] = ()) -> Path | None:
     """The policy file in force: ``passk.toml`` or a ``pyproject.toml`` with ``[tool.passk]``.
 
-    Walks up from ``cwd`` (default: the working directory) to the repository's
-    root, then from the results files' common directory; the first found wins.
+    Every directory from ``cwd`` (default: the working directory) up to the
+    outermost repository root (a nested ``.git`` does not end the search), and
+    from the results files' common directory up to theirs, is searched. One
+    policy per repository: two files found (a ``passk.toml`` beside the
+    results, a nested one, one shadowing a ``[tool.passk]``) are an error, and
+    so is a ``pyproject.toml`` on the way that does not parse.
 
     Returns
     -------
     pathlib.Path or None
+
+    Raises
+    ------
+    PolicyError
+        More than one policy, or a ``pyproject.toml`` that cannot be read.
 
     Examples
     --------
@@ -277,13 +383,135 @@ def find_policy(cwd: str | os.PathLike[str] | None = None,
     >>> _ = (d / "passk.toml").write_text("[gate]\\nbar = 0.8\\n")
     >>> find_policy(d / "runs") == d / "passk.toml"
     True
+    >>> _ = (d / "runs" / "passk.toml").write_text("[gate]\\nbar = 0.1\\n")
+    >>> find_policy(d, results=[d / "runs"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    passk.errors.PolicyError: more than one policy: ...
     """
-    found = _walk_up(Path(cwd if cwd is not None else Path.cwd()).resolve())
-    if found is None and results:
+    starts = [Path(cwd if cwd is not None else Path.cwd()).resolve()]
+    if results:
         dirs = [Path(p).resolve() for p in results]
         dirs = [p if p.is_dir() else p.parent for p in dirs]
-        found = _walk_up(Path(os.path.commonpath([str(d) for d in dirs])))
-    return found
+        starts.append(Path(os.path.commonpath([str(d) for d in dirs])))
+    found: list[tuple[str, bytes, bool]] = []
+    for start in starts:
+        chain, _ = _chain(start)
+        found += _candidates([str(d) for d in chain], _file_reader, str)
+    one = _one(found, str)
+    return Path(one[0]) if one is not None else None
+
+
+def load_policy(path: str | os.PathLike[str], *, content: bytes | None = None,
+                label: str | None = None) -> Policy:
+    """Read and validate a policy file: ``passk.toml``, or ``[tool.passk]`` of a pyproject.
+
+    The policy is named by its path from its repository's root (the outermost
+    directory holding ``.git`` above it) and the SHA-256 of its bytes, so that a
+    verdict names the file a reviewer approved whatever the working directory.
+
+    Parameters
+    ----------
+    path : path
+        The file (or, with ``content``, its path as ``label`` names it).
+    content : bytes, optional
+        The file's bytes, when they come from elsewhere (a commit).
+    label : str, optional
+        How to name it (default: its path from the repository's root).
+
+    Raises
+    ------
+    PolicyError
+        The file is missing or not TOML, or a key is unknown or its value bad;
+        one line naming the file, the key and what to do.
+    """
+    p = Path(path)
+    if label is None:
+        resolved = p.resolve()
+        label = _relative(resolved, _chain(resolved.parent)[1])
+    if content is None:
+        try:
+            content = p.read_bytes()
+        except FileNotFoundError:
+            raise PolicyError(f"{label}: no such policy file: give an existing file to "
+                              "--policy, or write one with `passk policy init`") from None
+        except OSError as exc:
+            raise PolicyError(f"{label}: cannot read the policy: {exc}") from None
+    data = _parse_toml(content, label)
+    digest = hashlib.sha256(content).hexdigest()
+    if p.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict) or not isinstance(tool.get("passk"), dict):
+            raise PolicyError(f"{label}: has no [tool.passk] table: add one, or give "
+                              "--policy a passk.toml")
+        return replace(parse_policy(tool["passk"], f"{label} [tool.passk]"), sha256=digest)
+    return replace(parse_policy(data, label), sha256=digest)
+
+
+def policy_in_force(given: str | os.PathLike[str] | None = None, *,
+                    cwd: str | os.PathLike[str] | None = None,
+                    results: Sequence[str | os.PathLike[str]] = (),
+                    ref: str | None = None) -> Policy | None:
+    """The repository's policy: ``given`` (``--policy FILE``), else the one found
+    (:func:`find_policy`); with ``ref``, the one that commit holds (the pull request's base:
+    the policy a reviewer approved, not the one the change under test brings).
+
+    Raises
+    ------
+    PolicyError
+        As :func:`find_policy` and :func:`load_policy`; with ``ref``, a commit git cannot read.
+    """
+    if ref is not None:
+        return _policy_at(ref, given, Path(cwd if cwd is not None else Path.cwd()).resolve())
+    if given is not None:
+        return load_policy(given)
+    found = find_policy(cwd, results)
+    return load_policy(found) if found is not None else None
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+
+
+def _policy_at(ref: str, given: str | os.PathLike[str] | None, cwd: Path) -> Policy | None:
+    """The policy in the commit ``ref``, searched as :func:`find_policy` searches the working
+    tree (from ``cwd``'s place in the repository up to its root)."""
+    _, root = _chain(cwd)
+    if root is None:
+        raise PolicyError(f"{cwd}: not in a git repository, so the policy at {ref} cannot be "
+                          "read: run from the checkout")
+    listed = _git(root, "ls-tree", "-r", "--name-only", "-z", ref)
+    if listed.returncode != 0:
+        why = listed.stderr.decode(errors="replace").strip().splitlines()
+        raise PolicyError(f"cannot read the commit {ref} ({why[-1] if why else 'git failed'}): "
+                          "fetch it first (git fetch origin BASE), or give the policy's ref")
+    files = set(listed.stdout.decode("utf-8", errors="surrogateescape").split("\0"))
+
+    def read(rel: str) -> bytes | None:
+        if rel not in files:
+            return None
+        shown = _git(root, "show", f"{ref}:{rel}")
+        if shown.returncode != 0:
+            raise PolicyError(f"{ref}:{rel}: git cannot show it")
+        return shown.stdout
+
+    def name(rel: str) -> str:
+        return f"{rel} at {ref}"
+
+    if given is not None:
+        rel = _relative(Path(given).resolve(), root)
+        data = read(rel)
+        if data is None:
+            raise PolicyError(f"{rel}: not in the commit {ref}: the policy must be reviewed "
+                              "and merged before it gates")
+        return load_policy(rel, content=data, label=name(rel))
+    here = _relative(cwd, root)
+    parts = [] if here in ("", ".") else here.split("/")
+    dirs = ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
+    one = _one(_candidates(dirs, read, name), name)
+    if one is None:
+        return None
+    return load_policy(one[0], content=one[1], label=name(one[0]))
 
 
 def _where(path: str, table: str | None, key: str) -> str:
@@ -307,9 +535,11 @@ def _number(path: str, key: str, value: Any, low: float, high: float, *,
     return float(value)
 
 
-def _whole(path: str, key: str, value: Any, low: int) -> int:
+def _whole(path: str, key: str, value: Any, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise _bad(path, key, f"{value!r} is not a whole number >= {low}: write one")
+    if high is not None and value > high:
+        raise _bad(path, key, f"{value!r} is more than {high:,}: write a number of runs")
     return int(value)
 
 
@@ -359,7 +589,7 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
     >>> parse_policy({"gate": {"barr": 1}}, "p.toml")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    passk.gate.policy.PolicyError: p.toml: gate.barr: unknown key; ...
+    passk.errors.PolicyError: p.toml: gate.barr: unknown key; ...
     """
     _check_keys(path, None, data, _TOP)
     tables: dict[str, Mapping[str, Any]] = {}
@@ -390,11 +620,11 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
         raise _bad(path, "tasks", "give either ids or dataset and size, not both")
     if (dataset is None) != (size is None):
         raise _bad(path, "tasks", "dataset and size go together: give both")
-    runs = _whole(path, "tasks.runs", t["runs"], 1) if "runs" in t else None
+    runs = _whole(path, "tasks.runs", t["runs"], 1, MAX_K) if "runs" in t else None
     by_risk = t.get("runs_by_risk", {})
     if not isinstance(by_risk, dict):
         raise _bad(path, "tasks.runs_by_risk", "must be a table of risk = runs")
-    runs_by_risk = {str(r): _whole(path, f"tasks.runs_by_risk.{r}", v, 1)
+    runs_by_risk = {str(r): _whole(path, f"tasks.runs_by_risk.{r}", v, 1, MAX_K)
                     for r, v in by_risk.items()}
     tiers = _tiers(path, t.get("risk", {}), ids, runs, runs_by_risk)
 
@@ -404,14 +634,16 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
         values=_texts(path, "success.values", s["values"]) if "values" in s else (),
         threshold=(_number(path, "success.threshold", s["threshold"], -math.inf, math.inf)
                    if "threshold" in s else None),
-        score_key=_text(path, "success.score_key", s["score_key"]) if "score_key" in s else None)
+        score_key=_text(path, "success.score_key", s["score_key"]) if "score_key" in s else None,
+        metric=_text(path, "success.metric", s["metric"]) if "metric" in s else None,
+        filter=_text(path, "success.filter", s["filter"]) if "filter" in s else None)
     if success.values and success.threshold is not None:
         raise _bad(path, "success", "give either values or threshold, not both")
 
     g, b = tables["gate"], tables["baseline"]
     d = GateCriteria()
     criteria = GateCriteria(
-        k=_whole(path, "gate.k", g["k"], 1) if "k" in g else d.k,
+        k=_whole(path, "gate.k", g["k"], 1, MAX_K) if "k" in g else d.k,
         min_overall_pass_hat_k=(_number(path, "gate.bar", g["bar"], 0, 1) if "bar" in g
                                 else d.min_overall_pass_hat_k),
         max_flakiness=(_number(path, "gate.cap", g["cap"], 0, 1) if "cap" in g
@@ -419,8 +651,9 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
         on=_choice(path, "gate.on", g["on"], GATE_ON) if "on" in g else d.on,
         confidence=(_number(path, "gate.confidence", g["confidence"], 0, 1, open_low=True,
                             open_high=True) if "confidence" in g else d.confidence),
-        min_runs=_whole(path, "gate.min_runs", g["min_runs"], 0) if "min_runs" in g
+        min_runs=_whole(path, "gate.min_runs", g["min_runs"], 0, MAX_K) if "min_runs" in g
         else d.min_runs,
+        mode=_choice(path, "gate.mode", g["mode"], GATE_MODES) if "mode" in g else d.mode,
         alpha=(_number(path, "baseline.alpha", b["alpha"], 0, 1, open_low=True, open_high=True)
                if "alpha" in b else d.alpha),
         correction=(_choice(path, "baseline.correction", b["correction"], CORRECTIONS)
@@ -456,158 +689,9 @@ def _tiers(path: str, value: Any, ids: Sequence[str], runs: int | None,
     return tiers
 
 
-def load_policy(path: str | os.PathLike[str]) -> Policy:
-    """Read and validate a policy file: ``passk.toml``, or ``[tool.passk]`` of a pyproject.
-
-    Raises
-    ------
-    PolicyError
-        The file is missing or not TOML, or a key is unknown or its value bad;
-        one line naming the file, the key and what to do.
-    """
-    p = Path(path)
-    label = os.fspath(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PolicyError(f"{label}: no such policy file: give an existing file to --policy, "
-                          f"or write one with `passk policy init`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{label}: cannot read the policy: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(f"{label}: not valid TOML ({exc}): fix the file") from None
-    if p.name == "pyproject.toml":
-        tool = data.get("tool", {})
-        if not isinstance(tool, dict) or not isinstance(tool.get("passk"), dict):
-            raise PolicyError(f"{label}: has no [tool.passk] table: add one, or give "
-                              "--policy a passk.toml")
-        return parse_policy(tool["passk"], f"{label} [tool.passk]")
-    return parse_policy(data, label)
-
-
 # --------------------------------------------------------------------------
 # what the policy refuses
 # --------------------------------------------------------------------------
-
-def _refused(option: str, what: str, policy: Policy) -> PolicyError:
-    return PolicyError(f"{option} would loosen the policy's {what} ({policy.path}): remove the "
-                       "option, or change the policy in a reviewed commit")
-
-
-def refuse_looser(policy: Policy, asked: Mapping[str, Any]) -> None:
-    """Refuse every option that would loosen the policy, naming the policy's value.
-
-    Parameters
-    ----------
-    policy : Policy
-    asked : Mapping[str, Any]
-        The options given (``None``, ``False``, ``0`` or absent: not given), by
-        the command line's names: ``k``, ``k_for`` (risk to k), ``min_overall``,
-        ``max_flakiness``, ``on``, ``confidence``, ``min_runs``, ``alpha``,
-        ``correction``, ``margin``, ``runs`` (risk to runs, ``passk run``),
-        ``accept_incomplete``, ``scorer``, ``success_value``,
-        ``success_threshold``, ``score_key``, ``duplicates``,
-        ``pool_evaluations``, ``files`` (how many results files).
-
-    Raises
-    ------
-    PolicyError
-
-    Examples
-    --------
-    >>> p = Policy("passk.toml", criteria=GateCriteria(min_overall_pass_hat_k=0.8))
-    >>> refuse_looser(p, {"min_overall": 0.9})  # stricter: fine
-    >>> refuse_looser(p, {"min_overall": 0.5})  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    passk.gate.policy.PolicyError: --min-overall 0.5 would loosen the policy's bar 0.8 ...
-    """
-    c = policy.criteria
-
-    def get(name: str) -> Any:
-        return asked.get(name)
-
-    if get("k") is not None and get("k") < c.k:
-        raise _refused(f"--k {get('k')}", f"k {c.k}", policy)
-    for risk, kk in dict(get("k_for") or {}).items():
-        if kk < c.k:
-            raise _refused(f"--k-for {risk}={kk}", f"k {c.k}", policy)
-    if get("min_overall") is not None and get("min_overall") < c.min_overall_pass_hat_k:
-        raise _refused(f"--min-overall {get('min_overall'):g}",
-                       f"bar {c.min_overall_pass_hat_k:g}", policy)
-    if get("max_flakiness") is not None and get("max_flakiness") > c.max_flakiness:
-        raise _refused(f"--max-flakiness {get('max_flakiness'):g}", f"cap {c.max_flakiness:g}",
-                       policy)
-    if get("on") is not None and GATE_ON.index(get("on")) < GATE_ON.index(c.on):
-        raise _refused(f"--on {get('on')}", f"on {c.on!r}", policy)
-    if get("confidence") is not None and get("confidence") < c.confidence:
-        raise _refused(f"--confidence {get('confidence'):g}", f"confidence {c.confidence:g}",
-                       policy)
-    if get("min_runs") and get("min_runs") < c.min_runs:
-        raise _refused(f"--min-runs {get('min_runs')}", f"min_runs {c.min_runs}", policy)
-    if get("alpha") is not None and get("alpha") > c.alpha:
-        raise _refused(f"--alpha {get('alpha'):g}", f"baseline alpha {c.alpha:g}", policy)
-    if get("correction") is not None and get("correction") != c.correction and (
-            CORRECTIONS.index(get("correction")) > CORRECTIONS.index(c.correction)):
-        raise _refused(f"--correction {get('correction')}",
-                       f"baseline correction {c.correction!r}", policy)
-    if get("margin") is not None and c.margin is not None and get("margin") > c.margin:
-        raise _refused(f"--margin {get('margin'):g}", f"baseline margin {c.margin:g}", policy)
-    for risk, n in dict(get("runs") or {}).items():
-        need = policy.tasks.runs_for(risk)
-        if need is not None and n < need:
-            raise _refused(f"{n} runs for {risk} tasks", f"runs {need} for {risk}", policy)
-    if get("accept_incomplete"):
-        raise _refused("--accept-incomplete", "task set and runs (incomplete evidence fails "
-                       "closed)", policy)
-    rule = policy.success
-    if get("scorer") is not None and get("scorer") != rule.scorer:
-        raise _refused(f"--scorer {get('scorer')}", f"scorer {rule.scorer!r}" if rule.scorer
-                       else "success rule (no scorer chosen: the log's own)", policy)
-    if get("success_value") and set(get("success_value")) - set(rule.values):
-        extra = sorted(set(get("success_value")) - set(rule.values))
-        raise _refused(f"--success-value {', '.join(extra)}",
-                       f"success values {list(rule.values)}" if rule.values
-                       else "success rule (the producer's pass/fail values)", policy)
-    if get("success_threshold") is not None and (
-            rule.threshold is None or get("success_threshold") < rule.threshold):
-        raise _refused(f"--success-threshold {get('success_threshold'):g}",
-                       f"success threshold {rule.threshold:g}" if rule.threshold is not None
-                       else "success rule (no threshold)", policy)
-    if get("score_key") is not None and get("score_key") != rule.score_key:
-        raise _refused(f"--score-key {get('score_key')}", f"score_key {rule.score_key!r}"
-                       if rule.score_key else "success rule (no score key)", policy)
-    if get("duplicates") not in (None, "error"):
-        raise _refused(f"--duplicates {get('duplicates')}", "evidence (a run recorded twice "
-                       "is an error)", policy)
-    if get("pool_evaluations") and "evaluations" not in policy.pooling:
-        raise _refused("--pool-evaluations", f"pooling {list(policy.pooling)}", policy)
-    if (get("files") or 1) > 1 and "trials" not in policy.pooling:
-        raise _refused(f"{get('files')} results files", f"pooling {list(policy.pooling)} (one "
-                       "file only)", policy)
-
-
-def strictest(policy: Policy | None, asked: Mapping[str, Any]) -> dict[str, Any]:
-    """The gate's criteria to ask for: each the option's when given (it is at least as
-    strict, :func:`refuse_looser` has seen to it), else the policy's, else not asked.
-
-    Keys as :func:`passk.gate.criteria.bind_criteria` takes them, with ``min_runs``.
-    """
-    out = {"k": asked.get("k"), "min_overall_pass_hat_k": asked.get("min_overall"),
-           "max_flakiness": asked.get("max_flakiness"), "gate_on": asked.get("on"),
-           "confidence": asked.get("confidence"), "min_runs": asked.get("min_runs") or 0}
-    if policy is None:
-        return out
-    c = policy.criteria
-    policy_values = {"k": c.k, "min_overall_pass_hat_k": c.min_overall_pass_hat_k,
-                     "max_flakiness": c.max_flakiness, "gate_on": c.on,
-                     "confidence": c.confidence}
-    for name, value in policy_values.items():
-        if out[name] is None:
-            out[name] = value
-    out["min_runs"] = max(int(out["min_runs"] or 0), c.min_runs)
-    return out
-
 
 #: A protocol's settings and the policy's criteria they must not loosen.
 _HEADER = (("k", "k", "higher"), ("min_overall_pass_hat_k", "bar", "higher"),
@@ -727,13 +811,16 @@ def _policy_tiers(policy: Policy, results: Results, label: str) -> Results:
                                         zip(results.task_ids, results.risks, strict=True)))
 
 
-def apply_policy(policy: Policy, results: Results, label: str) -> Results:
+def apply_policy(policy: Policy, results: Results, label: str, *,
+                 producer_checked: bool = True) -> Results:
     """The results as the policy judges them: its task set's missing tasks added with no runs,
     and each gap from the policy's task set and runs an ``incomplete`` sentence (the gate
     fails closed on them).
 
     The runs each task needs are the policy's for its tier (:meth:`TaskSet.runs_for_task`),
-    and each task takes the policy's tier in the results.
+    and each task takes the policy's tier in the results. ``producer_checked=False`` (the
+    pytest plugin, whose session is its own evidence) leaves out the producer and protocol
+    checks.
 
     Raises
     ------
@@ -750,10 +837,10 @@ def apply_policy(policy: Policy, results: Results, label: str) -> Results:
     >>> r.task_ids, r.incomplete
     (('a', 'b'), ("task b: the policy's task set lists it, the evidence has no runs of it",))
     """
-    if policy.producer is not None and results.source != policy.producer:
+    if producer_checked and policy.producer is not None and results.source != policy.producer:
         raise PolicyError(f"{label}: read as {results.source}, but the policy's producer is "
                           f"{policy.producer} ({policy.path}): give the policy's evidence")
-    if policy.require_protocol and results.protocol is None:
+    if producer_checked and policy.require_protocol and results.protocol is None:
         raise PolicyError(f"{label}: records no protocol (a passk run log's header), but the "
                           f"policy requires one ({policy.path}): give the whole log")
     refused = protocol_refusal(policy, results.protocol, label)
@@ -799,51 +886,6 @@ def apply_policy(policy: Policy, results: Results, label: str) -> Results:
 # --------------------------------------------------------------------------
 # saying what is in force
 # --------------------------------------------------------------------------
-
-_OVERRIDES = (("scorer", "--scorer"), ("success_value", "--success-value"),
-              ("success_threshold", "--success-threshold"), ("score_key", "--score-key"),
-              ("eval_key", "--eval-key"), ("count_errors_as_failures",
-                                           "--count-errors-as-failures"),
-              ("accept_incomplete", "--accept-incomplete"),
-              ("pool_evaluations", "--pool-evaluations"), ("allow_change", "--allow-change"))
-
-
-def override_phrases(asked: Mapping[str, Any], policy: Policy | None = None,
-                     errors_said: Sequence[str] = ()) -> tuple[str, ...]:
-    """Every reader or override option in effect, as a phrase naming it and its value,
-    for the verdict line, the Markdown and the JSON; the policy's own success rule too.
-
-    Examples
-    --------
-    >>> override_phrases({"success_value": ["I"], "accept_incomplete": True})
-    ('--success-value I', '--accept-incomplete')
-    """
-    out: list[str] = []
-    for key, flag in _OVERRIDES:
-        value = asked.get(key)
-        if value is None or value is False or value == [] or value == ():
-            continue
-        if value is True:
-            out.append(flag)
-        elif isinstance(value, (list, tuple)):
-            out.append(f"{flag} {', '.join(map(str, value))}")
-        else:
-            out.append(f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
-    if asked.get("duplicates") not in (None, "error"):
-        out.append(f"--duplicates {asked['duplicates']}")
-    if policy is not None:
-        r = policy.success
-        rule = [f"scorer {r.scorer}"] if r.scorer else []
-        rule += [f"success values {', '.join(r.values)}"] if r.values else []
-        rule += [f"success threshold {r.threshold:g}"] if r.threshold is not None else []
-        rule += [f"score key {r.score_key}"] if r.score_key else []
-        if rule:
-            out.append("policy's " + ", ".join(rule))
-        if policy.errors != "fail":
-            out.append(f"policy's errors = {policy.errors}")
-    out += list(errors_said)
-    return tuple(out)
-
 
 def _toml(value: Any) -> str:
     if isinstance(value, bool):

@@ -46,6 +46,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from passk.errors import PasskError
+
 __all__ = ["ActionInputError", "annotate", "expand", "gate_arguments", "main",
            "suite_estimate"]
 
@@ -57,7 +59,7 @@ CRITERIA = (("PASSK_K", "--k"), ("PASSK_MIN_OVERALL", "--min-overall"),
 _OUTPUTS = ("verdict", "pass-hat-k", "interval", "k", "policy")
 
 
-class ActionInputError(Exception):
+class ActionInputError(PasskError):
     """An input the action cannot use; the message says which and what to do."""
 
 

@@ -37,7 +37,6 @@ import dataclasses
 import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -55,7 +54,6 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError("passk.integrations.inspect needs the optional extra 'inspect': pip install "
                       "'passk-reliability[inspect]' (or pip install inspect-ai)") from exc
 
-from passk.criteria import DEFAULT_CRITERIA
 from passk.gate.curtailment import GateSettings
 from passk.results.formats.inspect_log import is_success  # the one rule, shared with the reader
 from passk.results.protocol import Protocol
@@ -159,29 +157,32 @@ class Curtailment:
                  scorer: str | None = None, confidence: float | None = None,
                  success_values: Sequence[str] = (), success_threshold: float | None = None,
                  policy: str | os.PathLike[str] | None = None, stop_early: int | None = None):
-        from passk.gate.policy import find_policy, load_policy, refuse_looser, strictest
+        from passk.gate.bind import asked_from, bind
+        from passk.gate.policy import policy_in_force
         from passk.run.schedule import Stopping
 
         #: Curtailment per sample, or (``stop_early``) the suite's early stopping.
         self.stopping = Stopping(curtailed=not stop_early, looks=stop_early or 0)
-
-        found = find_policy() if policy is None else Path(policy)
+        asked = asked_from({"k": k, "min_overall_pass_hat_k": min_overall_pass_hat_k,
+                            "max_flakiness": max_flakiness, "on": on, "confidence": confidence,
+                            "min_runs": min_runs or None, "scorer": scorer,
+                            "success_values": list(success_values) or None,
+                            "success_threshold": success_threshold}, "python")
+        #: The criteria in force (:func:`passk.gate.bind.bind`, the one binding): the
+        #: arguments over the repository's policy over the defaults; an argument that would
+        #: loosen the policy raises :class:`passk.errors.PolicyError` naming its value.
+        self.in_force = bind(asked, policy_in_force(policy), front="python",
+                             producer="inspect")
         #: The repository's gate policy in force (None: the arguments and the defaults).
-        self.policy = load_policy(found) if found is not None else None
-        asked = {"k": k, "min_overall": min_overall_pass_hat_k, "max_flakiness": max_flakiness,
-                 "on": on, "confidence": confidence, "min_runs": min_runs or None}
-        if self.policy is not None:
-            refuse_looser(self.policy, asked)  # PolicyError (a ValueError) names its value
-        chosen = strictest(self.policy, asked)
-        d = DEFAULT_CRITERIA
-
-        def given(name: str, default: Any) -> Any:
-            return default if chosen[name] is None else chosen[name]
-
-        self.gate = GateSettings(given("k", d.k), given("min_overall_pass_hat_k",
-                                                         d.min_overall_pass_hat_k),
-                                 given("max_flakiness", d.max_flakiness), given("gate_on", d.on),
-                                 given("confidence", d.confidence), int(chosen["min_runs"]))
+        self.policy = self.in_force.policy
+        c = self.in_force.criteria
+        self.gate = GateSettings(self.in_force.k if self.in_force.k is not None else c.k,
+                                 c.min_overall_pass_hat_k, c.max_flakiness, c.on, c.confidence,
+                                 c.min_runs)
+        reader = self.in_force.reader
+        scorer = reader.get("scorer")
+        success_values = tuple(reader.get("success_values") or ())
+        success_threshold = reader.get("success_threshold")
         self.scorer = scorer
         self.success_values = tuple(success_values)
         self.success_threshold = success_threshold

@@ -52,8 +52,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
-from passk.cli.options import positive_int, probability, whole
-from passk.criteria import DEFAULT_CRITERIA, GateCriteria
+from passk.cli.options import open_probability, positive_int, probability, whole
+from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, GateCriteria
+from passk.errors import PasskError
 from passk.render.tables import cell, one_line
 
 if TYPE_CHECKING:
@@ -77,7 +78,9 @@ _DEFAULTS = {"passk_k": DEFAULT_CRITERIA.k, "passk_seed": 0,
              "passk_min_overall": DEFAULT_CRITERIA.min_overall_pass_hat_k,
              "passk_max_flakiness": DEFAULT_CRITERIA.max_flakiness,
              "passk_on": DEFAULT_CRITERIA.on, "passk_policy": "fixed",
-             "passk_max_retries": 3, "passk_stop_early": 0}
+             "passk_max_retries": 3, "passk_stop_early": 0,
+             "passk_confidence": DEFAULT_CRITERIA.confidence, "passk_min_runs": 0,
+             "passk_mode": DEFAULT_CRITERIA.mode}
 
 
 # --------------------------------------------------------------------------
@@ -102,6 +105,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--passk-on", choices=("estimate", "lower-bound"), default=None,
                     help="gate on each test's pass^k estimate (default) or its exact 95%% "
                     "lower bound")
+    group.addoption("--passk-confidence", type=open_probability, default=None, metavar="C",
+                    help="the lower bounds' confidence (default: the policy's, else 0.95)")
+    group.addoption("--passk-min-runs", type=whole, default=None, metavar="N",
+                    help="a test with fewer counted runs fails the gate (default: the "
+                    "policy's, else 0)")
+    group.addoption("--passk-mode", choices=GATE_MODES, default=None,
+                    help="how the gate decides: chapter (default), proved or proved-warn "
+                    "(see passk gate --mode)")
     group.addoption("--passk-policy", choices=("fixed", "curtailed"), default=None,
                     help="curtailed: skip a test's remaining repetitions once the gate's "
                     "verdict on it is settled (default fixed)")
@@ -125,34 +136,26 @@ def _option(config: pytest.Config, name: str) -> Any:
 
 
 def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> Any:
-    """The repository's gate policy (``passk.toml`` or ``[tool.passk]``, found from the
-    rootdir as ``passk gate`` finds it), or None. An option that would loosen it is a usage
-    error naming the policy's value; the gate's criteria are then the policy's, or the
-    options' where they are stricter (``opt`` is updated)."""
-    from passk.gate.policy import (
-        PolicyError,
-        find_policy,
-        load_policy,
-        refuse_looser,
-        strictest,
-    )
+    """The criteria in force (:func:`passk.gate.bind.bind`, the one binding): the options
+    over the repository's policy (found from the rootdir as ``passk gate`` finds it) over
+    the defaults. An option that would loosen the policy is a usage error naming the
+    policy's value; ``opt`` is updated with the values in force."""
+    from passk.gate.bind import CRITERIA, asked_from, bind
+    from passk.gate.policy import policy_in_force
 
+    given = {c.plugin.lstrip("-").replace("-", "_"): config.getoption(
+        c.plugin.lstrip("-").replace("-", "_")) for c in CRITERIA if c.plugin}
     try:
-        path = find_policy(config.rootpath)
-        if path is None:
-            return None
-        policy = load_policy(path)
-        asked = {"k": config.getoption("passk_k"),
-                 "min_overall": config.getoption("passk_min_overall"),
-                 "max_flakiness": config.getoption("passk_max_flakiness"),
-                 "on": config.getoption("passk_on")}
-        refuse_looser(policy, asked)
-    except PolicyError as exc:
+        policy = policy_in_force(cwd=config.rootpath)
+        f = bind(asked_from(given, "plugin"), policy, front="plugin")
+    except PasskError as exc:
         raise pytest.UsageError(f"passk: {exc}") from None
-    chosen = strictest(policy, asked)
-    opt.update(passk_k=chosen["k"], passk_min_overall=chosen["min_overall_pass_hat_k"],
-               passk_max_flakiness=chosen["max_flakiness"], passk_on=chosen["gate_on"])
-    return policy
+    c = f.criteria
+    opt.update(passk_k=f.k if f.k is not None else _DEFAULTS["passk_k"],
+               passk_min_overall=c.min_overall_pass_hat_k, passk_max_flakiness=c.max_flakiness,
+               passk_on=c.on, passk_confidence=c.confidence, passk_min_runs=c.min_runs,
+               passk_mode=c.mode)
+    return f
 
 
 def _gate_requested(config: pytest.Config) -> bool:
@@ -227,6 +230,16 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
                              "number >= 1")
+    session = config.pluginmanager.get_plugin("passk-session")
+    policy = getattr(session, "policy", None)
+    if policy is not None:  # the marker's k and runs are bound by the policy like any option
+        from passk.gate.bind import bind
+
+        try:
+            bind({"k": k, "runs": {risk: runs}}, policy, front="plugin")
+        except PasskError as exc:
+            raise pytest.UsageError(f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs}, "
+                                    f"risk={risk!r}): {exc}") from None
     return runs, k, risk
 
 
@@ -327,7 +340,9 @@ class PasskSession:
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
         self.opt = {name: _option(config, name) for name in _DEFAULTS}
-        self.policy = _policy_in_force(config, self.opt)
+        #: The criteria in force (:class:`passk.gate.bind.InForce`).
+        self.in_force = _policy_in_force(config, self.opt)
+        self.policy = self.in_force.policy
         self.schedule: Any = None  # built at collection, or from the reports (xdist controller)
         self.reps: dict[str, dict[int, _Rep]] = {}
         self.first_failure: dict[str, _Rep] = {}
@@ -337,10 +352,7 @@ class PasskSession:
 
     def gate_settings(self) -> GateCriteria:
         """The gate the session decides with, and curtailment serves."""
-        return GateCriteria(k=self.opt["passk_k"], on=self.opt["passk_on"],
-                            min_overall_pass_hat_k=self.opt["passk_min_overall"],
-                            max_flakiness=self.opt["passk_max_flakiness"],
-                            confidence=DEFAULT_CRITERIA.confidence)
+        return dataclasses.replace(self.in_force.criteria, k=self.opt["passk_k"])
 
     def stopping(self) -> Any:
         from passk.run.schedule import Stopping
@@ -587,7 +599,18 @@ class PasskSession:
         short = schedule.unfinished(results.task_ids)
         report = suite_report(results.task_ids, results.successes, results.totals,
                               risks=results.risks, k=ks if states else 5)
-        gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks)
+        if self.policy is not None:  # the policy's task set and runs: what the session lacks
+            from passk.gate.policy import apply_policy
+
+            results = apply_policy(self.policy, results, "the pytest session",
+                                   producer_checked=False)
+            states = [schedule.states[t] for t in results.task_ids if t in schedule.states]
+            ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
+                  for t in results.task_ids]
+            report = suite_report(results.task_ids, results.successes, results.totals,
+                                  risks=results.risks, k=ks if ks else 5)
+        gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks,
+                     policy_line=self.in_force.policy_line, applied=self.in_force.overrides)
         report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
                                      0 if ks else self.opt["passk_k"])
         excluded = int(results.excluded.sum())

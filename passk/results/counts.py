@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from passk._public import publish
+from passk.errors import PasskError
 from passk.results.protocol import Protocol
 
 __all__ = [
@@ -49,7 +50,7 @@ CACHED_RESULTS = "cached results"
 _UNLABELLED = "infrastructure errors or cached results"  # a Run(excluded=True) without a label
 
 
-class ResultsError(ValueError):
+class ResultsError(PasskError, ValueError):
     """A results file that cannot be read; the message names the file and the record."""
 
     def __init__(self, path: str | os.PathLike[str], where: int | str | None, message: str):

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from passk.errors import PasskError
+
 __all__ = ["Protocol", "ProtocolMismatch", "protocol_differences", "require_same_protocol"]
 
 
@@ -66,7 +68,7 @@ def _flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-class ProtocolMismatch(ValueError):
+class ProtocolMismatch(PasskError, ValueError):
     """Two results were measured under different protocols."""
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from passk.adapter import HarnessAdapter, RunResult, Task
+from passk.gate.bind import InForce
 from passk.gate.curtailment import (
     SUITE_OUTLOOKS,
     GateSettings,
@@ -315,6 +316,7 @@ def run_suite(
     gate_on: str = DEFAULT_CRITERIA.on,
     confidence: float = 0.95,
     stop_early: int | None = None,
+    in_force: InForce | None = None,
 ) -> SuiteRun:
     """Run every task of a suite as its repeat policy says, logging each run as it ends.
 
@@ -365,6 +367,11 @@ def run_suite(
         it (:func:`passk.stats.sequential.sequential_decision`). A wrong stop with a
         pass happens with probability at most :math:`(1 - c)/2`. Not
         with curtailment. The protocol records it.
+    in_force : InForce, optional
+        The criteria bound by :func:`passk.gate.bind.bind` (the options, the
+        repository's policy): they replace ``k``, the bar, the cap, ``gate_on``,
+        ``confidence`` and ``min_runs``, and the verdict line names the policy
+        and every bound choice.
 
     Returns
     -------
@@ -403,6 +410,12 @@ def run_suite(
                                    or not isinstance(stop_early, int) or stop_early < 2):
         raise ValueError(f"stop_early ({stop_early!r}) must be a number of looks >= 2 (the "
                          "last after every run), or None")
+    if in_force is not None:  # the one binding's criteria, not the keywords'
+        c = in_force.criteria
+        k = in_force.k if in_force.k is not None else k
+        min_overall_pass_hat_k, max_flakiness, gate_on = (c.min_overall_pass_hat_k,
+                                                          c.max_flakiness, c.on)
+        confidence, min_runs = c.confidence, c.min_runs
     gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs)
     stopping = Stopping(curtailed=policy.stopping == "curtailed", looks=stop_early or 0)
     by_id = {t.task_id: t for t in tasks}
@@ -484,7 +497,7 @@ def run_suite(
     finally:
         bar.close()
         out.close()
-    return _summarise(schedule, finished, protocol=protocol)
+    return _summarise(schedule, finished, protocol=protocol, in_force=in_force)
 
 
 def _outcome(result: RunResult) -> str:
@@ -880,7 +893,7 @@ def _unreplayed(results: Results, why: str) -> Results:
 
 
 def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult], *,
-               protocol: Protocol) -> SuiteRun:
+               protocol: Protocol, in_force: InForce | None = None) -> SuiteRun:
     """Score the runs made and ask the judge.
 
     A curtailed suite's runs made are one completion of its runs not made (all
@@ -894,7 +907,9 @@ def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult]
     report = suite_report(results.task_ids, results.successes, results.totals,
                           risks=results.risks, k=gate_criteria.k,
                           confidence=gate_criteria.confidence)
-    gate = judge(results, gate_criteria, rows=report.tasks)
+    gate = judge(results, gate_criteria, rows=report.tasks,
+                 policy_line=in_force.policy_line if in_force is not None else "",
+                 applied=in_force.overrides if in_force is not None else ())
     report = dataclasses.replace(report, gate=gate, protocol=protocol)
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
