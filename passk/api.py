@@ -265,17 +265,16 @@ class Evaluation:
 
 
 def _stopped_early(results: Results, paths: Sequence[str]) -> Results:
-    """A ``passk run --stop-early`` log that stopped at a look: complete under its
-    protocol's stopping rule once :func:`passk.run.runner.results_of_stopped_log`
-    verifies the stop from its own records. Anything not verified stays short of its
-    plan (the gate blocks)."""
-    protocol = results.protocol
-    if (protocol is None or not protocol.settings.get("stop_early") or len(paths) != 1
-            or not results.incomplete):
+    """A run log that stopped before its plan, stopped early at a look (``--stop-early``) or
+    curtailed (``--stopping curtailed``, ``--passk-policy curtailed``): complete under its
+    protocol's stopping rule only as far as :func:`passk.run.runner.results_of_replayed_log`,
+    replaying its own records through the scheduler, shows it. Anything not shown stays
+    short of its plan (the gate blocks)."""
+    if results.protocol is None or len(paths) != 1:
         return results
-    from passk.run.runner import results_of_stopped_log
+    from passk.run.runner import results_of_replayed_log
 
-    return results_of_stopped_log(paths[0], results)
+    return results_of_replayed_log(paths[0], results)
 
 
 def _refuse_single_runs(k: Any, where: str, results: Results) -> None:

@@ -22,8 +22,8 @@ def _lines(rng: np.random.Generator) -> list[str]:
         for j in range(int(rng.integers(1, 7))):
             rec = {"task_id": t if t % 3 == 0 else f"t{t}", "trial": j,
                    "success": bool(rng.random() < 0.7)}
-            if t % 5 == 0:
-                rec["risk"] = "high-risk-write" if j == 1 else "read-only"
+            if t % 5 == 0 and j != 1:  # one tier a task; a record without one says nothing
+                rec["risk"] = "high-risk-write" if t % 10 == 0 else "read-only"
             if t % 7 == 0 and j == 0:
                 rec["infrastructure_error"] = True
             lines.append(json.dumps(rec))

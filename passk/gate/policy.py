@@ -30,6 +30,10 @@ one line naming the file, the key and what to do. The schema::
     ids = ["a", "b"]              # or: dataset = "name", size = 3
     runs = 5                      # or: runs_by_risk = {high-risk-write = 12}
 
+    [tasks.risk]                  # each task's tier, one line a task
+    a = "high-risk-write"         # a needs runs_by_risk's 12 runs
+    b = "read-only"               # b needs runs_by_risk's read-only, else runs
+
     [success]                     # the success rule (Inspect, Harbor)
     scorer = "match"
     values = ["C"]                # or: threshold = 1.0
@@ -49,6 +53,17 @@ With a policy in force, an option that would loosen it is refused
 (:func:`passk.gate.bind.bind`); a results file's own protocol is checked against it and
 never loosens it (:func:`protocol_refusal`); what the evidence lacks of the
 policy's task set and runs is incomplete, and fails closed (:func:`apply_policy`).
+
+Tiers are the policy's, never the evidence's. A task's risk tier decides the runs it
+needs, so it is written in the policy, task by task (``[tasks.risk]``, which
+``passk policy init`` writes from the honest evidence), and a record that labels its
+task with another tier is refused, naming the file, the task and both tiers
+(:func:`apply_policy`). The tiers are a table keyed by task, not lists keyed by tier,
+for the reviewer: TOML refuses a key written twice, so each task has exactly one
+tier, and moving a task to another tier is one changed line naming the task and
+both tiers. A policy with ``runs_by_risk`` that gives a task no tier fails closed:
+the task needs the largest of ``runs_by_risk`` and ``runs``, whatever its records
+call it (:meth:`TaskSet.runs_for_task`).
 """
 
 from __future__ import annotations
@@ -111,7 +126,7 @@ _AGENT_OR_INFRA = ("errored samples",)
 _TOP = {"producer", "require_protocol", "errors", "pooling", "tasks", "success", "gate",
         "baseline"}
 _TABLES: dict[str, set[str]] = {
-    "tasks": {"ids", "dataset", "size", "runs", "runs_by_risk"},
+    "tasks": {"ids", "dataset", "size", "runs", "runs_by_risk", "risk"},
     "success": {"scorer", "values", "threshold", "score_key", "metric", "filter"},
     "gate": {"k", "bar", "cap", "on", "confidence", "min_runs", "mode"},
     "baseline": {"alpha", "correction", "margin"},
@@ -134,6 +149,15 @@ class TaskSet:
         Runs every task must have.
     runs_by_risk : Mapping[str, int]
         Runs per risk label, over ``runs`` where given.
+    risk : Mapping[str, str]
+        Each task's tier (task id to risk label), the policy's, not the evidence's.
+
+    Examples
+    --------
+    >>> ts = TaskSet(("a", "b"), runs=5, runs_by_risk={"high-risk-write": 12},
+    ...              risk={"a": "high-risk-write", "b": "read-only"})
+    >>> ts.runs_for_task("a"), ts.runs_for_task("b"), ts.runs_for_task("c")
+    (12, 5, 12)
     """
 
     ids: tuple[str, ...] = ()
@@ -141,10 +165,29 @@ class TaskSet:
     size: int | None = None
     runs: int | None = None
     runs_by_risk: Mapping[str, int] = field(default_factory=dict)
+    risk: Mapping[str, str] = field(default_factory=dict)
 
     def runs_for(self, risk: str) -> int | None:
-        """The runs a task of this risk must have, or None when the policy says none."""
+        """The runs a task of this tier must have, or None when the policy says none."""
         return self.runs_by_risk.get(risk, self.runs)
+
+    def tier_of(self, task_id: str) -> str | None:
+        """The policy's tier for a task, or None when the policy gives it none."""
+        return self.risk.get(task_id)
+
+    def runs_for_task(self, task_id: str) -> int | None:
+        """The runs a task must have, from the policy's tier for it (never the evidence's).
+
+        A task the policy gives no tier, under a policy whose runs depend on the tier
+        (``runs_by_risk``), needs the largest of them and ``runs``: the evidence cannot
+        choose its own tier. None when the policy asks no runs.
+        """
+        tier = self.tier_of(task_id)
+        if tier is not None:
+            return self.runs_for(tier)
+        if self.runs_by_risk:
+            return max([*self.runs_by_risk.values(), *([self.runs] if self.runs else [])])
+        return self.runs
 
 
 #: Each success key of the policy and the reader option it sets.
@@ -543,7 +586,7 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
     Examples
     --------
     >>> parse_policy({"gate": {"k": 3}, "tasks": {"ids": ["a"], "runs": 5}}, "p.toml").tasks
-    TaskSet(ids=('a',), dataset=None, size=None, runs=5, runs_by_risk={})
+    TaskSet(ids=('a',), dataset=None, size=None, runs=5, runs_by_risk={}, risk={})
     >>> parse_policy({"gate": {"barr": 1}}, "p.toml")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -586,6 +629,7 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
         raise _bad(path, "tasks.runs_by_risk", "must be a table of risk = runs")
     runs_by_risk = {str(r): _whole(path, f"tasks.runs_by_risk.{r}", v, 1, MAX_K)
                     for r, v in by_risk.items()}
+    tiers = _tiers(path, t.get("risk", {}), ids, runs, runs_by_risk)
 
     s = tables["success"]
     success = SuccessRule(
@@ -619,8 +663,33 @@ def parse_policy(data: Mapping[str, Any], path: str) -> Policy:
                     if "correction" in b else d.correction),
         margin=(_number(path, "baseline.margin", b["margin"], 0, 1, open_high=True)
                 if "margin" in b else d.margin))
-    return Policy(path, producer, TaskSet(ids, dataset, size, runs, runs_by_risk), success,
-                  errors, criteria, tuple(pooling), require_protocol)
+    return Policy(path, producer, TaskSet(ids, dataset, size, runs, runs_by_risk, tiers),
+                  success, errors, criteria, tuple(pooling), require_protocol)
+
+
+def _tiers(path: str, value: Any, ids: Sequence[str], runs: int | None,
+           runs_by_risk: Mapping[str, int]) -> dict[str, str]:
+    """``[tasks.risk]``: each task's tier, validated against the task set and its runs."""
+    if not isinstance(value, dict):
+        raise _bad(path, "tasks.risk", 'must be a table of task = tier, e.g. [tasks.risk] '
+                   'a = "high-risk-write"')
+    tiers = {str(task): _text(path, f"tasks.risk.{task}", tier) for task, tier in value.items()}
+    if ids and tiers:
+        missing = [t for t in ids if t not in tiers]
+        extra = [t for t in tiers if t not in set(ids)]
+        if missing:
+            raise _bad(path, "tasks.risk", f"gives no tier for task(s) {', '.join(missing)} of "
+                       "ids: give each task of ids its tier")
+        if extra:
+            raise _bad(path, "tasks.risk", f"gives a tier for task(s) {', '.join(extra)}, not "
+                       "in ids: add them to ids or remove them")
+    if runs_by_risk and runs is None:
+        for task, tier in tiers.items():
+            if tier not in runs_by_risk:
+                raise _bad(path, f"tasks.risk.{task}", f"tier {tier!r} has no runs: add it to "
+                           f"runs_by_risk (which has {', '.join(sorted(runs_by_risk))}) or "
+                           "give runs for the others")
+    return tiers
 
 
 # --------------------------------------------------------------------------
@@ -715,20 +784,53 @@ def count_errors(results: Results, errors: str) -> tuple[Results, tuple[str, ...
     return counted, (line,)
 
 
+def _labels_every_record(results: Results) -> bool:
+    """Whether the evidence's risk labels were all written by its producer: a passk log
+    (``passk run``, ``write_runs``, the pytest plugin's ``--passk-log``) labels every record,
+    so its ``read-only`` is a label given; elsewhere ``read-only`` may only mean none."""
+    s = results.protocol.settings if results.protocol is not None else {}
+    return isinstance(s.get("tasks"), list) or isinstance(s.get("tests"), Mapping)
+
+
+def _policy_tiers(policy: Policy, results: Results, label: str) -> Results:
+    """The results with the policy's tier for each task it gives one; a task whose
+    records give another tier is refused (the evidence cannot choose its own tier)."""
+    tiers = policy.tasks.risk
+    if not tiers:
+        return results
+    given = _labels_every_record(results)
+    recorded = (results.totals + results.excluded).tolist()
+    for tid, risk, n in zip(results.task_ids, results.risks, recorded, strict=True):
+        tier = tiers.get(tid)
+        if tier is None or risk == tier or n == 0 and tid not in results.settled_early:
+            continue  # no tier, the same, or no record says (an unlabelled task's default)
+        if risk != "read-only" or given:
+            raise PolicyError(
+                f"{label}: task {tid}: its records give risk {risk!r}, but the policy's tier "
+                f"for it is {tier!r} ({policy.path}): the evidence cannot choose its own "
+                "tier; give the evidence as it was run, or change the task's tier in the "
+                "policy in a reviewed commit")
+    return replace(results, risks=tuple(tiers.get(t, r) for t, r in
+                                        zip(results.task_ids, results.risks, strict=True)))
+
+
 def apply_policy(policy: Policy, results: Results, label: str, *,
                  producer_checked: bool = True) -> Results:
     """The results as the policy judges them: its task set's missing tasks added with no runs,
     and each gap from the policy's task set and runs an ``incomplete`` sentence (the gate
     fails closed on them).
 
-    ``producer_checked=False`` (the pytest plugin, whose session is its own
-    evidence) leaves out the producer and protocol checks.
+    The runs each task needs are the policy's for its tier (:meth:`TaskSet.runs_for_task`),
+    and each task takes the policy's tier in the results. ``producer_checked=False`` (the
+    pytest plugin, whose session is its own evidence) leaves out the producer and protocol
+    checks.
 
     Raises
     ------
     PolicyError
-        The results were read as another producer than the policy's, or their
-        protocol would loosen the policy (see :func:`protocol_refusal`).
+        The results were read as another producer than the policy's, their
+        protocol would loosen the policy (see :func:`protocol_refusal`), or a task's
+        records give it another tier than the policy's.
 
     Examples
     --------
@@ -758,6 +860,7 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
         if extra:
             gaps.append(f"task(s) {', '.join(extra)}: not in the policy's task set; the gate "
                         "judges the policy's tasks, no others")
+    results = _policy_tiers(policy, results, label)
     if ts.size is not None:
         have = len(results) + len(results.never_ran)
         if have < ts.size:
@@ -771,14 +874,15 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
         if ts.dataset is not None and recorded and ts.dataset not in recorded:
             gaps.append(f"the evidence's dataset is {', '.join(sorted(recorded))}, not the "
                         f"policy's {ts.dataset}")
-    for tid, risk, n in zip(results.task_ids, results.risks, results.totals.tolist(),
-                            strict=True):
-        need = ts.runs_for(risk)
+    for tid, n in zip(results.task_ids, results.totals.tolist(), strict=True):
+        need = ts.runs_for_task(tid)
         if ts.ids and n == 0:
             gaps.append(f"task {tid}: the policy's task set lists it, the evidence has no "
                         "runs of it")
         elif need is not None and n < need and tid not in (results.settled_early or {}):
-            gaps.append(f"task {tid}: {n} counted runs, the policy asks {need}")
+            why = ("" if ts.tier_of(tid) is not None or not ts.runs_by_risk else
+                   " (the policy gives it no tier: the largest of its runs)")
+            gaps.append(f"task {tid}: {n} counted runs, the policy asks {need}{why}")
     if not gaps:
         return results
     return replace(results, incomplete=tuple(results.incomplete) + tuple(gaps))
@@ -803,18 +907,44 @@ def _toml(value: Any) -> str:
     raise TypeError(f"cannot write {value!r} as TOML")
 
 
+def _tier_lines(results: Results, ids: Sequence[str], by_risk: Mapping[str, int]
+                ) -> list[str]:
+    """``[tasks.risk]``: each task's tier as the honest evidence labels it, when the runs
+    depend on the tier or the evidence labels any task; a task no record labels gets the
+    tier with the most runs (fail closed), with a comment to review it."""
+    risk_of = dict(zip(results.task_ids, results.risks, strict=True))
+    recorded = dict(zip(results.task_ids, (results.totals + results.excluded).tolist(),
+                        strict=True))
+    if not by_risk and all(r == "read-only" for r in risk_of.values()):
+        return []
+    largest = max(by_risk, key=lambda r: (by_risk[r], r)) if by_risk else "read-only"
+    lines = ["", "[tasks.risk]  # each task's tier: its records must agree, and it sets its runs"]
+    for t in ids:
+        if recorded.get(t, 0) or t in results.settled_early:
+            lines.append(f"{json.dumps(t)} = {_toml(risk_of[t])}")
+        else:
+            lines.append(f"{json.dumps(t)} = {_toml(largest)}  # no record gives its tier: "
+                         "the one with the most runs; review it")
+    return lines
+
+
 def policy_init(results: Results, files: Sequence[str],
                 success: SuccessRule | None = None) -> str:
-    """A starting policy (``passk.toml``) from a suite: its producer, tasks, runs and the
-    gate's criteria (its protocol's where it declares them, else passk's defaults), to be
-    reviewed like any code before it is committed.
+    """A starting policy (``passk.toml``) from a suite: its producer, tasks, runs, each
+    task's tier (``[tasks.risk]``, from the evidence's labels) and the gate's criteria
+    (its protocol's where it declares them, else passk's defaults), to be reviewed like
+    any code before it is committed.
 
     Examples
     --------
     >>> from passk.results.counts import Run, results_from_runs
     >>> text = policy_init(results_from_runs([Run("a", True, t) for t in range(3)]), ["r.jsonl"])
     >>> parse_policy(tomllib.loads(text), "passk.toml").tasks
-    TaskSet(ids=('a',), dataset=None, size=None, runs=3, runs_by_risk={})
+    TaskSet(ids=('a',), dataset=None, size=None, runs=3, runs_by_risk={}, risk={})
+    >>> runs = [Run("a", True, t, "high-risk-write") for t in range(3)] + [Run("b", True, 0)]
+    >>> parse_policy(tomllib.loads(policy_init(results_from_runs(runs), ["r.jsonl"])),
+    ...              "passk.toml").tasks.risk
+    {'a': 'high-risk-write', 'b': 'read-only'}
     """
     s = results.protocol.settings if results.protocol is not None else {}
     d = GateCriteria()
@@ -827,9 +957,10 @@ def policy_init(results: Results, files: Sequence[str],
     if isinstance(s.get("tasks"), list):
         ids = [str(t) for t in s["tasks"]]
     runs_line: list[str]
+    by_risk: dict[str, int] = {}
     if isinstance(s.get("runs_by_risk"), Mapping) and isinstance(s.get("default_runs"), int):
-        runs_line = [f"runs = {s['default_runs']}",
-                     f"runs_by_risk = {_toml(dict(s['runs_by_risk']))}"]
+        by_risk = {str(r): int(n) for r, n in s["runs_by_risk"].items()}
+        runs_line = [f"runs = {s['default_runs']}", f"runs_by_risk = {_toml(by_risk)}"]
     else:
         positive = results.totals[results.totals > 0]
         runs_line = [f"runs = {int(positive.min()) if positive.size else 1}"]
@@ -841,7 +972,8 @@ def policy_init(results: Results, files: Sequence[str],
                if results.protocol is not None else []),
              ('errors = "fail"  # errored samples count as failures (the producer\'s own '
               "infrastructure errors excepted)"),
-             f"pooling = {_toml(['trials'])}", "", "[tasks]", f"ids = {_toml(ids)}", *runs_line]
+             f"pooling = {_toml(['trials'])}", "", "[tasks]", f"ids = {_toml(ids)}", *runs_line,
+             *_tier_lines(results, ids, by_risk)]
     rule = success or SuccessRule()
     if rule != SuccessRule():
         lines += ["", "[success]"]

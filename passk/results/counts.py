@@ -304,6 +304,22 @@ def _identified(located: Iterable[tuple[int | str, Run]], path: Any, check: bool
         yield where, run
 
 
+def _one_risk(located: Iterable[tuple[int | str, Run]], path: Any
+              ) -> Iterator[tuple[int | str, Run]]:
+    """Refuse a task whose records give it two risk tiers (a record with none says nothing):
+    a task's tier decides the runs it needs, so the records may not choose it run by run."""
+    first: dict[str, tuple[str, int | str]] = {}
+    for where, run in located:
+        if run.risk:
+            seen = first.setdefault(run.task_id, (run.risk, where))
+            if seen[0] != run.risk:
+                raise ResultsError(path, where, f"field 'risk': task {run.task_id!r:.60} is "
+                                   f"{run.risk!r:.40} here but {seen[0]!r:.40} {_at(seen[1])}: "
+                                   "one task has one risk tier; the records were edited, or "
+                                   "mix two runs")
+        yield where, run
+
+
 def _dropped_note(dropped: Sequence[int | str], duplicates: str) -> str:
     shown = ", ".join(_named(w) for w in dropped[:10])
     more = f", and {len(dropped) - 10} more" if len(dropped) > 10 else ""
@@ -370,7 +386,7 @@ def tally_runs(runs: Iterable[tuple[int | str, Run]], *, path: str | os.PathLike
     dropped: list[int | str] = []
     ids: set[tuple[str, ...]] = set()
     unidentified = [0]
-    runs = _identified(runs, path, duplicates == "error", ids, unidentified)
+    runs = _identified(_one_risk(runs, path), path, duplicates == "error", ids, unidentified)
     for run in dedupe(runs, path, duplicates, dropped):
         i = order.get(run.task_id)
         if i is None:
@@ -404,7 +420,11 @@ def tally_runs(runs: Iterable[tuple[int | str, Run]], *, path: str | os.PathLike
         if trial_keys:
             distinct += np.bincount(np.fromiter((i for i, _ in trial_keys), dtype=np.int64,
                                                 count=len(trial_keys)), minlength=m)
-        gaps = plan_gaps(protocol, results.task_ids, results.risks, distinct)
+        most = np.zeros(m, dtype=np.int64)  # each task's highest trial + 1
+        for i, trial in trial_keys:
+            if isinstance(trial, int) and trial >= most[i]:
+                most[i] = trial + 1
+        gaps = plan_gaps(protocol, results.task_ids, results.risks, distinct, most)
     overrides = ((f"duplicate records dropped, keeping the {duplicates} of each "
                   f"(--duplicates {duplicates})"),) if dropped else ()
     results = replace(results, run_ids=frozenset(ids), unidentified=unidentified[0],
@@ -516,35 +536,53 @@ def with_unrun_tasks(results: Results, tasks: Mapping[str, str | None] | Sequenc
                    never_ran=tuple(t for t in results.never_ran if t not in risk_of))
 
 
+#: How a curtailed log's reader says it is short of its plan until a replay settles it.
+CURTAILED_UNREPLAYED = "the log is short of its protocol's curtailed plan"
+
+
 def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
-               runs: np.ndarray) -> tuple[str, ...]:
-    """Where a fixed-repetition ``passk run`` log falls short of its protocol's plan.
+               runs: np.ndarray, most: np.ndarray | None = None) -> tuple[str, ...]:
+    """Where a ``passk run`` log falls short of its protocol's plan.
 
     The plan is the protocol's task list and ``runs_by_risk`` (``default_runs``
-    for other labels); a task flagged previously flaky may be planned more, so
-    this is a lower bound and never reports a complete log as short. ``runs``
-    counts each task's distinct trials, counted or left out.
+    for other labels), or the pytest plugin's ``tests`` with their runs; a task
+    flagged previously flaky may be planned more, so this is a lower bound and
+    never reports a complete log as short. ``runs`` counts each task's distinct
+    trials, counted or left out; ``most``, each task's highest trial + 1: a task with a
+    trial beyond its risk's runs was planned ``previously_flaky_runs``. A curtailed log is short of its plan wherever a
+    task stopped early, until :func:`passk.run.runner.results_of_replayed_log`
+    replays its records and shows that the settle rule stopped it: its ``settled``
+    records are claims, not evidence.
     """
     s = protocol.settings
     planned_tasks, by_risk, default = s.get("tasks"), s.get("runs_by_risk"), s.get("default_runs")
-    if (s.get("stopping") != "fixed" or not isinstance(planned_tasks, list)
-            or not isinstance(by_risk, Mapping) or not isinstance(default, int)):
-        return ()
+    tests = s.get("tests")
     have = dict(zip(task_ids, runs.tolist()))
     risk_of = dict(zip(task_ids, risks))
-    missing = [str(t) for t in planned_tasks if str(t) not in have]
+    if s.get("stopping") == "curtailed" and isinstance(tests, Mapping):  # the pytest plugin's
+        plan = {str(t): v.get("runs") if isinstance(v, Mapping) else None
+                for t, v in tests.items()}
+    elif (s.get("stopping") not in ("fixed", "curtailed") or not isinstance(planned_tasks, list)
+            or not isinstance(by_risk, Mapping) or not isinstance(default, int)):
+        return ()
+    else:
+        plan = {str(t): by_risk.get(risk_of.get(str(t)), default) for t in planned_tasks}
+        flagged = s.get("previously_flaky_runs")
+        beyond = dict(zip(task_ids, most.tolist())) if most is not None else {}
+        for t, n in plan.items():
+            if isinstance(flagged, int) and isinstance(n, int) and beyond.get(t, 0) > n:
+                plan[t] = max(n, flagged)  # a run beyond its tier's: the task was flagged
+    missing = [t for t in plan if t not in have]
     short = []
-    for t in map(str, planned_tasks):
-        if t in have:
-            n = by_risk.get(risk_of[t], default)
-            if isinstance(n, int) and have[t] < n:
-                short.append(f"{t}: {have[t]} of {n}")
+    for t, n in plan.items():
+        if t in have and isinstance(n, int) and have[t] < n:
+            short.append(f"{t}: {have[t]} of {n}")
     parts = []
     if missing:
         shown = ", ".join(missing[:10]) + (f", and {len(missing) - 10} more"
                                            if len(missing) > 10 else "")
         verb = "has" if len(missing) == 1 else "have"
-        parts.append(f"{len(missing)} of its {len(planned_tasks)} tasks {verb} no runs ({shown})")
+        parts.append(f"{len(missing)} of its {len(plan)} tasks {verb} no runs ({shown})")
     if short:
         shown = "; ".join(short[:10]) + (f"; and {len(short) - 10} more" if len(short) > 10
                                          else "")
@@ -552,6 +590,10 @@ def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
         parts.append(f"{tasks} fewer runs than planned ({shown})")
     if not parts:
         return ()
+    if s.get("stopping") == "curtailed":  # settled tasks are shown by a replay, not by a record
+        return (f"{CURTAILED_UNREPLAYED}, and no replay of its records through the scheduler "
+                "has shown those tasks settled (passk gate and passk report replay it; in "
+                "Python, passk.run.runner.results_of_replayed_log): " + "; ".join(parts),)
     if s.get("stop_early"):  # the sequential rule stopped the suite: no resume can finish it
         return ("the log is short of its protocol's fixed plan, and its records do not show "
                 "the early stop (--stop-early) its protocol declares (a record removed? "
@@ -647,6 +689,22 @@ def _unverified(parts: Sequence[tuple[str, Results]]) -> bool:
     return any(not src.identified for _, r in parts for src in r.sources)
 
 
+def _one_risk_across(parts: Sequence[tuple[str, Results]]) -> None:
+    """Refuse files that give one task two risk tiers (a file with no record of a task
+    gives it only the default label, so it says nothing)."""
+    first: dict[str, tuple[str, str]] = {}
+    for label, r in parts:
+        for t, risk, n in zip(r.task_ids, r.risks, (r.totals + r.excluded).tolist(),
+                              strict=True):
+            if not n:
+                continue
+            risk0, label0 = first.setdefault(t, (risk, label))
+            if risk0 != risk:
+                raise ResultsError(label, None, f"gives task {t!r:.60} risk {risk!r:.40} but "
+                                   f"{label0} gives it {risk0!r:.40}: one task has one risk "
+                                   "tier; the files were edited, or mix two runs")
+
+
 def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathLike[str],
                    what: str = "files", pool_evaluations: bool = False,
                    pool_unverified_runs: bool = False) -> Results:
@@ -722,6 +780,7 @@ def combine_trials(parts: Sequence[tuple[str, Results]], *, path: str | os.PathL
             raise ResultsError(label, None, f"records protocol {fp or 'none'} but {first_label} "
                                f"records {first_fp or 'none'}: trials of one suite are measured "
                                "under one protocol")
+    _one_risk_across(parts)
     pooled = check_distinct_evidence(parts, pool_evaluations=pool_evaluations,
                                      pool_unverified_runs=pool_unverified_runs)
     overrides = [o for _, r in parts for o in r.overrides]

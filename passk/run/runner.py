@@ -53,7 +53,7 @@ from passk.gate.curtailment import (
 )
 from passk.gate.judge import judge
 from passk.repeats import attempt_seed, run_once, run_once_async
-from passk.results.counts import Results
+from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
 from passk.results.runlog import RunRecord, is_settled, settled_line
@@ -70,7 +70,8 @@ from passk.stats.sequential import LookDecision
 
 __all__ = ["SUITE_OUTLOOKS", "GateSettings", "LogRecord", "Schedule", "Stopping", "SuiteRun",
            "TaskOutlook", "load_adapter", "load_tasks", "read_log", "read_log_header",
-           "run_suite", "suite_outlook", "suite_protocol", "task_outlook", "task_settled"]
+           "results_of_curtailed_log", "results_of_replayed_log", "run_suite", "suite_outlook",
+           "suite_protocol", "task_outlook", "task_settled"]
 
 
 # --------------------------------------------------------------------------
@@ -680,6 +681,215 @@ def results_of_stopped_log(path: str | os.PathLike[str], results: Results) -> Re
         results, overrides=(*results.overrides, note),
         incomplete=tuple(i for i in results.incomplete if not i.startswith(short)),
         notes=tuple(i for i in results.notes if not i.startswith(short)))
+
+
+def results_of_replayed_log(path: str | os.PathLike[str], results: Results) -> Results:
+    """``results`` read from a ``passk run`` log whose protocol may stop before its plan, as
+    its own records replayed through the one scheduler show them.
+
+    A log stopped early (``--stop-early``) is :func:`results_of_stopped_log`'s; a curtailed
+    log (``--stopping curtailed``, or the pytest plugin's ``--passk-policy curtailed``) is
+    :func:`results_of_curtailed_log`'s. Any other log comes back as read.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from passk.results.read import read_results
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> _ = p.write_text('{"task_id": "a", "success": true}\\n')
+    >>> results_of_replayed_log(p, read_results(p)).totals.tolist()
+    [1]
+    """
+    settings = results.protocol.settings if results.protocol is not None else {}
+    if settings.get("stop_early"):
+        return results_of_stopped_log(path, results) if results.incomplete else results
+    if settings.get("stopping") == "curtailed" and results.source == "jsonl":
+        return results_of_curtailed_log(path, results)
+    return results
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """A ``settled`` record of a curtailed log: its line and what it says."""
+
+    line: int
+    risk: Any
+    made: Any
+    planned: Any
+
+
+def _curtailed_plan(settings: Mapping[str, Any], runs: Sequence[tuple[int, LogRecord]],
+                    claims: Mapping[str, Sequence[_Claim]]) -> Schedule:
+    """The schedule a curtailed log was run under, from its protocol alone (its gate, its
+    tasks and their planned runs); ``ValueError``/``KeyError``/``TypeError`` when the
+    protocol does not say.
+
+    A ``passk run`` log plans a task's runs by its risk (``runs_by_risk``, else
+    ``default_runs``), or ``previously_flaky_runs`` when more and the task's records or
+    claim show it was planned so (the protocol does not list which tasks were flagged);
+    the pytest plugin's log lists each test's runs, k and risk (``tests``).
+    """
+    tests = settings.get("tests")
+    ks: dict[str, int] | None = None
+    risks: dict[str, str] = {}
+    if isinstance(tests, Mapping):
+        plan = {str(t): int(v["runs"]) for t, v in tests.items()}
+        ks = {str(t): int(v["k"]) for t, v in tests.items()}
+        risks = {str(t): str(v.get("risk") or "read-only") for t, v in tests.items()}
+    else:
+        by_risk, default = settings["runs_by_risk"], int(settings["default_runs"])
+        flagged = settings.get("previously_flaky_runs")
+        most: dict[str, int] = {}
+        for _, rec in runs:
+            risks.setdefault(rec.task_id, rec.risk or "read-only")
+            most[rec.task_id] = max(most.get(rec.task_id, 0), rec.trial + 1)
+        plan = {}
+        for task in map(str, settings["tasks"]):
+            said = claims.get(task, ())
+            risk = risks.setdefault(task, str(next((c.risk for c in said if c.risk), None)
+                                              or "read-only"))
+            base = int(by_risk.get(risk, default))
+            more = max(base, int(flagged)) if isinstance(flagged, int) else base
+            plan[task] = more if most.get(task, 0) > base or any(
+                c.planned == more for c in said) else base
+    k = settings.get("k")
+    gate = GateSettings(int(k) if k is not None else min((ks or {"": 1}).values()),
+                        float(settings["min_overall_pass_hat_k"]),
+                        float(settings["max_flakiness"]), str(settings["gate_on"]),
+                        float(settings["confidence"]), int(settings.get("min_runs") or 0))
+    return Schedule(plan, gate, stopping=Stopping(curtailed=True), ks=ks, risks=risks,
+                    max_retries=int(settings.get("max_retries") or 0))
+
+
+def _refuted(task: str, claim: _Claim, schedule: Schedule,
+             runs: Sequence[tuple[int, LogRecord]]) -> str | None:
+    """Why a ``settled`` record is not borne out by the replay, or None when it is."""
+    s = schedule.states.get(task)
+    if s is None:
+        return "it names no task of its protocol"
+    made = len(s.final)
+    if claim.risk is not None and claim.risk != s.risk:
+        return f"it gives the task risk {claim.risk!r}, its runs {s.risk!r}"
+    if claim.planned != s.n:
+        return f"it says {claim.planned!r} runs planned, the protocol plans {s.n}"
+    if claim.made != made:
+        return f"it says {claim.made!r} runs made, the log records {made}"
+    later = next((line for line, rec in runs if rec.task_id == task and line > claim.line),
+                 None)
+    if later is not None:
+        return f"a run of the task is recorded after it (line {later})"
+    if s.remaining <= 0:
+        return f"all {s.n} planned runs of the task were made: none was left to settle"
+    if task not in schedule.settled_early():
+        return (f"its {made} recorded runs ({s.successes} passed, {s.failures} failed) do not "
+                f"settle it under the protocol's gate ({schedule.criteria.describe()})")
+    return None
+
+
+def results_of_curtailed_log(path: str | os.PathLike[str], results: Results) -> Results:
+    """``results`` read from a curtailed log, its settled tasks shown by replaying its runs.
+
+    The log's header gives the plan and the gate; its run records are replayed, in the
+    order written, into the :class:`~passk.run.schedule.Schedule` that ran it (with
+    curtailed stopping, as ``--resume`` replays a log), and a task short of its plan is
+    settled only when the settle rule (:func:`~passk.gate.curtailment.task_settled`)
+    settles it on those runs, the runs not made left open. Each ``settled`` record is a
+    claim checked against the replay: a claim the replay does not bear out (the task not
+    settled by its runs, its runs made or planned misstated, a run of it after the claim)
+    is named in ``incomplete``, and its task stays short of its plan, so the gate blocks.
+    A log the replay cannot follow (a protocol without its plan or gate, counts other than
+    the reader's) settles nothing.
+
+    Examples
+    --------
+    A fixed log whose header says curtailed, with a ``settled`` record for a task that
+    passed 1 of 2 of its 3 planned runs, has only its counts: the claim is refused.
+
+    >>> import json, tempfile, pathlib
+    >>> from passk.results.protocol import Protocol
+    >>> from passk.results.read import read_results
+    >>> s = {"tasks": ["a"], "runs_by_risk": {}, "default_runs": 3, "k": 1,
+    ...      "stopping": "curtailed", "min_overall_pass_hat_k": 0.5, "max_flakiness": 0.9,
+    ...      "gate_on": "estimate", "confidence": 0.95}
+    >>> lines = [{"protocol": Protocol(s).to_dict()},
+    ...          {"task_id": "a", "trial": 0, "success": True},
+    ...          {"task_id": "a", "trial": 1, "success": False},
+    ...          {"task_id": "a", "settled": {"runs_made": 2, "runs_planned": 3}}]
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> _ = p.write_text("".join(json.dumps(x) + "\\n" for x in lines))
+    >>> r = results_of_curtailed_log(p, read_results(p))
+    >>> r.settled_early, r.incomplete[0].split(":")[0]
+    ({}, 'task a')
+    >>> print(r.incomplete[0].split(": ", 2)[2][:63])
+    its 2 recorded runs (1 passed, 1 failed) do not settle it under
+    """
+    try:
+        parsed = read_run_log(path)
+        settings = Protocol.from_dict(parsed.header["protocol"]).settings  # type: ignore[index]
+        runs: list[tuple[int, LogRecord]] = []
+        claims: dict[str, list[_Claim]] = {}
+        for line, fields in parsed.records:
+            if is_settled(fields):
+                said = fields["settled"]
+                claims.setdefault(str(fields["task_id"]), []).append(
+                    _Claim(line, fields.get("risk"), said.get("runs_made"),
+                           said.get("runs_planned")))
+            else:
+                runs.append((line, LogRecord(**fields)))
+        schedule = _curtailed_plan(settings, runs, claims)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return _unreplayed(results, f"its protocol does not give the plan and gate a replay "
+                           f"needs ({type(exc).__name__}: {exc})")
+    _replay(schedule, [rec for _, rec in runs])
+    for task_id in schedule.states:
+        schedule.settled(task_id)  # marks each task the settle rule stops on its runs
+    replayed = schedule.results()
+    mine = dict(zip(replayed.task_ids, zip(replayed.successes.tolist(),
+                                            replayed.totals.tolist(), strict=True)))
+    theirs = dict(zip(results.task_ids, zip(results.successes.tolist(),
+                                             results.totals.tolist(), strict=True)))
+    if mine != theirs:
+        return _unreplayed(results, "its records replayed give other counts than the reader's "
+                           "(records the scheduler would not count: a run beyond its plan, "
+                           "one run recorded twice?)")
+    refuted = {task: (claim, why) for task, said in claims.items() for claim in said
+               if (why := _refuted(task, claim, schedule, runs)) is not None}
+    verified = schedule.settled_early()
+    order = dict.fromkeys([*claims, *results.task_ids])  # as the run listed them, then read
+    settled = {t: verified[t] for t in order if t in verified and t not in refuted}
+    gaps = [f"task {task}: its settled record (line {claim.line}) is not borne out: {why}; "
+            + (f"it stays short of its plan ({len(s.final)} of {s.n} runs made)"
+               if (s := schedule.states.get(task)) is not None and s.remaining > 0
+               else "the log contradicts itself")
+            for task, (claim, why) in refuted.items()]
+    short = [f"{s.task_id}: {len(s.final)} of {s.n}" for s in schedule.states.values()
+             if s.remaining > 0 and s.task_id not in settled and s.task_id not in refuted]
+    if short:
+        shown = "; ".join(short[:10]) + (f"; and {len(short) - 10} more" if len(short) > 10
+                                         else "")
+        gaps.append(f"the curtailed log is short of its plan where the settle rule does not "
+                    f"stop a task on its runs, under the protocol's gate "
+                    f"({schedule.criteria.describe()}): {shown} (an interrupted run? --resume "
+                    "finishes it)")
+    risks = tuple(schedule.states[t].risk if t in schedule.states and t in settled else r
+                  for t, r in zip(results.task_ids, results.risks, strict=True))
+    return dataclasses.replace(
+        results, settled_early=settled, risks=risks,
+        incomplete=(*_without_unreplayed(results.incomplete), *gaps),
+        notes=(*_without_unreplayed(results.notes), *gaps))
+
+
+def _without_unreplayed(sentences: Sequence[str]) -> tuple[str, ...]:
+    return tuple(s for s in sentences if not s.startswith(CURTAILED_UNREPLAYED))
+
+
+def _unreplayed(results: Results, why: str) -> Results:
+    """A curtailed log the replay cannot follow: nothing settled, and why."""
+    said = ((f"the curtailed log cannot be replayed through the scheduler: {why}; none of "
+             "its tasks is taken as settled"),)
+    return dataclasses.replace(results, settled_early={},
+                               incomplete=(*results.incomplete, *said),
+                               notes=(*results.notes, *said))
 
 
 def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult], *,

@@ -130,12 +130,6 @@ def _jsonl_located(path: str | os.PathLike[str]) -> tuple[Protocol | None, list[
     return protocol, located
 
 
-def _settled(path: str | os.PathLike[str]) -> dict[str, int]:
-    """The tasks a curtailed ``passk run`` settled, with their planned runs."""
-    return {str(r["task_id"]): int(r["settled"].get("runs_planned", 0))
-            for _, r in read_run_log(path).records if is_settled(r)}
-
-
 def read_jsonl_runs(path: str | os.PathLike[str], *, duplicates: str = "error") -> Iterator[Run]:
     """Yield the runs of a JSON Lines file, one object a line (blank lines skipped).
 
@@ -253,7 +247,7 @@ class _Columns:
         self.out: list[np.ndarray] = []  # left out: infrastructure errors, cached runs
         self.has: list[np.ndarray] = []  # has a trial
         self.trial: list[np.ndarray] = []  # the trial (0 where none)
-        self.label_of: dict[int, str] = {}  # a task's risk other than read-only, the first one
+        self.label_of: dict[int, str] = {}  # a task's risk, the first one given
         self.kinds: dict[str, int] = {}  # why runs were left out, at the first run of each
         self.rows = 0
 
@@ -300,8 +294,8 @@ class _Columns:
         if any(risks):
             label_of = self.label_of
             for i, risk in zip(index.tolist(), risks, strict=True):
-                if risk and risk != "read-only" and i not in label_of:
-                    label_of[i] = risk
+                if risk and label_of.setdefault(i, risk) != risk:
+                    return False  # two tiers for one task: the slow path names both lines
         self.index.append(index)
         self.ok.append(ok)
         self.out.append(out)
@@ -323,7 +317,7 @@ class _Columns:
         self.index = self.out = self.has = self.ok = []
         m = len(self.task_of)
         key = np.zeros(0, dtype=np.int64)  # each distinct (task, trial) as one number
-        span = 1
+        span, lo = 1, 0
         every = bool(has.all())
         if has.any():
             trial_no = np.concatenate(self.trial)
@@ -363,10 +357,12 @@ class _Columns:
         if protocol is None:
             return results
         distinct = np.bincount(index[~has], minlength=m)  # a run without a trial counts alone
+        most = np.zeros(m, dtype=np.int64)  # each task's highest trial + 1
         if key.size:
             distinct = distinct + np.bincount(key // span, minlength=m)
+            np.maximum.at(most, key // span, key % span + lo + 1)
         return with_notes(results, incomplete=plan_gaps(protocol, results.task_ids,
-                                                        results.risks, distinct))
+                                                        results.risks, distinct, most))
 
 
 def _first_line(f: Any) -> tuple[bytes, int]:
@@ -641,11 +637,10 @@ def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
                 " (only a protocol header)" if protocol is not None else " (only blank lines)"))
         results = tally_runs(located, path=path, source="jsonl", duplicates=duplicates,
                              protocol=protocol)
-    # a log is its whole protocol: a declared task with no record is a task with no runs
-    results = with_unrun_tasks(results, declared_tasks(results.protocol))
-    if results.protocol is not None and results.protocol.settings.get("stopping") == "curtailed":
-        results = replace(results, settled_early=_settled(p))
-    return results
+    # a log is its whole protocol: a declared task with no record is a task with no runs.
+    # A curtailed log's settled records are not read as settled: plan_gaps calls the log
+    # short until passk.run.runner.results_of_replayed_log replays it (the settle rule)
+    return with_unrun_tasks(results, declared_tasks(results.protocol))
 
 
 def read_csv(path: str | os.PathLike[str], data: Any = None, *,
