@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,7 +181,7 @@ class Evaluation:
         if self._bound is not None:
             return self._bound
         f = bind(self._asked(), self.policy(), results.protocol, front=self.front,
-                 producer=results.source)
+                 producer=results.source, said=self._said)
         refused = curtailment_refusal(
             results.protocol, {"k": f.k, "min_overall_pass_hat_k": f.value("bar"),
                                "max_flakiness": f.value("cap"), "gate_on": f.value("on"),
@@ -189,8 +189,6 @@ class Evaluation:
                                "min_runs": f.value("min_runs")}, results)
         if refused:
             raise BadInput(refused)
-        if self._said:
-            f = replace(f, overrides=(*f.overrides, *self._said))
         self._bound = f
         return f
 

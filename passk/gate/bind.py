@@ -403,7 +403,7 @@ def _bind_choices(asked: Mapping[str, Any], policy: Policy | None, front: str,
 
 def bind(asked: Mapping[str, Any], policy: Policy | None = None,
          protocol: Protocol | None = None, *, front: str = "cli",
-         producer: str | None = None) -> InForce:
+         producer: str | None = None, said: Sequence[str] = ()) -> InForce:
     """The criteria in force, each with its origin, and every choice that changes what counts.
 
     Parameters
@@ -422,6 +422,9 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     producer : str, optional
         The evidence's producer: a policy's success key that does not apply to
         it is refused.
+    said : sequence of str
+        What applying the policy's errors rule did (:func:`passk.gate.policy.count_errors`),
+        named with the choices.
 
     Returns
     -------
@@ -501,7 +504,7 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     from passk.gate.policy import NO_POLICY
 
     return InForce(criteria, None if values["k"] is None else int(values["k"]), k_for, origins,
-                   tuple(phrases), policy, policy_line or NO_POLICY, reader, declared,
+                   (*phrases, *said), policy, policy_line or NO_POLICY, reader, declared,
                    tuple(stricter))
 
 

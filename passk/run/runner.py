@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from passk.adapter import HarnessAdapter, RunResult, Task
+from passk.errors import BadInput
 from passk.gate.bind import InForce
 from passk.gate.curtailment import (
     SUITE_OUTLOOKS,
@@ -95,7 +96,7 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
     try:
         parsed = read_run_log(path, torn_tail=True, repair=repair)
     except ResultsError as exc:
-        raise ValueError(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
+        raise BadInput(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
     records: list[LogRecord] = []
     for number, fields in parsed.records:
         if is_settled(fields):  # a curtailed run's note on a settled task, not a run
@@ -103,7 +104,7 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
         try:
             records.append(LogRecord(**fields))
         except TypeError as exc:
-            raise ValueError(f"{path}:{number}: not a run-log record ({exc})") from None
+            raise BadInput(f"{path}:{number}: not a run-log record ({exc})") from None
     return records
 
 
@@ -274,7 +275,7 @@ class SuiteRun:
         """The judge's verdict on the runs (the report's ``gate``)."""
         gate = self.report.gate
         if gate is None:  # run_suite always judges
-            raise ValueError("this SuiteRun was not judged: it comes from run_suite")
+            raise BadInput("this SuiteRun was not judged: it comes from run_suite")
         return gate
 
     @property
@@ -399,16 +400,16 @@ def run_suite(
     """
     policy = _as_policy(policy)
     if policy.stopping not in ("fixed", "curtailed"):
-        raise ValueError(f"stopping ({policy.stopping!r}) must be 'fixed' or 'curtailed'")
+        raise BadInput(f"stopping ({policy.stopping!r}) must be 'fixed' or 'curtailed'")
     if resume and log is None:
-        raise ValueError("resume=True needs the log to resume from")
+        raise BadInput("resume=True needs the log to resume from")
     if max_concurrency is not None and max_concurrency < 1:
-        raise ValueError(f"max_concurrency ({max_concurrency}) must be at least 1")
+        raise BadInput(f"max_concurrency ({max_concurrency}) must be at least 1")
     if isinstance(min_runs, bool) or not isinstance(min_runs, int) or min_runs < 0:
-        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number >= 0")
+        raise BadInput(f"min_runs ({min_runs!r}) must be a whole number >= 0")
     if stop_early is not None and (isinstance(stop_early, bool)
                                    or not isinstance(stop_early, int) or stop_early < 2):
-        raise ValueError(f"stop_early ({stop_early!r}) must be a number of looks >= 2 (the "
+        raise BadInput(f"stop_early ({stop_early!r}) must be a number of looks >= 2 (the "
                          "last after every run), or None")
     if in_force is not None:  # the one binding's criteria, not the keywords'
         c = in_force.criteria
@@ -420,9 +421,9 @@ def run_suite(
     stopping = Stopping(curtailed=policy.stopping == "curtailed", looks=stop_early or 0)
     by_id = {t.task_id: t for t in tasks}
     if len(by_id) != len(tasks):
-        raise ValueError("task ids must be unique within a suite")
+        raise BadInput("task ids must be unique within a suite")
     if stopping.looks and not 0 < min_overall_pass_hat_k < 1:
-        raise ValueError(f"stop_early needs a bar strictly between 0 and 1, not "
+        raise BadInput(f"stop_early needs a bar strictly between 0 and 1, not "
                          f"{min_overall_pass_hat_k!r}")
     schedule = Schedule({t.task_id: policy.runs_for(t) for t in tasks}, gate, stopping=stopping,
                         risks={t.task_id: t.risk for t in tasks}, max_retries=max_retries)
@@ -442,10 +443,10 @@ def run_suite(
     if resume and log is not None and (found := read_log_header(log)) is not None:
         require_same_protocol(Protocol.from_dict(found["protocol"]), protocol)
         if found.get("seed") != seed:
-            raise ValueError(f"the log was written with seed {found.get('seed')}, not {seed}: "
+            raise BadInput(f"the log was written with seed {found.get('seed')}, not {seed}: "
                              "resuming would mix two sets of runs")
     elif log is not None and not resume and Path(log).exists() and Path(log).stat().st_size:
-        raise ValueError(f"{log} already holds runs: pass resume=True (--resume) to continue "
+        raise BadInput(f"{log} already holds runs: pass resume=True (--resume) to continue "
                          "it, or choose a new log")
     finished: dict[tuple[str, int], RunResult] = {}
     if resume and log is not None:
@@ -949,24 +950,24 @@ def load_tasks(path: str | os.PathLike[str]) -> list[Task]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                raise BadInput(f"{path}:{number}: not valid JSON ({exc.msg})") from None
             if not isinstance(record, dict) or not isinstance(record.get("task_id"), (str, int)):
-                raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+                raise BadInput(
                     f"{path}:{number}: a task needs a 'task_id' (a string)")
             task_id = str(record["task_id"])
             if task_id in seen:
-                raise ValueError(f"{path}:{number}: task {task_id!r} already defined on line "
+                raise BadInput(f"{path}:{number}: task {task_id!r} already defined on line "
                                  f"{seen[task_id]}")
             seen[task_id] = number
             risk = record.get("risk", "read-only")
             if not isinstance(risk, str):
-                raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+                raise BadInput(
                     f"{path}:{number}: 'risk' must be a string, got {risk!r}")
             tasks.append(Task(task_id, str(record.get("instruction", "")), risk,
                               bool(record.get("previously_flaky", False)),
                               {k: v for k, v in record.items() if k not in _TASK_FIELDS}))
     if not tasks:
-        raise ValueError(f"{path}: no tasks")
+        raise BadInput(f"{path}: no tasks")
     return tasks
 
 
@@ -985,23 +986,23 @@ def load_adapter(spec: str) -> HarnessAdapter:
 
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise ValueError(f"adapter {spec!r} must look like 'module:attribute'")
+        raise BadInput(f"adapter {spec!r} must look like 'module:attribute'")
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"adapter {spec!r}: cannot import {module_name!r} ({exc})") from None
+        raise BadInput(f"adapter {spec!r}: cannot import {module_name!r} ({exc})") from None
     for part in attribute.split("."):
         if not hasattr(obj, part):
-            raise ValueError(f"adapter {spec!r}: {module_name!r} has no attribute {attribute!r}")
+            raise BadInput(f"adapter {spec!r}: {module_name!r} has no attribute {attribute!r}")
         obj = getattr(obj, part)
     if not hasattr(obj, "run") or isinstance(obj, type):
         if not callable(obj):
-            raise ValueError(f"adapter {spec!r} is neither an adapter nor a factory")
+            raise BadInput(f"adapter {spec!r} is neither an adapter nor a factory")
         try:
             obj = obj()
         except TypeError as exc:
-            raise ValueError(f"adapter {spec!r} must take no arguments ({exc})") from None
+            raise BadInput(f"adapter {spec!r} must take no arguments ({exc})") from None
     if not callable(getattr(obj, "run", None)):
-        raise ValueError(  # noqa: TRY004 - bad input is a ValueError here
+        raise BadInput(
             f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
     return obj

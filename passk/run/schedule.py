@@ -48,6 +48,7 @@ from fractions import Fraction
 import numpy as np
 
 from passk.criteria import DEFAULT_CRITERIA, GateCriteria
+from passk.errors import BadInput
 from passk.gate.criteria import STOPPED_EARLY
 from passk.gate.curtailment import (
     TaskOutlook,
@@ -93,10 +94,10 @@ class Stopping:
     def __post_init__(self) -> None:
         if isinstance(self.looks, bool) or not isinstance(self.looks, int) or (
                 self.looks != 0 and self.looks < 2):
-            raise ValueError(f"looks ({self.looks!r}) must be 0 (no early stopping) or a whole "
+            raise BadInput(f"looks ({self.looks!r}) must be 0 (no early stopping) or a whole "
                              "number >= 2 (the last look is after every run)")
         if self.curtailed and self.looks:
-            raise ValueError("curtailment and early stopping cannot be combined: curtailment "
+            raise BadInput("curtailment and early stopping cannot be combined: curtailment "
                              "stops a task on its own outcomes, and the early-stopping rule's "
                              "proof needs each look's runs fixed in advance; choose one")
 
@@ -112,7 +113,7 @@ class Stopping:
         head, _, tail = str(spec).partition(":")
         if head == "looks" and tail.isdigit():
             return cls(looks=int(tail))
-        raise ValueError(f"stopping ({spec!r}) must be 'fixed', 'curtailed' or 'looks:L' "
+        raise BadInput(f"stopping ({spec!r}) must be 'fixed', 'curtailed' or 'looks:L' "
                          "(L planned looks, at least 2)")
 
     def describe(self) -> str:
@@ -209,7 +210,7 @@ class Schedule:
         self.stopping = Stopping.parse(stopping)
         self.curtailed = self.stopping.curtailed
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries ({max_retries!r}) must be a whole number >= 0")
+            raise BadInput(f"max_retries ({max_retries!r}) must be a whole number >= 0")
         self.max_retries = max_retries
         self.states: dict[str, TaskState] = {}
         self.retry_queue: deque[tuple[str, int, int]] = deque()
@@ -242,14 +243,14 @@ class Schedule:
             ) -> TaskState:
         """Register a task (a driver that learns its tasks as it goes, e.g. under xdist)."""
         if task_id in self.states:
-            raise ValueError(f"task {task_id!r} is already in the schedule: task ids must be "
+            raise BadInput(f"task {task_id!r} is already in the schedule: task ids must be "
                              "unique within a suite")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"task {task_id!r}: planned runs ({n!r}) must be a whole number "
+            raise BadInput(f"task {task_id!r}: planned runs ({n!r}) must be a whole number "
                              ">= 1")
         k_ = self.criteria.k if k is None else int(k)
         if self.stopping.looks and k_ != self.criteria.k:
-            raise ValueError(f"task {task_id!r}: k {k_} differs from the suite's "
+            raise BadInput(f"task {task_id!r}: k {k_} differs from the suite's "
                              f"{self.criteria.k}; early stopping needs one k for the suite")
         s = TaskState(str(task_id), int(n), k_, risk or "read-only", limit=int(n))
         self.states[s.task_id] = s
@@ -329,10 +330,10 @@ class Schedule:
         re-scoring an epoch).
         """
         if outcome not in OUTCOMES:
-            raise ValueError(f"outcome ({outcome!r}) must be one of {', '.join(OUTCOMES)}")
+            raise BadInput(f"outcome ({outcome!r}) must be one of {', '.join(OUTCOMES)}")
         s = self.states[task_id]
         if not 0 <= run_index < s.n:
-            raise ValueError(f"task {task_id!r}: run index {run_index} outside its {s.n} "
+            raise BadInput(f"task {task_id!r}: run index {run_index} outside its {s.n} "
                              "planned runs")
         if (not replay and run_index in s.started and run_index not in s.final
                 and s.in_flight):
@@ -378,7 +379,7 @@ class Schedule:
                 self._stopped = LookDecision(**decision)  # type: ignore[arg-type]
                 self._halted = True  # this process did not take the look: it only records
         else:
-            raise ValueError(f"why ({why!r}) must be 'settled' or 'stopped'")
+            raise BadInput(f"why ({why!r}) must be 'settled' or 'stopped'")
 
     @staticmethod
     def _count(s: TaskState, outcome: str, sign: int) -> None:
@@ -561,7 +562,7 @@ class Schedule:
         hit an infrastructure error (retried or not), as a log of every attempt reads.
         """
         if excluded not in ("runs", "attempts"):
-            raise ValueError(f"excluded ({excluded!r}) must be 'runs' or 'attempts'")
+            raise BadInput(f"excluded ({excluded!r}) must be 'runs' or 'attempts'")
         states: Sequence[TaskState] = (self._order if order is None
                                        else [self.states[t] for t in order])
         cached = any(s.cached for s in states)
