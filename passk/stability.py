@@ -41,6 +41,7 @@ from passk.render.tables import (
 )
 from passk.repeats import RepeatRun
 from passk.results.protocol import Protocol
+from passk.stats.operating import mean_reaches
 
 __all__ = [
     "CLASSES",
@@ -385,6 +386,28 @@ def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) 
 
 
 
+def _mean_meets(per_task: Sequence[TaskReport], values: np.ndarray, bar: float,
+                on_bound: bool) -> bool:
+    """The mean of the tasks' values at least the bar, by the one exact rule
+    (:func:`passk.stats.operating.mean_reaches`): the estimates as the exact ratios
+    C(c, k)/C(n, k) of each row's counts, the lower bounds as the floats they are."""
+    ks = [t.k for t in per_task]
+    if on_bound or any(k is None for k in ks):
+        return bool(mean_reaches(values, bar))
+    return bool(mean_reaches(values, bar, successes=[t.successes for t in per_task],
+                             totals=[t.runs for t in per_task], k=np.array(ks, dtype=np.int64)))
+
+
+def _apart(value: float, bar: float) -> tuple[str, str]:
+    """The mean and the bar to 3 decimals, or to as many as tell them apart (a mean a hair
+    under the bar 0.7 is not shown as 0.700)."""
+    for digits in range(3, 13):
+        shown, bar_shown = f"{value:.{digits}f}", f"{bar:.{digits}f}"
+        if shown != bar_shown:
+            break
+    return shown, bar_shown
+
+
 def _runs_phrase(n: int) -> str:
     return "1 run is" if n == 1 else f"{n} runs are"
 
@@ -494,16 +517,18 @@ def reliability_gate(
     estimable = not reasons
     on_bound = on == "lower-bound"
     values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])
-    overall = float(np.mean(values)) if estimable else math.nan
+    # the sum correctly rounded, so the figure shown does not depend on the tasks' order
+    overall = math.fsum(values.tolist()) / len(values) if estimable else math.nan
     what = (f"pass^{ks_[0] if ks_[0] is not None else 'k'}" if uniform
             else "pass^k (each task at its k)")
     if on_bound:
         what = f"lower bound on {what} (mean of per-task {confidence:.0%} exact bounds)"
-    if estimable and overall < min_overall_pass_hat_k:
-        reasons.append(f"overall {what} {overall:.3f} is below the bar "
-                       f"{min_overall_pass_hat_k:.3f}: not met")
+    if estimable and not _mean_meets(per_task, values, min_overall_pass_hat_k, on_bound):
+        shown, bar_shown = _apart(overall, min_overall_pass_hat_k)
+        reasons.append(f"overall {what} {shown} is below the bar {bar_shown}: not met")
         if on_bound:
-            below = [t for t, v in zip(per_task, values) if v < min_overall_pass_hat_k]
+            under = ~np.asarray(mean_reaches(values[:, None], min_overall_pass_hat_k))
+            below = [t for t, u in zip(per_task, under.tolist()) if u]
             shown = ", ".join(f"{show_id(t.task_id)} ({t.successes}/{t.runs} passed, bound "
                               f"{t.lower_bound:.3f})" for t in below[:10])
             more = f", and {len(below) - 10} more" if len(below) > 10 else ""

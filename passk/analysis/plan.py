@@ -18,6 +18,7 @@ from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
 from passk.stability import DEFAULT_CRITERIA, GateCriteria, RepeatPolicy
+from passk.stats.operating import mean_reaches
 
 __all__ = ["GatePlan", "TaskPlan", "format_gate_plan", "format_plan", "plan_gate", "plan_tasks",
            "policy_max_runs"]
@@ -36,8 +37,11 @@ def _verdict_grid(kk: int, top: int, *, bar: float, cap: float, gate_on: str, mi
             value = estimate_pass_hat_k(c_, n_grid, kk)
         flaky = flakiness(c_, n_grid)
     enough = n_grid >= max(kk, min_runs, 1)
-    ok = valid & enough & (np.nan_to_num(value, nan=-1.0) >= bar) & \
-        (np.nan_to_num(flaky, nan=2.0) <= cap)
+    # each cell a suite of one task, by the gate's own exact rule (mean_reaches)
+    one = np.where(valid & enough, value, np.nan)[..., None]
+    reaches = (mean_reaches(one, bar) if gate_on == "lower-bound" else
+               mean_reaches(one, bar, successes=c_[..., None], totals=n_grid[..., None], k=kk))
+    ok = valid & enough & reaches & (np.nan_to_num(flaky, nan=2.0) <= cap)
     return np.asarray(ok)
 
 
