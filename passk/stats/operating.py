@@ -49,6 +49,7 @@ __all__ = [
     "GateDecision",
     "OperatingCharacteristic",
     "bar_fraction",
+    "exact_mean",
     "flakiness_note",
     "flaky_band",
     "gate_decision",
@@ -135,6 +136,32 @@ def _exact_sum(values: np.ndarray, counts: tuple[np.ndarray, np.ndarray, np.ndar
     for (nn, kk), top in by_design.items():
         total += Fraction(top, math.comb(nn, kk))
     return total
+
+
+def exact_mean(values: npt.ArrayLike, *, successes: npt.ArrayLike | None = None,
+               totals: npt.ArrayLike | None = None, k: npt.ArrayLike | None = None
+               ) -> Fraction:
+    r"""The exact mean of one suite's values, as :func:`mean_reaches` sums them: of the pass^k
+    estimates :math:`\binom{c}{k}/\binom{n}{k}` when the counts are given, else of the floats.
+
+    Examples
+    --------
+    >>> exact_mean([0.6, 0.7, 0.8], successes=[6, 7, 8], totals=10, k=1)
+    Fraction(7, 10)
+    >>> exact_mean([0.5, 0.25])
+    Fraction(3, 8)
+    """
+    v = np.atleast_1d(np.asarray(values, dtype=float))
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError("values must be one suite's values: a non-empty 1-D array")
+    counts = None
+    if successes is not None:
+        if totals is None or k is None:
+            raise ValueError("successes need their totals and k")
+        counts = (np.broadcast_to(np.asarray(successes, dtype=np.int64), v.shape),
+                  np.broadcast_to(np.asarray(totals, dtype=np.int64), v.shape),
+                  np.broadcast_to(np.asarray(k, dtype=np.int64), v.shape))
+    return _exact_sum(v, counts) / v.size
 
 
 def mean_reaches(values: npt.ArrayLike, bar: float | Fraction, *,
