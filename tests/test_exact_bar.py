@@ -218,7 +218,7 @@ def _brute(rates: list[float], n: int, crit: GateCriteria) -> float:
 
 
 _CELLS = [  # (rates, n, k, bar, cap): bars on the lattice, so ties carry probability
-    ([0.7, 0.7, 0.7], 10, 1, 0.7, 1.0),  # the T = 3, n = 10
+    ([0.7, 0.7, 0.7], 5, 1, 0.6, 1.0),
     ([0.9, 0.6, 0.75], 4, 1, 0.75, 1.0),
     ([0.95, 0.8, 0.85], 6, 2, 0.6, 0.9),
     ([0.97, 0.9], 5, 2, 0.7, 1.0),  # pass^2 on C(5, 2) = 10: 0.7 is a lattice point

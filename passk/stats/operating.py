@@ -6,7 +6,9 @@ the probability that a gate passes, for any criteria, design (runs per task)
 and population (each task's true success rate): exactly where the decision is a
 function of independent per-task counts, by Monte Carlo with its standard error
 otherwise. :func:`gate_decision` is the decision rule of each of the gate's
-modes (:data:`passk.criteria.GATE_MODES`) as one pure function of the counts.
+modes (:data:`passk.criteria.GATE_MODES`) as one pure function of the counts, and
+:func:`mean_reaches` the one comparison of a suite statistic with the bar, exact (the bar
+the decimal written, :func:`bar_fraction`), which every verdict uses.
 
 The modes
 ---------
@@ -129,7 +131,12 @@ def _exact_sum(values: np.ndarray, counts: tuple[np.ndarray, np.ndarray, np.ndar
             total += Fraction(v) * m
         return total
     c, n, k = counts
-    triples, times = np.unique(np.stack([n, k, c]), axis=1, return_counts=True)
+    top = int(n.max()) + 1  # (n, k, c) as one integer key: one sort of a flat array
+    if top**3 < 2**62:
+        keys, times = np.unique((n * top + k) * top + c, return_counts=True)
+        triples = np.stack([keys // (top * top), keys // top % top, keys % top])
+    else:
+        triples, times = np.unique(np.stack([n, k, c]), axis=1, return_counts=True)
     by_design: dict[tuple[int, int], int] = {}
     for (nn, kk, cc), m in zip(triples.T.tolist(), times.tolist(), strict=True):
         by_design[(nn, kk)] = by_design.get((nn, kk), 0) + m * math.comb(cc, kk)
@@ -451,7 +458,8 @@ def gate_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, criteria: Gat
     -----
     It fails closed: a task with no runs, fewer than its k or fewer than
     ``min_runs`` blocks. Then, per mode (module docstring): ``'chapter'``
-    passes when :math:`\frac1T\sum_i v_i \ge` bar, :math:`v_i` the unbiased
+    passes when :math:`\frac1T\sum_i v_i \ge` bar exactly (:func:`mean_reaches`: a mean
+    equal to the bar meets it, in any order of the tasks), :math:`v_i` the unbiased
     :math:`\binom{c_i}{k}/\binom{n_i}{k}` (or the exact lower bound), and every
     :math:`4\hat p_i(1-\hat p_i) \le` cap; ``'proved'`` when the suite
     interval's lower end at one-sided confidence c is at least the bar and every
@@ -755,12 +763,17 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
               \qquad q_i(s) = \sum_{c \in A_i:\ v_i(c) = s} \binom{n_i}{c} p_i^c (1-p_i)^{n_i-c},
 
     the convolution of each task's law restricted to :math:`A_i` (computed as
-    one product of Fourier transforms). For ``on='estimate'`` and the proved
-    modes :math:`v_i = \binom{c_i}{k}/\binom{n_i}{k}`, a lattice with step
-    :math:`1/\operatorname{lcm}_i \binom{n_i}{k}`, used as is when the grid
-    is small enough; otherwise (and for the lower bounds) the values are
-    rounded down and up to a grid, which bounds P(pass) from below and above
-    (``low``, ``high``). In the proved modes the threshold is the suite
+    the groups' laws convolved shortest first by Fourier transforms). For
+    ``on='estimate'`` and the proved modes :math:`v_i = \binom{c_i}{k}/\binom{n_i}{k}`,
+    a lattice with step :math:`1/L`, :math:`L = \operatorname{lcm}_i \binom{n_i}{k}`,
+    used as is when :math:`T L` is at most ``_GRID`` (:math:`2^{22}`): then the threshold is
+    the integer :math:`\lceil \text{bar}\cdot L T\rceil`, the judge's exact rule
+    (:func:`mean_reaches`, the bar the decimal written), and ``method='exact'``: P(pass) up
+    to floating-point rounding of the sum (below :math:`10^{-12}`), no grid in it.
+    Otherwise (and for the lower bounds) each value is rounded down and up, exactly, to a
+    grid, which bounds P(pass) from below and above: ``method='bracket'``, ``low`` and
+    ``high`` its ends (:meth:`OperatingCharacteristic.describe` shows both). In the proved
+    modes the threshold is the suite
     interval's: its lower end depends on the counts through their mean for one
     n and one k with :math:`n \ge 2k` (checked on samples of the population;
     where it does not hold, Monte Carlo), and is found by bisection on count
