@@ -329,3 +329,28 @@ def test_distinct_tasks_exact_and_fast(mode):
     passed = np.array([gate_decision(row, 12, crit).passed for row in draws])
     se = max(math.sqrt(oc.probability * (1 - oc.probability) / passed.size), 1e-3)
     assert abs(oc.probability - passed.mean()) < 4 * se
+
+
+def test_plan_shows_both_ends_of_a_bracket(monkeypatch):
+    from passk.analysis.plan import format_gate_plan, plan_gate
+    monkeypatch.setattr(operating, "_BRACKET_STEPS", 2**5)  # a coarse grid: a wide bracket
+    crit = GateCriteria(k=2, min_overall_pass_hat_k=0.3, max_flakiness=0.8, on="lower-bound")
+    plan = plan_gate(crit, [0.9, 0.7, 0.99], runs=(6,), modes=("chapter",))
+    assert plan.methods["chapter"] == ("bracket",)
+    (lo, hi), = plan.false_block_range("chapter")
+    assert hi - lo > 0.001 and hi == pytest.approx(1 - plan.pass_good["chapter"][0])
+    want = 1 - _brute([0.9, 0.7, 0.99], 6, crit)
+    assert lo - 1e-12 <= want <= hi + 1e-12
+    for markdown in (False, True):
+        text = format_gate_plan(plan, markdown=markdown)
+        assert f"{lo:.3f}-{hi:.3f}" in text and "a bracket" in text
+    data = plan.to_dict()["modes"]["chapter"]
+    assert data["method"] == ["bracket"] and data["false_block_range"] == [[lo, hi]]
+    exact = plan_gate(replace_on(crit), [0.9, 0.7, 0.99], runs=(6,), modes=("chapter",))
+    assert exact.methods["chapter"] == ("exact",)
+    assert "a bracket" not in format_gate_plan(exact)
+
+
+def replace_on(crit: GateCriteria) -> GateCriteria:
+    from dataclasses import replace
+    return replace(crit, on="estimate")

@@ -895,6 +895,7 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
         need = math.ceil(bar_fraction(criteria.min_overall_pass_hat_k) * scale * tasks)
         low, high = float(law_low[need:].sum()), float(law_high[need:].sum())
     low, high = min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
+    low, high = min(low, high), max(low, high)  # two sums' rounding may cross a closed bracket
     return OperatingCharacteristic((low + high) / 2, low, high, 0.0,
                                    "exact" if lattice else "bracket", criteria.mode)
 
