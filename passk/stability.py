@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from passk.render.tables import (
 )
 from passk.repeats import RepeatRun
 from passk.results.protocol import Protocol
+from passk.stats.operating import exact_mean, mean_reaches
 
 __all__ = [
     "CLASSES",
@@ -385,6 +387,41 @@ def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) 
 
 
 
+def _counts(per_task: Sequence[TaskReport], values: np.ndarray, on_bound: bool
+            ) -> dict[str, Any]:
+    """The rows' counts for the exact rule: the estimates are the exact ratios C(c, k)/C(n, k)
+    of each row's counts; the lower bounds (or rows without their k) the floats they are."""
+    ks = [t.k for t in per_task]
+    if on_bound or any(k is None for k in ks):
+        return {}
+    return {"successes": [t.successes for t in per_task], "totals": [t.runs for t in per_task],
+            "k": np.array(ks, dtype=np.int64)}
+
+
+def _mean_meets(per_task: Sequence[TaskReport], values: np.ndarray, bar: float,
+                on_bound: bool) -> bool:
+    """The mean of the tasks' values at least the bar, by the one exact rule
+    (:func:`passk.stats.operating.mean_reaches`)."""
+    return bool(mean_reaches(values, bar, **_counts(per_task, values, on_bound)))
+
+
+def _exact_overall(per_task: Sequence[TaskReport], values: np.ndarray, on_bound: bool
+                   ) -> Fraction:
+    return exact_mean(values, **_counts(per_task, values, on_bound))
+
+
+def _apart(value: float, bar: float, exact: Callable[[], Fraction]) -> tuple[str, str]:
+    """The mean and the bar to 3 decimals, or, where those read alike, the exact mean's
+    nearest float and the bar in full (a mean a hair under the bar 0.7 is not shown as
+    0.700), or the exact mean as a fraction where even those read alike."""
+    shown, bar_shown = f"{value:.3f}", f"{bar:.3f}"
+    if shown != bar_shown:
+        return shown, bar_shown
+    mean, bar_shown = exact(), repr(float(bar))
+    shown = repr(float(mean))
+    return (shown if shown != bar_shown else f"{mean.numerator}/{mean.denominator}"), bar_shown
+
+
 def _runs_phrase(n: int) -> str:
     return "1 run is" if n == 1 else f"{n} runs are"
 
@@ -494,16 +531,21 @@ def reliability_gate(
     estimable = not reasons
     on_bound = on == "lower-bound"
     values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])
-    overall = float(np.mean(values)) if estimable else math.nan
+    # the sum correctly rounded, so the figure shown does not depend on the tasks' order
+    overall = math.fsum(values.tolist()) / len(values) if estimable else math.nan
+    if abs(overall - min_overall_pass_hat_k) <= 2.0**-20:  # near the bar: the exact mean's
+        overall = float(_exact_overall(per_task, values, on_bound))  # float, as the rule sees it
     what = (f"pass^{ks_[0] if ks_[0] is not None else 'k'}" if uniform
             else "pass^k (each task at its k)")
     if on_bound:
         what = f"lower bound on {what} (mean of per-task {confidence:.0%} exact bounds)"
-    if estimable and overall < min_overall_pass_hat_k:
-        reasons.append(f"overall {what} {overall:.3f} is below the bar "
-                       f"{min_overall_pass_hat_k:.3f}: not met")
+    if estimable and not _mean_meets(per_task, values, min_overall_pass_hat_k, on_bound):
+        shown, bar_shown = _apart(overall, min_overall_pass_hat_k,
+                                  lambda: _exact_overall(per_task, values, on_bound))
+        reasons.append(f"overall {what} {shown} is below the bar {bar_shown}: not met")
         if on_bound:
-            below = [t for t, v in zip(per_task, values) if v < min_overall_pass_hat_k]
+            under = ~np.asarray(mean_reaches(values[:, None], min_overall_pass_hat_k))
+            below = [t for t, u in zip(per_task, under.tolist()) if u]
             shown = ", ".join(f"{show_id(t.task_id)} ({t.successes}/{t.runs} passed, bound "
                               f"{t.lower_bound:.3f})" for t in below[:10])
             more = f", and {len(below) - 10} more" if len(below) > 10 else ""

@@ -10,7 +10,7 @@ all-pass table (``passk plan`` without a file) is :func:`passk.metrics.runs_need
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
 from passk.stability import DEFAULT_CRITERIA, GateCriteria, RepeatPolicy
+from passk.stats.operating import mean_reaches
 
 __all__ = ["GatePlan", "TaskPlan", "format_gate_plan", "format_plan", "plan_gate", "plan_tasks",
            "policy_max_runs"]
@@ -36,8 +37,11 @@ def _verdict_grid(kk: int, top: int, *, bar: float, cap: float, gate_on: str, mi
             value = estimate_pass_hat_k(c_, n_grid, kk)
         flaky = flakiness(c_, n_grid)
     enough = n_grid >= max(kk, min_runs, 1)
-    ok = valid & enough & (np.nan_to_num(value, nan=-1.0) >= bar) & \
-        (np.nan_to_num(flaky, nan=2.0) <= cap)
+    # each cell a suite of one task, by the gate's own exact rule (mean_reaches)
+    one = np.where(valid & enough, value, np.nan)[..., None]
+    reaches = (mean_reaches(one, bar) if gate_on == "lower-bound" else
+               mean_reaches(one, bar, successes=c_[..., None], totals=n_grid[..., None], k=kk))
+    ok = valid & enough & reaches & (np.nan_to_num(flaky, nan=2.0) <= cap)
     return np.asarray(ok)
 
 
@@ -170,6 +174,21 @@ class GatePlan:
     false_block: float
     false_pass: float
     miss_rate: tuple[float, ...]  # the warning's miss rate per runs ('proved-warn')
+    #: the other end of each figure where it is a bracket (``methods`` 'bracket'): P(pass) on
+    #: the good suite at most, and the false pass at least; equal to the figure when exact
+    good_high: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    bad_low: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def false_block_range(self, mode: str) -> list[tuple[float, float]]:
+        """Each run count's false block as (least, most): one number twice when exact."""
+        high = self.good_high.get(mode, self.pass_good[mode])
+        return [(min(1 - h, 1 - x), 1 - x) for x, h in zip(self.pass_good[mode], high,
+                                                            strict=True)]
+
+    def false_pass_range(self, mode: str) -> list[tuple[float, float]]:
+        """Each run count's false pass at the bar as (least, most)."""
+        low = self.bad_low.get(mode, self.pass_bad[mode])
+        return [(min(lo, x), x) for lo, x in zip(low, self.pass_bad[mode], strict=True)]
 
     def to_dict(self) -> dict[str, object]:
         """The plan as JSON."""
@@ -180,6 +199,8 @@ class GatePlan:
                               "false_block": [1 - x for x in self.pass_good[m]],
                               "false_pass_at_bar": list(self.pass_bad[m]),
                               "method": list(self.methods[m]),
+                              "false_block_range": [list(r) for r in self.false_block_range(m)],
+                              "false_pass_range": [list(r) for r in self.false_pass_range(m)],
                               "runs_needed": self.needed[m]} for m in self.pass_good},
                 "warning_miss_rate": list(self.miss_rate),
                 "bad_suites": "at the bar: the good suite with every logit lowered alike, and "
@@ -243,23 +264,29 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
     bad: dict[str, tuple[float, ...]] = {}
     how: dict[str, tuple[str, ...]] = {}
     needed: dict[str, int | None] = {}
+    good_high: dict[str, tuple[float, ...]] = {}
+    bad_low: dict[str, tuple[float, ...]] = {}
     for mode in chosen:
         crit = replace(criteria, mode=mode)
-        g, b, m = [], [], []
+        g, gh, b, bl, m = [], [], [], [], []
         for n in grid:
             oc = operating_characteristic(crit, n, rng=rng, replicates=2000,
                                           **good_kw)  # type: ignore[arg-type]
-            worst = max(operating_characteristic(crit, n, q, rng=rng, replicates=2000).high
-                        for q in bads)
+            ocs = [operating_characteristic(crit, n, q, rng=rng, replicates=2000) for q in bads]
+            worst = max(ocs, key=lambda o: o.high)
             g.append(oc.low)
-            b.append(worst)
-            m.append(oc.method)
+            gh.append(oc.high if oc.method == "bracket" else oc.low)
+            b.append(worst.high)
+            bl.append(max(o.low if o.method == "bracket" else o.high for o in ocs))
+            methods = {oc.method, *(o.method for o in ocs)}  # the least exact of the cell
+            m.append(next(x for x in ("monte carlo", "bracket", "exact") if x in methods))
         good[mode], bad[mode], how[mode] = tuple(g), tuple(b), tuple(m)
+        good_high[mode], bad_low[mode] = tuple(gh), tuple(bl)
         needed[mode] = next((n for n, x, y in zip(grid, g, b, strict=True)
                              if 1 - x <= false_block and y <= false_pass), None)
     miss = tuple(warning_miss_rate(n, criteria.max_flakiness) for n in grid)
     return GatePlan(criteria, p.size, float(np.mean(p**k)), grid, good, bad, how, needed,
-                    false_block, false_pass, miss)
+                    false_block, false_pass, miss, good_high, bad_low)
 
 
 def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
@@ -271,9 +298,12 @@ def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
               "identical tasks there, the larger)"), ""]
     header = ["mode", "error"] + [str(n) for n in plan.runs]
     body = []
+    def shown(ranges: list[tuple[float, float]]) -> list[str]:  # a bracket: both its ends
+        return [f"{lo:.3f}" if f"{lo:.3f}" == f"{hi:.3f}" else f"{lo:.3f}-{hi:.3f}"
+                for lo, hi in ranges]
     for mode in plan.pass_good:
-        body.append([mode, "false block"] + [f"{1 - x:.3f}" for x in plan.pass_good[mode]])
-        body.append(["", "false pass"] + [f"{x:.3f}" for x in plan.pass_bad[mode]])
+        body.append([mode, "false block"] + shown(plan.false_block_range(mode)))
+        body.append(["", "false pass"] + shown(plan.false_pass_range(mode)))
     body.append(["proved-warn", "warning misses"] + [f"{x:.3f}" for x in plan.miss_rate])
     lines.append(format_rows(header, body, numeric=set(range(2, len(header))),
                              markdown=markdown))
@@ -287,4 +317,7 @@ def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
                                     f"{plan.false_pass:g}"))
     lines.append("'proved-warn' warns, without blocking, on a task over the cap; 'warning "
                  "misses' is the worst case over truly flaky tasks of no warning.")
+    if any("bracket" in m for m in plan.methods.values()):
+        lines.append("a-b: a bracket (the values rounded down and up to a grid that could not "
+                     "hold their lattice); runs needed are judged on the worse end.")
     return "\n".join(lines)

@@ -31,6 +31,7 @@ import numpy as np
 
 from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria, check_criteria
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
+from passk.stats.operating import bar_fraction
 
 #: The criteria a curtailment serves (the name they had before the gate had one type).
 GateSettings = GateCriteria
@@ -42,9 +43,10 @@ __all__ = ["GATE_ON", "SUITE_OUTLOOKS", "GateSettings", "TaskOutlook", "settled_
 #: ``'blocked'`` / ``'passed'`` whatever the runs not yet made give.
 SUITE_OUTLOOKS = ("open", "blocked", "passed")
 
-#: The gate compares a floating-point mean with the bar. The mean is called settled
-#: only when every completion keeps it this far from the bar: far more than the
-#: rounding of a mean of at most millions of values in [0, 1], so that exact ties
+#: The gate compares the exact mean with the bar (:func:`passk.stats.operating.mean_reaches`);
+#: the outlooks hold the floats of the values it averages. The mean is called settled only
+#: when every completion keeps the floats' mean this far from the bar: far more than their
+#: rounding over at most millions of tasks, so the exact rule decides alike, and exact ties
 #: (a mean equal to the bar) are never curtailed.
 _MEAN_MARGIN = Fraction(1, 10**9)
 
@@ -235,7 +237,7 @@ def suite_outlook(outlooks: Sequence[TaskOutlook], min_overall_pass_hat_k: float
     """
     if not outlooks or any(o.clear is False for o in outlooks):
         return "blocked"
-    bar, tasks = Fraction(min_overall_pass_hat_k), len(outlooks)
+    bar, tasks = bar_fraction(min_overall_pass_hat_k), len(outlooks)
     high = sum((Fraction(o.high) for o in outlooks), Fraction(0))
     low = (sum((Fraction(o.low) for o in outlooks), Fraction(0))
            if all(o.clear is True for o in outlooks) else None)

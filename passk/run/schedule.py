@@ -59,6 +59,7 @@ from passk.gate.curtailment import (
 )
 from passk.results.counts import Results
 from passk.results.protocol import Protocol
+from passk.stats.operating import bar_fraction
 from passk.stats.sequential import LookDecision, sequential_decision
 
 __all__ = ["OUTCOMES", "Schedule", "Stopping", "TaskState"]
@@ -433,7 +434,8 @@ class Schedule:
         """:func:`passk.gate.curtailment.suite_outlook` from the running sums."""
         if not self.outlooks or self._not_clear:
             return "blocked"
-        return _suite_verdict(Fraction(self.criteria.min_overall_pass_hat_k), len(self.outlooks),
+        return _suite_verdict(bar_fraction(self.criteria.min_overall_pass_hat_k),
+                              len(self.outlooks),
                               self._high, None if self._unsure else self._low)
 
     def settled_early(self) -> dict[str, int]:

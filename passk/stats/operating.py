@@ -6,7 +6,9 @@ the probability that a gate passes, for any criteria, design (runs per task)
 and population (each task's true success rate): exactly where the decision is a
 function of independent per-task counts, by Monte Carlo with its standard error
 otherwise. :func:`gate_decision` is the decision rule of each of the gate's
-modes (:data:`passk.criteria.GATE_MODES`) as one pure function of the counts.
+modes (:data:`passk.criteria.GATE_MODES`) as one pure function of the counts, and
+:func:`mean_reaches` the one comparison of a suite statistic with the bar, exact (the bar
+the decimal written, :func:`bar_fraction`), which every verdict uses.
 
 The modes
 ---------
@@ -33,8 +35,10 @@ The modes
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -46,10 +50,13 @@ from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 __all__ = [
     "GateDecision",
     "OperatingCharacteristic",
+    "bar_fraction",
+    "exact_mean",
     "flakiness_note",
     "flaky_band",
     "gate_decision",
     "lowered_rates",
+    "mean_reaches",
     "operating_characteristic",
     "rerun_pass_sentence",
     "runs_to_prove_steady",
@@ -57,13 +64,188 @@ __all__ = [
     "warning_miss_rate",
 ]
 
-#: Largest grid (tasks x steps of a task's value) the exact sum is computed on.
-_GRID = 2**19 - 1
+#: Largest grid (tasks x steps of a task's value) the law of the suite's sum is computed on:
+#: the estimates' own lattice (lcm of the C(n, k), times T) when it fits, so P(pass) is exact;
+#: a bracket otherwise (issue 38: 2**19 - 1 made T = 1000, n = 12, k = 5 a bracket).
+_GRID = 2**22
+#: Steps per task of a bracket's grid (the values rounded down and up to 1/steps), at most.
+_BRACKET_STEPS = 2**16
 #: Samples of a population checked against the exact path's threshold rule.
 _CHECKS = 8
 #: The proved modes' thresholds on the mean, by (tasks, n, k, bar, confidence): they depend
 #: on the design alone.
 _THRESHOLDS: dict[tuple[int, int, int, float, float], tuple[float, float]] = {}
+
+
+#: The float mean decides the bar's comparison when it is farther than this from the bar; within
+#: it, the exact sum decides (:func:`mean_reaches`). Far above the float mean's own error: a
+#: pass^k estimate is a product of k correctly rounded factors (relative error under
+#: :math:`2k\,2^{-53}`, below :math:`2^{-33}` for any k under :math:`10^6`), and numpy's pairwise
+#: sum of :math:`T` values in [0, 1] errs by well under :math:`2^{-33}` on the mean for any
+#: :math:`T` under :math:`2^{20}`; for larger suites the zone grows with :math:`T`.
+_TIE_ZONE = 2.0**-30
+
+
+def bar_fraction(bar: float | Fraction) -> Fraction:
+    """The bar as the exact number a person wrote: the shortest decimal that reads back as the
+    float (Python's ``repr``), so the bar 0.7 is 7/10, not the binary double just below it.
+
+    A bar is typed as a decimal (``--min-overall 0.7``, ``min_overall = 0.7`` in a policy, the
+    chapter's 0.7); the float that carries it is only its nearest double. Every comparison of a
+    suite statistic with the bar (:func:`mean_reaches`) is made against this fraction, so a
+    suite whose mean pass^k is exactly 7/10 meets the bar 0.7.
+
+    Parameters
+    ----------
+    bar : float or Fraction
+        A float (or int, numpy float) is read as its shortest decimal; a Fraction is taken
+        as given.
+
+    Returns
+    -------
+    Fraction
+
+    Examples
+    --------
+    >>> bar_fraction(0.7), bar_fraction(0.35), bar_fraction(1)
+    (Fraction(7, 10), Fraction(7, 20), Fraction(1, 1))
+    >>> bar_fraction(1 / 3)  # a bar computed in floating point is the decimal it prints as
+    Fraction(3333333333333333, 10000000000000000)
+    """
+    if isinstance(bar, Fraction):
+        return bar
+    x = float(bar)
+    if not math.isfinite(x):
+        raise ValueError(f"bar ({bar!r}) must be a finite number")
+    return Fraction(repr(x))
+
+
+def _exact_sum(values: np.ndarray, counts: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+               ) -> Fraction:
+    """The exact sum of one row: of the pass^k estimates C(c, k)/C(n, k) of ``counts``, or of
+    the floats themselves; equal values summed once, times their multiplicity."""
+    total = Fraction(0)
+    if counts is None:
+        uniq, times = np.unique(values, return_counts=True)
+        for v, m in zip(uniq.tolist(), times.tolist(), strict=True):
+            total += Fraction(v) * m
+        return total
+    c, n, k = counts
+    top = int(n.max()) + 1  # (n, k, c) as one integer key: one sort of a flat array
+    if top**3 < 2**62:
+        keys, times = np.unique((n * top + k) * top + c, return_counts=True)
+        triples = np.stack([keys // (top * top), keys // top % top, keys % top])
+    else:
+        triples, times = np.unique(np.stack([n, k, c]), axis=1, return_counts=True)
+    by_design: dict[tuple[int, int], int] = {}
+    for (nn, kk, cc), m in zip(triples.T.tolist(), times.tolist(), strict=True):
+        by_design[(nn, kk)] = by_design.get((nn, kk), 0) + m * math.comb(cc, kk)
+    for (nn, kk), top in by_design.items():
+        total += Fraction(top, math.comb(nn, kk))
+    return total
+
+
+def exact_mean(values: npt.ArrayLike, *, successes: npt.ArrayLike | None = None,
+               totals: npt.ArrayLike | None = None, k: npt.ArrayLike | None = None
+               ) -> Fraction:
+    r"""The exact mean of one suite's values, as :func:`mean_reaches` sums them: of the pass^k
+    estimates :math:`\binom{c}{k}/\binom{n}{k}` when the counts are given, else of the floats.
+
+    Examples
+    --------
+    >>> exact_mean([0.6, 0.7, 0.8], successes=[6, 7, 8], totals=10, k=1)
+    Fraction(7, 10)
+    >>> exact_mean([0.5, 0.25])
+    Fraction(3, 8)
+    """
+    v = np.atleast_1d(np.asarray(values, dtype=float))
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError("values must be one suite's values: a non-empty 1-D array")
+    counts = None
+    if successes is not None:
+        if totals is None or k is None:
+            raise ValueError("successes need their totals and k")
+        counts = (np.broadcast_to(np.asarray(successes, dtype=np.int64), v.shape),
+                  np.broadcast_to(np.asarray(totals, dtype=np.int64), v.shape),
+                  np.broadcast_to(np.asarray(k, dtype=np.int64), v.shape))
+    return _exact_sum(v, counts) / v.size
+
+
+def mean_reaches(values: npt.ArrayLike, bar: float | Fraction, *,
+                 successes: npt.ArrayLike | None = None, totals: npt.ArrayLike | None = None,
+                 k: npt.ArrayLike | None = None) -> Any:
+    r"""Does the mean of per-task values reach the bar? The one rule, exact and order-free.
+
+    Every comparison of a suite's mean (or any suite statistic) with the bar is made here: the
+    chapter's judge (:func:`passk.stability.reliability_gate`), :func:`gate_decision`, the
+    operating characteristic's Monte Carlo path and the planner's per-task grid. The float mean
+    decides when it lies more than ``_TIE_ZONE`` (:math:`2^{-30}`) from the bar, far beyond its
+    rounding; within that zone the exact sum decides, so the verdict never depends on the
+    order of the tasks, and a mean exactly at the bar meets it.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The tasks' values along the last axis (one suite per row of a 2-D array). NaN (a
+        task whose value is not estimable) makes its row's answer False.
+    bar : float or Fraction
+        Read by :func:`bar_fraction`: 0.7 is 7/10.
+    successes, totals, k : array_like of int, optional
+        When given (broadcast to ``values``), the values are the pass^k estimates
+        :math:`\binom{c}{k}/\binom{n}{k}` of these counts and are summed as exact fractions;
+        otherwise the exact sum is of the floats as given (e.g. exact lower bounds).
+
+    Returns
+    -------
+    bool or numpy.ndarray of bool
+        One answer per suite: a bool for 1-D ``values``.
+
+    Notes
+    -----
+    Pass when :math:`\sum_{t=1}^{T} v_t \ge T \cdot \text{bar}` exactly, with :math:`v_t =
+    \binom{c_t}{k_t}/\binom{n_t}{k_t}` a rational and the bar the decimal it was written as.
+    Equal values are summed once (``numpy.unique``), so the exact check costs no more than
+    the distinct (c, n, k) of a suite, even for :math:`10^6` tasks.
+
+    Examples
+    --------
+    The issue's suite: 8, 7 and 6 of 10 at k = 1 have mean exactly 0.7, in any order.
+
+    >>> [mean_reaches(np.array(c) / 10, 0.7, successes=c, totals=10, k=1)
+    ...  for c in ([8, 7, 6], [6, 7, 8])]
+    [True, True]
+    >>> float(np.mean(np.array([6, 7, 8]) / 10)) < 0.7  # the float mean alone says no
+    True
+    >>> mean_reaches([[0.7, 0.71], [0.6, 0.7]], 0.7).tolist()
+    [True, False]
+    """
+    v = np.asarray(values, dtype=float)
+    one = v.ndim <= 1
+    v = np.atleast_1d(v)
+    tasks = v.shape[-1]
+    if tasks == 0:
+        return False if one else np.zeros(v.shape[:-1], dtype=bool)
+    exact_bar = bar_fraction(bar)
+    target = float(exact_bar)
+    zone = _TIE_ZONE * max(1.0, tasks / 2.0**20)
+    with np.errstate(invalid="ignore"):
+        mean = np.sum(v, axis=-1) / tasks
+        out = np.asarray(mean > target + zone)
+        near = np.flatnonzero(np.abs(mean - target) <= zone)
+    if near.size:
+        counts = None
+        if successes is not None:
+            if totals is None or k is None:
+                raise ValueError("successes need their totals and k")
+            counts = tuple(np.broadcast_to(np.asarray(x, dtype=np.int64), v.shape)
+                           .reshape(-1, tasks) for x in (successes, totals, k))
+        flat_v, flat_out = v.reshape(-1, tasks), out.reshape(-1)
+        for row in near.tolist():
+            exact = _exact_sum(flat_v[row], None if counts is None else
+                               (counts[0][row], counts[1][row], counts[2][row]))
+            flat_out[row] = exact >= exact_bar * tasks
+        out = flat_out.reshape(out.shape)
+    return bool(out) if one else out
 
 
 def flaky_band(cap: float) -> tuple[float, float]:
@@ -276,7 +458,8 @@ def gate_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, criteria: Gat
     -----
     It fails closed: a task with no runs, fewer than its k or fewer than
     ``min_runs`` blocks. Then, per mode (module docstring): ``'chapter'``
-    passes when :math:`\frac1T\sum_i v_i \ge` bar, :math:`v_i` the unbiased
+    passes when :math:`\frac1T\sum_i v_i \ge` bar exactly (:func:`mean_reaches`: a mean
+    equal to the bar meets it, in any order of the tasks), :math:`v_i` the unbiased
     :math:`\binom{c_i}{k}/\binom{n_i}{k}` (or the exact lower bound), and every
     :math:`4\hat p_i(1-\hat p_i) \le` cap; ``'proved'`` when the suite
     interval's lower end at one-sided confidence c is at least the bar and every
@@ -298,15 +481,19 @@ def gate_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, criteria: Gat
     c, n, kk = _arrays(successes, totals, ks, criteria.k)
     short = tuple(int(i) for i in np.flatnonzero((n < np.maximum(kk, criteria.min_runs))
                                                  | (n == 0)))
-    value = math.nan
+    value, suite_ok = math.nan, False
+    bar = criteria.min_overall_pass_hat_k
     if c.size and not short:
         if criteria.mode == "chapter":
-            v = (pass_hat_k_lower_bound(c, n, kk, confidence=criteria.confidence)
-                 if criteria.on == "lower-bound" else estimate_pass_hat_k(c, n, kk))
-            value = float(np.mean(v))
+            on_bound = criteria.on == "lower-bound"
+            v = np.asarray(pass_hat_k_lower_bound(c, n, kk, confidence=criteria.confidence)
+                           if on_bound else estimate_pass_hat_k(c, n, kk), dtype=float)
+            value = math.fsum(v.tolist()) / v.size
+            suite_ok = (mean_reaches(v, bar) if on_bound else
+                        mean_reaches(v, bar, successes=c, totals=n, k=kk))
         else:
             value = _proved_low(c, n, _one_k(kk), criteria.confidence)
-    suite_ok = not math.isnan(value) and value >= criteria.min_overall_pass_hat_k
+            suite_ok = mean_reaches([value], bar)
     runs = n > 0
     blocked = tuple(int(i) for i in np.flatnonzero(runs & ~_task_ok(c, n, criteria)))
     warned = (tuple(int(i) for i in np.flatnonzero(runs & _flagged(c, n, criteria.max_flakiness)))
@@ -322,13 +509,14 @@ class OperatingCharacteristic:
     Attributes
     ----------
     probability : float
-        P(pass); with ``method='exact'`` the midpoint of [low, high].
+        P(pass); with ``method='bracket'`` the midpoint of [low, high].
     low, high : float
-        Proved bounds on P(pass) (equal when the sum was computed on its own
-        lattice; apart by the grid's rounding otherwise; ±2 s.e. by Monte Carlo).
+        Equal to ``probability`` when exact (the sum computed on its own lattice);
+        proved bounds on P(pass) for a bracket (the values rounded down and up to a
+        grid); ±2 s.e. by Monte Carlo.
     standard_error : float
-        Monte Carlo's (0 when exact).
-    method : {'exact', 'monte carlo'}
+        Monte Carlo's (0 otherwise).
+    method : {'exact', 'bracket', 'monte carlo'}
     mode : str
     replicates : int
         Monte Carlo's simulated reruns (0 when exact).
@@ -343,48 +531,75 @@ class OperatingCharacteristic:
     replicates: int = 0
 
     def describe(self) -> str:
-        """One phrase, e.g. ``'P(pass) 0.207 (exact)'``."""
-        if self.method == "exact":
-            how = "exact" if self.high - self.low < 5e-4 else \
-                f"exact bounds [{self.low:.3f}, {self.high:.3f}]"
-        else:
-            how = f"Monte Carlo, s.e. {self.standard_error:.3f}, {self.replicates} reruns"
+        """One phrase, e.g. ``'P(pass) 0.207 (exact)'``; a bracket gives both its ends.
+
+        Examples
+        --------
+        >>> OperatingCharacteristic(0.5, 0.45, 0.55, 0.0, "bracket", "chapter").describe()
+        'P(pass) between 0.450 and 0.550 (bracket: the values rounded down and up to a grid)'
+        """
+        if self.method == "bracket":
+            return (f"P(pass) between {self.low:.3f} and {self.high:.3f} (bracket: the values "
+                    "rounded down and up to a grid)")
+        how = "exact" if self.method == "exact" else \
+            f"Monte Carlo, s.e. {self.standard_error:.3f}, {self.replicates} reruns"
         return f"P(pass) {self.probability:.3f} ({how})"
+
+
+def _power(law: np.ndarray, times: int) -> np.ndarray:
+    """The law of the sum of ``times`` independent copies of a lattice variable with law
+    ``law``: one Fourier transform, raised to the power."""
+    if times == 1 or law.size == 1:
+        return law if times == 1 else np.array([float(law[0]) ** times])
+    from scipy import fft
+    span = (law.size - 1) * times + 1
+    size = fft.next_fast_len(span, real=True)
+    return np.asarray(fft.irfft(fft.rfft(law, size) ** times, size)[:span])
+
+
+def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The law of the sum of two independent lattice variables: directly when one is short,
+    by Fourier transforms of the length the sum needs otherwise."""
+    if min(a.size, b.size) <= 64:
+        return np.convolve(a, b)
+    from scipy import fft
+    span = a.size + b.size - 1
+    size = fft.next_fast_len(span, real=True)
+    return np.asarray(fft.irfft(fft.rfft(a, size) * fft.rfft(b, size), size)[:span])
 
 
 def _sum_law(pmfs: list[np.ndarray], idx: list[np.ndarray], size: int) -> np.ndarray:
     """Law of the sum of independent lattice variables (index ``idx[i]`` with probability
-    ``pmfs[i]``, sub-probabilities allowed), on 0..size, by one product of Fourier
-    transforms over the span the sum can take (a task with one value only shifts it)."""
-    groups: dict[bytes, tuple[np.ndarray, int, int]] = {}
-    offset, mass = 0, 1.0
+    ``pmfs[i]``, sub-probabilities allowed), on 0..size.
+
+    Tasks with the same law are one group, summed by one Fourier power; the groups' laws are
+    then convolved two at a time, shortest first, each product on the length its sum spans
+    (so T distinct tasks cost about log2(T) transforms of the whole span, not T)."""
+    groups: dict[bytes, list[Any]] = {}
     for pmf, ix in zip(pmfs, idx, strict=True):
         key = pmf.tobytes() + ix.tobytes()
         if key in groups:
-            law, low, count = groups[key]
-            groups[key] = (law, low, count + 1)
+            groups[key][2] += 1
             continue
         live = pmf > 0
         if not live.any():
             return np.zeros(size + 1)
         low = int(ix[live].min())
-        law = np.bincount(ix[live] - low, weights=pmf[live])
-        groups[key] = (law, low, 1)
-    spread = [(law, low, count) for law, low, count in groups.values() if law.size > 1]
-    for law, low, count in groups.values():
-        offset += low * count
-        if law.size == 1:
-            mass *= float(law[0]) ** count
+        groups[key] = [np.bincount(ix[live] - low, weights=pmf[live]), low, 1]
+    offset = sum(low * count for _, low, count in groups.values())
+    heap = [(law.size, i, law) for i, law in
+            enumerate(_power(law, count) for law, _, count in groups.values())]
+    heapq.heapify(heap)
+    order = len(heap)
+    while len(heap) > 1:
+        _, _, a = heapq.heappop(heap)
+        _, _, b = heapq.heappop(heap)
+        ab = _convolve(a, b)
+        heapq.heappush(heap, (ab.size, order, ab))
+        order += 1
+    law = heap[0][2][: size + 1 - offset]
     out = np.zeros(size + 1)
-    span = sum((law.size - 1) * count for law, _, count in spread) + 1
-    if not spread:
-        out[offset] = mass
-        return out
-    fft_len = 1 << max(int(span - 1).bit_length(), 1)
-    spectrum = np.full(fft_len // 2 + 1, mass, dtype=complex)
-    for law, _, count in spread:
-        spectrum *= np.fft.rfft(law, fft_len) ** count
-    out[offset:offset + span] = np.fft.irfft(spectrum, fft_len)[:span]
+    out[offset:offset + law.size] = law
     return np.asarray(np.clip(out, 0.0, None))
 
 
@@ -548,12 +763,17 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
               \qquad q_i(s) = \sum_{c \in A_i:\ v_i(c) = s} \binom{n_i}{c} p_i^c (1-p_i)^{n_i-c},
 
     the convolution of each task's law restricted to :math:`A_i` (computed as
-    one product of Fourier transforms). For ``on='estimate'`` and the proved
-    modes :math:`v_i = \binom{c_i}{k}/\binom{n_i}{k}`, a lattice with step
-    :math:`1/\operatorname{lcm}_i \binom{n_i}{k}`, used as is when the grid
-    is small enough; otherwise (and for the lower bounds) the values are
-    rounded down and up to a grid, which bounds P(pass) from below and above
-    (``low``, ``high``). In the proved modes the threshold is the suite
+    the groups' laws convolved shortest first by Fourier transforms). For
+    ``on='estimate'`` and the proved modes :math:`v_i = \binom{c_i}{k}/\binom{n_i}{k}`,
+    a lattice with step :math:`1/L`, :math:`L = \operatorname{lcm}_i \binom{n_i}{k}`,
+    used as is when :math:`T L` is at most ``_GRID`` (:math:`2^{22}`): then the threshold is
+    the integer :math:`\lceil \text{bar}\cdot L T\rceil`, the judge's exact rule
+    (:func:`mean_reaches`, the bar the decimal written), and ``method='exact'``: P(pass) up
+    to floating-point rounding of the sum (below :math:`10^{-12}`), no grid in it.
+    Otherwise (and for the lower bounds) each value is rounded down and up, exactly, to a
+    grid, which bounds P(pass) from below and above: ``method='bracket'``, ``low`` and
+    ``high`` its ends (:meth:`OperatingCharacteristic.describe` shows both). In the proved
+    modes the threshold is the suite
     interval's: its lower end depends on the counts through their mean for one
     n and one k with :math:`n \ge 2k` (checked on samples of the population;
     where it does not hold, Monte Carlo), and is found by bisection on count
@@ -610,8 +830,23 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
     return _monte_carlo(criteria, n, kk, p, beta, replicates, rng)
 
 
+def _steps(values: np.ndarray, nn: int, k: int, scale: int, lattice: bool, on_bound: bool
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Each count's value in steps of 1/scale, rounded down and up exactly (Fractions: the
+    estimate C(c, k)/C(n, k), or the lower bound's float); equal on a lattice."""
+    if lattice:
+        ix = np.array([math.comb(c, k) * (scale // math.comb(nn, k)) for c in range(nn + 1)],
+                      dtype=np.int64)
+        return ix, ix
+    exact = ([Fraction(float(v)) for v in values] if on_bound else
+             [Fraction(math.comb(c, k), math.comb(nn, k)) for c in range(nn + 1)])
+    return (np.array([math.floor(x * scale) for x in exact], dtype=np.int64),
+            np.array([math.ceil(x * scale) for x in exact], dtype=np.int64))
+
+
 def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
-           beta: tuple[np.ndarray, np.ndarray] | None, rng: int | np.random.Generator | None) -> OperatingCharacteristic | None:
+           beta: tuple[np.ndarray, np.ndarray] | None, rng: int | np.random.Generator | None
+           ) -> OperatingCharacteristic | None:
     from scipy import stats
     tasks = p.size
     proved = criteria.mode != "chapter"
@@ -626,36 +861,28 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             pass_hat_k_lower_bound(c, nn, k, confidence=criteria.confidence) if on_bound
             else estimate_pass_hat_k(c, nn, k), dtype=float)
     lattice = 0
-    if not on_bound:
+    if not on_bound:  # the estimates' own lattice: exact when the sum's span fits the grid
         lattice = 1
         for nn, k in designs:
             lattice = math.lcm(lattice, math.comb(nn, k))
             if lattice * tasks > _GRID:
                 lattice = 0
                 break
-    scale = lattice if lattice else max(min(_GRID // tasks, 2**14), 1)
+    scale = lattice if lattice else max(min(_GRID // tasks, _BRACKET_STEPS), 1)
+    steps = {d: _steps(values[d], *d, scale, bool(lattice), on_bound) for d in designs}
     pmfs, lows, highs = [], [], []
     for i in range(tasks):
         nn, k = int(n[i]), int(kk[i])
         c = np.arange(nn + 1)
         law = (stats.binom.pmf(c, nn, p[i]) if beta is None
                else stats.betabinom.pmf(c, nn, beta[0][i], beta[1][i]))
-        pmf = law * _task_ok(c, np.full(c.shape, nn), criteria)
-        pmfs.append(np.asarray(pmf, dtype=float))
-        if lattice:
-            ix = np.array([math.comb(int(x), k) * (lattice // math.comb(nn, k)) for x in c],
-                          dtype=np.int64)
-            lows.append(ix)
-            highs.append(ix)
-        else:
-            v = values[(nn, k)] * scale
-            lows.append(np.floor(v + 1e-9).astype(np.int64))
-            highs.append(np.ceil(v - 1e-9).astype(np.int64))
+        pmfs.append(np.asarray(law * _task_ok(c, np.full(c.shape, nn), criteria), dtype=float))
+        lows.append(steps[(nn, k)][0])
+        highs.append(steps[(nn, k)][1])
     law_low = _sum_law(pmfs, lows, tasks * scale)
     law_high = law_low if lattice else _sum_law(pmfs, highs, tasks * scale)
-    s = np.arange(tasks * scale + 1) / (scale * tasks)  # the mean at each lattice point
-    bar = criteria.min_overall_pass_hat_k
     if proved:
+        s = np.arange(tasks * scale + 1) / (scale * tasks)  # the mean at each lattice point
         nn, k = designs[0]
         x_lo, x_hi = _threshold(values[(nn, k)], tasks, nn, k, criteria)
         if lattice:  # the atoms left between the two, each decided on a count vector of its own
@@ -664,11 +891,13 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             return None
         low = float(law_low[s >= x_hi - 1e-12].sum())
         high = float(law_high[s > x_lo + 1e-12].sum())
-    else:
-        low = float(law_low[s >= bar * (1 - 1e-12)].sum())
-        high = float(law_high[s >= bar * (1 - 1e-12)].sum())
+    else:  # the judge's rule (mean_reaches) on the lattice: sum of steps >= bar * scale * T
+        need = math.ceil(bar_fraction(criteria.min_overall_pass_hat_k) * scale * tasks)
+        low, high = float(law_low[need:].sum()), float(law_high[need:].sum())
     low, high = min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
-    return OperatingCharacteristic((low + high) / 2, low, high, 0.0, "exact", criteria.mode)
+    low, high = min(low, high), max(low, high)  # two sums' rounding may cross a closed bracket
+    return OperatingCharacteristic((low + high) / 2, low, high, 0.0,
+                                   "exact" if lattice else "bracket", criteria.mode)
 
 
 def _threshold_holds(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
@@ -704,8 +933,9 @@ def _monte_carlo(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.nd
                                     confidence=criteria.confidence)
              if criteria.on == "lower-bound" else estimate_pass_hat_k(draws, n[None, :],
                                                                       kk[None, :]))
-        passed = ok & (np.mean(np.asarray(v, dtype=float), axis=1)
-                       >= criteria.min_overall_pass_hat_k)
+        counts = ({} if criteria.on == "lower-bound" else
+                  {"successes": draws, "totals": n[None, :], "k": kk[None, :]})
+        passed = ok & mean_reaches(v, criteria.min_overall_pass_hat_k, **counts)
     else:
         passed = np.array([gate_decision(row, n, criteria, ks=kk).passed for row in draws])
     prob = float(np.mean(passed))
@@ -734,8 +964,14 @@ def rerun_pass_sentence(successes: npt.ArrayLike, totals: npt.ArrayLike,
     shown = operating_characteristic(criteria, totals, c / np.maximum(n, 1), ks=ks, rng=rng)
     open_ = operating_characteristic(criteria, totals, pilot=(successes, totals), ks=ks,
                                      rng=rng)
-    how = ("exact" if open_.method == shown.method == "exact" else
-           f"Monte Carlo, s.e. at most {max(shown.standard_error, open_.standard_error):.1%}")
-    return (f"this gate would pass a rerun of tasks like these {shown.probability:.1%} of the "
-            f"time at the rates their runs show, {open_.probability:.1%} allowing for what "
+    methods = {shown.method, open_.method}
+    how = ("exact" if methods == {"exact"} else
+           f"Monte Carlo, s.e. at most {max(shown.standard_error, open_.standard_error):.1%}"
+           if "monte carlo" in methods else "a bracket: the values rounded down and up to a grid")
+
+    def figure(oc: OperatingCharacteristic) -> str:
+        return (f"between {oc.low:.1%} and {oc.high:.1%}" if oc.method == "bracket"
+                else f"{oc.probability:.1%}")
+    return (f"this gate would pass a rerun of tasks like these {figure(shown)} of the "
+            f"time at the rates their runs show, {figure(open_)} allowing for what "
             f"their runs leave open (each rate its Jeffreys posterior; {how})")
