@@ -20,7 +20,8 @@ import numpy as np
 from passk._public import publish
 from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 
-__all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed"]
+__all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed",
+           "run_seeds"]
 
 
 def run_seed(seed: int, task_id: str, run_index: int) -> int:
@@ -41,6 +42,141 @@ def run_seed(seed: int, task_id: str, run_index: int) -> int:
     entropy = [int(seed), zlib.crc32(task_id.encode("utf-8"))]
     child = np.random.SeedSequence(entropy, spawn_key=(int(run_index),))
     return int(child.generate_state(1, dtype=np.uint64)[0])
+
+
+# SeedSequence's mixing (numpy.random.bit_generator, after O'Neill's seed_seq), written out
+# over arrays so that many runs' seeds are derived at once: the same constants, the same steps.
+_MASK32 = 0xFFFFFFFF
+_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
+_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
+_POOL = 4
+
+
+def _words(value: int) -> list[int]:
+    """An int as SeedSequence takes it: 32-bit words, least significant first (0 is [0])."""
+    words = [value & _MASK32]
+    value >>= 32
+    while value:
+        words.append(value & _MASK32)
+        value >>= 32
+    return words
+
+
+def _hash_const(calls: int) -> int:
+    """SeedSequence's hash constant after ``calls`` hashmix steps."""
+    return (_INIT_A * pow(_MULT_A, calls, 2**32)) & _MASK32
+
+
+def _hashmix(value: np.ndarray, calls: int) -> np.ndarray:
+    """The ``calls``-th hashmix of uint32 ``value`` (products wrap at 2**32, as numpy's do)."""
+    value = value ^ np.uint32(_hash_const(calls))
+    value = value * np.uint32(_hash_const(calls + 1))
+    return value ^ (value >> np.uint32(16))
+
+
+def _mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    result = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
+    return result ^ (result >> np.uint32(16))
+
+
+def _task_pools(seed: int, task_ids: list[str]) -> tuple[list[np.ndarray], int]:
+    """Each task's pool of ``SeedSequence([seed, crc32(task_id)], spawn_key=(i,))`` before
+    its spawn key is mixed in (the same for every ``i`` below 2**32), a uint32 array a pool
+    word, and the hashmix steps so far."""
+    crc = np.array([zlib.crc32(t.encode("utf-8")) for t in task_ids], dtype=np.uint32)
+    head = _words(int(seed))
+    head += [-1] + [0] * (_POOL - len(head) - 1)  # -1: the crc; a spawn key pads to the pool
+    entropy = [crc if w == -1 else np.full(len(task_ids), w, dtype=np.uint32) for w in head]
+    calls = 0
+    pool = []
+    for i in range(_POOL):
+        pool.append(_hashmix(entropy[i], calls))
+        calls += 1
+    for src in range(_POOL):
+        for dst in range(_POOL):
+            if src != dst:
+                pool[dst] = _mix(pool[dst], _hashmix(pool[src], calls))
+                calls += 1
+    for word in entropy[_POOL:]:
+        for dst in range(_POOL):
+            pool[dst] = _mix(pool[dst], _hashmix(word, calls))
+            calls += 1
+    return pool, calls
+
+
+def run_seeds(seed: int, task_ids: Any, run_indices: Any) -> np.ndarray:
+    """:func:`run_seed` of many runs at once: ``run_seed(seed, task_ids[j], run_indices[j])``.
+
+    The same numbers, derived over arrays: SeedSequence's mixing of each
+    task's entropy is done once per distinct task, and the run index (its
+    spawn key) is mixed in and the state generated for every run at once.
+
+    Parameters
+    ----------
+    seed : int
+        The suite seed, non-negative.
+    task_ids : sequence of str
+    run_indices : sequence of int
+        Non-negative, as long as ``task_ids``.
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+
+    Examples
+    --------
+    >>> seeds = run_seeds(7, ["a", "b", "a"], [0, 5, 2**40])
+    >>> seeds.tolist() == [run_seed(7, "a", 0), run_seed(7, "b", 5), run_seed(7, "a", 2**40)]
+    True
+    """
+    if seed < 0:
+        raise ValueError(f"seed ({seed}) must be non-negative")
+    tasks = list(task_ids)
+    if isinstance(run_indices, np.ndarray) and run_indices.dtype.kind in "iu":
+        run = run_indices.astype(np.int64, copy=False)  # uint64 beyond 2**63: wraps below 0
+        if run_indices.dtype == np.uint64 and run_indices.size and run_indices.max() >= 2**63:
+            run = run_indices.astype(object)
+    else:
+        try:
+            run = np.array(run_indices, dtype=np.int64)
+        except OverflowError:
+            run = np.array(list(map(int, run_indices)), dtype=object)
+    if run.ndim != 1 or len(tasks) != run.size:
+        raise ValueError(f"task_ids ({len(tasks)}) and run_indices ({run.size}) must be "
+                         "as long as each other")
+    out = np.zeros(run.size, dtype=np.uint64)
+    if not run.size:
+        return out
+    if run.min() < 0:
+        raise ValueError(f"run_index ({run.min()}) must be non-negative")
+    of_task = {t: i for i, t in enumerate(dict.fromkeys(tasks))}
+    pools, calls = _task_pools(seed, list(of_task))
+    index = np.fromiter(map(of_task.__getitem__, tasks), dtype=np.intp, count=len(tasks))
+    wide = run > _MASK32
+    if wide.any():  # a spawn key of two words or more: one at a time
+        for j in np.flatnonzero(wide).tolist():
+            out[j] = run_seed(seed, tasks[j], int(run[j]))
+        small = np.flatnonzero(~wide)
+        index, run = index[small], run[small].astype(np.int64)
+    word = run.astype(np.uint32)  # below 2**32: one word
+    state = [pools[dst][index] for dst in range(_POOL)]
+    for dst in range(_POOL):
+        state[dst] = _mix(state[dst], _hashmix(word, calls + dst))
+    low, high = (_hashmix_b(state[i], i).astype(np.uint64) for i in (0, 1))
+    seeds = low | (high << np.uint64(32))
+    if not wide.any():
+        return seeds
+    out[small] = seeds
+    return out
+
+
+def _hashmix_b(value: np.ndarray, i: int) -> np.ndarray:
+    """generate_state's ``i``-th word of a pool word (uint32: products wrap as in numpy's)."""
+    const = (_INIT_B * pow(_MULT_B, i, 2**32)) & _MASK32
+    value = value ^ np.uint32(const)
+    value = value * np.uint32((const * _MULT_B) & _MASK32)
+    return value ^ (value >> np.uint32(16))
 
 
 def attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:

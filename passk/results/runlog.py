@@ -13,16 +13,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from passk.results.counts import ResultsError
 from passk.results.protocol import Protocol
 
 __all__ = [
     "PASSK_RUN_ID",
+    "RecordChecker",
     "RunLog",
     "RunRecord",
     "check_records",
@@ -368,7 +371,7 @@ def check_records(header: dict[str, Any] | None, protocol: Protocol | None,
 
 
 def record_checker(header: dict[str, Any] | None, protocol: Protocol | None, path: Any
-                   ) -> Callable[[Iterable[tuple[int, Any]]], None]:
+                   ) -> RecordChecker:
     """:func:`check_records` for a log read in chunks: the header's checks, set up once,
     applied to each chunk of ``(line, record)`` pairs as it is read.
 
@@ -382,23 +385,155 @@ def record_checker(header: dict[str, Any] | None, protocol: Protocol | None, pat
     ...
     passk.results.ResultsError: log.jsonl:3: field 'task_id': task 'b' is not in the header's task list: the log was edited, or mixes two runs
     """
-    from passk.repeats import attempt_seed
+    return RecordChecker(header, protocol, path)
 
-    settings = protocol.settings if protocol is not None else {}
-    tasks = settings.get("tasks")
-    listed = set(map(str, tasks)) if isinstance(tasks, list) else None
-    per_test, plan = _planned_runs(settings)
-    if per_test is not None:
-        listed = set(per_test) if listed is None else listed
-    retries = settings.get("max_retries")
-    root = header.get("seed") if header is not None else None
-    root = root if isinstance(root, int) and not isinstance(root, bool) and root >= 0 else None
 
-    def check(records: Iterable[tuple[int, Any]]) -> None:
+#: The fields of a record the header's checks read (and ``success``, only for being there).
+_CHECKED = ("task_id", "trial", "attempt", "seed", "risk")
+
+
+def _typed(task_ids: list[Any], trials: list[Any], attempts: list[Any], seeds: list[Any],
+           risks: list[Any]) -> bool:
+    """Whether a chunk's fields are typed as :meth:`RecordChecker.columns` takes them."""
+    return (set(map(type, trials)) <= {int, type(None)}
+            and set(map(type, attempts)) <= {int, type(None)}
+            and set(map(type, seeds)) <= {int, type(None)}
+            and set(map(type, task_ids)) <= {str, int}
+            and set(map(type, risks)) <= {str, type(None)})
+
+
+class RecordChecker:
+    """The header's checks on a log's records (:func:`record_checker` makes one).
+
+    Called with ``(line, record)`` pairs, or through :meth:`columns` with a
+    chunk's fields as lists. A chunk of plain records (whole-number trials,
+    attempts and seeds, as ``passk run`` writes them) is checked in bulk: the
+    seeds the header derives for the chunk's runs at once
+    (:func:`passk.repeats.run_seeds`); any other chunk, and any chunk the bulk
+    check does not pass, is checked record by record (:meth:`check_record`),
+    which decides and names the line. The bulk check passes a chunk only where
+    every record passes one by one.
+    """
+
+    def __init__(self, header: dict[str, Any] | None, protocol: Protocol | None,
+                 path: Any) -> None:
+        settings = protocol.settings if protocol is not None else {}
+        tasks = settings.get("tasks")
+        self.listed = set(map(str, tasks)) if isinstance(tasks, list) else None
+        self.per_test, self.plan = _planned_runs(settings)
+        if self.per_test is not None:
+            self.listed = set(self.per_test) if self.listed is None else self.listed
+        self.retries = settings.get("max_retries")
+        root = header.get("seed") if header is not None else None
+        self.root = (root if isinstance(root, int) and not isinstance(root, bool) and root >= 0
+                     else None)
+        self.header, self.path = header, path
+
+    def __call__(self, records: Iterable[tuple[int, Any]]) -> None:
+        records = list(records)
+        plain = [r for _, r in records if type(r) is dict and "success" in r
+                 and not is_settled(r)]
+        if len(plain) == len(records):
+            fields = [[r.get(name) for r in plain] for name in _CHECKED]
+            if _typed(*fields) and self._bulk_ok(*fields):
+                return
         for line, record in records:
-            _check_record(line, record)
+            self.check_record(line, record)
 
-    def _check_record(line: int, record: Any) -> None:
+    def columns(self, numbers: Sequence[int], task_ids: list[str | int],
+                trials: list[int | None], attempts: list[int | None], seeds: list[int | None],
+                risks: list[str | None]) -> None:
+        """Check a chunk given as its fields, a list each, typed as annotated (``bool`` is
+        not ``int``), of records that all have ``success`` and are not settled: the same
+        verdict as calling with the records."""
+        if self._bulk_ok(task_ids, trials, attempts, seeds, risks):
+            return
+        for line, *fields in zip(numbers, task_ids, trials, attempts, seeds, risks, strict=True):
+            record = dict(zip(_CHECKED, fields, strict=True))
+            record["success"] = True
+            self.check_record(line, {k: v for k, v in record.items() if v is not None})
+
+    def _bulk_ok(self, task_ids: Sequence[Any], trials: Sequence[Any], attempts: Sequence[Any],
+                 seeds: Sequence[Any], risks: Sequence[Any]) -> bool:
+        """Whether every record passes, decided in bulk; False also for a chunk the bulk
+        check does not take (the caller then checks record by record)."""
+        n = len(task_ids)
+        if not n:
+            return True
+        seeded = n - seeds.count(None)
+        if self.header is None:
+            return not seeded
+        if seeded not in (0, n) or None in trials:
+            return False
+        tasks: Sequence[Any] = task_ids
+        if self.listed is not None and not self.listed.issuperset(tasks):
+            tasks = list(map(str, task_ids))  # ids written as numbers?
+            if not self.listed.issuperset(tasks):
+                return False
+        elif self.listed is None and int in set(map(type, task_ids)):
+            tasks = list(map(str, task_ids))
+        try:
+            trial = np.array(trials, dtype=np.int64)
+            attempt = np.array([0 if a is None else a for a in attempts], dtype=np.int64)
+        except OverflowError:
+            return False
+        if self.per_test is not None:
+            limit = {t: self.per_test.get(t) for t in set(tasks)}
+            keys: Sequence[Any] = tasks
+        else:
+            limit = {r: _most_runs(self.plan, r) for r in set(risks)}
+            keys = risks
+        if any(v is not None and not isinstance(v, int) for v in limit.values()):
+            return False
+        if len(limit) == 1 and (most_of_all := next(iter(limit.values()))) is not None:
+            if not 0 <= int(trial.min()) <= int(trial.max()) < most_of_all:
+                return False
+        elif any(v is not None for v in limit.values()):
+            order = {key: i for i, key in enumerate(limit)}
+            at = np.fromiter(map(order.__getitem__, keys), dtype=np.intp, count=n)
+            known = np.array([v is not None for v in limit.values()])[at]
+            try:
+                most = np.array([v or 0 for v in limit.values()], dtype=np.int64)[at]
+            except OverflowError:
+                return False
+            if np.any(known & ((trial < 0) | (trial >= most))):
+                return False
+        if isinstance(self.retries, int):
+            if n and not 0 <= int(attempt.min()) <= int(attempt.max()) <= self.retries:
+                return False
+        elif int(attempt.min()) < 0:
+            return False  # attempt_seed refuses it: one by one, as before
+        if self.root is None or not seeded:
+            return True
+        try:
+            seed = np.array(seeds, dtype=np.uint64)
+        except OverflowError:
+            return False  # no seed the header derives is below 0 or beyond 64 bits
+        return self._seeds_match(tasks, trial, attempt, seed)
+
+    def _seeds_match(self, tasks: list[str], trial: np.ndarray, attempt: np.ndarray,
+                     seed: np.ndarray) -> bool:
+        from passk.repeats import attempt_seed, run_seeds
+
+        assert self.root is not None
+        first = (trial >= 0) & (attempt == 0)
+        at = np.flatnonzero(first)
+        if at.size == trial.size:
+            return bool(np.array_equal(run_seeds(self.root, tasks, trial), seed))
+        if at.size and not np.array_equal(
+                run_seeds(self.root, [tasks[i] for i in at.tolist()], trial[at]), seed[at]):
+            return False
+        for i in np.flatnonzero((trial >= 0) & (attempt > 0)).tolist():  # retries: few
+            if attempt_seed(self.root, tasks[i], int(trial[i]), int(attempt[i])) != int(seed[i]):
+                return False
+        return True
+
+    def check_record(self, line: int, record: Any) -> None:
+        """The header's checks on one record; raises :class:`ResultsError` naming the line."""
+        from passk.repeats import attempt_seed
+
+        header, path, listed = self.header, self.path, self.listed
+        per_test, plan, retries, root = self.per_test, self.plan, self.retries, self.root
         if not isinstance(record, dict) or is_settled(record) or "success" not in record:
             if header is not None and is_settled(record) and listed is not None \
                     and str(record.get("task_id")) not in listed:
@@ -441,5 +576,3 @@ def record_checker(header: dict[str, Any] | None, protocol: Protocol | None, pat
                                    f"header's seed {root} gives run {trial} (attempt {attempt}) "
                                    f"of task {task!r:.60} ({expected}): the record was edited, "
                                    "or comes from another run")
-
-    return check

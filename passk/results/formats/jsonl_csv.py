@@ -208,7 +208,6 @@ class _Record(msgspec.Struct, gc=False):
 
 
 _DECODE_RECORDS = msgspec.json.Decoder(list[_Record]).decode
-_DECODE_ANY = msgspec.json.Decoder().decode  # the records as dicts, for check_records
 
 #: A CSV cell that is a whole number (``int`` reads every decimal digit ``\d`` matches).
 _WHOLE = re.compile(r"-?\d+")
@@ -443,8 +442,9 @@ def _fast_jsonl(path: Path) -> Results | None:
                 seed = [r.seed for r in records]
                 if header is None and seed.count(None) != len(seed):
                     return None  # a passk run record without its header: the slow path
-                if not cols.add([r.task_id for r in records], [r.success for r in records],
-                                [r.trial for r in records], [r.risk for r in records],
+                ids, trial, risk = ([r.task_id for r in records], [r.trial for r in records],
+                                    [r.risk for r in records])
+                if not cols.add(ids, [r.success for r in records], trial, risk,
                                 [r.infrastructure_error for r in records],
                                 [r.cached for r in records]):
                     return None
@@ -458,8 +458,8 @@ def _fast_jsonl(path: Path) -> Results | None:
                         seeds.extend(map(str, seed))
                         attempts.extend(["0" if a is None else str(a) for a in attempt])
                     del records
-                    try:
-                        check(zip(numbers, _DECODE_ANY(text), strict=True))
+                    try:  # the records' fields, as check_records reads them from the dicts
+                        check.columns(numbers, ids, trial, attempt, seed, risk)
                     except ResultsError:
                         return None  # the line-by-line path says what, in line order
     except (UnicodeDecodeError, OSError):
