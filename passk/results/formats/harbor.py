@@ -635,8 +635,17 @@ def read_harbor(path: str | os.PathLike[str], data: Any = None, *, duplicates: s
     if count_errors_as_failures:
         overrides.append("errors Harbor's error policy calls not the agent's counted as "
                          "failures (--count-errors-as-failures)")
+    _COUNTED.clear()  # the evidence's identity from the trials counted: each file read once
+    _COUNTED[(os.path.realpath(path), key)] = _identity(trials, [
+        str(job.data.get("id", job.dir.name)) for job in jobs] if jobs else [trials[0].id], key)
     return replace(with_notes(results, notes, incomplete), suite=key,
                    overrides=results.overrides + tuple(overrides))
+
+
+#: The identity (:func:`identity`) of what :func:`read_harbor` read last, by its path and
+#: evaluation key: ``identity`` of the same path and key takes it without reading every
+#: trial's file again (``read_results`` asks right after reading).
+_COUNTED: dict[tuple[str, str], dict[str, Any]] = {}
 
 
 def identity(path: str | os.PathLike[str], eval_key: str | None = None) -> dict[str, Any]:
@@ -658,6 +667,8 @@ def identity(path: str | os.PathLike[str], eval_key: str | None = None) -> dict[
     'oracle__m__terminal-bench'
     """
     path = Path(path)
+    if eval_key is not None and (os.path.realpath(path), eval_key) in _COUNTED:
+        return _COUNTED.pop((os.path.realpath(path), eval_key))
     file, data = _trial_file(path, None)
     if file is not None:
         trials = [_read_trial(file, file, "trial", "", data)]
@@ -668,7 +679,11 @@ def identity(path: str | os.PathLike[str], eval_key: str | None = None) -> dict[
         run_ids = [str(job.data.get("id", job.dir.name)) for job in jobs]
     if not trials:
         raise ResultsError(path, None, "Harbor job holds no finished trial")
-    key = _choose_key(trials, eval_key, path)
+    return _identity(trials, run_ids, _choose_key(trials, eval_key, path))
+
+
+def _identity(trials: list[_Trial], run_ids: list[str], key: str) -> dict[str, Any]:
+    """:func:`identity` of the trials read, the run ids and the evaluation key chosen."""
     t = next(t for t in trials if t.key == key)
     versions = sorted({x.agent_version for x in trials if x.key == key})
     return {"run_ids": run_ids,

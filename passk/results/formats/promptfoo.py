@@ -338,8 +338,26 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
     said = (f"promptfoo rows that ended in an error left out, not counted as failures "
             f"(--errors exclude): {left_out} left out")
     overrides = (said,) if exclude else ()
+    _COUNTED.clear()  # the evidence's identity from the rows counted: the file parsed once
+    if (key := _file_key(path)) is not None:
+        _COUNTED[key] = _identity(data, rows)
     return replace(with_notes(results, notes, incomplete), suite=", ".join(providers),
                    overrides=results.overrides + overrides)
+
+
+#: The identity (:func:`run_ids`) of the file :func:`read_promptfoo` read last, by the
+#: file's path and status: ``run_ids`` of that file, unchanged, takes it without parsing
+#: the file again (``read_results`` asks right after reading).
+_COUNTED: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _file_key(path: Path) -> tuple[Any, ...] | None:
+    """A file's path and status (device, inode, size, modification time), None for no file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
@@ -358,9 +376,15 @@ def run_ids(path: str | os.PathLike[str], data: Any = None) -> dict[str, Any]:
     ([('promptfoo evalId', 'eval-1')], [('echo | None | {}', 'promptfoo row id r0')])
     """
     path = Path(path)
+    if data is None and (key := _file_key(path)) is not None and key in _COUNTED:
+        return _COUNTED.pop(key)
     data = load_json(path) if data is None else data
     _, raw = _summary(path, data)
-    rows = _rows(path, data, raw)
+    return _identity(data, _rows(path, data, raw))
+
+
+def _identity(data: dict[str, Any], rows: list[_Row]) -> dict[str, Any]:
+    """:func:`run_ids` of an eval's parsed JSON and its rows."""
     eval_id = str(data.get("evalId"))
     trials = frozenset((r.key, " ".join(_run_id(r, eval_id))) for r in rows)
     created = _created(data)
