@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ __all__ = [
     "RunRecord",
     "check_records",
     "is_header",
+    "iter_run_log",
     "log_header_line",
     "protocol_of",
     "read_log_header",
@@ -219,6 +220,60 @@ def read_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
         with open(p, "ab") as f:
             f.write(b"\n")
     return RunLog(header, records, torn)
+
+
+def iter_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
+                 repair: bool = False) -> Iterator[tuple[int, Any]]:
+    """:func:`read_run_log`'s records, one ``(line, record)`` at a time, the header left out.
+
+    The same parse, the same errors and the same repair as :func:`read_run_log`
+    (a protocol header anywhere but first is an error; the header itself is
+    :func:`read_log_header`'s), with one line in memory at a time: resuming a
+    suite replays its log as it is read. The repair is made once the last
+    record has been taken.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
+    >>> _ = p.write_text('{"protocol": {"settings": {}}}\\n\\n{"task_id": "a", "success": true}\\n{"ta')
+    >>> list(iter_run_log(p, torn_tail=True, repair=True)), p.read_text()[-6:]
+    ([(3, {'task_id': 'a', 'success': True})], 'true}\\n')
+    """
+    p = Path(path)
+    size = p.stat().st_size
+    good_end = 0  # bytes up to the end of the last whole line
+    first = True
+    ends_line = True  # whether the last line read ends with a newline
+    with open(p, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            ends_line = raw.endswith(b"\n")
+            is_last = not ends_line  # as in read_run_log: what follows the last newline
+            body = raw[:-1] if ends_line else raw
+            if not body.strip():
+                if not is_last:
+                    good_end += len(raw)
+                continue
+            try:
+                value = json.loads(body.decode("utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                if is_last and torn_tail:
+                    break
+                read_run_log(p, torn_tail=torn_tail)  # raises, naming the line as it does
+                raise  # not reached: the same bytes fail there too
+            if is_header(value):
+                if not first:
+                    raise ResultsError(path, number, "a protocol record must come first")
+            else:
+                yield number, value
+            first = False
+            good_end = size if is_last else good_end + len(raw)
+    if repair and good_end < size:
+        with open(p, "r+b") as f:
+            f.truncate(good_end)
+    elif repair and size and not ends_line:
+        with open(p, "ab") as f:
+            f.write(b"\n")
 
 
 def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:

@@ -35,7 +35,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +57,7 @@ from passk.repeats import attempt_seed, run_once, run_once_async
 from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
-from passk.results.runlog import RunRecord, is_settled, settled_line
+from passk.results.runlog import RunRecord, is_settled, iter_run_log, settled_line
 from passk.run.schedule import Schedule, Stopping
 from passk.stability import (
     DEFAULT_CRITERIA,
@@ -91,21 +91,30 @@ def read_log(path: str | os.PathLike[str], *, repair: bool = False) -> list[LogR
     starts on a fresh line. A bad line anywhere else is an error naming it.
     The parsing is :func:`passk.results.read.read_run_log`'s, the one reader of run logs.
     """
+    return list(_log_records(path, repair=repair))
+
+
+def _log_records(path: str | os.PathLike[str], *, repair: bool = False
+                 ) -> Iterator[LogRecord]:
+    """:func:`read_log`'s records one at a time (a resumed suite replays them as they are
+    read, without holding the log): the same records, the same errors."""
     if not Path(path).exists():
-        return []
-    try:
-        parsed = read_run_log(path, torn_tail=True, repair=repair)
-    except ResultsError as exc:
-        raise BadInput(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
-    records: list[LogRecord] = []
-    for number, fields in parsed.records:
+        return
+    records = iter_run_log(path, torn_tail=True, repair=repair)
+    while True:
+        try:
+            number, fields = next(records)
+        except StopIteration:
+            return
+        except ResultsError as exc:
+            raise BadInput(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
         if is_settled(fields):  # a curtailed run's note on a settled task, not a run
             continue
         try:
-            records.append(LogRecord(**fields))
+            record = LogRecord(**fields)
         except TypeError as exc:
             raise BadInput(f"{path}:{number}: not a run-log record ({exc})") from None
-    return records
+        yield record
 
 
 class _Log:
@@ -450,7 +459,7 @@ def run_suite(
                          "it, or choose a new log")
     finished: dict[tuple[str, int], RunResult] = {}
     if resume and log is not None:
-        finished = _replay(schedule, read_log(log, repair=True))
+        finished = _replay(schedule, _log_records(log, repair=True))  # streamed
     is_async = inspect.iscoroutinefunction(getattr(adapter, "run", None))
     total = sum(s.n for s in schedule.states.values())
     from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
@@ -593,7 +602,8 @@ async def _drive_async(adapter: Any, schedule: Schedule, tasks: Mapping[str, Tas
     return interrupted
 
 
-def _replay(schedule: Schedule, records: Sequence[LogRecord]) -> dict[tuple[str, int], RunResult]:
+def _replay(schedule: Schedule, records: Iterable[LogRecord]
+            ) -> dict[tuple[str, int], RunResult]:
     """Account for a log's records in ``schedule`` (resume, and the gate on a stopped log):
     each run's final attempt, and a retry queued for a run whose last attempt needs one."""
     finished: dict[tuple[str, int], RunResult] = {}
