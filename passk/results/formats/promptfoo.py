@@ -84,9 +84,14 @@ class _Row:
     ident: tuple[str, ...]  # provider id and label, promptId, description, vars
 
 
+#: ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+#: default=str)``, with its encoder made once (``json.dumps`` makes one a call).
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                           default=str).encode
+
+
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return _ENCODE(value)
 
 
 def task_key(row: dict) -> str:

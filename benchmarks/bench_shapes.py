@@ -1,0 +1,348 @@
+"""Issue 41's shapes, before and after, against a plain json + numpy baseline, in one run.
+
+Each shape is measured in fresh processes, interleaved (baseline, before, after, then
+again for ``--repeats``), each child timing its own work in CPU (user + system of the
+process, ``time.process_time``) and reporting its peak memory (VmHWM). *before* is the
+code at commit 9f3cb8f (``git archive``'d into a temporary folder, first on the path),
+*after* this checkout. The data are generated in a temporary folder.
+
+- **run log**: a ``passk run`` log of 100,000 tasks x 16 runs (1,600,000 records, its
+  protocol header, each record's seed) read by ``read_results``, against the same records
+  without the header (and so without seeds: a log with seeds needs its header) and
+  against the baseline (``json.loads`` a line, count by task with numpy).
+- **resume**: ``run_suite(..., resume=True)`` on a complete log of 62,500 tasks x 16 runs
+  (1,000,000 runs; nothing left to run), a no-op adapter: CPU and peak memory.
+- **curve**: ``suite_curve`` (every k = 1..n) on 1,000 tasks x 1,000 runs against 10,000 x
+  100, the same million runs (``--no-curve`` skips it: it takes minutes).
+- **promptfoo**: ``read_results`` on a 50,000-row ``promptfoo eval -o`` file from Python
+  (the collector as the process has it: on), against ``json.load`` and a count.
+- **harbor**: ``read_results`` on a Harbor job of 5,000 trials, against reading each
+  trial's ``result.json`` with ``json.load`` and a count.
+
+    .venv/bin/python benchmarks/bench_shapes.py [--repeats 1] [--no-curve] [--only log ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+BEFORE = "9f3cb8f"
+
+#: Each child prints one JSON line: its CPU for the work, VmHWM in MB, and a check value.
+MEASURE = r'''
+import json, sys, time
+def peak():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+def report(cpu, check):
+    print(json.dumps({"cpu": cpu, "mb": peak(), "check": check}))
+'''
+
+READ = MEASURE + r'''
+from passk.results.read import read_results
+t = time.process_time()
+r = read_results(sys.argv[1])
+cpu = time.process_time() - t
+report(cpu, [int(r.totals.sum()), int(r.successes.sum()), len(r.task_ids)])
+'''
+
+LOG_BASELINE = MEASURE + r'''
+from collections import defaultdict
+import numpy as np
+t = time.process_time()
+succ = defaultdict(int); tot = defaultdict(int)
+with open(sys.argv[1], encoding="utf-8") as f:
+    for line in f:
+        r = json.loads(line)
+        if "protocol" in r:
+            continue
+        tot[r["task_id"]] += 1
+        succ[r["task_id"]] += bool(r["success"])
+tasks = sorted(tot)
+c = np.array([succ[x] for x in tasks]); n = np.array([tot[x] for x in tasks])
+cpu = time.process_time() - t
+report(cpu, [int(n.sum()), int(c.sum()), len(tasks)])
+'''
+
+PROMPTFOO_BASELINE = MEASURE + r'''
+from collections import defaultdict
+import numpy as np
+t = time.process_time()
+data = json.load(open(sys.argv[1], encoding="utf-8"))
+succ = defaultdict(int); tot = defaultdict(int)
+for row in data["results"]["results"]:
+    key = (row["provider"]["id"], row["prompt"]["label"], json.dumps(row["vars"], sort_keys=True))
+    tot[key] += 1
+    succ[key] += bool(row["success"])
+c = np.array(list(succ.values())); n = np.array([tot[k] for k in succ])
+cpu = time.process_time() - t
+report(cpu, [int(n.sum()), int(c.sum()), len(n)])
+'''
+
+HARBOR_BASELINE = MEASURE + r'''
+from collections import defaultdict
+from pathlib import Path
+import numpy as np
+t = time.process_time()
+succ = defaultdict(int); tot = defaultdict(int)
+for d in sorted(Path(sys.argv[1]).iterdir()):
+    if d.is_dir():
+        r = json.load(open(d / "result.json", encoding="utf-8"))
+        tot[r["task_name"]] += 1
+        succ[r["task_name"]] += (r["verifier_result"] or {}).get("rewards", {}).get("reward") == 1
+c = np.array(list(succ.values())); n = np.array([tot[k] for k in succ])
+cpu = time.process_time() - t
+report(cpu, [int(n.sum()), int(c.sum()), len(n)])
+'''
+
+CURVE = MEASURE + r'''
+import numpy as np
+from passk.analysis.report import suite_curve
+tasks, runs = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+n = np.full(tasks, runs)
+c = rng.binomial(n, rng.beta(4, 1, size=tasks))
+t = time.process_time()
+cv = suite_curve(c, n, runs)
+cpu = time.process_time() - t
+report(cpu, [float(cv.pass_hat_k[-1]), float(cv.hat_ci[-1][0])])
+'''
+
+#: The adapter is ``__main__.Noop`` in the child that writes the log and in the one that
+#: resumes it, so that the protocol (which names the adapter) is the same.
+NOOP = r'''
+from passk.adapter import RunResult, Task
+class Noop:
+    def run(self, task, *, seed):
+        return RunResult(task.task_id, 0, seed % 5 != 0)
+'''
+
+MAKE_LOG = NOOP + r'''
+import json, os, sys, pathlib
+import numpy as np
+from passk import run_suite
+from passk.results.protocol import Protocol
+from passk.repeats import run_seed
+out, tasks, runs, bare = pathlib.Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+probe = out.with_name("probe.jsonl")
+run_suite(Noop(), [Task("t")], {"read-only": runs}, seed=5, log=probe, progress=False)
+header = json.loads(probe.read_text().splitlines()[0])
+probe.unlink()
+ids = [f"task-{t:06d}" for t in range(tasks)]
+header["protocol"] = Protocol({**header["protocol"]["settings"], "tasks": ids}).to_dict()
+try:
+    from passk.repeats import run_seeds  # after issue 41: the same seeds, in bulk
+    seeds = run_seeds(5, [t for t in ids for _ in range(runs)],
+                      np.tile(np.arange(runs), tasks)).tolist()
+except ImportError:
+    seeds = [run_seed(5, t, j) for t in ids for j in range(runs)]
+with open(out, "w") as f, (open(bare, "w") if bare != "-" else open(os.devnull, "w")) as g:
+    f.write(json.dumps(header, separators=(",", ":")) + "\n")
+    for i, seed in enumerate(seeds):
+        rec = {"task_id": ids[i // runs], "trial": i % runs, "success": seed % 5 != 0,
+               "attempt": 0, "seconds": 1e-05, "error": None, "infrastructure_error": False,
+               "cached": False, "seed": seed, "risk": "read-only"}
+        f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        del rec["seed"]
+        g.write(json.dumps(rec, separators=(",", ":")) + "\n")
+'''
+
+RESUME = NOOP + MEASURE + r'''
+from passk import run_suite
+tasks, runs = int(sys.argv[2]), int(sys.argv[3])
+suite = [Task(f"task-{t:06d}") for t in range(tasks)]
+t = time.process_time()
+out = run_suite(Noop(), suite, {"read-only": runs}, seed=5, log=sys.argv[1], resume=True,
+                progress=False)
+cpu = time.process_time() - t
+report(cpu, [out.runs_spent, len(out.results)])
+'''
+
+
+def export_before(tmp: Path) -> Path:
+    """The code at :data:`BEFORE`, ``git archive``'d into ``tmp/before``."""
+    data = subprocess.run(["git", "-C", str(HERE), "archive", BEFORE, "passk"],
+                          capture_output=True, check=True).stdout
+    dest = tmp / "before"
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def child(code: str, side: Path | None, *args: str) -> dict:
+    """Run ``code`` in a fresh process with ``side`` first on the path; its JSON line."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",
+                                                             "PYTHONDONTWRITEBYTECODE")}
+    if side is not None:
+        env["PYTHONPATH"] = str(side)
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "passk-bench-pycache")
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, cwd=tempfile.gettempdir())
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed: {proc.stderr[-2000:]}")
+    lines = proc.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else {}
+
+
+def shape(name: str, runs: dict[str, tuple[str, Path | None, tuple[str, ...]]],
+          repeats: int) -> dict[str, list[dict]]:
+    """Every side of one shape, interleaved ``repeats`` times; checks must agree."""
+    got: dict[str, list[dict]] = {side: [] for side in runs}
+    for _ in range(repeats):
+        for side, (code, path, args) in runs.items():
+            got[side].append(child(code, path, *args))
+    checks = {side: json.dumps(v[0]["check"]) for side, v in got.items()}
+    print(f"\n## {name}")
+    for side, v in got.items():
+        cpus = [x["cpu"] for x in v]
+        print(f"  {side:<28} CPU min {min(cpus):7.2f} s, median {statistics.median(cpus):7.2f} s;"
+              f" peak {max(x['mb'] for x in v):7.0f} MB; check {checks[side]}")
+    return got
+
+
+def cpu(v: list[dict]) -> float:
+    return min(x["cpu"] for x in v)
+
+
+def ratio(label: str, a: list[dict], b: list[dict]) -> None:
+    print(f"  {label}: {cpu(a) / cpu(b):.2f}x")
+
+
+def make_promptfoo(path: Path, tasks: int, repeat: int) -> None:
+    rows = []
+    for t in range(tasks):
+        for r in range(repeat):
+            ok = (t * 7 + r * 3) % 10 != 0
+            rows.append({"id": f"row-{t}-{r}", "testIdx": t * repeat + r, "promptIdx": 0,
+                         "success": ok, "failureReason": 0 if ok else 1, "score": int(ok),
+                         "provider": {"id": "echo"}, "prompt": {"raw": "hi", "label": "hi"},
+                         "vars": {"q": f"question {t}"},
+                         "testCase": {"vars": {"q": f"question {t}"}}})
+    good = sum(r["success"] for r in rows)
+    data = {"evalId": "eval-bench", "runtimeOptions": {"repeat": repeat},
+            "results": {"version": 3, "timestamp": "2026-01-01T00:00:00Z", "results": rows,
+                        "stats": {"successes": good, "failures": len(rows) - good,
+                                  "errors": 0}}}
+    path.write_text(json.dumps(data))
+
+
+def make_harbor(job: Path, tasks: int, attempts: int) -> None:
+    trial = json.loads((HERE / "tests/fixtures/harbor/job/fix-git__06861ae/result.json")
+                       .read_text())
+    job.mkdir()
+    (job / "config.json").write_text(json.dumps({"schema_version": 1, "job_name": "bench",
+                                                 "n_attempts": attempts}))
+    (job / "result.json").write_text(json.dumps({
+        "schema_version": 1, "id": "job-bench", "started_at": "2026-01-01T00:00:00Z",
+        "finished_at": "2026-01-01T01:00:00Z", "n_total_trials": tasks * attempts,
+        "stats": {"n_completed_trials": tasks * attempts}}))
+    for t in range(tasks):
+        for a in range(attempts):
+            name = f"task-{t:05d}__{a:03d}"
+            d = job / name
+            d.mkdir()
+            ok = (t * 7 + a * 3) % 10 != 0
+            trial.update(id=f"trial-{t}-{a}", task_name=f"task-{t:05d}", trial_name=name,
+                         started_at=f"2026-01-01T00:{a // 60:02d}:{a % 60:02d}Z",
+                         verifier_result={"rewards": {"reward": int(ok)}})
+            (d / "result.json").write_text(json.dumps(trial))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--no-curve", action="store_true", help="skip the curve (minutes)")
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="some of: log resume curve promptfoo harbor")
+    args = ap.parse_args()
+    want = set(args.only or ["log", "resume", "curve", "promptfoo", "harbor"])
+    if args.no_curve:
+        want.discard("curve")
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        before = export_before(tmp)
+        after = HERE
+        if "log" in want:
+            log, bare = tmp / "log.jsonl", tmp / "bare.jsonl"
+            child(MAKE_LOG + "\nprint('{}')", after, str(log), "100000", "16", str(bare))
+            got = shape("run log: 100,000 tasks x 16 runs (1,600,000 records), read_results", {
+                "baseline (json + numpy)": (LOG_BASELINE, None, (str(log),)),
+                "before, no header": (READ, before, (str(bare),)),
+                "before, passk run log": (READ, before, (str(log),)),
+                "after, no header": (READ, after, (str(bare),)),
+                "after, passk run log": (READ, after, (str(log),)),
+            }, args.repeats)
+            ratio("after: log / the same records without a header",
+                  got["after, passk run log"], got["after, no header"])
+            ratio("before: log / without a header", got["before, passk run log"],
+                  got["before, no header"])
+            ratio("after / before (log)", got["after, passk run log"],
+                  got["before, passk run log"])
+            ratio("after / baseline (log)", got["after, passk run log"],
+                  got["baseline (json + numpy)"])
+            log.unlink()
+            bare.unlink()
+        if "resume" in want:
+            log = tmp / "resume.jsonl"
+            child(MAKE_LOG + "\nprint('{}')", after, str(log), "62500", "16", "-")
+            got = shape("resume: a complete log of 62,500 tasks x 16 runs (1,000,000 runs)", {
+                "before": (RESUME, before, (str(log), "62500", "16")),
+                "after": (RESUME, after, (str(log), "62500", "16")),
+            }, args.repeats)
+            ratio("after / before (CPU)", got["after"], got["before"])
+            print(f"  after / before (peak memory): "
+                  f"{max(x['mb'] for x in got['after']) / max(x['mb'] for x in got['before']):.2f}x")
+            log.unlink()
+        if "curve" in want:
+            got = shape("curve: suite_curve for k = 1..n, 10,000 x 100 and 1,000 x 1,000", {
+                "before, 10,000 x 100": (CURVE, before, ("10000", "100")),
+                "after, 10,000 x 100": (CURVE, after, ("10000", "100")),
+                "before, 1,000 x 1,000": (CURVE, before, ("1000", "1000")),
+                "after, 1,000 x 1,000": (CURVE, after, ("1000", "1000")),
+            }, args.repeats)
+            ratio("after: 1,000 x 1,000 / 10,000 x 100", got["after, 1,000 x 1,000"],
+                  got["after, 10,000 x 100"])
+            ratio("before: 1,000 x 1,000 / 10,000 x 100", got["before, 1,000 x 1,000"],
+                  got["before, 10,000 x 100"])
+        if "promptfoo" in want:
+            pf = tmp / "promptfoo.json"
+            make_promptfoo(pf, 12_500, 4)
+            got = shape("promptfoo: 50,000 rows (12,500 tests x 4 repeats), read_results "
+                        "from Python", {
+                            "baseline (json + numpy)": (PROMPTFOO_BASELINE, None, (str(pf),)),
+                            "before": (READ, before, (str(pf),)),
+                            "after": (READ, after, (str(pf),)),
+                        }, args.repeats)
+            ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
+            ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
+            ratio("after / before", got["after"], got["before"])
+        if "harbor" in want:
+            job = tmp / "job"
+            make_harbor(job, 1_000, 5)
+            got = shape("harbor: a job of 5,000 trials (1,000 tasks x 5 attempts), "
+                        "read_results", {
+                            "baseline (json + numpy)": (HARBOR_BASELINE, None, (str(job),)),
+                            "before": (READ, before, (str(job),)),
+                            "after": (READ, after, (str(job),)),
+                        }, args.repeats)
+            ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
+            ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
+            ratio("after / before", got["after"], got["before"])
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
