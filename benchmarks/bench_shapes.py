@@ -188,7 +188,7 @@ def child(code: str, side: Path | None, *args: str) -> dict:
         env["PYTHONPATH"] = str(side)
     env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "passk-bench-pycache")
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          env=env, cwd=tempfile.gettempdir())
+                          env=env, cwd=tempfile.gettempdir(), check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"child failed: {proc.stderr[-2000:]}")
     lines = proc.stdout.strip().splitlines()

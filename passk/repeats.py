@@ -76,8 +76,9 @@ def _hashmix(value: np.ndarray, calls: int) -> np.ndarray:
 
 
 def _mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    result = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
-    return result ^ (result >> np.uint32(16))
+    result: np.ndarray = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
+    mixed: np.ndarray = result ^ (result >> np.uint32(16))
+    return mixed
 
 
 def _task_pools(seed: int, task_ids: list[str]) -> tuple[list[np.ndarray], int]:

@@ -564,9 +564,9 @@ class RecordChecker:
             seed = np.array(seeds, dtype=np.uint64)
         except OverflowError:
             return False  # no seed the header derives is below 0 or beyond 64 bits
-        return self._seeds_match(tasks, trial, attempt, seed)
+        return self._seeds_match(list(tasks), trial, attempt, seed)
 
-    def _seeds_match(self, tasks: list[str], trial: np.ndarray, attempt: np.ndarray,
+    def _seeds_match(self, tasks: list[Any], trial: np.ndarray, attempt: np.ndarray,
                      seed: np.ndarray) -> bool:
         from passk.repeats import attempt_seed, run_seeds
 
