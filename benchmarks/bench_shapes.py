@@ -57,6 +57,10 @@ cpu = time.process_time() - t
 report(cpu, [int(r.totals.sum()), int(r.successes.sum()), len(r.task_ids)])
 '''
 
+#: :data:`READ` with the collector off for the whole process, as the ``passk`` command runs.
+READ_AS_CLI = READ.replace("from passk.results.read import read_results",
+                           "import gc; gc.disable()\nfrom passk.results.read import read_results")
+
 LOG_BASELINE = MEASURE + r'''
 from collections import defaultdict
 import numpy as np
@@ -206,7 +210,7 @@ def shape(name: str, runs: dict[str, tuple[str, Path | None, tuple[str, ...]]],
     print(f"\n## {name}")
     for side, v in got.items():
         cpus = [x["cpu"] for x in v]
-        print(f"  {side:<28} CPU min {min(cpus):7.2f} s, median {statistics.median(cpus):7.2f} s;"
+        print(f"  {side:<30} CPU min {min(cpus):7.2f} s, median {statistics.median(cpus):7.2f} s;"
               f" peak {max(x['mb'] for x in v):7.0f} MB; check {checks[side]}")
     return got
 
@@ -283,7 +287,11 @@ def main() -> int:
                 "before, passk run log": (READ, before, (str(log),)),
                 "after, no header": (READ, after, (str(bare),)),
                 "after, passk run log": (READ, after, (str(log),)),
+                "after, no header, as the CLI": (READ_AS_CLI, after, (str(bare),)),
+                "after, log, as the CLI": (READ_AS_CLI, after, (str(log),)),
             }, args.repeats)
+            ratio("after, as the CLI runs (collector off): log / without a header",
+                  got["after, log, as the CLI"], got["after, no header, as the CLI"])
             ratio("after: log / the same records without a header",
                   got["after, passk run log"], got["after, no header"])
             ratio("before: log / without a header", got["before, passk run log"],

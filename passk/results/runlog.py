@@ -529,7 +529,8 @@ class RecordChecker:
             tasks = list(map(str, task_ids))
         try:
             trial = np.array(trials, dtype=np.int64)
-            attempt = np.array([0 if a is None else a for a in attempts], dtype=np.int64)
+            attempt = np.array(attempts if None not in attempts else
+                               [0 if a is None else a for a in attempts], dtype=np.int64)
         except OverflowError:
             return False
         if self.per_test is not None:
