@@ -134,7 +134,7 @@ def is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def require(record: dict, name: str, kinds: tuple[type, ...], what: str, path: Any,
+def require(record: dict[str, Any], name: str, kinds: tuple[type, ...], what: str, path: Any,
             where: str, *, optional: bool = False) -> Any:
     """``record[name]``, checked to be of ``kinds``; an error naming the field otherwise."""
     if name not in record or record[name] is None:

@@ -285,7 +285,7 @@ def _judge(t: _Trial, report_as: Path, score_key: str | None,
                            "neither 0 nor 1, so Harbor computes no pass@k: pass "
                            "--success-threshold X (success_threshold=) to count a reward of at "
                            "least X as a success")
-    return value == 1
+    return bool(value == 1)
 
 
 # --------------------------------------------------------------------------
@@ -393,8 +393,8 @@ def _check_stored(job_file: Path, key: str, stats: Any, trials: list[_Trial]) ->
 @dataclass
 class _Job:
     dir: Path
-    data: dict
-    config: dict
+    data: dict[str, Any]
+    config: dict[str, Any]
     trials: list[_Trial]
     unfinished: list[str]
 

@@ -272,7 +272,7 @@ def _zstd_decompressor() -> Any:
         from compression import zstd  # type: ignore[import-not-found]  # Python 3.14
     except ImportError:
         try:
-            from backports import zstd  # type: ignore[import-not-found, no-redef]
+            from backports import zstd  # type: ignore[import-not-found]
         except ImportError:
             zstd = None
     if zstd is not None:
@@ -490,9 +490,9 @@ def _thin(sample: Any) -> Any:
             "error": sample.get("error"), "uuid": sample.get("uuid"), "retries": retries}
 
 
-def _json_log(path: Path) -> tuple[dict, list[Any]]:
+def _json_log(path: Path) -> tuple[dict[str, Any], list[Any]]:
     """The header and the sample summaries of a ``.json`` log, one sample in memory at a time."""
-    header: dict = {}
+    header: dict[str, Any] = {}
     samples: list[Any] = []
     try:
         with open(path, encoding="utf-8-sig") as f:
@@ -529,7 +529,7 @@ def _json_log(path: Path) -> tuple[dict, list[Any]]:
     return header, samples
 
 
-def _eval_log(path: Path) -> tuple[dict, list[Any]]:
+def _eval_log(path: Path) -> tuple[dict[str, Any], list[Any]]:
     """The header and the sample summaries of a ``.eval`` log (as Inspect's own reader)."""
     log = _EvalZip(path)
     try:
@@ -570,7 +570,7 @@ def _eval_log(path: Path) -> tuple[dict, list[Any]]:
         log.close()
 
 
-def read_log(path: str | os.PathLike[str]) -> tuple[dict, list[dict]]:
+def read_log(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """An Inspect log's header (a dict, as Inspect writes it) and its sample summaries.
 
     Each summary is ``{"id", "epoch", "scores": {scorer: {"value": ...}}, "error"}``.

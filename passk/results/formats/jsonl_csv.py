@@ -304,7 +304,7 @@ class _Columns:
         self.rows += n
         return True
 
-    def tally(self, path: Path, source: str, header: dict | None, protocol: Protocol | None,
+    def tally(self, path: Path, source: str, header: dict[str, Any] | None, protocol: Protocol | None,
               seeds: list[str], attempts: list[str], unseeded: int = 0) -> Results | None:
         """The counts, or None for the line-by-line path (a repeated (task, trial), a repeated
         run, seeds written as text)."""
@@ -391,7 +391,7 @@ def _fast_jsonl(path: Path) -> Results | None:
     take that slow path.
     """
     cols = _Columns()
-    header: dict | None = None
+    header: dict[str, Any] | None = None
     protocol = None
     check: Any = None
     seeds: list[str] = []  # kept for a run log (a header): its run ids, as text

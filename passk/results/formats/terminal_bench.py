@@ -94,7 +94,7 @@ def stored_pass_at_k(successes: np.ndarray, totals: np.ndarray, k: int) -> float
     return float(np.mean(per_task)) if per_task else math.nan
 
 
-def _check_stored(data: dict, results: Results, path: Path) -> str | None:
+def _check_stored(data: dict[str, Any], results: Results, path: Path) -> str | None:
     """The note saying whether the stored pass_at_k and accuracy match the counts."""
     stored = data.get("pass_at_k")
     checked: list[str] = []
