@@ -20,7 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from passk._public import publish
-from passk.metrics import _counts, estimate_pass_hat_k
+from passk._validation import counts as _counts
+from passk.metrics import estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
 from passk.stats.compare import _floor_weight, mean_of
@@ -367,8 +368,9 @@ def _proved_power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: f
     """P(verdict "worse") of the comparison as it is: its interval is the union of the
     floored t's and the betting interval's, so a drop is shown only when both show it; the
     plan takes the smaller of the two powers (:func:`_power`, :func:`_betting_power`)."""
-    return np.minimum(_power(delta, var_d, floor_var, t_count, alpha),
-                      _betting_power(delta, var_d, t_count, alpha))
+    power: np.ndarray = np.minimum(_power(delta, var_d, floor_var, t_count, alpha),
+                                   _betting_power(delta, var_d, t_count, alpha))
+    return power
 
 
 def _worst_within(n: int, k: int) -> float:
