@@ -222,7 +222,8 @@ class TrackReport:
 
     @property
     def both(self) -> np.ndarray:
-        return self.outcome & self.trajectory
+        both: np.ndarray = self.outcome & self.trajectory
+        return both
 
     @property
     def right_but_lucky(self) -> int:
