@@ -42,7 +42,7 @@ def _holds_bool(values: Any) -> bool:
     if isinstance(values, (bool, np.bool_)):
         return True
     if isinstance(values, np.ndarray):
-        return values.dtype == bool
+        return bool(values.dtype == bool)
     if isinstance(values, (list, tuple)):
         return any(_holds_bool(v) for v in values)
     return False

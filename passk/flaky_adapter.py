@@ -58,12 +58,14 @@ import ast
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from passk._public import publish
 from passk.adapter import RunResult, Task, ToolCall
+
+_Answer = TypeVar("_Answer")
 
 __all__ = [
     "DIRECTIVE_PRIORITY",
@@ -449,7 +451,7 @@ class _World:
         return _ToolTimeout(f"{calls[-1].tool} ({len(calls)} attempts, each over the "
                             f"{calls[-1].deadline:.2f} s deadline)")
 
-    def call_with_retry(self, tool: str, argument: str, answer: Any) -> Any:
+    def call_with_retry(self, tool: str, argument: str, answer: _Answer) -> _Answer:
         calls = self._with_retry(tool, argument, answer, self.clock)
         self.trajectory.extend(calls)
         self.clock = calls[-1].finished

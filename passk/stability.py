@@ -685,7 +685,8 @@ def order_rows(rows: Sequence[TaskReport]) -> list[int]:
     rank = {c: i for i, c in enumerate(CLASSES)}
     cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
     flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
-    return np.lexsort((-flak, cls)).tolist()
+    order: list[int] = np.lexsort((-flak, cls)).tolist()
+    return order
 
 
 def interval_note(confidence: float, ci_method: str) -> str:

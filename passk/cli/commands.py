@@ -945,7 +945,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        return status
     except PasskError as exc:  # input passk cannot use: one line, the class's own status
         from passk.render.tables import escape_text
 

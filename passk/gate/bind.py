@@ -213,7 +213,7 @@ def looser(criterion: Criterion | str, held: Any, asked: Any) -> bool:
         return asked is None or (held is not None and asked > held)
     if isinstance(c.tighter, Mapping):
         return asked not in c.tighter.get(held, (held,))
-    return asked < held if c.tighter == "higher" else asked > held
+    return bool(asked < held if c.tighter == "higher" else asked > held)
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from passk.errors import PasskError
 from passk.render.tables import cell, one_line
 
 if TYPE_CHECKING:
+    from passk.gate.bind import InForce
     from passk.stability import GateResult, SuiteReport
 
 __all__ = ["EXIT_GATE_BLOCKED", "MARKER", "PasskSession", "task_id_of"]
@@ -135,7 +136,7 @@ def _option(config: pytest.Config, name: str) -> Any:
     return _DEFAULTS.get(name) if value is None else value
 
 
-def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> Any:
+def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> InForce:
     """The criteria in force (:func:`passk.gate.bind.bind`, the one binding): the options
     over the repository's policy (found from the rootdir as ``passk gate`` finds it) over
     the defaults. An option that would loosen the policy is a usage error naming the

@@ -1005,4 +1005,5 @@ def load_adapter(spec: str) -> HarnessAdapter:
     if not callable(getattr(obj, "run", None)):
         raise BadInput(
             f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
-    return obj
+    adapter: HarnessAdapter = obj
+    return adapter
