@@ -402,7 +402,7 @@ def test_success_as_one_and_zero_in_json_lines_as_in_csv(tmp_path):
         path = tmp_path / "bad.jsonl"
         path.write_text(json.dumps({"task_id": "a", "success": bad}) + "\n")
         assert f"field 'success' must be true or false, or 1 or 0 (in JSON Lines also as " \
-               f"text, \"true\" or \"1\"), got {bad!r}" in _error(path)
+               f'text, "true" or "1"), got {bad!r}' in _error(path)
 
 
 def test_a_misspelt_field_is_named(tmp_path):

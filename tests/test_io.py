@@ -68,7 +68,7 @@ def test_bulk_path_matches_line_by_line(tmp_path):
     (['{"task_id": "a", "success": 2}'], "field 'success' must be true or false, or 1 or 0"),
     (['{"task_id": "a", "success": true, "trial": 1.5}'], "field 'trial' must be a whole number"),
     (['{"task_id": ["a"], "success": true}'], "field 'task_id' must be a string"),
-    (['[1, 2]'], "expected a JSON object, got list"),
+    (["[1, 2]"], "expected a JSON object, got list"),
     (['{"task_id": "a", "success": true, "trial": 0}',
       '{"task_id": "b", "success": true, "trial": 0}',
       '{"task_id": "a", "success": false, "trial": 0}'],

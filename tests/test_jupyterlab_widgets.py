@@ -558,7 +558,7 @@ def test_sliders_redraw_live_in_jupyterlab(notebook, lab_server, browser, tmp_pa
                 "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                 " && window.jupyterapp.shell.currentWidget.sessionContext.shutdown()"
             )
-        except Exception:  # noqa: BLE001, S110 - best effort on the way out
+        except Exception:  # noqa: BLE001 - best effort on the way out
             pass
         context.close()
 

@@ -86,7 +86,7 @@ def _evaluation(args: argparse.Namespace) -> Evaluation:
         vars(args)["_evaluation"] = Evaluation(
             asked, getattr(args, "policy_file", None), getattr(args, "policy_ref", None),
             command=args.command, say=lambda line: print(line, file=sys.stderr))
-    return cast(Evaluation, vars(args)["_evaluation"])
+    return cast("Evaluation", vars(args)["_evaluation"])
 
 
 def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:

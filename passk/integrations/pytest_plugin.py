@@ -609,7 +609,7 @@ class PasskSession:
             ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
                   for t in results.task_ids]
             report = suite_report(results.task_ids, results.successes, results.totals,
-                                  risks=results.risks, k=ks if ks else 5)
+                                  risks=results.risks, k=ks or 5)
         gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks,
                      policy_line=self.in_force.policy_line, applied=self.in_force.overrides)
         report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else

@@ -868,7 +868,7 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             if lattice * tasks > _GRID:
                 lattice = 0
                 break
-    scale = lattice if lattice else max(min(_GRID // tasks, _BRACKET_STEPS), 1)
+    scale = lattice or max(min(_GRID // tasks, _BRACKET_STEPS), 1)
     steps = {d: _steps(values[d], *d, scale, bool(lattice), on_bound) for d in designs}
     pmfs, lows, highs = [], [], []
     for i in range(tasks):

@@ -88,6 +88,6 @@ def close_lab_page(context, page) -> None:
     try:
         page.evaluate("() => window.jupyterapp.shell.currentWidget"
                       ".sessionContext.shutdown()")
-    except Exception:  # noqa: BLE001, S110 - best effort on the way out
+    except Exception:  # noqa: BLE001 - best effort on the way out
         pass
     context.close()

@@ -317,8 +317,8 @@ def _harbor_figures(trials: list[_Trial]) -> tuple[float | None, dict[int, float
     """The mean and pass@k Harbor computes over one evaluation key's trials (None: no mean)."""
     newer = any(t.reward_valid is not None for t in trials)
     if newer:  # a trial without the field (a job resumed by a newer Harbor): Harbor's rule
-        counted = [t for t in trials if t.reward_valid or t.reward_valid is None and t.rewards
-                   and all(kind is None for _, kind in t.errors)]
+        counted = [t for t in trials if t.reward_valid or (t.reward_valid is None and t.rewards
+                   and all(kind is None for _, kind in t.errors))]
     else:
         counted = trials
     if not counted:
