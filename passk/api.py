@@ -165,8 +165,8 @@ class Evaluation:
                           "override)")
         errors = policy.errors if policy is not None else "fail"
         out = []
-        for (path, judged), results in zip(inputs, read, strict=True):
-            results, said = count_errors(results, errors)
+        for (path, judged), found in zip(inputs, read, strict=True):
+            results, said = count_errors(found, errors)
             self.read.append(("results" if judged else "baseline", results))
             if judged:
                 self._said = said

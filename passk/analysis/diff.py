@@ -362,7 +362,7 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
                      t.old_class if not t.flipped else f"{t.old_class} → {t.new_class}",
                      f"{t.p_value:.4f}", f"{t.p_adjusted:.4f}", t.status])
     numeric = {1, 2, 3, 4, 5, 6, 7, 9, 10}
-    lines = format_suite(d.suite, markdown=markdown) + [""] if d.suite is not None else []
+    lines = [*format_suite(d.suite, markdown=markdown), ""] if d.suite is not None else []
     lines += [format_rows(header, body, numeric=numeric, markdown=markdown), ""]
     name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[d.correction]
     flips = [t for t in d.tasks if t.flipped]

@@ -469,4 +469,4 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     gate = fr.gate
     verdict = gate.verdict()
     lines = list_items(gate.reasons, markdown=markdown, limit=limit)
-    return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)
+    return "\n".join([f"**{verdict}**" if markdown else verdict, *lines])
