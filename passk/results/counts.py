@@ -229,6 +229,7 @@ def _named(where: int | str) -> str:
 
 
 def check_duplicates_option(duplicates: str) -> None:
+    """Refuse a ``duplicates`` rule that is not one of :data:`DUPLICATES`, naming it."""
     if duplicates not in DUPLICATES:
         raise ValueError(f"duplicates ({duplicates!r}) must be one of {', '.join(DUPLICATES)}")
 

@@ -105,6 +105,7 @@ class RunLog:
 
 
 def is_header(record: Any) -> bool:
+    """Whether ``record`` is a run log's header: a ``protocol`` and no ``task_id``."""
     return isinstance(record, dict) and "protocol" in record and "task_id" not in record
 
 

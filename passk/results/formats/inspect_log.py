@@ -349,7 +349,7 @@ class _EvalZip:
                                "Inspect writes .eval logs since 2025), which this Python "
                                "cannot read without a package: pip install zstandard")
         fp = self.zip.fp
-        assert fp is not None
+        assert fp is not None  # noqa: S101  # an open ZipFile has its file
         fp.seek(info.header_offset)
         head = fp.read(_LOCAL_HEADER.size)
         if len(head) < _LOCAL_HEADER.size or head[:4] != b"PK\x03\x04":
@@ -504,7 +504,7 @@ def _json_log(path: Path) -> tuple[dict[str, Any], list[Any]]:
             while True:
                 key = text.value()
                 if not isinstance(key, str):
-                    text._fail("expected a field name")
+                    text._fail("expected a field name")  # noqa: SLF001  # this module's reader
                 text.expect(":")
                 if key == "samples" and text.peek() == "[":
                     text.pos += 1

@@ -334,10 +334,9 @@ class _Columns:
             counted = np.sort(key if not out.any() else key[~out[has]])
             if np.any(counted[1:] == counted[:-1]):
                 return None  # a duplicate (task, trial): the slow path names both lines
-            if not out.any():
-                key = counted  # every row counted: already sorted and free of repeats
-            else:
-                key = np.unique(key)  # a retried run left out may repeat its (task, trial)
+            # every row counted: already sorted and free of repeats; else a retried run left
+            # out may repeat its (task, trial)
+            key = counted if not out.any() else np.unique(key)
             del counted
         if header is None:  # no seeds (refused before): no run ids
             run_ids: frozenset[tuple[str, ...]] | None = frozenset()
@@ -414,9 +413,8 @@ def _fast_jsonl(path: Path) -> Results | None:
             else:
                 f.seek(0)
                 line = 0
-            for chunk in _byte_chunks(f, _CHUNK_LINES * 64):
-                if line == 0:
-                    chunk = chunk.removeprefix(codecs.BOM_UTF8)
+            for raw in _byte_chunks(f, _CHUNK_LINES * 64):
+                chunk = raw.removeprefix(codecs.BOM_UTF8) if line == 0 else raw
                 body = chunk[:-1] if chunk.endswith(b"\n") else chunk
                 lines = body.count(b"\n") + 1
                 numbers: Sequence[int] = range(line + 1, line + 1 + lines)
