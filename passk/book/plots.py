@@ -300,14 +300,14 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
     YAML file or a mapping with ``strings`` (English text: translation) and
     ``patterns`` (a list of ``{en: regex, zh: template}``).
     """
-    import matplotlib
+    import matplotlib as mpl
     from matplotlib.backend_bases import FigureCanvasBase
 
     if language == "en":
         _LANGUAGE["catalog"] = None
         for key in ("font.family", "mathtext.fontset", "mathtext.rm", "mathtext.it",
                     "mathtext.bf", "mathtext.sf", "mathtext.cal", "mathtext.fallback"):
-            matplotlib.rcParams[key] = matplotlib.rcParamsDefault[key]
+            mpl.rcParams[key] = mpl.rcParamsDefault[key]
         return
     if not isinstance(catalog, dict):
         import yaml  # type: ignore[import-untyped]  # the book extra (jupyter-book) has it
@@ -318,15 +318,16 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
     from matplotlib import font_manager
 
     installed = {f.name for f in font_manager.fontManager.ttflist}
-    fonts = [f for f in CJK_FONTS if f in installed][:1] + ["DejaVu Sans"]
+    cjk = [f for f in CJK_FONTS if f in installed][:1]
+    fonts = [*cjk, "DejaVu Sans"]
     if len(fonts) == 1:
         raise MissingExtra(f"drawing {language} needs a CJK font, one of {CJK_FONTS} "
                            "(apt-get install fonts-noto-cjk; scripts/setup.sh does)")
     # a list of families, not the generic "sans-serif": matplotlib falls back glyph by
     # glyph along font.family only. A text with math ($...$) is drawn by mathtext,
     # whose upright font (its text outside the dollars) must draw Chinese too.
-    matplotlib.rcParams["font.family"] = fonts
-    matplotlib.rcParams.update({"mathtext.fontset": "custom", "mathtext.rm": fonts[0],
+    mpl.rcParams["font.family"] = fonts
+    mpl.rcParams.update({"mathtext.fontset": "custom", "mathtext.rm": fonts[0],
                                 "mathtext.it": "DejaVu Sans:italic",
                                 "mathtext.bf": "DejaVu Sans:bold", "mathtext.sf": "DejaVu Sans",
                                 "mathtext.cal": "DejaVu Sans",
@@ -346,7 +347,7 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
                         fig.tight_layout()
                 result = original(self, *args, **kwargs)
                 _LANGUAGE["shown"].append((_LANGUAGE["where"], [t.get_text() for t in fig.findobj(
-                    matplotlib.text.Text) if t.get_text() and t.get_visible()]))
+                    mpl.text.Text) if t.get_text() and t.get_visible()]))
                 dpi = kwargs.get("dpi")
                 points, text = smallest_text(fig)
                 _LANGUAGE["sizes"].append((_LANGUAGE["where"], {
@@ -355,7 +356,8 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
                 return result
             return original(self, *args, **kwargs)
 
-        print_figure._passk_translates = True  # type: ignore[attr-defined]
+        # matplotlib's print_figure is patched once; the mark says it was (no stub has it)
+        print_figure._passk_translates = True  # type: ignore[attr-defined]  # noqa: SLF001
         FigureCanvasBase.print_figure = print_figure  # type: ignore[method-assign]
 
 
@@ -384,9 +386,9 @@ def shown_sizes() -> list[tuple[str | None, dict[str, Any]]]:
 def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
     """Write a two-panel PNG: pass@k and pass^k over k with intervals; flakiness per task."""
     try:
-        import matplotlib
+        import matplotlib as mpl
 
-        matplotlib.use("Agg")
+        mpl.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingExtra("--plot needs matplotlib, in the optional extra 'plot': "
