@@ -453,7 +453,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         tail = [""] + [("- " if args.markdown else "") + line + (
             " (--accept-incomplete to compare anyway)" if closed else " (accepted)")
             for line in gaps] if gaps else []
-        _emit("\n".join([format_diff(d, markdown=args.markdown)] + tail),
+        _emit("\n".join([format_diff(d, markdown=args.markdown), *tail]),
               markdown=args.markdown)
     if closed:  # fails closed: an incomplete input never reads as "no regression"
         return EXIT_BLOCKED
@@ -937,6 +937,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (``sys.argv[1:]`` when None); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # a short-lived command building millions of small objects: the cycle collector
@@ -946,7 +947,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()
     try:
         status: int = args.func(args)
-        return status
     except PasskError as exc:  # input passk cannot use: one line, the class's own status
         from passk.render.tables import escape_text
 
@@ -960,6 +960,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"passk {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    else:
+        return status
     finally:
         if gc_was_on:
             gc.enable()

@@ -193,7 +193,7 @@ _ERRORS_ORDER = ("exclude", "fail", "fail-all")
 def _given(value: Any) -> bool:
     """Whether an option was given: ``None``, ``False``, empty and the defaults' ``0``
     for ``min_runs`` are "not given"."""
-    return value is not None and value is not False and value != [] and value != ()
+    return value is not None and value is not False and value not in ([], ())
 
 
 def looser(criterion: Criterion | str, held: Any, asked: Any) -> bool:

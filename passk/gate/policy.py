@@ -855,7 +855,7 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
     ts = policy.tasks
     if ts.ids:
         listed = set(ts.ids)
-        results = with_unrun_tasks(results, [t for t in ts.ids])
+        results = with_unrun_tasks(results, list(ts.ids))
         extra = [t for t in results.task_ids if t not in listed]
         if extra:
             gaps.append(f"task(s) {', '.join(extra)}: not in the policy's task set; the gate "
