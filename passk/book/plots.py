@@ -990,7 +990,7 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     >>> fig = plot_power_grid(plan, mark=[(50, 8), (100, 4)])
     >>> left, right = fig.axes
-    >>> [round(float(y), 2) for y in left.get_lines()[0].get_ydata()]  # 4 runs, no pilot: worst case
+    >>> [round(float(y), 2) for y in left.get_lines()[0].get_ydata()]  # 4 runs, no pilot: worst
     [0.0, 0.0]
     >>> [float(x) for x in right.get_lines()[1].get_xdata()]  # 8 runs: tasks × 8
     [400.0, 800.0]
