@@ -24,7 +24,8 @@ that stopped short of its own plan is named in ``Results.incomplete``.
 Adding a format is adding a module with a ``read_<name>(path, data=None, *,
 duplicates="error", **options)`` function (and, to be detected, a
 ``sniff(data, path)`` for JSON content, ``sniff_file(path)`` for a file's first
-bytes, or ``sniff_dir(path)`` for a directory), and one row in :data:`FORMAT_TABLE`. Reader modules import from
+bytes, or ``sniff_dir(path)`` for a directory), and one row in :data:`FORMAT_TABLE`. Reader modules
+import from
 :mod:`passk.results`, :mod:`passk.results.runlog` and :mod:`passk.results.formats._shared`
 only: no reader imports another, and nothing here imports :mod:`passk.results.read`.
 """
@@ -85,10 +86,12 @@ class Format:
     detect: int | None = None
 
     def load(self) -> ModuleType:
+        """The format's reader module, imported on first use."""
         return importlib.import_module(f"{__name__}.{self.module}")
 
     def read(self, path: Path, data: Any = None, *, duplicates: str = "error",
              **options: Any) -> Results:
+        """Read ``path`` with the format's reader (``data``: its JSON, if already parsed)."""
         reader: Callable[..., Results] = getattr(self.load(), self.reader)
         return reader(path, data, duplicates=duplicates, **options)
 

@@ -1,4 +1,5 @@
-"""Harbor's jobs (terminal-bench 2): a job directory, a trial's ``result.json``, or a folder of jobs.
+"""Harbor's jobs (terminal-bench 2): a job directory, a trial's ``result.json``, or a folder of
+jobs.
 
 ``harbor run`` (terminal-bench 2.0 is ``harbor run -d terminal-bench@2.0``)
 writes ``jobs/<job>/``: ``config.json`` (its ``JobConfig``: ``n_attempts``,
@@ -63,7 +64,8 @@ from passk.results.formats._shared import (
     some,
 )
 
-__all__ = ["ERROR_KINDS", "HARBOR_RUN_ID", "identity", "read_harbor", "sniff", "sniff_dir", "stored_pass_at_k"]
+__all__ = ["ERROR_KINDS", "HARBOR_RUN_ID", "identity", "read_harbor", "sniff", "sniff_dir",
+           "stored_pass_at_k"]
 
 RESULT, CONFIG = "result.json", "config.json"
 
@@ -622,7 +624,8 @@ def read_harbor(path: str | os.PathLike[str], data: Any = None, *, duplicates: s
         not count_errors_as_failures and any(kind for _, kind in t.errors)))
     if no_reward:
         notes.append(f"{plural(no_reward, 'trial')} without a verifier result counted as "
-                     f"{'a failure' if no_reward == 1 else 'failures'} (Harbor's rule up to 0.13: a missing reward is 0; Harbor since "
+                     f"{'a failure' if no_reward == 1 else 'failures'} (Harbor's rule up to "
+                     "0.13: a missing reward is 0; Harbor since "
                      "its error policy leaves such trials out of its own mean and pass@k)")
     notes.append("Harbor's trials carry no attempt number: each task's trials are numbered "
                  "by started_at, then trial_name")

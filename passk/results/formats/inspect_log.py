@@ -187,6 +187,7 @@ class SuccessRule:
 
     @property
     def chosen(self) -> bool:
+        """Whether the user chose success values or a threshold."""
         return bool(self.values) or self.threshold is not None
 
     def _listed(self, value: Any) -> bool:
@@ -215,6 +216,7 @@ class SuccessRule:
         return False if x == 0.0 else None
 
     def describe(self) -> str:
+        """The rule in words, for an error message."""
         parts = ["C, True or 1"]
         if self.values:
             parts[0] = ", ".join(self.values) + " (--success-value), or " + parts[0]
@@ -241,7 +243,7 @@ def is_success(value: Any, *, success_values: Sequence[str] = (),
     Traceback (most recent call last):
     ...
     ValueError: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     rule = SuccessRule(success_values, success_threshold)
     won = rule.judge(value)
     if won is not None:
@@ -717,8 +719,8 @@ def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopp
     if status != "success":
         head = f"Inspect log status is {status!r}: "
     elif stopped and not passk_stopped:
-        head = (f"Inspect log's early stopping ({manager}) skipped {plural(stopped, 'sample epoch')}"
-                ", which never ran: ")
+        head = (f"Inspect log's early stopping ({manager}) skipped "
+                f"{plural(stopped, 'sample epoch')}, which never ran: ")
     else:
         head = "Inspect log holds fewer samples than planned, though its status is 'success': "
     if plan is None:
@@ -976,7 +978,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                                f"{s['uuid']!r:.{QUOTE}}")
         if s.get("retries") is not None and _count(s["retries"]) is None:
             raise ResultsError(path, where, "field 'error_retries' (or a summary's 'retries') "
-                               f"must be a list (or a count) of errors, got {s['retries']!r:.{QUOTE}}")
+                               "must be a list (or a count) of errors, got "
+                               f"{s['retries']!r:.{QUOTE}}")
     names: list[str] = []
     for s in summaries:
         for name in (s.get("scores") or {}):

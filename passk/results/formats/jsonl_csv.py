@@ -304,8 +304,9 @@ class _Columns:
         self.rows += n
         return True
 
-    def tally(self, path: Path, source: str, header: dict[str, Any] | None, protocol: Protocol | None,
-              seeds: list[str], attempts: list[str], unseeded: int = 0) -> Results | None:
+    def tally(self, path: Path, source: str, header: dict[str, Any] | None,
+              protocol: Protocol | None, seeds: list[str], attempts: list[str],
+              unseeded: int = 0) -> Results | None:
         """The counts, or None for the line-by-line path (a repeated (task, trial), a repeated
         run, seeds written as text)."""
         if not self.index:
@@ -607,7 +608,8 @@ def _fast_run_ids(seeds: list[str], attempts: list[str], unseeded: int, names: l
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
                duplicates: str = "error") -> Results:
-    """Read a JSON Lines results file (a ``passk run`` log, or :func:`passk.results.read.write_runs`'s).
+    """Read a JSON Lines results file (a ``passk run`` log, or
+    :func:`passk.results.read.write_runs`'s).
 
     Valid files are counted in bulk; anything off is re-read line by line, so
     that the error names the line. Every task the log's protocol declares is a

@@ -23,7 +23,8 @@ Success is promptfoo's own: the row's ``success`` (every assertion passed).
 A row that ended in an error (``failureReason`` 2: the provider failed, or an
 assertion could not run) is **counted as a failure** by default: an error is
 never a silent pass, and never silently dropped (passk's fail-closed rule);
-``errors='exclude'`` (``--errors exclude``, as for Inspect logs) leaves such rows out instead (counted in
+``errors='exclude'`` (``--errors exclude``, as for Inspect logs) leaves such rows out instead
+(counted in
 ``Results.excluded``, and said in the notes). The file's stored
 ``results.stats`` must agree with its rows (successes, failed assertions,
 errors), or the file is refused.

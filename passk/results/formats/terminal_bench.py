@@ -174,8 +174,9 @@ def _read_run(file: Path, report_as: Path, data: Any, duplicates: str) -> Result
     notes: list[str] = []
     incomplete: list[str] = []
     if modes:
+        shown_modes = some([f"{m} ({n})" for m, n in modes.most_common()])
         notes.append(f"{plural(sum(modes.values()), 'trial')} ended without a verdict "
-                     f"(is_resolved null; failure modes {some([f'{m} ({n})' for m, n in modes.most_common()])}) "
+                     f"(is_resolved null; failure modes {shown_modes}) "
                      "and count as failures, as terminal-bench counts them")
     stored = _check_stored(data, results, report_as)
     if stored:
@@ -213,7 +214,7 @@ def read_terminal_bench(path: str | os.PathLike[str], data: Any = None, *,
     >>> r = read_terminal_bench(d / "results.json")
     >>> r.successes.tolist(), r.totals.tolist(), r.notes[0]
     ([2], [3], 'the figures results.json stores agree with its trials: pass@2 1.0000, accuracy 0.6667')
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     path = Path(path)
     if path.is_file():
         return _read_run(path, path, data, duplicates)
