@@ -38,7 +38,7 @@ Examples
 Traceback (most recent call last):
 ...
 passk.errors.PolicyError: --max-flakiness 0.5 would loosen the policy's cap 0.2 (passk.toml): ...
-"""
+"""  # noqa: E501  # a doctest's output line cannot wrap
 
 from __future__ import annotations
 

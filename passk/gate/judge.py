@@ -215,7 +215,7 @@ def judge(
     >>> old = results_from_runs([Run(t, True, i) for t in "abc" for i in range(6)])
     >>> judge(new, GateCriteria(k=2, max_flakiness=0.6), baseline=old).reasons[0]
     'task c: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)'
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     ks_ = _ks(results, criteria, ks)
     if rows is None:
         rows = suite_report(results.task_ids, results.successes.tolist(),

@@ -231,7 +231,7 @@ class SuccessRule:
         Traceback (most recent call last):
         ...
         passk.errors.PolicyError: passk.toml: success.scorer: does not apply to lm-eval evidence (its reader takes metric, filter, success_threshold): remove it, or use a key that applies
-        """
+        """  # noqa: E501  # a doctest's output line cannot wrap
         names = dict(_SUCCESS_KEYS)
         taken = FORMAT_OPTIONS.get(fmt, ())
         for key in self.given():
