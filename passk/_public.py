@@ -28,7 +28,8 @@ PUBLIC = "passk"
 
 
 def publish(namespace: MutableMapping[str, Any]) -> None:
-    """Give each public class and function a module's ``namespace`` defines ``__module__ = 'passk'``.
+    """Give each public class and function a module's ``namespace`` defines
+    ``__module__ = 'passk'``.
 
     The names are those :data:`passk._OWNER` assigns to the module; constants
     (tuples, strings) have no ``__module__`` and are left as they are. Under

@@ -191,6 +191,7 @@ class RepeatRun:
 
     @property
     def outcomes(self) -> np.ndarray:
+        """``success`` of each counted run, in run order."""
         return np.array([r.success for r in self.results if r.counted], dtype=bool)
 
     @property

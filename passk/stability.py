@@ -723,7 +723,8 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     header = ["task", "risk", "runs", "passed", f"pass@{k}", f"pass^{k}",
               f"{report.confidence:.0%} CI", "lower", "flakiness", "class"]
     lo, hi = cells([t.ci.low for t in rows]), cells([t.ci.high for t in rows])
-    columns = [[show_id(t.task_id) for t in rows], [t.risk for t in rows], [str(t.runs) for t in rows],
+    columns = [[show_id(t.task_id) for t in rows], [t.risk for t in rows],
+               [str(t.runs) for t in rows],
                [str(t.successes) for t in rows], cells([t.pass_at_k for t in rows]),
                cells([t.pass_hat_k for t in rows]), [f"[{a}, {b}]" for a, b in zip(lo, hi)],
                cells([t.lower_bound for t in rows]), cells([t.flakiness for t in rows]),

@@ -83,7 +83,8 @@ class TaskPlan:
 
 
 def plan_tasks(results: Results, ks: Sequence[int], max_runs: Sequence[int], *,
-               min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+               min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+               max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
                gate_on: str = DEFAULT_CRITERIA.on, min_runs: int = 0,
                confidence: float = 0.95) -> list[TaskPlan]:
     """For each task: does it clear the bar on its own now, and can more runs change that?

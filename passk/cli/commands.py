@@ -353,8 +353,8 @@ def _plan_gate(args: argparse.Namespace) -> int:
         raise BadInput(f"--gate plans one k; the file's tasks have k = {ks} (give --k)")
     # the criteria in force (bound once), at the file's one k; the header names their mode
     criteria = dataclasses.replace(_bound(args, results).criteria, k=int(ks[0]))
-    plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs, false_block=args.false_block,
-                     false_pass=args.false_pass)
+    plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs,
+                     false_block=args.false_block, false_pass=args.false_pass)
     if args.json:
         _print_json(plan.to_dict())
         return EXIT_OK

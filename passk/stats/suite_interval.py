@@ -300,7 +300,8 @@ def _bootstrap_means(values: np.ndarray, counts: np.ndarray, n_resamples: int,
     total = int(weight.sum())
     if total * n_resamples <= _DIRECT_RESAMPLING_MAX:  # small suites: draw the tasks themselves
         tasks = np.repeat(distinct, weight)
-        means: np.ndarray = tasks[generator.integers(0, total, size=(n_resamples, total))].mean(axis=1)
+        drawn = generator.integers(0, total, size=(n_resamples, total))
+        means: np.ndarray = tasks[drawn].mean(axis=1)
         return means
     left = np.full(n_resamples, total, dtype=np.int64)  # tasks still to draw, per resample
     unseen = total  # tasks of the values not yet visited
@@ -862,7 +863,8 @@ def mean_pass_hat_k_ci(
 
     *The union part*, ``'union'`` below at level :math:`1 - \alpha_u`.
 
-    ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs. The exact
+    ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs.
+    The exact
     variance of :math:`\hat\theta_i` is a known function of :math:`\theta_i`,
 
     .. math:: v_n(\theta) = \sum_{j=1}^{k}
