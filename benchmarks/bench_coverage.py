@@ -341,7 +341,7 @@ def _ends_near_the_edges(tasks: int, n: int, k: int, level: float, method: str) 
     if method == "hoeffding":
         share = _union_share(np.array([n]), k)
         low, high = _hoeffding_bounds(x, (n // k) * tasks, alpha * (1 - share),
-                                      bernoulli=k == 1 or n == k, spread=(tasks, n, k))
+                                      bernoulli=k in (1, n), spread=(tasks, n, k))
     else:
         low, high = _score_bounds(x, tasks, n, k, alpha, bernoulli=n == k)
     theta = np.concatenate([low, high])

@@ -93,12 +93,12 @@ def test_two_logs_of_the_same_seeds_count_once(tmp_path):
     lines = b.read_text().splitlines()
     header = json.loads(lines[0])
     header["seed"] = 99
-    b.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    b.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     code, _, err = passk("gate", tmp_path / "a.jsonl", b)
     assert code == 2 and "b.jsonl:2: field 'seed'" in err and "header's seed 99" in err, err
     # ... and with the header's seed deleted: the same (task, seed, attempt) values
     del header["seed"]
-    b.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    b.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     code, _, err = passk("gate", tmp_path / "a.jsonl", b)
     assert code == 2 and "the same run counted twice" in err, err
     assert alone in (0, 1)

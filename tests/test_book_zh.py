@@ -84,7 +84,7 @@ NOTEBOOKS = [p for p in PAGES if p.endswith(".ipynb")]
 # a complete page still listed here fails).
 TRANSLATION_PENDING: set[str] = set()
 HTML_PAGES = [f"{Path(p).with_suffix('').as_posix()}.html" for p in PAGES]
-ZH_PAGES = HTML_PAGES + ["search.html", "genindex.html"]
+ZH_PAGES = [*HTML_PAGES, "search.html", "genindex.html"]
 
 
 def _completeness_params():

@@ -78,7 +78,7 @@ def test_the_reader_and_the_extension_share_the_rule():
             judged = SuccessRule(options.get("success_values"),
                                  options.get("success_threshold")).judge(value)
             if judged is None:
-                with pytest.raises(ValueError, match="cannot judge|neither a success"):
+                with pytest.raises(ValueError, match=r"cannot judge|neither a success"):
                     passk.integrations.inspect.is_success(value, **options)
             else:
                 assert passk.integrations.inspect.is_success(value, **options) is judged

@@ -493,5 +493,5 @@ def test_inspect_curtailment_gates_under_the_repositorys_policy(tmp_path, monkey
     assert (c.gate.k, c.gate.min_overall_pass_hat_k, c.gate.max_flakiness) == (3, 0.9, 0.1)
     assert c.policy is not None and c.policy.path.endswith("passk.toml")
     assert Curtailment(k=5).gate.k == 5  # stricter: kept
-    with pytest.raises(PolicyError, match="would loosen the policy's bar 0.9"):
+    with pytest.raises(PolicyError, match=r"would loosen the policy's bar 0.9"):
         Curtailment(min_overall_pass_hat_k=0.5)

@@ -273,7 +273,7 @@ def test_adapter_returning_wrong_type_stops_the_suite(driver, tmp_path):
     adapter = AsyncBad() if driver == "async" else Bad()
     extra = {"max_concurrency": 4} if driver == "threads" else {}
     log = tmp_path / "runs.jsonl"
-    with pytest.raises(TypeError, match="Bad.run returned dict, not a RunResult"):
+    with pytest.raises(TypeError, match=r"Bad.run returned dict, not a RunResult"):
         run_suite(adapter, [Task("a")], {"read-only": 2}, log=log, progress=False, **extra)
     assert log_lines(log) == []
 
