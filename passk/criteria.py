@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
+from passk._public import publish
+
 __all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_MODES", "GATE_ON", "MAX_K", "GateCriteria",
            "check_criteria"]
 
@@ -126,3 +128,6 @@ def check_criteria(k: object, cap: object, min_runs: object, on: object, confide
 
 #: The gate's defaults: the chapter's bar 0.7 and cap 0.2, on the estimate, k = 5.
 DEFAULT_CRITERIA = GateCriteria()
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)
