@@ -86,7 +86,7 @@ def _evaluation(args: argparse.Namespace) -> Evaluation:
         vars(args)["_evaluation"] = Evaluation(
             asked, getattr(args, "policy_file", None), getattr(args, "policy_ref", None),
             command=args.command, say=lambda line: print(line, file=sys.stderr))
-    return cast(Evaluation, vars(args)["_evaluation"])
+    return cast("Evaluation", vars(args)["_evaluation"])
 
 
 def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:
@@ -353,8 +353,8 @@ def _plan_gate(args: argparse.Namespace) -> int:
         raise BadInput(f"--gate plans one k; the file's tasks have k = {ks} (give --k)")
     # the criteria in force (bound once), at the file's one k; the header names their mode
     criteria = dataclasses.replace(_bound(args, results).criteria, k=int(ks[0]))
-    plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs, false_block=args.false_block,
-                     false_pass=args.false_pass)
+    plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs,
+                     false_block=args.false_block, false_pass=args.false_pass)
     if args.json:
         _print_json(plan.to_dict())
         return EXIT_OK
@@ -453,7 +453,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         tail = [""] + [("- " if args.markdown else "") + line + (
             " (--accept-incomplete to compare anyway)" if closed else " (accepted)")
             for line in gaps] if gaps else []
-        _emit("\n".join([format_diff(d, markdown=args.markdown)] + tail),
+        _emit("\n".join([format_diff(d, markdown=args.markdown), *tail]),
               markdown=args.markdown)
     if closed:  # fails closed: an incomplete input never reads as "no regression"
         return EXIT_BLOCKED
@@ -937,6 +937,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (``sys.argv[1:]`` when None); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # a short-lived command building millions of small objects: the cycle collector
@@ -945,7 +946,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return args.func(args)
+        status: int = args.func(args)
     except PasskError as exc:  # input passk cannot use: one line, the class's own status
         from passk.render.tables import escape_text
 
@@ -959,6 +960,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"passk {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    else:
+        return status
     finally:
         if gc_was_on:
             gc.enable()

@@ -38,7 +38,7 @@ Examples
 Traceback (most recent call last):
 ...
 passk.errors.PolicyError: --max-flakiness 0.5 would loosen the policy's cap 0.2 (passk.toml): ...
-"""
+"""  # noqa: E501  # a doctest's output line cannot wrap
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ _ERRORS_ORDER = ("exclude", "fail", "fail-all")
 def _given(value: Any) -> bool:
     """Whether an option was given: ``None``, ``False``, empty and the defaults' ``0``
     for ``min_runs`` are "not given"."""
-    return value is not None and value is not False and value != [] and value != ()
+    return value is not None and value is not False and value not in ([], ())
 
 
 def looser(criterion: Criterion | str, held: Any, asked: Any) -> bool:
@@ -214,7 +214,7 @@ def looser(criterion: Criterion | str, held: Any, asked: Any) -> bool:
         return asked is None or (held is not None and asked > held)
     if isinstance(c.tighter, Mapping):
         return asked not in c.tighter.get(held, (held,))
-    return asked < held if c.tighter == "higher" else asked > held
+    return bool(asked < held if c.tighter == "higher" else asked > held)
 
 
 @dataclass(frozen=True)
