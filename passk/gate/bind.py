@@ -457,7 +457,9 @@ def _bind_runs(asked: Mapping[str, Any], policy: Policy | None, floor: int | Non
             raise LoosenedCriteria(f"{what} would loosen the declared k {floor}: criteria are "
                                    "fixed before the runs")
         origins[f"k for {risk}"] = f"{_origin_word(front)} (--k-for {risk}={kk})"
-    for risk, n in dict(asked.get("runs") or {}).items() if policy is not None else ():
+    if policy is None:
+        return k_for
+    for risk, n in dict(asked.get("runs") or {}).items():
         need = policy.tasks.runs_for(risk)
         if need is not None and n < need:
             raise _refused(f"{n} runs for {risk} tasks", f"runs {need} for {risk}", policy)
