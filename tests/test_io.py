@@ -43,8 +43,8 @@ def test_bulk_path_matches_line_by_line(tmp_path):
         for j in range(int(rng.integers(1, 8))):
             rec = {"task_id": t if t % 3 == 0 else f"t{t}", "trial": j,
                    "success": bool(rng.random() < 0.7)}
-            if t % 5 == 0:
-                rec["risk"] = "high-risk-write" if j == 1 else "read-only"
+            if t % 5 == 0:  # one tier a task: two tiers for one task are refused
+                rec["risk"] = "high-risk-write" if t % 10 == 0 else "read-only"
             if t % 7 == 0 and j == 0:
                 rec["infrastructure_error"] = True
             if t % 11 == 0 and j == 2:
