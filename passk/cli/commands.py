@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from passk.api import Evaluation, label
 
@@ -914,14 +914,38 @@ def _add_run(add: _Add) -> None:
                    help="no progress bar (it is also off when stderr is not a terminal)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a suggestion for a mistyped option or command (as Python 3.14's
+    ``suggest_on_error`` gives): ``passk gate --min-overal 0.8`` says ``did you mean
+    --min-overall?``."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        typed = re.findall(r"(?:unrecognized arguments|invalid choice): '?([^\s',]+)", message)
+        known = [s for a in self._actions for s in a.option_strings]
+        for a in self._actions:
+            if isinstance(a.choices, dict):  # the subcommands: a name -> parser mapping
+                known += list(a.choices)
+                known += [s for sub in a.choices.values() for b in sub._actions  # noqa: SLF001
+                          for s in b.option_strings]
+        close = difflib.get_close_matches(typed[0].split("=")[0], known, n=1) if typed else []
+        super().error(message + (f" (did you mean {close[0]}?)" if close else ""))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``passk`` parser: one ``_add_<command>`` function per command (a new command
     is one more such function, named in the tuple below)."""
-    parser = argparse.ArgumentParser(
+    import passk
+
+    parser = _Parser(
         prog="passk",
         description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"passk {passk.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_: str,
             ) -> argparse.ArgumentParser:
