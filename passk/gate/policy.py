@@ -84,7 +84,7 @@ import numpy as np
 
 from passk._public import publish
 from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
-from passk.errors import PolicyError
+from passk.errors import BadInput, PolicyError
 from passk.results.counts import Results, with_unrun_tasks
 from passk.results.formats import FORMAT_OPTIONS, FORMATS
 from passk.results.ids import lookalike_refusal
@@ -769,7 +769,7 @@ def count_errors(results: Results, errors: str) -> tuple[Results, tuple[str, ...
     ([2], [0], ('errored samples counted as failures: 1 (errors = fail-all)',))
     """
     if errors not in ERRORS:
-        raise ValueError(f"errors ({errors!r}) must be one of {', '.join(ERRORS)}")
+        raise BadInput(f"errors ({errors!r}) must be one of {', '.join(ERRORS)}")
     if errors != "fail-all":  # 'fail' and 'exclude' are the reader's own rule (its errors=)
         return results, ()
     left_out = int(results.excluded.sum())

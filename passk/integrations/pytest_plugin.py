@@ -54,7 +54,7 @@ from _pytest.runner import runtestprotocol  # re-entered for infrastructure retr
 
 from passk.cli.options import open_probability, positive_int, probability, whole
 from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, GateCriteria
-from passk.errors import PasskError
+from passk.errors import BadInput, PasskError
 from passk.render.tables import cell, one_line
 
 if TYPE_CHECKING:
@@ -204,19 +204,19 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
     """``(runs, k, risk)`` of a marked test, from its marker and the options."""
     kwargs = dict(mark.kwargs)
     if len(mark.args) > 1:
-        raise ValueError(f"@pytest.mark.passk on {where}: takes at most one positional argument "
+        raise BadInput(f"@pytest.mark.passk on {where}: takes at most one positional argument "
                          f"(runs), got {mark.args!r}")
     if mark.args:
         if "runs" in kwargs:
-            raise ValueError(f"@pytest.mark.passk on {where}: runs given twice")
+            raise BadInput(f"@pytest.mark.passk on {where}: runs given twice")
         kwargs["runs"] = mark.args[0]
     unknown = set(kwargs) - {"runs", "k", "risk"}
     if unknown:
-        raise ValueError(f"@pytest.mark.passk on {where}: unknown argument(s) "
+        raise BadInput(f"@pytest.mark.passk on {where}: unknown argument(s) "
                          f"{sorted(unknown)}; it takes runs, k and risk")
     risk = kwargs.get("risk", "read-only")
     if not isinstance(risk, str) or not risk:
-        raise ValueError(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
+        raise BadInput(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
                          "as 'read-only' or 'high-risk-write'")
     runs = kwargs.get("runs")
     if runs is None:
@@ -229,7 +229,7 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
     k = kwargs.get("k", config.getoption("passk_k") or _DEFAULTS["passk_k"])
     for name, value in (("runs", runs), ("k", k)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
+            raise BadInput(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
                              "number >= 1")
     session = config.pluginmanager.get_plugin("passk-session")
     policy = getattr(session, "policy", None)
@@ -323,7 +323,7 @@ class _Verdict:
         """The judge's verdict (the report's ``gate``)."""
         gate = self.report.gate
         if gate is None:  # _verdict always judges
-            raise ValueError("the session's report was not judged")
+            raise BadInput("the session's report was not judged")
         return gate
 
 
