@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -217,21 +218,27 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
     if not isinstance(risk, str) or not risk:
         raise ValueError(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
                          "as 'read-only' or 'high-risk-write'")
+    session = config.pluginmanager.get_plugin("passk-session")
+    policy = getattr(session, "policy", None)
     runs = kwargs.get("runs")
     if runs is None:
         runs = config.getoption("passk_runs")
+    if runs is None and policy is not None:  # the policy's runs for the test, by its tier
+        repetition = re.search(r"passk\d+of\d+", where)
+        runs = policy.tasks.runs_for_task(task_id_of(where, repetition.group(0))
+                                          if repetition else where)
     if runs is None:
         from passk.adapter import Task
         from passk.stability import RepeatPolicy
 
         runs = RepeatPolicy().runs_for(Task(where, risk=risk))
-    k = kwargs.get("k", config.getoption("passk_k") or _DEFAULTS["passk_k"])
+    # the k in force (--passk-k, else the policy's, else the default) where the marker has none
+    in_force = getattr(session, "opt", {}).get("passk_k") or _DEFAULTS["passk_k"]
+    k = kwargs.get("k", in_force)
     for name, value in (("runs", runs), ("k", k)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
                              "number >= 1")
-    session = config.pluginmanager.get_plugin("passk-session")
-    policy = getattr(session, "policy", None)
     if policy is not None:  # the marker's k and runs are bound by the policy like any option
         from passk.gate.bind import bind
 
@@ -758,9 +765,7 @@ def summary_lines(session: PasskSession) -> list[str]:
             table = format_table(alone, flaky_first=True).splitlines()
             lines += table[:-1]  # without the interval note (unjudged: no verdict)
         lines.append(table[-1])
-        lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
-                     f"(each test at its k) = {cell(gate.overall)}")
-        lines += [f"  - {reason}" for reason in gate.reasons]
+        lines += gate.describe(limit=None).splitlines()  # the judge's line, as it made it
     failing = [t for t in tasks if t in session.first_failure]
     if failing:
         lines.append("failed repetitions (the traceback of each test's first failed run is "
