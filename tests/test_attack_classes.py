@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import glob
 import hashlib
 import io
@@ -265,26 +266,28 @@ def test_a_policy_input_the_base_lacks_is_refused(pull_request, tmp_path, monkey
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
-@pytest.mark.parametrize("fmt", ["text", "--markdown", "--json"])
-def test_passk_gate_policy_ref_gates_under_the_base_policy(pull_request, monkeypatch, name,
-                                                           fmt):
+def test_passk_gate_policy_ref_gates_under_the_base_policy(pull_request, monkeypatch, name):
+    """``passk gate --policy-ref main``, in text, Markdown and JSON, and ``passk report``."""
     cwd = pull_request(name)
     repo = pull_request.repo
     monkeypatch.chdir(cwd)
-    extra = [] if fmt == "text" else [fmt]
-    status, out, err = passk("gate", repo / "evals" / "runs.jsonl", "--policy-ref", "main",
-                             *extra)
-    assert status == 1, err
-    if fmt == "--json":
-        gate = json.loads(out)["gate"]
-        assert (gate["passed"], gate["cap"], gate["reasons"]) == (False, 0.2, [FLAKY_REASON])
-        assert gate["policy"] == "passk.toml at main"
-        assert gate["policy_sha256"] == _base_sha256(repo)
-    else:
-        line = verdict_line(out)
-        assert "flakiness cap 0.200" in line and "[policy passk.toml at main (sha256 " \
-            f"{_base_sha256(repo)[:12]})]" in line, line
-        assert FLAKY_REASON in out
+    runs = repo / "evals" / "runs.jsonl"
+    for fmt in ([], ["--markdown"], ["--json"]):
+        status, out, err = passk("gate", runs, "--policy-ref", "main", *fmt)
+        assert status == 1, err
+        if fmt == ["--json"]:
+            gate = json.loads(out)["gate"]
+            assert (gate["passed"], gate["cap"], gate["reasons"]) == (False, 0.2,
+                                                                      [FLAKY_REASON])
+            assert gate["policy"] == "passk.toml at main"
+            assert gate["policy_sha256"] == _base_sha256(repo)
+        else:
+            line = verdict_line(out)
+            assert "flakiness cap 0.200" in line and "[policy passk.toml at main (sha256 " \
+                f"{_base_sha256(repo)[:12]})]" in line, line
+            assert FLAKY_REASON in out
+    status, out, err = passk("report", runs, "--policy-ref", "main")
+    assert status == 0 and "gate: BLOCKED" in verdict_line(out) and FLAKY_REASON in out, err
 
 
 @pytest.mark.parametrize("name", ["a nearer passk.toml", "[tool.passk] beside passk.toml",
@@ -596,6 +599,7 @@ def test_a_huge_k_in_the_base_policy_is_an_error_in_the_action(pull_request, tmp
 # structure: one binding, no argv, no verdict edited after the judge
 # --------------------------------------------------------------------------
 
+@functools.cache
 def _modules() -> list[tuple[str, ast.Module]]:
     return [(p.relative_to(PACKAGE).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
             for p in sorted(PACKAGE.rglob("*.py"))]
@@ -621,35 +625,60 @@ def _called(call: ast.Call) -> str | None:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
-#: Where ``GateCriteria(...)`` may be called, and why:
+#: Where ``GateCriteria(...)`` (under any name bound to it: ``GateSettings``) may be called,
+#: by (module, function), and why:
 #: - ``gate/bind.py`` ``bind``: the one binding (policy + protocol + options + defaults);
 #: - ``gate/policy.py`` ``parse_policy`` (the policy file's own values, validated, before
 #:   anything binds them) and ``policy_init`` (the defaults, to write a starting file);
-#: - ``criteria.py``: the type itself and its defaults (``DEFAULT_CRITERIA``);
-#: - ``gate/judge.py``, ``analysis/report.py`` and ``run/evaluate.py``: the judge's and the
-#:   report's criteria from values already bound (``Evaluation.criteria``'s keywords, a
-#:   ``SuiteRun``'s settings), never from a policy.
-#: Anything else that builds one from a policy's values bypasses the binding; a module that
-#: reads a policy's ``.criteria`` and passes it on (``dataclasses.replace`` of it) is caught
-#: by the second half of the test.
+#: - ``criteria.py`` at module level: the defaults (``DEFAULT_CRITERIA``);
+#: - what a log or protocol says it served, to check or replay it, never to gate with a
+#:   policy: ``gate/criteria.py`` ``gate`` (a curtailed log's served gate against the one
+#:   asked), ``run/runner.py`` ``_replay``/``stop_of_log``/``_curtailed_plan`` (a log's own
+#:   protocol, replayed through the scheduler);
+#: - keyword APIs without a policy: ``run/runner.py`` ``run_suite`` (its keywords, used only
+#:   when no ``in_force`` is given) and ``run/evaluate.py`` ``evaluate_suite``;
+#: - ``analysis/report.py`` ``build_report``: the report's criteria from values already bound
+#:   (``passk.api.Evaluation.criteria``'s keywords).
+#: Anything else that builds one bypasses the binding: Inspect's ``Curtailment``, the
+#: pytest plugin and ``run_suite(in_force=...)`` take ``InForce.criteria`` whole
+#: (``dataclasses.replace`` of it), so that no front end gates on a subset of the policy.
 ALLOWED_CRITERIA = {("gate/bind.py", "bind"), ("gate/policy.py", "parse_policy"),
-                    ("gate/policy.py", "policy_init")}
-ALLOWED_CRITERIA_MODULES = {"criteria.py", "gate/judge.py", "analysis/report.py",
-                            "run/evaluate.py"}
+                    ("gate/policy.py", "policy_init"), ("criteria.py", "<module>"),
+                    ("gate/criteria.py", "gate"), ("run/runner.py", "_replay"),
+                    ("run/runner.py", "stop_of_log"), ("run/runner.py", "_curtailed_plan"),
+                    ("run/runner.py", "run_suite"), ("run/evaluate.py", "evaluate_suite"),
+                    ("analysis/report.py", "build_report")}
+
+
+def _criteria_names() -> set[str]:
+    """``GateCriteria`` and every name bound to it in the package (``X = GateCriteria``,
+    ``import GateCriteria as X``)."""
+    names = {"GateCriteria"}
+    for _, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
+                    and node.value.id in names:
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if isinstance(node, ast.ImportFrom):
+                names |= {a.asname for a in node.names if a.name == "GateCriteria" and a.asname}
+    return names
 
 
 def test_no_module_but_the_binding_builds_criteria_from_a_policy():
-    """``GateCriteria(`` is called only where :data:`ALLOWED_CRITERIA` says (see its
-    comment for why each), and no module outside the binding and the policy's own file reads
-    a policy's ``.criteria`` to gate with (``policy.criteria`` passed on, replaced or
-    unpacked), so a front end cannot take a subset of the policy."""
+    """``GateCriteria(`` (or an alias, ``GateSettings(``) is called only where
+    :data:`ALLOWED_CRITERIA` says (see its comment for why each), and no module outside the
+    binding and the policy's own file reads a policy's ``.criteria`` to gate with
+    (``policy.criteria`` passed on, replaced or unpacked), so a front end cannot take a
+    subset of the policy."""
+    names = _criteria_names()
+    assert "GateSettings" in names  # the scan sees through the alias
     built, read = [], []
     for where, tree in _modules():
         inside = _enclosing(tree)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _called(node) == "GateCriteria":
+            if isinstance(node, ast.Call) and _called(node) in names:
                 fn = inside.get(id(node), "<module>")
-                if (where, fn) not in ALLOWED_CRITERIA and where not in ALLOWED_CRITERIA_MODULES:
+                if (where, fn) not in ALLOWED_CRITERIA:
                     built.append(f"{where}:{node.lineno} in {fn}")
             if (isinstance(node, ast.Attribute) and node.attr == "criteria"
                     and isinstance(node.value, (ast.Name, ast.Attribute))
