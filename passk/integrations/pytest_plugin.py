@@ -54,7 +54,7 @@ import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 from passk.cli.options import open_probability, positive_int, probability, whole
-from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, GateCriteria
+from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, MAX_K, GateCriteria
 from passk.errors import PasskError
 from passk.render.tables import cell, one_line
 
@@ -236,17 +236,21 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
     in_force = getattr(session, "opt", {}).get("passk_k") or _DEFAULTS["passk_k"]
     k = kwargs.get("k", in_force)
     for name, value in (("runs", runs), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
             raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
-                             "number >= 1")
+                             f"number from 1 to {MAX_K:,}")
     if policy is not None:  # the marker's k and runs are bound by the policy like any option
         from passk.gate.bind import bind
 
-        try:
-            bind({"k": k, "runs": {risk: runs}}, policy, front="plugin")
+        try:  # spelled as the marker's keywords (an option looser than the policy was refused)
+            bind({"k": k, "runs": {risk: runs}}, policy, front="python")
         except PasskError as exc:
-            raise pytest.UsageError(f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs}, "
-                                    f"risk={risk!r}): {exc}") from None
+            given = "the marker" if "runs" in kwargs else "--passk-runs" if config.getoption(
+                "passk_runs") is not None else "the policy"
+            # a usage error once collection ends (raised here, pytest would make it a
+            # collection error with a traceback)
+            session.refused.append(f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs} "
+                                   f"from {given}, risk={risk!r}): {exc}")
     return runs, k, risk
 
 
@@ -356,6 +360,8 @@ class PasskSession:
         self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
         self.verdict: _Verdict | None = None
         self.exit_note = ""
+        #: Markers the policy refuses, one line each: a usage error once collected.
+        self.refused: list[str] = []
 
     def gate_settings(self) -> GateCriteria:
         """The gate the session decides with, and curtailment serves."""
@@ -401,6 +407,8 @@ class PasskSession:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
+        if self.refused:
+            raise pytest.UsageError("\n".join(dict.fromkeys(self.refused)))
         if not config.stash.get(_SEEN_MARKED, False):
             return
         suite_seed = self.opt["passk_seed"]
