@@ -236,9 +236,12 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
     in_force = getattr(session, "opt", {}).get("passk_k") or _DEFAULTS["passk_k"]
     k = kwargs.get("k", in_force)
     for name, value in (("runs", runs), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
-                             f"number from 1 to {MAX_K:,}")
+                             "number >= 1")
+        if value > MAX_K:  # a count of runs (numpy counts in int64)
+            raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) is more than "
+                             f"{MAX_K:,}: give a number of runs")
     if policy is not None:  # the marker's k and runs are bound by the policy like any option
         from passk.gate.bind import bind
 
@@ -249,8 +252,11 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
                 "passk_runs") is not None else "the policy"
             # a usage error once collection ends (raised here, pytest would make it a
             # collection error with a traceback)
-            session.refused.append(f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs} "
-                                   f"from {given}, risk={risk!r}): {exc}")
+            line = (f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs} from {given}, "
+                    f"risk={risk!r}): {exc}")
+            if session is None:
+                raise pytest.UsageError(line) from None
+            session.refused.append(line)
     return runs, k, risk
 
 
