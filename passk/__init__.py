@@ -71,11 +71,16 @@ _OWNER = {
     "PairedComparison": "stats.compare", "compare_pass_hat_k": "stats.compare",
     "plan_comparison": "stats.power",
     "Results": "results.counts", "read_results": "results.read",
+    # the criteria, the policy and the one binding; the error family
+    "GateCriteria": "criteria", "Policy": "gate.policy", "load_policy": "gate.policy",
+    "policy_in_force": "gate.policy", "bind": "gate.bind", "InForce": "gate.bind",
+    "PasskError": "errors",
 }
 
 #: Every public module and package, reachable as ``passk.NAME``.
 _SUBMODULES = frozenset({
-    "adapter", "analysis", "book", "cli", "flaky_adapter", "gate", "integrations",
+    "adapter", "analysis", "api", "book", "cli", "errors", "flaky_adapter", "gate",
+    "integrations",
     "metrics", "render", "repeats", "results", "run", "stability", "stats",
 })
 
@@ -99,6 +104,9 @@ __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the m
     "judge", "judged_report", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
     # results
     "Results", "read_results",
+    # the criteria, the policy and the one binding (passk.api is the files' API); errors
+    "GateCriteria", "Policy", "load_policy", "policy_in_force", "bind", "InForce",
+    "PasskError",
 ]
 
 
@@ -118,8 +126,12 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
     from passk.adapter import *
+    from passk.criteria import GateCriteria
+    from passk.errors import PasskError
     from passk.flaky_adapter import Grader, OnCallSimulator, demo_tasks
+    from passk.gate.bind import InForce, bind
     from passk.gate.judge import judge
+    from passk.gate.policy import Policy, load_policy, policy_in_force
     from passk.metrics import *
     from passk.repeats import *
     from passk.results.counts import Results

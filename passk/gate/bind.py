@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from passk._public import publish
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA, GATE_ON, GateCriteria
 from passk.errors import LoosenedCriteria, PolicyError
 
@@ -514,3 +515,6 @@ def choices_for(reader: Mapping[str, Any], taken: Sequence[str]) -> dict[str, An
 
 
 Parse = Callable[[str], Any]
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

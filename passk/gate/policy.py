@@ -82,6 +82,7 @@ from typing import Any
 
 import numpy as np
 
+from passk._public import publish
 from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
 from passk.errors import PolicyError
 from passk.results.counts import Results, with_unrun_tasks
@@ -1002,3 +1003,6 @@ def policy_init(results: Results, files: Sequence[str],
     lines += ["", "[baseline]", f"alpha = {_toml(d.alpha)}", f"correction = {_toml(d.correction)}",
               "# margin = 0.05  # non-inferiority: block unless a drop is shown to be smaller"]
     return "\n".join(lines) + "\n"
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -610,29 +610,24 @@ class PasskSession:
         return self._schedule().results(order=self._tasks(), excluded="attempts")
 
     def _verdict(self) -> _Verdict:
-        from passk.gate.judge import judge
-        from passk.stability import suite_report
+        from passk.gate.judge import judge_suite
 
         schedule = self._schedule()
         results = self.results()
-        states = [schedule.states[t] for t in results.task_ids]
-        ks = [s.k for s in states]
         short = schedule.unfinished(results.task_ids)
-        report = suite_report(results.task_ids, results.successes, results.totals,
-                              risks=results.risks, k=ks if states else 5)
         if self.policy is not None:  # the policy's task set and runs: what the session lacks
             from passk.gate.policy import apply_policy
 
             results = apply_policy(self.policy, results, "the pytest session",
                                    producer_checked=False)
-            states = [schedule.states[t] for t in results.task_ids if t in schedule.states]
-            ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
-                  for t in results.task_ids]
-            report = suite_report(results.task_ids, results.successes, results.totals,
-                                  risks=results.risks, k=ks if ks else 5)
-        gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks,
-                     policy_line=self.in_force.policy_line, applied=self.in_force.overrides)
-        report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
+        states = [schedule.states[t] for t in results.task_ids if t in schedule.states]
+        ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
+              for t in results.task_ids]
+        report = judge_suite(results, self.gate_settings(), k=ks if ks else 5, ks=ks,
+                             unfinished=short, policy_line=self.in_force.policy_line,
+                             applied=self.in_force.overrides, protocol=None)
+        # the session's k as its summary names it: the tests' one k, 0 when they differ
+        report = dataclasses.replace(report, k=ks[0] if len(set(ks)) == 1 else
                                      0 if ks else self.opt["passk_k"])
         excluded = int(results.excluded.sum())
         notes = []

@@ -52,7 +52,7 @@ from passk.gate.curtailment import (
     task_outlook,
     task_settled,
 )
-from passk.gate.judge import judge
+from passk.gate.judge import judge_suite
 from passk.repeats import attempt_seed, run_once, run_once_async
 from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
@@ -65,7 +65,6 @@ from passk.stability import (
     RepeatPolicy,
     SuiteReport,
     suite_protocol,
-    suite_report,
 )
 from passk.stats.sequential import LookDecision
 
@@ -958,13 +957,9 @@ def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult]
     states = list(schedule.states.values())
     results = schedule.results(protocol)
     gate_criteria = schedule.criteria
-    report = suite_report(results.task_ids, results.successes, results.totals,
-                          risks=results.risks, k=gate_criteria.k,
-                          confidence=gate_criteria.confidence)
-    gate = judge(results, gate_criteria, rows=report.tasks,
-                 policy_line=in_force.policy_line if in_force is not None else "",
-                 applied=in_force.overrides if in_force is not None else ())
-    report = dataclasses.replace(report, gate=gate, protocol=protocol)
+    report = judge_suite(results, gate_criteria, k=gate_criteria.k, protocol=protocol,
+                         policy_line=in_force.policy_line if in_force is not None else "",
+                         applied=in_force.overrides if in_force is not None else ())
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,
