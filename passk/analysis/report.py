@@ -315,7 +315,8 @@ def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = N
 def build_report(
     results: Results, *, k: int | None = None, k_for: Mapping[str, int] | None = None,
     confidence: float = 0.95, ci_method: str = "exact", class_threshold: float = CLASS_THRESHOLD,
-    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
+    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+    max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
     min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
     declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
     baseline: Results | None = None, margin: float | None = None,
@@ -464,4 +465,4 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     gate = fr.gate
     verdict = gate.verdict()
     lines = list_items(gate.reasons, markdown=markdown, limit=limit)
-    return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)
+    return "\n".join([f"**{verdict}**" if markdown else verdict, *lines])

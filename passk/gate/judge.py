@@ -224,7 +224,7 @@ def judge(
     >>> old = results_from_runs([Run(t, True, i) for t in "abc" for i in range(6)])
     >>> judge(new, GateCriteria(k=2, max_flakiness=0.6), baseline=old).reasons[0]
     'task c: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)'
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     ks_ = _ks(results, criteria, ks)
     if rows is None:
         rows = suite_report(results.task_ids, results.successes.tolist(),
@@ -313,10 +313,10 @@ def judge_suite(
     >>> [t.task_id for t in report.tasks], report.gate.passed
     (['a', 'b'], True)
     """
-    if ks is None and k is not None and not isinstance(k, int):
-        ks = [int(x) for x in np.asarray(k).ravel().tolist()]
-    ks_ = _ks(results, criteria, ks if ks is not None else (
-        None if k is None else [int(k)] * len(results)))
+    if ks is None and k is not None:  # one k for every task, or each task's
+        ks = ([int(k)] * len(results) if isinstance(k, int)
+              else [int(x) for x in np.asarray(k).ravel().tolist()])
+    ks_ = _ks(results, criteria, ks)
     report = suite_report(results.task_ids, results.successes, results.totals,
                           risks=results.risks,
                           k=k if k is not None else (ks_ or criteria.k),

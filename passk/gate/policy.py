@@ -233,7 +233,7 @@ class SuccessRule:
         Traceback (most recent call last):
         ...
         passk.errors.PolicyError: passk.toml: success.scorer: does not apply to lm-eval evidence (its reader takes metric, filter, success_threshold): remove it, or use a key that applies
-        """
+        """  # noqa: E501  # a doctest's output line cannot wrap
         names = dict(_SUCCESS_KEYS)
         taken = FORMAT_OPTIONS.get(fmt, ())
         for key in self.given():
@@ -571,7 +571,7 @@ def _text(path: str, key: str, value: Any) -> str:
 def _texts(path: str, key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(
             isinstance(v, str) and v for v in value):
-        raise _bad(path, key, f"{value!r} is not a list of strings: write e.g. [\"a\", \"b\"]")
+        raise _bad(path, key, f'{value!r} is not a list of strings: write e.g. ["a", "b"]')
     if len(set(value)) != len(value):
         raise _bad(path, key, "lists a value twice: list each once")
     return tuple(value)
@@ -820,7 +820,7 @@ def _policy_tiers(policy: Policy, results: Results, label: str) -> Results:
     recorded = (results.totals + results.excluded).tolist()
     for tid, risk, n in zip(results.task_ids, results.risks, recorded, strict=True):
         tier = tiers.get(tid)
-        if tier is None or risk == tier or n == 0 and tid not in results.settled_early:
+        if tier is None or risk == tier or (n == 0 and tid not in results.settled_early):
             continue  # no tier, the same, or no record says (an unlabelled task's default)
         if risk != "read-only" or given:
             raise PolicyError(
@@ -873,7 +873,7 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
     ts = policy.tasks
     if ts.ids:
         listed = set(ts.ids)
-        results = with_unrun_tasks(results, [t for t in ts.ids])
+        results = with_unrun_tasks(results, list(ts.ids))
         extra = [t for t in results.task_ids if t not in listed]
         if extra:
             gaps.append(f"task(s) {', '.join(extra)}: not in the policy's task set; the gate "
@@ -984,7 +984,7 @@ def policy_init(results: Results, files: Sequence[str],
         runs_line = [f"runs = {int(positive.min()) if positive.size else 1}"]
     lines = [f"# passk gate policy, written by `passk policy init` from {', '.join(files)}.",
              "# Review it like code: the gate refuses any option or results file looser than",
-             "# it. See the passk README (\"The gate policy\") for every key.",
+             '# it. See the passk README ("The gate policy") for every key.',
              f"producer = {_toml(results.source)}",
              *(["require_protocol = true  # the run log's header must be there"]
                if results.protocol is not None else []),

@@ -148,7 +148,7 @@ class _Log:
             self._write(record.to_json())
 
     def _write(self, line: str) -> None:
-        assert self._file is not None
+        assert self._file is not None  # noqa: S101  # written only while open
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()  # in the OS: a killed process loses nothing
@@ -162,7 +162,7 @@ class _Log:
             self._dirty.set()
 
     def _commit_loop(self) -> None:
-        assert self._file is not None
+        assert self._file is not None  # noqa: S101  # the loop runs only while open
         fd = self._file.fileno()
         while not self._closing:
             self._dirty.wait()
@@ -483,7 +483,7 @@ def run_suite(
         if is_async:
             if asyncio.run(_drive_async(adapter, schedule, by_id, seed, limit, timeout, backoff,
                                         on_result)):
-                raise KeyboardInterrupt
+                raise KeyboardInterrupt  # noqa: TRY301  # handled below, as a real Ctrl-C is
         else:
             own = executor is None and max_concurrency is not None
             pool = ThreadPoolExecutor(max_concurrency) if own else executor
@@ -497,7 +497,7 @@ def run_suite(
     except KeyboardInterrupt:
         bar.close()
         where = f" in {log}" if log else ""
-        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "
+        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "  # noqa: T201  # to stderr
               + ("resume=True with the same log and seed runs only the rest" if log else
                  "without a log there is nothing to resume from"), file=sys.stderr)
         raise
@@ -1053,4 +1053,5 @@ def load_adapter(spec: str) -> HarnessAdapter:
     if not callable(getattr(obj, "run", None)):
         raise BadInput(
             f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
-    return obj
+    adapter: HarnessAdapter = obj
+    return adapter
