@@ -106,6 +106,7 @@ __all__ = [
     "policy_in_force",
     "policy_init",
     "protocol_refusal",
+    "repository_root",
 ]
 
 #: The policy's own file name.
@@ -332,6 +333,22 @@ def _candidates(dirs: Sequence[str], read: Read, label: Callable[[str], str]
             if isinstance(table, dict) and "passk" in table:
                 found.append((pyproject, data, True))
     return found
+
+
+def repository_root(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The repository a policy belongs to: the outermost directory holding ``.git`` from
+    ``start`` (default: the working directory) up, so that a nested ``.git`` does not end
+    the search; None outside any repository.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()).resolve(); (d / "sub" / ".git").mkdir(parents=True)
+    >>> (d / ".git").mkdir()
+    >>> repository_root(d / "sub") == d
+    True
+    """
+    return _chain(Path(start if start is not None else Path.cwd()).resolve())[1]
 
 
 def _file_reader(path: str) -> bytes | None:

@@ -178,9 +178,12 @@ class Curtailment:
         #: The repository's gate policy in force (None: the arguments and the defaults).
         self.policy = self.in_force.policy
         c = self.in_force.criteria
-        self.gate = GateSettings(self.in_force.k if self.in_force.k is not None else c.k,
-                                 c.min_overall_pass_hat_k, c.max_flakiness, c.on, c.confidence,
-                                 c.min_runs)
+        #: The gate curtailment serves: the criteria in force, whole (never a subset).
+        self.gate: GateSettings = dataclasses.replace(
+            c, k=self.in_force.k if self.in_force.k is not None else c.k)
+        from passk.run.schedule import Schedule
+
+        Schedule({}, self.gate, stopping=self.stopping)  # refuses what it cannot serve, now
         reader = self.in_force.reader
         scorer = reader.get("scorer")
         success_values = tuple(reader.get("success_values") or ())
