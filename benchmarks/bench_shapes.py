@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parents[1]
 BEFORE = "9f3cb8f"
 
 #: Each child prints one JSON line: its CPU for the work, VmHWM in MB, and a check value.
-MEASURE = r'''
+MEASURE = r"""
 import json, sys, time
 def peak():
     for line in open("/proc/self/status"):
@@ -47,21 +47,21 @@ def peak():
             return int(line.split()[1]) / 1024
 def report(cpu, check):
     print(json.dumps({"cpu": cpu, "mb": peak(), "check": check}))
-'''
+"""
 
-READ = MEASURE + r'''
+READ = MEASURE + r"""
 from passk.results.read import read_results
 t = time.process_time()
 r = read_results(sys.argv[1])
 cpu = time.process_time() - t
 report(cpu, [int(r.totals.sum()), int(r.successes.sum()), len(r.task_ids)])
-'''
+"""
 
 #: :data:`READ` with the collector off for the whole process, as the ``passk`` command runs.
 READ_AS_CLI = READ.replace("from passk.results.read import read_results",
                            "import gc; gc.disable()\nfrom passk.results.read import read_results")
 
-LOG_BASELINE = MEASURE + r'''
+LOG_BASELINE = MEASURE + r"""
 from collections import defaultdict
 import numpy as np
 t = time.process_time()
@@ -77,9 +77,9 @@ tasks = sorted(tot)
 c = np.array([succ[x] for x in tasks]); n = np.array([tot[x] for x in tasks])
 cpu = time.process_time() - t
 report(cpu, [int(n.sum()), int(c.sum()), len(tasks)])
-'''
+"""
 
-PROMPTFOO_BASELINE = MEASURE + r'''
+PROMPTFOO_BASELINE = MEASURE + r"""
 from collections import defaultdict
 import numpy as np
 t = time.process_time()
@@ -92,9 +92,9 @@ for row in data["results"]["results"]:
 c = np.array(list(succ.values())); n = np.array([tot[k] for k in succ])
 cpu = time.process_time() - t
 report(cpu, [int(n.sum()), int(c.sum()), len(n)])
-'''
+"""
 
-HARBOR_BASELINE = MEASURE + r'''
+HARBOR_BASELINE = MEASURE + r"""
 from collections import defaultdict
 from pathlib import Path
 import numpy as np
@@ -108,9 +108,9 @@ for d in sorted(Path(sys.argv[1]).iterdir()):
 c = np.array(list(succ.values())); n = np.array([tot[k] for k in succ])
 cpu = time.process_time() - t
 report(cpu, [int(n.sum()), int(c.sum()), len(n)])
-'''
+"""
 
-CURVE = MEASURE + r'''
+CURVE = MEASURE + r"""
 import numpy as np
 from passk.analysis.report import suite_curve
 tasks, runs = int(sys.argv[1]), int(sys.argv[2])
@@ -121,18 +121,18 @@ t = time.process_time()
 cv = suite_curve(c, n, runs)
 cpu = time.process_time() - t
 report(cpu, [float(cv.pass_hat_k[-1]), float(cv.hat_ci[-1][0])])
-'''
+"""
 
 #: The adapter is ``__main__.Noop`` in the child that writes the log and in the one that
 #: resumes it, so that the protocol (which names the adapter) is the same.
-NOOP = r'''
+NOOP = r"""
 from passk.adapter import RunResult, Task
 class Noop:
     def run(self, task, *, seed):
         return RunResult(task.task_id, 0, seed % 5 != 0)
-'''
+"""
 
-MAKE_LOG = NOOP + r'''
+MAKE_LOG = NOOP + r"""
 import json, os, sys, pathlib
 import numpy as np
 from passk import run_suite
@@ -160,9 +160,9 @@ with open(out, "w") as f, (open(bare, "w") if bare != "-" else open(os.devnull, 
         f.write(json.dumps(rec, separators=(",", ":")) + "\n")
         del rec["seed"]
         g.write(json.dumps(rec, separators=(",", ":")) + "\n")
-'''
+"""
 
-RESUME = NOOP + MEASURE + r'''
+RESUME = NOOP + MEASURE + r"""
 from passk import run_suite
 tasks, runs = int(sys.argv[2]), int(sys.argv[3])
 suite = [Task(f"task-{t:06d}") for t in range(tasks)]
@@ -171,7 +171,7 @@ out = run_suite(Noop(), suite, {"read-only": runs}, seed=5, log=sys.argv[1], res
                 progress=False)
 cpu = time.process_time() - t
 report(cpu, [out.runs_spent, len(out.results)])
-'''
+"""
 
 
 def export_before(tmp: Path) -> Path:

@@ -19,6 +19,7 @@ import numpy as np
 
 from passk._public import publish
 from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task
+from passk.errors import BadInput
 
 __all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed",
            "run_seeds"]
@@ -38,7 +39,7 @@ def run_seed(seed: int, task_id: str, run_index: int) -> int:
     True
     """
     if seed < 0 or run_index < 0:
-        raise ValueError(f"seed ({seed}) and run_index ({run_index}) must be non-negative")
+        raise BadInput(f"seed ({seed}) and run_index ({run_index}) must be non-negative")
     entropy = [int(seed), zlib.crc32(task_id.encode("utf-8"))]
     child = np.random.SeedSequence(entropy, spawn_key=(int(run_index),))
     return int(child.generate_state(1, dtype=np.uint64)[0])
@@ -132,7 +133,7 @@ def run_seeds(seed: int, task_ids: Any, run_indices: Any) -> np.ndarray:
     True
     """
     if seed < 0:
-        raise ValueError(f"seed ({seed}) must be non-negative")
+        raise BadInput(f"seed ({seed}) must be non-negative")
     tasks = list(task_ids)
     if isinstance(run_indices, np.ndarray) and run_indices.dtype.kind in "iu":
         run = run_indices.astype(np.int64, copy=False)  # uint64 beyond 2**63: wraps below 0
@@ -144,13 +145,13 @@ def run_seeds(seed: int, task_ids: Any, run_indices: Any) -> np.ndarray:
         except OverflowError:
             run = np.array(list(map(int, run_indices)), dtype=object)
     if run.ndim != 1 or len(tasks) != run.size:
-        raise ValueError(f"task_ids ({len(tasks)}) and run_indices ({run.size}) must be "
+        raise BadInput(f"task_ids ({len(tasks)}) and run_indices ({run.size}) must be "
                          "as long as each other")
     out = np.zeros(run.size, dtype=np.uint64)
     if not run.size:
         return out
     if run.min() < 0:
-        raise ValueError(f"run_index ({run.min()}) must be non-negative")
+        raise BadInput(f"run_index ({run.min()}) must be non-negative")
     of_task = {t: i for i, t in enumerate(dict.fromkeys(tasks))}
     pools, calls = _task_pools(seed, list(of_task))
     index = np.fromiter(map(of_task.__getitem__, tasks), dtype=np.intp, count=len(tasks))
@@ -195,7 +196,7 @@ def attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:
     True
     """
     if attempt < 0:
-        raise ValueError(f"attempt ({attempt}) must be non-negative")
+        raise BadInput(f"attempt ({attempt}) must be non-negative")
     base = run_seed(seed, task_id, run_index)
     if attempt == 0:
         return base
@@ -294,11 +295,11 @@ def _stamped(adapter: Any, result: Any, task: Task, run_index: int, seed: int, s
     if not isinstance(result, RunResult):
         raise TypeError(f"{type(adapter).__name__}.run returned {type(result).__name__}, "
                         "not a RunResult")
-    result = dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
+    stamped = dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
     if timeout is not None and time.perf_counter() - started > timeout:
-        return dataclasses.replace(result, success=False,
+        return dataclasses.replace(stamped, success=False,
                                    error=f"TimeoutError: run exceeded {timeout} s")
-    return result
+    return stamped
 
 
 def _failed(task: Task, run_index: int, seed: int, exc: BaseException,
@@ -328,6 +329,7 @@ class RepeatRun:
 
     @property
     def outcomes(self) -> np.ndarray:
+        """``success`` of each counted run, in run order."""
         return np.array([r.success for r in self.results if r.counted], dtype=bool)
 
     @property
@@ -378,7 +380,7 @@ def repeat_run(
     (5, 5)
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n ({n!r}) must be a whole number of runs, at least 1")
+        raise BadInput(f"n ({n!r}) must be a whole number of runs, at least 1")
     seeds = [run_seed(seed, task.task_id, i) for i in range(n)]
     from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
 

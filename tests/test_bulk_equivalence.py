@@ -297,7 +297,7 @@ def test_iter_run_log_equals_read_run_log(tmp_path: Path, trial: int) -> None:
     if trial % 7 == 3:  # an error: a bad line, a header not first, one JSON document
         data = rng.choice([b'{"task_id": "a", "success": true}\nnot json\n{"b": 1}\n',
                            b'{"task_id": "a", "success": true}\n{"protocol": {}}\n',
-                           b'{\n  "evalId": "x"\n}\n', b'\xff\xfe\n'])
+                           b'{\n  "evalId": "x"\n}\n', b"\xff\xfe\n"])
     for torn_tail in (False, True):
         for repair in (False, True):
             one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
@@ -424,12 +424,12 @@ def test_harbor_reads_each_file_once_and_its_identity_is_the_jobs(monkeypatch, j
 
 
 def test_promptfoo_canonical_text_is_json_dumps() -> None:
-    import datetime
+    import datetime as dt
 
     from passk.results.formats.promptfoo import _canonical
 
     values = [{"b": 1, "a": [1, 2, {"z": None, "é": "ü"}]}, None, "x", 1.5, float("nan"),
-              {"d": datetime.date(2020, 1, 1)}, [], {}, {"\u2028": "\ud800"}, [True, 10**30]]
+              {"d": dt.date(2020, 1, 1)}, [], {}, {"\u2028": "\ud800"}, [True, 10**30]]
     for value in values:
         assert _canonical(value) == json.dumps(value, sort_keys=True, separators=(",", ":"),
                                                ensure_ascii=False, default=str)

@@ -42,8 +42,9 @@ def _rows(seed: int) -> list[dict]:
             won = bool(rng.random() < 0.6)
             rows.append({"task_id": f"t{t}", "trial": "" if t % 6 == 5 else str(j),
                          "success": SUCCESS_CELLS[won][int(rng.integers(4))],
-                         "risk": ("high-risk-write" if j == 2 else "read-only") if t % 4 == 0
-                         else "",
+                         # one tier a task (two tiers for one task are refused)
+                         "risk": ("high-risk-write" if t % 8 == 0 else "read-only")
+                         if t % 4 == 0 else "",
                          "infrastructure_error": "true" if t % 7 == 0 and j == 0 else "",
                          "cached": " 1" if t % 5 == 0 and j == 1 else "False",
                          "won": won})
@@ -213,7 +214,7 @@ def test_csv_peak_memory_at_1_6_million_records(tmp_path):
     "task_id,success\ra,true\rb,false\r",  # lone carriage returns end lines too
     "task_id,success\n\na,true\n\nb,false\n",  # empty lines
     "\ufefftask_id,success\na,true\nb,false",  # a byte-order mark, no last newline
-    "task_id,success\na,true\n\"b\nc\",false\n",  # a quoted newline
+    'task_id,success\na,true\n"b\nc",false\n',  # a quoted newline
 ])
 def test_csv_plain_and_quoted_read_as_csv_reader_reads(tmp_path, monkeypatch, text):
     monkeypatch.setattr(jsonl_csv, "_CHUNK_LINES", 1)
