@@ -9,7 +9,9 @@ code at commit 9f3cb8f (``git archive``'d into a temporary folder, first on the 
 - **run log**: a ``passk run`` log of 100,000 tasks x 16 runs (1,600,000 records, its
   protocol header, each record's seed) read by ``read_results``, against the same records
   without the header (and so without seeds: a log with seeds needs its header) and
-  against the baseline (``json.loads`` a line, count by task with numpy).
+  against the baseline (``json.loads`` a line, count by task with numpy); from Python
+  (``read_results`` pauses the cycle collector and restores it, so the collector later
+  scans the run ids it made) and as the ``passk`` command runs (the collector off).
 - **resume**: ``run_suite(..., resume=True)`` on a complete log of 62,500 tasks x 16 runs
   (1,000,000 runs; nothing left to run), a no-op adapter: CPU and peak memory.
 - **curve**: ``suite_curve`` (every k = 1..n) on 1,000 tasks x 1,000 runs against 10,000 x
