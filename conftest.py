@@ -22,6 +22,13 @@ subprocesses. A fresh directory rather than one kept in the checkout: a kept lis
 stale when fonts are installed later (``scripts/setup.sh`` installs the CJK font), and
 matplotlib rebuilds it only when a listed file is missing. The build costs about 0.2 s of
 CPU per session.
+
+nbval waits on the notebooks' kernels with limits of its own: 60 s for a kernel to start
+(``--nbval-kernel-startup-timeout``) and 5 s for each output message once a cell has
+replied (``IPyNbCell.output_timeout``, no option). On a busy 2-core machine either can
+pass while the kernel is only slow, so both are raised to the tests' one ceiling
+(``tests/helpers/patience.py``); a cell's own limit (``--nbval-cell-timeout``, 2,000 s)
+is above it already.
 """
 
 from __future__ import annotations
@@ -36,7 +43,19 @@ import sys
 import tempfile
 from types import ModuleType
 
+import pytest
+
 from passk._public import defined_in
+
+# the tests' one ceiling on a wait, from tests/helpers/ (which tests/conftest.py puts on
+# sys.path for the tests; loaded here by its path, and registered under its name so that
+# the tests share this module)
+_PATIENCE = importlib.util.spec_from_file_location(
+    "patience", os.path.join(os.path.dirname(__file__), "tests", "helpers", "patience.py"))
+if _PATIENCE is None or _PATIENCE.loader is None:
+    raise ImportError("tests/helpers/patience.py is missing")
+patience = sys.modules.setdefault("patience", importlib.util.module_from_spec(_PATIENCE))
+_PATIENCE.loader.exec_module(patience)
 
 _from_module = doctest.DocTestFinder._from_module  # type: ignore[attr-defined]
 
@@ -73,3 +92,17 @@ def _own_mplconfigdir() -> None:
 
 
 _own_mplconfigdir()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """nbval's kernel start waited for up to the ceiling, unless asked otherwise."""
+    option = config.option
+    if getattr(option, "nbval_kernel_startup_timeout", None) == 60:  # nbval's default
+        option.nbval_kernel_startup_timeout = patience.CEILING_S
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each notebook cell's outputs waited for up to the ceiling (nbval: 5 s)."""
+    for item in items:
+        if hasattr(item, "output_timeout"):
+            item.output_timeout = patience.CEILING_S
