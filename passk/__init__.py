@@ -3,15 +3,15 @@
 The first five modules mirror the chapter's TypeScript companion, which lives in
 the chapter's own repository:
 
-========================  ===========================  ==============================================
-chapter                   passk                        what
-========================  ===========================  ==============================================
-``src/passk.ts``          :mod:`passk.metrics`         closed forms, estimators, flakiness, intervals
-``src/adapter.ts`` (ch5)  :mod:`passk.adapter`         ``Task``, ``RunResult``, ``HarnessAdapter``
-``src/repeat-run.ts``     :mod:`passk.repeats`         ``repeat_run``: one task n times
-``src/flaky-adapter.ts``  :mod:`passk.flaky_adapter`   the simulated on-call assistant
-``src/stability.ts``      :mod:`passk.stability`       tiered repeats, the report, the dual gate
-========================  ===========================  ==============================================
+========================  ==========================  ==============================================
+chapter                   passk                       what
+========================  ==========================  ==============================================
+``src/passk.ts``          :mod:`passk.metrics`        closed forms, estimators, flakiness, intervals
+``src/adapter.ts`` (ch5)  :mod:`passk.adapter`        ``Task``, ``RunResult``, ``HarnessAdapter``
+``src/repeat-run.ts``     :mod:`passk.repeats`        ``repeat_run``: one task n times
+``src/flaky-adapter.ts``  :mod:`passk.flaky_adapter`  the simulated on-call assistant
+``src/stability.ts``      :mod:`passk.stability`      tiered repeats, the report, the dual gate
+========================  ==========================  ==============================================
 
 Beyond the chapter, the package is layered, each folder one step of a command's
 single pass down (``passk/CONTRIBUTING`` has the diagram)::
@@ -101,7 +101,8 @@ __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the m
     "GateResult", "RepeatPolicy", "SuiteReport", "TaskReport", "classify", "evaluate_suite",
     "reliability_gate", "suite_report",
     # runner, the judge, compare
-    "judge", "judged_report", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
+    "judge", "judged_report", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k",
+    "plan_comparison",
     # results
     "Results", "read_results",
     # the criteria, the policy and the one binding (passk.api is the files' API); errors

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from passk.errors import BadInput
 from passk.gate.bind import InForce
 from passk.gate.judge import judge_suite
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
@@ -166,7 +167,7 @@ class FileReport:
         """The judge's verdict on the file."""
         gate = self.report.gate
         if gate is None:  # build_report always judges: only a hand-made FileReport lacks one
-            raise ValueError("this FileReport was not judged: build it with build_report")
+            raise BadInput("this FileReport was not judged: build it with build_report")
         return gate
 
     def to_dict(self, *, curves: bool = True, curve: bool = True) -> dict[str, Any]:
@@ -315,7 +316,8 @@ def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = N
 def build_report(
     results: Results, *, k: int | None = None, k_for: Mapping[str, int] | None = None,
     confidence: float = 0.95, ci_method: str = "exact", class_threshold: float = CLASS_THRESHOLD,
-    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
+    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+    max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
     min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
     declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
     baseline: Results | None = None, margin: float | None = None,
@@ -464,4 +466,4 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     gate = fr.gate
     verdict = gate.verdict()
     lines = list_items(gate.reasons, markdown=markdown, limit=limit)
-    return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)
+    return "\n".join([f"**{verdict}**" if markdown else verdict, *lines])

@@ -34,6 +34,7 @@ import numpy as np
 
 from passk._public import publish
 from passk.criteria import GateCriteria
+from passk.errors import BadInput
 from passk.gate.curtailment import task_outlook, why_blocked
 from passk.stability import (
     CLASS_THRESHOLD,
@@ -61,7 +62,7 @@ def _ks(results: Results, criteria: GateCriteria, ks: Sequence[int] | np.ndarray
         return [int(criteria.k)] * len(results)
     out = [int(k) for k in np.asarray(ks).ravel().tolist()]
     if len(out) != len(results):
-        raise ValueError(f"ks ({len(out)}) must give one k per task ({len(results)})")
+        raise BadInput(f"ks ({len(out)}) must give one k per task ({len(results)})")
     return out
 
 
@@ -224,7 +225,7 @@ def judge(
     >>> old = results_from_runs([Run(t, True, i) for t in "abc" for i in range(6)])
     >>> judge(new, GateCriteria(k=2, max_flakiness=0.6), baseline=old).reasons[0]
     'task c: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)'
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     ks_ = _ks(results, criteria, ks)
     if rows is None:
         rows = suite_report(results.task_ids, results.successes.tolist(),
@@ -313,10 +314,10 @@ def judge_suite(
     >>> [t.task_id for t in report.tasks], report.gate.passed
     (['a', 'b'], True)
     """
-    if ks is None and k is not None and not isinstance(k, int):
-        ks = [int(x) for x in np.asarray(k).ravel().tolist()]
-    ks_ = _ks(results, criteria, ks if ks is not None else (
-        None if k is None else [int(k)] * len(results)))
+    if ks is None and k is not None:  # one k for every task, or each task's
+        ks = ([int(k)] * len(results) if isinstance(k, int)
+              else [int(x) for x in np.asarray(k).ravel().tolist()])
+    ks_ = _ks(results, criteria, ks)
     report = suite_report(results.task_ids, results.successes, results.totals,
                           risks=results.risks,
                           k=k if k is not None else (ks_ or criteria.k),

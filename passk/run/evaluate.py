@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m passk.run.
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.k < 1:
         parser.error(f"argument --k: {args.k} must be at least 1")
-    print(demo_text(args.seed, k=args.k, as_json=args.json))
+    print(demo_text(args.seed, k=args.k, as_json=args.json))  # noqa: T201  # the demo's output
     return 0
 
 
