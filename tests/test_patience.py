@@ -91,7 +91,7 @@ def _stale_font_list(home: Path) -> None:
 def test_a_stale_font_cache_in_home_reaches_no_test(tmp_path):
     home = tmp_path / "home"
     _stale_font_list(home)
-    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME",)}
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
     env["HOME"] = str(home)
     # without the session's MPLCONFIGDIR, the stale list is read and warns (the check can
     # fail): what six notebook cells wrote to stderr before
