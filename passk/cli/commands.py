@@ -277,7 +277,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _plan_compare(args: argparse.Namespace) -> int:
     """``passk plan --compare``: power of the paired comparison over tasks × runs per task."""
-    from passk.render.tables import format_rows
+    from passk.render.plans import format_comparison_plan
     from passk.stats.power import plan_comparison
 
     k = args.k if args.k is not None else 5
@@ -292,50 +292,18 @@ def _plan_compare(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(plan.to_dict())
         return EXIT_OK
-    md = args.markdown
-    print(f"paired comparison of mean pass^{k} (paired t over tasks joined by the proved "
-          f"betting interval, two-sided {confidence:.0%}: each side wrong at most "
-          f"{(1 - confidence) / 2:.1%}); tasks from the {plan.source}")
-    print(f"variance across tasks of the true change: {plan.between_variance:.4f} "
-          f"({plan.assumption}); trial noise per task and version: "
-          + ", ".join(f"{v:.4f} at n={n}" for v, n in zip(plan.within_variance, plan.runs)))
-    corner = "tasks \\ runs"
-    header = [corner] + [str(n) for n in plan.runs]
-    numeric = set(range(len(header)))
-    if plan.power is not None:
-        print(f"\npower to show a drop of {plan.delta:g} (verdict worse), by tasks and runs "
-              "per task:")
-        body = [[str(t)] + [f"{x:.2f}" for x in row] for t, row in zip(plan.tasks, plan.power)]
-        print(format_rows(header, body, numeric=numeric, markdown=md))
-    print(f"\nsmallest drop shown with {plan.target_power:.0%} power:")
-    body = [[str(t)] + [f"{x:.3f}" for x in row] for t, row in zip(plan.tasks, plan.detectable)]
-    print(format_rows(header, body, numeric=numeric, markdown=md))
-    if plan.tasks_needed is not None:
-        print(f"\ntasks needed for {plan.target_power:.0%} power to show a drop of "
-              f"{plan.delta:g}, and the agent runs each version costs:")
-        best = plan.cheapest
-        body = [[str(n), "-" if t is None else str(t), "-" if t is None else str(t * n),
-                 "fewest runs" if i == best else ""]
-                for i, (n, t) in enumerate(zip(plan.runs, plan.tasks_needed))]
-        print(format_rows(["runs per task", "tasks", "runs per version", ""], body,
-                          numeric={0, 1, 2}, markdown=md))
-        t_best = None if best is None else plan.tasks_needed[best]
-        if best is not None and t_best is not None:
-            n_best = plan.runs[best]
-            others = [f"{t} × {n} ({t * n})" for t, n in zip(plan.tasks_needed, plan.runs)
-                      if t is not None and n != n_best]
-            print(f"cheapest: {t_best} tasks × {n_best} runs = {t_best * n_best} runs per "
-                  f"version" + (f", against {', '.join(others)}" if others else ""))
-            if pilot and plan.delta is not None:
-                from passk.stats.power import pilot_power_spread
-                s = pilot_power_spread(k, plan.delta, pilot["successes"], pilot["totals"],
-                                       tasks=t_best, runs=n_best, confidence=confidence, rng=0)
-                print(f"the pilot's own sampling: {s.replicates} pilots like it (drawn from "
-                      f"the Beta law fitted to it) plan {s.low:.2f} to {s.high:.2f} power "
-                      f"(5-95 %) for this design, not {s.planned:.2f}")
-    if not pilot:
-        print("\nno pilot: the plan takes the worst case over every population of rates; a "
-              "pilot run of the old version (FILE) plans closer")
+    spread = None
+    best = plan.cheapest
+    t_best = (plan.tasks_needed[best]
+              if best is not None and plan.tasks_needed is not None else None)
+    if pilot and plan.delta is not None and best is not None and t_best is not None:
+        from passk.stats.power import pilot_power_spread
+
+        spread = pilot_power_spread(k, plan.delta, pilot["successes"], pilot["totals"],
+                                    tasks=t_best, runs=plan.runs[best],
+                                    confidence=confidence, rng=0)
+    print(format_comparison_plan(plan, k=k, confidence=confidence, pilot=bool(pilot),
+                                 markdown=args.markdown, spread=spread))
     return EXIT_OK
 
 

@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria, check_criteria
+from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.stats.operating import bar_fraction
 
@@ -127,7 +128,7 @@ def task_outlook(successes: int, failures: int, remaining: int, *, k: int = DEFA
     for name, value in (("successes", successes), ("failures", failures),
                         ("remaining", remaining)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} ({value!r}) must be a whole number >= 0")
+            raise BadInput(f"{name} ({value!r}) must be a whole number >= 0")
     check_criteria(k, max_flakiness, min_runs, on, confidence)
     return _outlook(int(successes), int(failures), int(remaining), int(k),
                     float(max_flakiness), int(min_runs), on, float(confidence))
@@ -312,7 +313,7 @@ def task_settled(successes: int, failures: int, *, remaining: int, k: int = DEFA
     False
     """
     if suite not in SUITE_OUTLOOKS:
-        raise ValueError(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
+        raise BadInput(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
     outlook = task_outlook(successes, failures, remaining, k=k, max_flakiness=max_flakiness,
                            min_runs=min_runs, on=on, confidence=confidence)
     return remaining == 0 or _settles(outlook, suite)
@@ -356,7 +357,7 @@ def settled_tasks(successes: Sequence[int], failures: Sequence[int],
     """
     ks_ = [gate.k] * len(successes) if ks is None else [int(k) for k in ks]
     if not len(successes) == len(failures) == len(remaining) == len(ks_):
-        raise ValueError("successes, failures, remaining and ks must have one entry per task")
+        raise BadInput("successes, failures, remaining and ks must have one entry per task")
     outlooks = [task_outlook(int(s), int(f), int(r), k=k, max_flakiness=gate.max_flakiness,
                              min_runs=gate.min_runs, on=gate.on, confidence=gate.confidence)
                 for s, f, r, k in zip(successes, failures, remaining, ks_)]

@@ -213,6 +213,10 @@ class Schedule:
         self.criteria = criteria
         self.stopping = Stopping.parse(stopping)
         self.curtailed = self.stopping.curtailed
+        if self.curtailed and criteria.mode != "chapter":  # the settle rule is the chapter's
+            raise BadInput(f"curtailment settles a task by the chapter's rule, not the "
+                           f"{criteria.mode} mode in force: run every planned run (stopping "
+                           "fixed), or gate in the chapter's mode")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise BadInput(f"max_retries ({max_retries!r}) must be a whole number >= 0")
         self.max_retries = max_retries
