@@ -22,7 +22,8 @@ from passk.cli.commands import main
 from passk.flaky_adapter import OnCallSimulator, demo_tasks, fragments_read
 from passk.results.read import read_results
 from passk.results.runlog import RunRecord, read_run_trajectories
-from passk.results.trajectory import Step, Trajectory, normalise, read_trajectories, step_items
+from passk.results.trajectory import Step, Trajectory, normalise, step_items
+from passk.results.transcripts import read_trajectories
 from passk.run.runner import run_suite
 from passk.stability import RepeatPolicy
 

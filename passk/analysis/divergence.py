@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from passk.results.trajectory import IGNORED, Step, Trajectory, by_task, read_trajectories
+from passk.results.trajectory import IGNORED, Step, Trajectory, by_task
+from passk.results.transcripts import read_trajectories
 
 __all__ = ["KINDS", "STATUSES", "Divergence", "DivergenceGroup", "DivergenceReport",
            "divergence_report", "first_divergence", "read_divergences"]
