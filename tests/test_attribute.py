@@ -285,6 +285,7 @@ def test_passk_attribute_run_in_text_json_and_markdown(tasks_file, simulator, ca
     text = capsys.readouterr().out
     assert "payment-alert: explained by deterministic_sort" in text
     assert "temperature=0: not shown; had it removed the flakiness" in text
+    assert "concurrency=true: not shown" in text
     assert "first divergence (baseline runs): the runs part at step 2" in text
     assert main(_argv(tasks_file, "--json")) == 0
     payload = json.loads(capsys.readouterr().out)

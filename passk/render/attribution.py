@@ -9,6 +9,7 @@ ids, tool names, answers) is escaped as every passk table escapes it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -79,7 +80,7 @@ def _verdict_row(v: Mapping[str, Any]) -> list[str]:
     p = test["p_value"]
     shown = "shown" if v["shown"] else "not shown"
     power = "-" if v["shown"] or v.get("power") is None else cell(v["power"], 2)
-    return [v["variable"], str(v["value"]),
+    return [v["variable"], json.dumps(v["value"]),
             f"{v['before']['successes']}/{v['before']['runs']}",
             f"{v['after']['successes']}/{v['after']['runs']}",
             cell(v["before"]["flakiness"]), cell(v["after"]["flakiness"]),
@@ -126,7 +127,8 @@ def attribution_text(report: Mapping[str, Any], *, markdown: bool = False) -> st
                                       markdown=markdown)]
         for v in t["variants"]:
             if not v["shown"] and v.get("power_note"):
-                lines.append(_bullet(f"{v['variable']}={v['value']}: {v['power_note']}",
+                lines.append(_bullet(f"{v['variable']}={json.dumps(v['value'])}: "
+                                     f"{v['power_note']}",
                                      markdown))
         if t.get("divergence"):
             lines.append(_bullet("first divergence (baseline runs): " + t["divergence"],
