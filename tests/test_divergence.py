@@ -134,6 +134,11 @@ def test_the_simulator_parts_at_the_search_runbook_answer(simulator_log):
     assert group.passes == sum(fragments_read(r) == group.step.items for r in passes) == 0
     assert group.reordered == sum(fragments_read(r) == ("rb-pay-escalate", "rb-pay-restart")
                                   for r in passes)
+    # the passing run shown beside a failing one got the same fragments in the other order
+    assert group.reordered > 0
+    beside = next(t for t in read_trajectories(log) if t.run == d.example[1]
+                  and t.task_id == "payment-alert")
+    assert beside.success and beside.steps[1].items == ("rb-pay-escalate", "rb-pay-restart")
     assert d.why.startswith(f"the runs part at step 2: in {len(fails)} of {len(fails)} failures "
                             "search_runbook(payment-service) answered [rb-pay-restart, "
                             f"rb-pay-escalate]; in 0 of {len(passes)} passes")

@@ -211,6 +211,21 @@ def _reordered(s: Step | None, passing: Sequence[Step | None]) -> int:
                and p.args == s.args and p.items is not None and sorted(p.items) == sorted(s.items))
 
 
+def _nearest(s: Step | None, passes: Sequence[Trajectory], i: int) -> Trajectory:
+    """The passing run to read beside a failing one: the same items in another order, else
+    the same tool and arguments, else the same tool, else the first."""
+    def closeness(r: Trajectory) -> int:
+        p = _at(r, i)
+        if s is None or p is None or p.name != s.name:
+            return 0
+        if p.args != s.args:
+            return 1
+        same_items = (p.items is not None and s.items is not None
+                      and sorted(p.items) == sorted(s.items))
+        return 3 if same_items else 2
+    return max(passes, key=closeness)  # the first of the closest: max keeps the first
+
+
 def _part(task: str, fails: Sequence[Trajectory], passes: Sequence[Trajectory], i: int,
           unrecorded: int) -> Divergence:
     at_pass = [_at(r, i) for r in passes]
@@ -224,7 +239,7 @@ def _part(task: str, fails: Sequence[Trajectory], passes: Sequence[Trajectory], 
     groups.sort(key=lambda g: (g.kind == "shared", -g.failures))
     first = groups[0]
     failing = next(r for r in fails if _at(r, i) == first.step)
-    passing_run = passes[0]
+    passing_run = _nearest(first.step, passes, i)
     sides = (tuple((failing.steps or ())[:i + 1]), tuple((passing_run.steps or ())[:i + 1]))
     why = f"the runs part at step {i + 1}: " + first.sentence(len(fails), len(passes))
     return Divergence(task, len(passes), len(fails), "found", i + 1, first.kind,
