@@ -318,7 +318,7 @@ def gate(files: Input, baseline: Input | None = None, *, asked: Mapping[str, Any
     passk.errors.PasskError
         Input the gate cannot use (its ``exit_code`` is 2).
     """
-    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "gate", say, "python")
+    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "gate", say, "api")
     return run.gate(files, baseline)
 
 
@@ -327,6 +327,6 @@ def report(files: Input, *, asked: Mapping[str, Any] | None = None,
            cwd: str | os.PathLike[str] | None = None,
            say: Callable[[str], None] = _quiet) -> FileReport:
     """``passk report``: the judged report on results files (see :func:`gate`)."""
-    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "report", say, "python")
+    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "report", say, "api")
     results = run.read_all([(files, True)])[0]
     return run.report(results)
