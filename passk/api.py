@@ -292,9 +292,11 @@ class Evaluation:
         if k is None:
             positive = np.concatenate([r.totals[r.totals > 0] for r in read])
             k = int(positive.min()) if positive.size else 1
+        ranked = rank_results(read, labels, k=k, confidence=1.0 - f.criteria.alpha)
+        if f.k is None:
             self.note(f"k = {k}, the smallest number of runs of any task in any file (--k to "
                       "choose)")
-        return rank_results(read, labels, k=k, confidence=1.0 - f.criteria.alpha)
+        return ranked
 
 
 def _stopped_early(results: Results, paths: Sequence[str]) -> Results:

@@ -35,7 +35,7 @@ __all__ = ["PLAN_POWER", "PLAN_RUNS", "AdjacentPair", "RankReport", "rank_result
 #: The power the planner aims at for an unresolved adjacent pair.
 PLAN_POWER = 0.8
 #: The runs per task the planner tries (those at least k).
-PLAN_RUNS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+PLAN_RUNS = (1, 2, 4, 8, 16, 32, 64)
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def _plan(c: np.ndarray, n: np.ndarray, k: int, gap: float, confidence: float
     gap is ``gap``, at the first step's level (never more than the table needs)."""
     if not gap > 0:
         return None, "equal means: no number of runs separates them"
-    runs = tuple(r for r in PLAN_RUNS if r >= k)
+    runs = tuple(sorted({k, *(r for r in PLAN_RUNS if r >= k)}))
     tasks = int(c.size)
     plan = plan_comparison(k, delta=min(gap, 0.999), successes=c, totals=n, tasks=(tasks,),
                            runs=runs, confidence=confidence, power=PLAN_POWER)
