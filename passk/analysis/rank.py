@@ -53,8 +53,8 @@ class AdjacentPair:
     def to_dict(self, labels: Sequence[str]) -> dict[str, Any]:
         c = self.comparison
         return {"upper": labels[self.upper], "lower": labels[self.lower],
-                "gap": json_number(-c.delta), "gap_ci_low": json_number(-c.ci.high),
-                "gap_ci_high": json_number(-c.ci.low), "interval_confidence": c.confidence,
+                "gap": json_number(0.0 - c.delta), "gap_ci_low": json_number(0.0 - c.ci.high),
+                "gap_ci_high": json_number(0.0 - c.ci.low), "interval_confidence": c.confidence,
                 "separated": self.separated, "runs_per_task_needed": self.runs_needed,
                 "plan": self.plan_note}
 
@@ -150,8 +150,11 @@ def _plan(c: np.ndarray, n: np.ndarray, k: int, gap: float, confidence: float
         return enough[0], (f"{enough[0]} runs per task on these {tasks} tasks separate a gap "
                            f"of {gap:.3f} with power {PLAN_POWER:.0%} (passk plan --compare, "
                            f"at {confidence:.4g})")
+    best = plan.cheapest
+    more = (f"; the cheapest: {plan.tasks_needed[best]} tasks with {runs[best]} runs each"
+            if best is not None and plan.tasks_needed is not None else "")
     return None, (f"no runs per task up to {runs[-1]} reach power {PLAN_POWER:.0%} on "
-                  f"{tasks} tasks at this gap: more tasks are needed")
+                  f"{tasks} tasks at this gap: more tasks are needed{more}")
 
 
 def rank_results(results: Sequence[Results], labels: Sequence[str], *, k: int | None = None,
@@ -208,7 +211,7 @@ def rank_results(results: Sequence[Results], labels: Sequence[str], *, k: int | 
                                  n[lower, keep], k, confidence=level)
         separated = bool(ranking.claims[upper, lower])
         needed, note = (None, "separated") if separated else _plan(
-            c[upper, keep], n[upper, keep], k, -cmp.delta, level)
+            c[upper, keep], n[upper, keep], k, 0.0 - cmp.delta, level)
         adjacent.append(AdjacentPair(upper, lower, cmp, separated, needed, note))
     runs = tuple((int(n[v, keep].min()) if keep.any() else 0,
                   int(n[v, keep].max()) if keep.any() else 0) for v in range(versions))

@@ -467,13 +467,14 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if (args.candidate is None) != (args.release is None):
         raise BadInput("--candidate and --release go together: the gate asks whether the "
                        "candidate is shown worse than the release")
+    for name in (args.candidate, args.release):
+        if name is not None and name not in args.file:
+            raise BadInput(f"{name} is not one of the files ranked ({', '.join(args.file)}): "
+                           "--candidate and --release name two of them")
     report = _evaluation(args).rank(args.file)
     out = report.to_dict()
     verdict, passed = "", True
     if args.candidate is not None:
-        for name in (args.candidate, args.release):
-            if name not in report.labels:
-                raise BadInput(f"{name} is not one of the files ranked ({', '.join(report.labels)})")
         passed, verdict = rank_verdict(out, args.candidate, args.release)
         out["gate"] = {"candidate": args.candidate, "release": args.release, "passed": passed,
                        "verdict": verdict}
