@@ -114,8 +114,8 @@ def study(pops: list[Population], replicates: int, rng: np.random.Generator,
 def tables(rows: list[dict[str, object]], replicates: int) -> str:
     """The error table and the power table, by class and level."""
     out = ["family-wise error (any false claim), pooled over each class's populations:",
-           f"{'class':<14}{'level':>6}{'pops':>6}{'error':>9}{'s.e.':>8}{'worst pop':>11}"
-           f"{'allowed':>9}"]
+           (f"{'class':<14}{'level':>6}{'pops':>6}{'error':>9}{'s.e.':>8}{'worst pop':>11}"
+           f"{'allowed':>9}")]
     for kind in (*CLASSES, "all"):
         for level in LEVELS:
             sel = [r for r in rows if (kind == "all" or r["kind"] == kind)

@@ -407,7 +407,7 @@ def _one_line_error(capsys, *words):
 
 
 def test_cli_bad_input_is_one_line_exit_2(suite, tmp_path, capsys):
-    good, mid, bad = suite
+    good, mid, _bad = suite
     assert main(["rank", good]) == 2
     _one_line_error(capsys, "at least 2")
     assert main(["rank", good, good]) == 2
@@ -430,7 +430,7 @@ def test_cli_bad_input_is_one_line_exit_2(suite, tmp_path, capsys):
 
 
 def test_policy_alpha_binds_and_a_looser_one_is_refused(suite, tmp_path, capsys):
-    good, mid, bad = suite
+    good, _mid, bad = suite
     (tmp_path / "passk.toml").write_text('[gate]\nk = 2\n[baseline]\nalpha = 0.01\n')
     assert main(["rank", good, bad, "--k", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["confidence"] == pytest.approx(0.99)
@@ -441,7 +441,7 @@ def test_policy_alpha_binds_and_a_looser_one_is_refused(suite, tmp_path, capsys)
 
 
 def test_default_k_is_the_smallest_n_and_said(suite, capsys):
-    good, mid, bad = suite
+    good, _mid, bad = suite
     said = []
     rep = api.rank([good, bad], say=said.append)
     assert rep.ranking.k == 4 and any("k = 4" in s for s in said)
