@@ -495,3 +495,46 @@ def test_real_run_whole_noise_floor(tmp_path):
                   for v in by_task.values()]
     assert nf.flip_rate == pytest.approx(np.mean(pair_flips), abs=1e-12)
     assert 0.1 < nf.flip_rate < 0.4 and nf.tasks == 50
+
+
+# --------------------------------------------------------------------------
+# the Action: PASSK_RANK_AGAINST, a second decision beside the gate's
+# --------------------------------------------------------------------------
+
+
+def _action(tmp_path, results, against, **extra):
+    from passk.integrations import action
+
+    out, summary = tmp_path / "out.txt", tmp_path / "summary.md"
+    env = {"PASSK_RESULTS": results, "PASSK_RANK_AGAINST": against, "PASSK_K": "2",
+           "PASSK_MIN_OVERALL": "0", "PASSK_MAX_FLAKINESS": "1",
+           "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary), **extra}
+    status = action.main(env)
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    return status, outputs, summary.read_text()
+
+
+def test_action_blocks_a_candidate_ranked_below_the_release(suite, tmp_path, capsys):
+    good, _mid, bad = suite
+    status, outputs, summary = _action(tmp_path, bad, good)
+    assert status == 1 and outputs["verdict"] == "blocked"
+    assert "### Ranked against the release" in summary
+    assert f"**rank gate: BLOCKED  {bad} is shown worse than {good}" in summary
+    assert "**gate: PASSED" in summary  # the gate's own verdict is unchanged
+    assert "::error" in capsys.readouterr().out
+
+
+def test_action_passes_a_candidate_not_shown_worse(suite, tmp_path):
+    good, _mid, bad = suite
+    status, outputs, summary = _action(tmp_path, good, bad)
+    assert status == 0 and outputs["verdict"] == "passed"
+    assert "rank gate: PASSED" in summary
+
+
+def test_action_rank_bad_input_is_an_error(suite, tmp_path):
+    good, _mid, _bad = suite
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"task_id": "zz", "trial": 0, "success": True}) + "\n")
+    status, outputs, summary = _action(tmp_path, good, str(other))
+    assert status == 2 and outputs["verdict"] == "error"
+    assert "passk rank: error: the files share no task" in summary
