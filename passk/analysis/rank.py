@@ -51,6 +51,7 @@ class AdjacentPair:
     plan_note: str
 
     def to_dict(self, labels: Sequence[str]) -> dict[str, Any]:
+        """The pair as JSON, the gap as upper minus lower, versions named by ``labels``."""
         c = self.comparison
         return {"upper": labels[self.upper], "lower": labels[self.lower],
                 "gap": json_number(0.0 - c.delta), "gap_ci_low": json_number(0.0 - c.ci.high),

@@ -46,8 +46,8 @@ def _header(d: Mapping[str, Any]) -> list[str]:
     return [f"rank: {n} versions on mean pass^{k} over {d['tasks']} tasks{left}{missing}",
             (f"family-wise {conf:.0%}: every claim below (the tie groups, each rank range, "
              f"who is shown better than whom) holds together with probability at least "
-             f"{conf:.0%} ({d['procedure'].capitalize()}'s step-down over the {2 * pairs} one-sided "
-             "pairwise comparisons of passk diff)")]
+             f"{conf:.0%} ({d['procedure'].capitalize()}'s step-down over the {2 * pairs} "
+             "one-sided pairwise comparisons of passk diff)")]
 
 
 def _groups_line(d: Mapping[str, Any]) -> str:
