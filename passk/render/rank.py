@@ -80,7 +80,7 @@ def format_rank(d: Mapping[str, Any], *, markdown: bool = False) -> str:
     tie groups: {b}  >  {a}
     """
     k = d["k"]
-    lines = _header(d) + [""]
+    lines = [*_header(d), ""]
     rows = [[str(v["group"]), v["version"], cell(v["mean_pass_hat_k"]),
              f"[{cell(v['ci_low'])}, {cell(v['ci_high'])}]", _rank(v),
              "yes" if v["could_be_best"] else "no", _names(v["shown_better_than"]),

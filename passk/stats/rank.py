@@ -93,7 +93,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from passk.metrics import _counts, estimate_pass_hat_k
+from passk._validation import counts as _counts
+from passk.metrics import estimate_pass_hat_k
 from passk.stats import _checks as check
 from passk.stats.compare import (
     _blocks,
