@@ -156,15 +156,12 @@ def _svg(d: Mapping[str, Any]) -> str:
     parts = [(f'<svg id="rank-plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} '
              f'{height}" role="img" aria-label="mean pass^k of each version, with its '
              'interval, coloured by tie group">')]
-    for t in range(0, 11, 2):
-        parts.append(f'<line x1="{x(t / 10):.1f}" y1="20" x2="{x(t / 10):.1f}" '
-                     f'y2="{height - 16}" stroke="#eee"/><text x="{x(t / 10):.1f}" '
-                     f'y="{height - 2}" font-size="11" text-anchor="middle">{t / 10:.1f}</text>')
+    parts += [f'<line x1="{x(t / 10):.1f}" y1="20" x2="{x(t / 10):.1f}" y2="{height - 16}" '
+              f'stroke="#eee"/><text x="{x(t / 10):.1f}" y="{height - 2}" font-size="11" '
+              f'text-anchor="middle">{t / 10:.1f}</text>' for t in range(0, 11, 2)]
     y = 30.0
-    group_top: dict[int, float] = {}
     for v in versions:
         colour = _GROUP_COLOURS[(v["group"] - 1) % len(_GROUP_COLOURS)]
-        group_top.setdefault(v["group"], y - row / 2)
         if v["group"] % 2 == 0:
             parts.append(f'<rect x="0" y="{y - row / 2:.1f}" width="{width}" height="{row}" '
                          'fill="#f4f4f4"/>')
