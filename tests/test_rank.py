@@ -431,7 +431,7 @@ def test_cli_bad_input_is_one_line_exit_2(suite, tmp_path, capsys):
 
 def test_policy_alpha_binds_and_a_looser_one_is_refused(suite, tmp_path, capsys):
     good, _mid, bad = suite
-    (tmp_path / "passk.toml").write_text('[gate]\nk = 2\n[baseline]\nalpha = 0.01\n')
+    (tmp_path / "passk.toml").write_text("[gate]\nk = 2\n[baseline]\nalpha = 0.01\n")
     assert main(["rank", good, bad, "--k", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["confidence"] == pytest.approx(0.99)
     assert main(["rank", good, bad, "--k", "2", "--alpha", "0.05"]) == 2
