@@ -66,6 +66,7 @@ import numpy.typing as npt
 
 from passk._public import publish
 from passk._validation import counts as _counts
+from passk.errors import BadInput
 from passk.metrics import ConfidenceInterval, estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
@@ -316,9 +317,9 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
     """
     d = np.asarray(check.real_array(differences, "differences", finite=False), dtype=float)
     if d.ndim == 0 or d.shape[-1] < 2:
-        raise ValueError(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
+        raise BadInput(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
     if not np.all(np.isfinite(d)):
-        raise ValueError("differences must be finite (a task with n < k has no pass^k: leave "
+        raise BadInput("differences must be finite (a task with n < k has no pass^k: leave "
                          "it out)")
     check.choice(method, "method", METHODS)
     alpha = 1.0 - check.confidence(confidence)
@@ -667,9 +668,9 @@ def betting_interval(differences: npt.ArrayLike, *, confidence: float = 0.95
     """
     d = np.asarray(check.real_array(differences, "differences"), dtype=float)
     if d.ndim == 0 or d.shape[-1] < 1:
-        raise ValueError(f"differences (shape {d.shape}) need at least 1 task on the last axis")
+        raise BadInput(f"differences (shape {d.shape}) need at least 1 task on the last axis")
     if np.any(np.abs(d) > 1.0):
-        raise ValueError("differences must lie in [-1, 1] (differences of two pass^k)")
+        raise BadInput("differences must lie in [-1, 1] (differences of two pass^k)")
     alpha = 1.0 - check.confidence(confidence)
     res = _bet(np.zeros(d.shape), d, None, None, alpha)
     if d.ndim == 1:
@@ -950,7 +951,7 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     c2, n2 = _counts(check.whole_array(c_new, "c_new"), check.whole_array(n_new, "n_new"))
     c1, n1, c2, n2 = np.broadcast_arrays(c1, n1, c2, n2)
     if c1.ndim != 1:
-        raise ValueError(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
+        raise BadInput(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
     k_ = check.whole(k, "k", minimum=1)
     if margin is not None:
         margin = check.real(margin, "margin", low=0.0, high=1.0, open_high=True)
