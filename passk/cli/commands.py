@@ -428,6 +428,37 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return {"worse": EXIT_BLOCKED, "inconclusive": EXIT_INCONCLUSIVE}.get(d.decision, EXIT_OK)
 
 
+def cmd_rank(args: argparse.Namespace) -> int:
+    """``passk rank FILE FILE ...``: the versions ranked on mean pass^k into tie groups."""
+    from passk.render.rank import format_rank, rank_page, rank_verdict
+
+    if (args.candidate is None) != (args.release is None):
+        raise BadInput("--candidate and --release go together: the gate asks whether the "
+                       "candidate is shown worse than the release")
+    for name in (args.candidate, args.release):
+        if name is not None and name not in args.file:
+            raise BadInput(f"{name} is not one of the files ranked ({', '.join(args.file)}): "
+                           "--candidate and --release name two of them")
+    report = _evaluation(args).rank(args.file)
+    out = report.to_dict()
+    verdict, passed = "", True
+    if args.candidate is not None:
+        passed, verdict = rank_verdict(out, args.candidate, args.release)
+        out["gate"] = {"candidate": args.candidate, "release": args.release, "passed": passed,
+                       "verdict": verdict}
+    if args.html:
+        Path(args.html).write_text(rank_page(out, verdict=verdict), encoding="utf-8")
+        print(f"passk rank: wrote {args.html}", file=sys.stderr)
+    if args.json:
+        _print_json(out)
+    else:
+        text = format_rank(out, markdown=args.markdown)
+        if verdict:
+            text += "\n" + (f"**{verdict}**" if args.markdown else verdict)
+        _emit(text, markdown=args.markdown)
+    return EXIT_OK if passed else EXIT_BLOCKED
+
+
 def cmd_policy_init(args: argparse.Namespace) -> int:
     """``passk policy init RESULTS...``: write a starting policy from a suite, to review."""
     from passk.gate.policy import SuccessRule, parse_policy, policy_init
@@ -871,6 +902,37 @@ def _add_diff(add: _Add) -> None:
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
 
 
+def _add_rank(add: _Add) -> None:
+    """``passk rank FILE FILE ...``'s arguments."""
+    p = add("rank", cmd_rank, "rank several versions' results (the same suite) on mean "
+            "pass^k into tie groups whose family-wise error is proved, with each version's "
+            "single-run noise floor and flip rate")
+    p.epilog = ("exit codes: 0 ranked (with --candidate/--release: the candidate is not shown "
+                "worse than the release); 1 the candidate is shown worse than the release; "
+                "2 bad input")
+    p.add_argument("file", nargs="+", metavar="FILE",
+                   help="one results file per version (" + _FILE_HELP + ")")
+    add_input_options(p)
+    p.add_argument("--k", type=positive_int, default=None,
+                   help="k of pass^k (default: the policy's or the runs' protocol, else the "
+                   "smallest n over every file)")
+    p.add_argument("--alpha", type=open_probability, default=None,
+                   help="the table's family-wise error: every claim holds together with "
+                   "probability at least 1 - alpha (default: the policy's [baseline] alpha, "
+                   "else 0.05; a higher one than the policy's is refused)")
+    p.add_argument("--allow-change", action="append", default=None, metavar="SETTING",
+                   help="a protocol setting the versions may differ in (repeatable); any "
+                   "other difference is refused")
+    p.add_argument("--candidate", default=None, metavar="FILE",
+                   help="with --release: exit 1 when this file's version is shown worse "
+                   "than the release's")
+    p.add_argument("--release", default=None, metavar="FILE",
+                   help="the released version's file, one of FILE")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="also write the ranking as one self-contained HTML page")
+
+
 def _add_policy(add: _Add) -> None:
     """``passk policy init RESULTS...``'s arguments."""
     p = add("policy", cmd_policy_init, "the gate policy: `passk policy init RESULTS...` writes "
@@ -1016,7 +1078,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     for declare in (_add_demo, _add_curves, _add_report, _add_gate, _add_plan, _add_diff,
-                    _add_policy, _add_run, _add_attribute):
+                    _add_rank, _add_policy, _add_run, _add_attribute):
         declare(add)
     return parser
 
