@@ -22,6 +22,7 @@ import numpy as np
 from passk._public import defined_in, publish
 from passk.adapter import Task
 from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria
+from passk.errors import BadInput
 from passk.metrics import (
     CI_METHODS,
     ConfidenceInterval,
@@ -109,11 +110,11 @@ class RepeatPolicy:
 
     def __post_init__(self) -> None:
         if self.stopping not in ("fixed", "curtailed"):
-            raise ValueError(f"stopping ({self.stopping!r}) must be 'fixed' or 'curtailed'")
+            raise BadInput(f"stopping ({self.stopping!r}) must be 'fixed' or 'curtailed'")
         for label, n in [*self.runs_by_risk.items(), ("previously_flaky", self.previously_flaky),
                          ("default", self.default)]:
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise ValueError(f"runs for {label!r} ({n!r}) must be a whole number >= 1")
+                raise BadInput(f"runs for {label!r} ({n!r}) must be a whole number >= 1")
 
     def runs_for(self, task: Task) -> int:
         """The number of runs ``task`` gets."""
@@ -374,7 +375,7 @@ def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) 
     ['flaky', 'stable-pass']
     """
     if not 0 <= threshold < 1:
-        raise ValueError(f"threshold ({threshold!r}) must lie in [0, 1): at 1 nothing is flaky")
+        raise BadInput(f"threshold ({threshold!r}) must lie in [0, 1): at 1 nothing is flaky")
     flaky = np.asarray(flakiness(successes, total))
     c, n = np.asarray(successes), np.asarray(total)
     with np.errstate(invalid="ignore"):
@@ -492,11 +493,11 @@ def reliability_gate(
     (False, 0.368)
     """
     if on not in GATE_ON:
-        raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
+        raise BadInput(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
     for name, value in (("min_overall_pass_hat_k", min_overall_pass_hat_k),
                         ("max_flakiness", max_flakiness)):
         if not 0 <= value <= 1:
-            raise ValueError(f"{name} ({value!r}) must lie in [0, 1]")
+            raise BadInput(f"{name} ({value!r}) must lie in [0, 1]")
     if not per_task:
         return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",),
                           bar=min_overall_pass_hat_k, cap=max_flakiness)
@@ -606,11 +607,11 @@ def suite_report(
     c = np.asarray(list(successes), dtype=np.int64)
     n = np.asarray(list(totals), dtype=np.int64)
     if not (len(task_ids) == c.size == n.size):
-        raise ValueError(f"task_ids ({len(task_ids)}), successes ({c.size}) and totals "
+        raise BadInput(f"task_ids ({len(task_ids)}), successes ({c.size}) and totals "
                          f"({n.size}) must have the same length")
     ks = np.broadcast_to(np.asarray(k, dtype=np.int64), c.shape)
     if ks.ndim != 1 and c.size:
-        raise ValueError(f"k ({k!r}) must be one number or one per task")
+        raise BadInput(f"k ({k!r}) must be one number or one per task")
     risks = list(risks) if risks is not None else ["read-only"] * len(task_ids)
     with np.errstate(invalid="ignore", divide="ignore"):
         pass_rate = np.where(n > 0, c / np.maximum(n, 1), np.nan)

@@ -526,7 +526,7 @@ def test_runs_saved_is_zero_without_curtailment():
 # --------------------------------------------------------------------------
 
 LOG_KEYS = {"task_id", "trial", "success", "attempt", "seconds", "error",
-            "infrastructure_error", "cached", "seed", "risk"}
+            "infrastructure_error", "cached", "seed", "risk", "trajectory"}  # issue 39
 
 
 def test_log_one_line_per_run_readable_by_read_results(tmp_path):

@@ -42,8 +42,9 @@ def _rows(seed: int) -> list[dict]:
             won = bool(rng.random() < 0.6)
             rows.append({"task_id": f"t{t}", "trial": "" if t % 6 == 5 else str(j),
                          "success": SUCCESS_CELLS[won][int(rng.integers(4))],
-                         "risk": ("high-risk-write" if j == 2 else "read-only") if t % 4 == 0
-                         else "",
+                         # one tier a task (two tiers for one task are refused)
+                         "risk": ("high-risk-write" if t % 8 == 0 else "read-only")
+                         if t % 4 == 0 else "",
                          "infrastructure_error": "true" if t % 7 == 0 and j == 0 else "",
                          "cached": " 1" if t % 5 == 0 and j == 1 else "False",
                          "won": won})

@@ -66,6 +66,7 @@ import numpy.typing as npt
 
 from passk._public import publish
 from passk._validation import counts as _counts
+from passk.errors import BadInput
 from passk.metrics import ConfidenceInterval, estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
@@ -316,9 +317,9 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
     """
     d = np.asarray(check.real_array(differences, "differences", finite=False), dtype=float)
     if d.ndim == 0 or d.shape[-1] < 2:
-        raise ValueError(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
+        raise BadInput(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
     if not np.all(np.isfinite(d)):
-        raise ValueError("differences must be finite (a task with n < k has no pass^k: leave "
+        raise BadInput("differences must be finite (a task with n < k has no pass^k: leave "
                          "it out)")
     check.choice(method, "method", METHODS)
     alpha = 1.0 - check.confidence(confidence)
@@ -398,7 +399,7 @@ def _floor_moments(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray,
 
 def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
                 q: float, df: int, *, p_value: bool = True,
-                skew: tuple[np.ndarray, np.ndarray] | None = None
+                skew: tuple[np.ndarray, np.ndarray] | None = None, search: bool = True
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The within-task score interval and its two-sided p-value for no change.
 
@@ -411,7 +412,8 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     the moved rates (:func:`_floor_moments`),
     :math:`q_\\pm = q + \\max(0, \\pm\\gamma(z^2-1)/6)`, z the level's normal quantile.
     The outermost accepted change on either side is found on a grid of moves,
-    then by bisection to 1e-9, rounding outwards.
+    then by bisection to 1e-9, rounding outwards (``search=False``: not searched, NaN;
+    only the p-value, for :mod:`passk.stats.rank`).
     """
     from scipy import special
     d = np.asarray((h_new - h_old).mean(axis=-1))
@@ -419,8 +421,8 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     from scipy import stats
     z = float(special.ndtri(stats.t.cdf(q, df)))  # the level's normal quantile
     s_old, s_new = (None, None) if skew is None else skew
-    ends = []
-    for side in (-1.0, 1.0):
+    ends: list[np.ndarray] = [] if search else [np.full(shape, np.nan)] * 2
+    for side in (-1.0, 1.0) if search else ():
         def excess(lam: np.ndarray, side: float = side) -> np.ndarray:
             gap, se, g = _floor_moments(h_old, h_new, w_old, w_new, s_old, s_new, lam)
             q_side = q + np.maximum(0.0, -side * g * (z * z - 1) / 6)
@@ -666,9 +668,9 @@ def betting_interval(differences: npt.ArrayLike, *, confidence: float = 0.95
     """
     d = np.asarray(check.real_array(differences, "differences"), dtype=float)
     if d.ndim == 0 or d.shape[-1] < 1:
-        raise ValueError(f"differences (shape {d.shape}) need at least 1 task on the last axis")
+        raise BadInput(f"differences (shape {d.shape}) need at least 1 task on the last axis")
     if np.any(np.abs(d) > 1.0):
-        raise ValueError("differences must lie in [-1, 1] (differences of two pass^k)")
+        raise BadInput("differences must lie in [-1, 1] (differences of two pass^k)")
     alpha = 1.0 - check.confidence(confidence)
     res = _bet(np.zeros(d.shape), d, None, None, alpha)
     if d.ndim == 1:
@@ -949,7 +951,7 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     c2, n2 = _counts(check.whole_array(c_new, "c_new"), check.whole_array(n_new, "n_new"))
     c1, n1, c2, n2 = np.broadcast_arrays(c1, n1, c2, n2)
     if c1.ndim != 1:
-        raise ValueError(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
+        raise BadInput(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
     k_ = check.whole(k, "k", minimum=1)
     if margin is not None:
         margin = check.real(margin, "margin", low=0.0, high=1.0, open_high=True)

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from passk._public import publish
 from passk._validation import counts as _counts
+from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
@@ -81,7 +82,7 @@ def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> 
     from scipy import stats
     p_arr = np.asarray(check.real_array(p, "p"), dtype=float)
     if np.any(~((p_arr >= 0) & (p_arr <= 1))):
-        raise ValueError(f"p ({p!r}) must lie in [0, 1]")
+        raise BadInput(f"p ({p!r}) must lie in [0, 1]")
     k_ = check.whole(k, "k", minimum=1)
     n_arr = check.whole_array(n, "n", minimum=k_)
     p_b, n_b = np.broadcast_arrays(p_arr, n_arr)
@@ -668,11 +669,11 @@ def plan_comparison(k: int, *, delta: float | None = None,
         runs = tuple(sorted({r for r in (2, 4, 8, 12, 16, 24) if r >= k_} | {k_}))[:6]
     run_grid = tuple(int(r) for r in check.whole_array(runs, "runs", minimum=k_).ravel())
     if assume not in ("worst-case", "default-population"):
-        raise ValueError(f"assume ({assume!r}) must be worst-case or default-population")
+        raise BadInput(f"assume ({assume!r}) must be worst-case or default-population")
     worst = successes is None and totals is None and assume == "worst-case"
     if successes is None or totals is None:
         if successes is not None or totals is not None:
-            raise ValueError("a pilot needs both successes and totals")
+            raise BadInput("a pilot needs both successes and totals")
         rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
         sigma_b2 = float(np.var(rates**k_))
         poly = np.polynomial.polynomial.polyval
@@ -689,9 +690,9 @@ def plan_comparison(k: int, *, delta: float | None = None,
         c, n = np.broadcast_arrays(c, n)
         c, n = c.ravel(), n.ravel()
         if c.size < 2:
-            raise ValueError(f"a pilot needs at least 2 tasks, not {c.size}")
+            raise BadInput(f"a pilot needs at least 2 tasks, not {c.size}")
         if np.any(n < k_):
-            raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
+            raise BadInput(f"pilot tasks need at least k ({k_}) runs; the fewest is "
                              f"{int(n.min())}")
         sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
         rates = _posterior_rates(c, n)  # for the new version's share, and the floor

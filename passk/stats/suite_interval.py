@@ -17,6 +17,7 @@ import numpy as np
 from passk._public import publish
 from passk._validation import FloatOrArray, confidence_level, whole_numbers
 from passk._validation import counts as _counts
+from passk.errors import BadInput
 from passk.metrics import (
     _BISECTIONS,
     ArrayLike,
@@ -978,10 +979,10 @@ def mean_pass_hat_k_ci(
     """
     alpha = 1.0 - confidence_level(confidence)
     if not isinstance(method, str) or method not in SUITE_CI_METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
+        raise BadInput(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
     k_ = whole_numbers(k, "k", minimum=1)
     if k_.ndim:
-        raise ValueError(f"k ({k!r}) must be one number")
+        raise BadInput(f"k ({k!r}) must be one number")
     k_int = int(k_)
     n_resamples = int(whole_numbers(n_resamples, "n_resamples", minimum=1))
     c, n = _counts(successes, totals, names=("successes", "totals"))
