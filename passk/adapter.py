@@ -14,7 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from passk._public import publish
 
-__all__ = ["HarnessAdapter", "InfrastructureError", "RunResult", "Task", "ToolCall"]
+__all__ = ["HarnessAdapter", "InfrastructureError", "RunResult", "SettingAdapter", "Task",
+           "ToolCall"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,27 @@ class HarnessAdapter(Protocol):
 
     def run(self, task: Task, *, seed: int) -> RunResult:
         """Run ``task`` once; the same seed must give the same result."""
+        ...
+
+
+@runtime_checkable
+class SettingAdapter(HarnessAdapter, Protocol):
+    """An adapter whose variables can be set one at a time: what ``passk attribute --run``
+    varies.
+
+    ``with_setting(name, value)`` returns a new adapter, this one with the variable
+    ``name`` set to ``value`` and everything else as it was (the adapter itself is not
+    changed), so that a baseline and its variants run the same seeds side by side. An
+    unknown name or a value the variable cannot take raises ``ValueError`` naming it.
+    ``settings()`` gives the variables and their current values.
+    """
+
+    def with_setting(self, name: str, value: Any) -> SettingAdapter:
+        """This adapter with one variable changed."""
+        ...
+
+    def settings(self) -> Mapping[str, Any]:
+        """The variables ``with_setting`` takes, with their current values."""
         ...
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from passk.errors import BadInput
 from passk.gate.bind import InForce, bind
 from passk.gate.criteria import curtailment_refusal
@@ -40,9 +42,10 @@ from passk.results.read import read_results
 from passk.stability import CLASS_THRESHOLD
 
 if TYPE_CHECKING:
+    from passk.analysis.rank import RankReport
     from passk.analysis.report import FileReport
 
-__all__ = ["Evaluation", "gate", "report"]
+__all__ = ["Evaluation", "gate", "rank", "report"]
 
 #: Extensions whose format is fixed (nothing to detect, so nothing said).
 _EXTENSION_FORMATS = (".jsonl", ".ndjson", ".csv")
@@ -261,6 +264,40 @@ class Evaluation:
             self.same_protocol(old, results, label(baseline), label(files))
         return self.report(results, old)
 
+    def rank(self, files: Sequence[Input]) -> RankReport:
+        """``passk rank``: each input one version, read and bound as ``passk gate`` reads
+        its results; ranked on mean pass^k at the k in force, the family-wise error the
+        policy's (or the asked) alpha (:func:`passk.analysis.rank.rank_results`)."""
+        from passk.analysis.rank import rank_results
+
+        labels = [label(f) for f in files]
+        if len(files) < 2:
+            raise BadInput(f"rank needs at least 2 results inputs, one per version (got "
+                           f"{len(files)}: {', '.join(labels) or 'none'})")
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        if twice:
+            raise BadInput(f"{twice[0]} is given twice: each version once (a copy of a file "
+                           "is the same evidence, not a second version)")
+        read = self.read_all([(f, True) for f in files])
+        gaps = [f"{name}: {why}" for name, r in zip(labels, read, strict=True)
+                for why in r.incomplete]
+        if gaps and not self.asked.get("accept_incomplete"):
+            raise BadInput(f"incomplete input {gaps[0]} (--accept-incomplete to rank anyway)")
+        for name, r in zip(labels[1:], read[1:], strict=True):
+            self.same_protocol(read[0], r, labels[0], name)
+        f = self.bound(read[0])
+        for line in f.stricter:
+            self.note(line)
+        k = f.k
+        if k is None:
+            positive = np.concatenate([r.totals[r.totals > 0] for r in read])
+            k = int(positive.min()) if positive.size else 1
+        ranked = rank_results(read, labels, k=k, confidence=1.0 - f.criteria.alpha)
+        if f.k is None:
+            self.note(f"k = {k}, the smallest number of runs of any task in any file (--k to "
+                      "choose)")
+        return ranked
+
 
 def _stopped_early(results: Results, paths: Sequence[str]) -> Results:
     """A run log that stopped before its plan, stopped early at a look (``--stop-early``) or
@@ -318,7 +355,7 @@ def gate(files: Input, baseline: Input | None = None, *, asked: Mapping[str, Any
     passk.errors.PasskError
         Input the gate cannot use (its ``exit_code`` is 2).
     """
-    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "gate", say, "python")
+    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "gate", say, "api")
     return run.gate(files, baseline)
 
 
@@ -327,6 +364,45 @@ def report(files: Input, *, asked: Mapping[str, Any] | None = None,
            cwd: str | os.PathLike[str] | None = None,
            say: Callable[[str], None] = _quiet) -> FileReport:
     """``passk report``: the judged report on results files (see :func:`gate`)."""
-    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "report", say, "python")
+    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "report", say, "api")
     results = run.read_all([(files, True)])[0]
     return run.report(results)
+
+
+def rank(files: Sequence[Input], *, asked: Mapping[str, Any] | None = None,
+         policy: str | os.PathLike[str] | None = None, policy_ref: str | None = None,
+         cwd: str | os.PathLike[str] | None = None,
+         say: Callable[[str], None] = _quiet) -> RankReport:
+    """``passk rank``: several versions' results ranked on mean pass^k into tie groups.
+
+    Parameters
+    ----------
+    files : sequence of (str or sequence of str)
+        One input per version (a file, or several read as trials of one suite).
+    asked : Mapping[str, Any], optional
+        As :func:`gate`: ``k``, ``alpha`` (1 - the table's family-wise confidence), the
+        readers' choices, ``format``, ``allow_change``, ``accept_incomplete``.
+    policy, policy_ref, cwd, say
+        As :func:`gate`.
+
+    Returns
+    -------
+    passk.analysis.rank.RankReport
+        ``report.ranking`` (order, tie groups, claims, rank intervals), each version's
+        noise, and the adjacent pairs with the runs that would separate them.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> d = Path(tempfile.mkdtemp()); (d / ".git").mkdir()
+    >>> for name, rate in (("a", 3), ("b", 9)):
+    ...     _ = (d / f"{name}.jsonl").write_text("".join(
+    ...         json.dumps({"task_id": t, "trial": i, "success": (t * 7 + i) % 10 < rate})
+    ...         + "\\n" for t in range(30) for i in range(4)))
+    >>> rep = rank([str(d / "a.jsonl"), str(d / "b.jsonl")], asked={"k": 2}, cwd=d)
+    >>> [Path(rep.labels[v]).name for v in rep.ranking.order], len(rep.ranking.groups)
+    (['b.jsonl', 'a.jsonl'], 2)
+    """
+    run = Evaluation(dict(asked or {}), policy, policy_ref, cwd, "rank", say, "python")
+    return run.rank(files)

@@ -59,7 +59,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -747,6 +747,44 @@ class OnCallSimulator:
                 "concurrency": self.concurrency, "deadline": self.deadline,
                 "latency_median": self.latency_median, "latency_sigma": self.latency_sigma,
                 "top_p": self.top_p, "max_restarts": self.max_restarts}
+
+    def settings(self) -> dict[str, Any]:
+        """The variables :meth:`with_setting` takes (every switch), with their values.
+
+        Examples
+        --------
+        >>> sorted(OnCallSimulator().settings())[:3]
+        ['concurrency', 'deadline', 'deterministic_sort']
+        """
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "grader"}
+
+    def with_setting(self, name: str, value: Any) -> OnCallSimulator:
+        """This simulator with one switch changed (the :class:`~passk.adapter.SettingAdapter`
+        protocol: how ``passk attribute --run`` reaches a variable).
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a switch, or a value the switch refuses.
+        TypeError
+            For a switch that is true or false given anything else.
+
+        Examples
+        --------
+        >>> OnCallSimulator().with_setting("temperature", 0).temperature
+        0
+        >>> OnCallSimulator().with_setting("temprature", 0)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: the simulator has no setting 'temprature'; its settings: concurrency, ...
+        """
+        known = self.settings()
+        if name not in known:
+            raise ValueError(f"the simulator has no setting {name!r}; its settings: "
+                             f"{', '.join(sorted(known))}")
+        if isinstance(known[name], bool) and not isinstance(value, bool):
+            raise TypeError(f"setting {name!r} is true or false, got {value!r}")
+        return replace(self, **{name: value})
 
     def run(self, task: Task, *, seed: int) -> RunResult:
         """Run ``task`` once; the same seed always gives the same run.

@@ -21,6 +21,11 @@ actionlint                                  # .github/workflows/*.yml (the lint 
 # (--dist loadfile keeps a notebook's cells, and a module's fixtures, in one process).
 # The tests marked slow (exhaustive proofs by enumeration, Monte Carlo studies, two of the
 # JupyterLab sessions: about 4 more minutes on 2 cores) run with `bash scripts/test.sh --all`.
+# Neither the machine's load nor its caches decide the outcome: every wait in the tests is
+# on its condition, up to one ceiling that names what it waited for (15 minutes;
+# PASSK_TEST_CEILING_S sets another; tests/helpers/patience.py), and each run builds its
+# own matplotlib configuration and font list (MPLCONFIGDIR, a temporary directory;
+# conftest.py), so that a font cache left by another environment cannot reach a notebook.
 marker=(-m "not slow")
 if [ "${1:-}" = "--all" ]; then marker=(); shift; fi
 pytest --nbval -rs --numprocesses auto --maxprocesses 4 --dist loadfile "${marker[@]}" "$@"

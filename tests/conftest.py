@@ -13,6 +13,7 @@ if str(HELPERS) not in sys.path:  # tests import their helpers (adapters, browse
     sys.path.insert(0, str(HELPERS))
 
 from offline_browser import CHROMIUM, CHROMIUM_ARGS
+from patience import launch
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,11 @@ def browser():
 
     One per module: playwright's sync API keeps an event loop marked running in the main
     thread while it is open, and ``asyncio.run`` in a later module (the runner's async
-    adapters, Inspect's evals) would refuse to start."""
+    adapters, Inspect's evals) would refuse to start.
+
+    Its contexts and pages wait up to the tests' ceiling, not playwright's 30 s
+    (``tests/helpers/patience.py``): on a busy machine a screenshot or a navigation
+    can take longer."""
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"{CHROMIUM} not found: install Debian's Chromium with "
                     "`apt-get update && apt-get install -y chromium` "
@@ -33,7 +38,7 @@ def browser():
                     "(or `pip install playwright`; do not run `playwright install`).",
                     pytrace=False)
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = launch(pw.chromium, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:

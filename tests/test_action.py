@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from patience import CEILING_S  # the tests' one ceiling on a wait
 
 from passk import cli
 from passk.gate.bind import CRITERIA
@@ -48,7 +49,7 @@ def _run_action(tmp_path: Path, cwd: Path = ROOT, **inputs: str
                GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(output),
                PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, str(SCRIPT)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=CEILING_S, check=False)
     outputs = dict(line.split("=", 1) for line in output.read_text("utf-8").splitlines())
     return (proc.returncode, proc.stdout + proc.stderr, summary.read_text("utf-8"), outputs)
 
@@ -216,13 +217,13 @@ def test_the_readme_workflow_passes_actionlint_against_this_action(tmp_path):
     shutil.copy2(ROOT / "action.yml", tmp_path / "action.yml")
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     lint = subprocess.run([str(ACTIONLINT)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=CEILING_S, check=False)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     # and it does look at the action's inputs: a misspelt one is caught
     (tmp_path / ".github" / "workflows" / "gate.yml").write_text(
         workflow.replace(uses[0], "./").replace("results:", "result:"), encoding="utf-8")
     lint = subprocess.run([str(ACTIONLINT)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=CEILING_S, check=False)
     assert lint.returncode == 1 and 'input "result" is not defined' in lint.stdout
 
 
@@ -305,7 +306,7 @@ def test_the_page_is_uploaded_as_an_artifact_and_linked_from_the_summary(tmp_pat
     env = {"PATH": os.environ["PATH"], "GITHUB_STEP_SUMMARY": str(summary),
            "ARTIFACT_URL": "https://github.com/o/r/actions/runs/1/artifacts/2",
            "ARTIFACT_NAME": "passk-report"}
-    subprocess.run(["bash", "-e", "-c", link["run"]], env=env, check=True, timeout=30)
+    subprocess.run(["bash", "-e", "-c", link["run"]], env=env, check=True, timeout=CEILING_S)
     assert summary.read_text(encoding="utf-8").endswith(
         "\n**[The report page](https://github.com/o/r/actions/runs/1/artifacts/2)** (artifact "
         "`passk-report`): download it and open passk-report.html, offline: the curve, the "

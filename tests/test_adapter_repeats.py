@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from patience import CEILING_S  # the tests' one ceiling on a wait
 
 from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task, ToolCall
 from passk.flaky_adapter import OnCallSimulator, demo_tasks
@@ -312,5 +313,5 @@ def test_package_export_in_a_fresh_interpreter(first_import):
             "assert m.repeat_run is repeat_run and m.__name__ == 'passk.repeats'\n"
             "assert repeat_run.__module__ == 'passk'\n")  # the path users import it from
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=CEILING_S, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -69,12 +69,15 @@ from pathlib import Path
 import pytest
 from book_page import PAGE_READING, raw_markup
 from offline_browser import CHROMIUM, CHROMIUM_ARGS, serve_directory, watch
+from patience import CEILING_MS, launch
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
-PAGE_TIMEOUT_MS = 60_000
+# a page's load, its images and MathJax are waited for up to the tests' one ceiling
+# (tests/helpers/patience.py), never a limit a busy machine can miss
+PAGE_TIMEOUT_MS = CEILING_MS
 VIEWPORT = {"width": 1280, "height": 900}
 NARROW_VIEWPORT = {"width": 800, "height": 900}
 INTRO = "book/intro.html"
@@ -182,10 +185,10 @@ def test_every_toc_entry_was_built(built_site):
 
 
 _WAIT_FOR_IMAGES = """
-async () => {
+async (ms) => {
   await Promise.all(Array.from(document.images).map(img => img.complete ? null :
     new Promise(done => { img.addEventListener('load', done); img.addEventListener('error', done);
-                          setTimeout(done, 10000); })));
+                          setTimeout(done, ms); })));
   return Array.from(document.images)
     .filter(img => !(img.complete && img.naturalWidth > 0))
     .map(img => img.currentSrc || img.src || img.outerHTML.slice(0, 200));
@@ -193,7 +196,7 @@ async () => {
 """
 
 _MATH_STATE = r"""
-async () => {
+async (ms) => {
   // myst-parser restricts MathJax to these classes (mathjax3_config processHtmlClass).
   const mathElements = document.querySelectorAll('.math');
   const rawDelimiters = Array.from(
@@ -203,7 +206,7 @@ async () => {
   if (!hasMath) return {hasMath: false};
   const t0 = Date.now();
   while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
-    if (Date.now() - t0 > 30000) return {hasMath: true, loaded: false};
+    if (Date.now() - t0 > ms) return {hasMath: true, loaded: false};
     await new Promise(r => setTimeout(r, 50));
   }
   await MathJax.startup.promise;
@@ -343,8 +346,8 @@ def _visit(browser, site_url: str, page_path: str) -> dict:
         page.goto(f"{site_url}/{page_path}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
         page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
         result = {
-            "broken_images": page.evaluate(_WAIT_FOR_IMAGES),
-            "math": page.evaluate(_MATH_STATE),
+            "broken_images": page.evaluate(_WAIT_FOR_IMAGES, PAGE_TIMEOUT_MS),
+            "math": page.evaluate(_MATH_STATE, PAGE_TIMEOUT_MS),
             "search": page.evaluate(_SEARCH_BOXES),
             "chinese": page.evaluate(_CHINESE_GLYPHS),
             "reading": page.evaluate(PAGE_READING),
@@ -465,7 +468,7 @@ def test_undefined_macro_check_fails(browser, site_url):
         page.goto(f"{site_url}/{INTRO}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
         page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
         page.evaluate(_INJECT_UNDEFINED_MACRO)
-        errors = page.evaluate(_MATH_STATE)["errors"]
+        errors = page.evaluate(_MATH_STATE, PAGE_TIMEOUT_MS)["errors"]
     finally:
         context.close()
     assert any("undefined macro \\NoSuchMacro" in e for e in errors), errors
@@ -510,8 +513,8 @@ def test_chinese_check_fails_without_a_cjk_font(browser, site_url, tmp_path):
         "</fontconfig>\n",
         encoding="utf-8",
     )
-    latin_only = browser.browser_type.launch(
-        executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+    latin_only = launch(
+        browser.browser_type, executable_path=CHROMIUM, args=CHROMIUM_ARGS,
         env={**os.environ, "FONTCONFIG_FILE": str(fonts_conf)},
     )
     try:

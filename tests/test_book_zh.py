@@ -63,11 +63,12 @@ from pathlib import Path
 import pytest
 import yaml
 from offline_browser import CHROMIUM, CHROMIUM_ARGS, serve_directory, watch
+from patience import CEILING_MS, launch
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 HTML_ZH = HTML / "zh"
-PAGE_TIMEOUT_MS = 60_000
+PAGE_TIMEOUT_MS = CEILING_MS  # tests/helpers/patience.py: the tests' one ceiling
 VIEWPORT = {"width": 1280, "height": 900}
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 
@@ -780,12 +781,12 @@ def site_url(built):
 
 
 _MATH_STATE = r"""
-async () => {
+async (ms) => {
   const els = document.querySelectorAll('article .math');
   if (!els.length) return {count: 0};
   const t0 = Date.now();
   while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
-    if (Date.now() - t0 > 30000) return {count: els.length, loaded: false};
+    if (Date.now() - t0 > ms) return {count: els.length, loaded: false};
     await new Promise(r => setTimeout(r, 50));
   }
   await MathJax.startup.promise;
@@ -907,7 +908,7 @@ def test_chinese_page_renders(page_path, browser, site_url):
     try:
         page, seen, http_errors = _open(context, f"{site_url}/zh/{page_path}")
         lang = page.evaluate("document.documentElement.lang")
-        math = page.evaluate(_MATH_STATE)
+        math = page.evaluate(_MATH_STATE, PAGE_TIMEOUT_MS)
         glyphs = page.evaluate(_GLYPHS)
         prose = page.evaluate(_PROSE)
         to_english, landed_en = _follow_switcher(page, site_url)
@@ -983,8 +984,8 @@ def test_glyph_check_fails_without_a_cjk_font(browser, site_url, tmp_path):
         '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n'
         f"<fontconfig><dir>{DEJAVU}</dir><cachedir>{tmp_path / 'cache'}</cachedir>"
         "</fontconfig>\n", encoding="utf-8")
-    latin_only = browser.browser_type.launch(
-        executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+    latin_only = launch(
+        browser.browser_type, executable_path=CHROMIUM, args=CHROMIUM_ARGS,
         env={**os.environ, "FONTCONFIG_FILE": str(fonts_conf)})
     try:
         page = latin_only.new_page(viewport=VIEWPORT)

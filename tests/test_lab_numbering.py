@@ -24,10 +24,12 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from offline_browser import close_lab_page, watch
+from patience import CEILING_S
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -141,26 +143,24 @@ def test_figures_and_exercises_numbered_as_in_the_book(path, jupyterlab_root, br
     shot = tmp_path / f"{path.stem}.png"
     got: dict = {}
     try:
-        page.goto(f"{base_url}/lab/tree/{path.name}", wait_until="domcontentloaded")
-        page.wait_for_function(jupyterlab._CURRENT_IS, arg=path.name, timeout=60_000)
-        page.wait_for_function(jupyterlab._WAIT_READY, timeout=60_000)
-        # jupyterlab-myst renders each cell, then numbers the whole notebook
-        deadline = 30_000
-        while deadline > 0:
+        jupyterlab._open(page, base_url, path.name)
+        # jupyterlab-myst renders each cell, then numbers the whole notebook: wait for the
+        # book's numbers, up to the tests' ceiling (then the assertion below says what
+        # was drawn instead)
+        started = time.monotonic()
+        while time.monotonic() - started < CEILING_S:
             got = page.evaluate(_NUMBERS)
             if got["rendered"] and len(got["figures"]) >= len(figures) and len(
                     got["exercises"]) >= len(exercises) and got["figures"] == want["figures"]:
                 break
             page.wait_for_timeout(500)
-            deadline -= 500
         page.screenshot(path=str(shot), full_page=True)
         # the first figure caption and exercise as drawn, for a reader of the test's output
         for what, css in (("figure", ".jp-Notebook .myst figure"),
                           ("exercise", ".jp-Notebook .myst .myst-proof")):
             found = page.locator(f"{css} >> visible=true")
             if found.count():
-                found.first.screenshot(path=str(tmp_path / f"{path.stem}-{what}.png"),
-                                       timeout=10_000)
+                found.first.screenshot(path=str(tmp_path / f"{path.stem}-{what}.png"))
     finally:
         print(f"screenshot: {shot}")
         close_lab_page(context, page)

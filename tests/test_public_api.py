@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from patience import CEILING_S  # the tests' one ceiling on a wait
 
 import passk
 from passk._public import defined_in
@@ -85,7 +86,7 @@ def test_dunder_module_does_not_depend_on_what_is_imported_first():
         "assert not bad, bad",
     ])
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False, cwd=ROOT)
+                          timeout=CEILING_S, check=False, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -140,7 +141,7 @@ def test_public_objects_pickle_by_the_passk_path_and_load_in_a_fresh_interpreter
     code = ("import pickle, sys\nobjs = pickle.loads(sys.stdin.buffer.read())\n"
             "print([type(o).__module__ + '.' + type(o).__name__ for o in objs])")
     proc = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True,
-                          timeout=120, check=False, cwd=ROOT)
+                          timeout=CEILING_S, check=False, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr.decode()
     names = proc.stdout.decode()
     for cls in ("ConfidenceInterval", "Task", "SuiteReport", "GateResult", "Results",

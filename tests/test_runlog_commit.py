@@ -9,6 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
+from patience import CEILING_S  # the tests' one ceiling on a wait
 from runner_helpers import NoOp, p_tasks
 
 from passk.run import runner
@@ -57,7 +58,7 @@ def test_a_lone_record_is_committed_within_the_window(tmp_path, monkeypatch):
     try:
         written = time.monotonic()
         log.write(runner.LogRecord("a", 0, True, seed=1))
-        deadline = written + 5.0
+        deadline = written + CEILING_S
         while not synced and time.monotonic() < deadline:
             time.sleep(0.005)
         assert synced, "the committer never fsync'ed a waiting record"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from patience import CEILING_S  # the tests' one ceiling on a wait
 from runner_helpers import (
     CRASH_RUNS,
     CRASH_SEED,
@@ -479,7 +480,7 @@ def crash_reference() -> SuiteRun:
                      backoff=0, progress=False)
 
 
-def kill_at_random(log: Path, delay: float, *, timeout: float = 60.0) -> int:
+def kill_at_random(log: Path, delay: float, *, timeout: float = CEILING_S) -> int:
     """Start the kill target, wait until it has begun its log, wait ``delay``, SIGKILL it.
     Returns the exit code (-SIGKILL when it was killed, 0 when it finished first)."""
     proc = subprocess.Popen([sys.executable, str(KILL_TARGET), str(log)],
@@ -547,7 +548,7 @@ def test_kill_resume_and_kill_again(tmp_path):
     log = tmp_path / "log.jsonl"
     kill_at_random(log, 0.05)
     proc = subprocess.run([sys.executable, str(KILL_TARGET), str(log), "--resume"],
-                          capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=CEILING_S, check=False)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.strip()) == ref.runs_spent
     ok, redone = check_after_crash(log, ref)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from patience import CEILING_S  # the tests' one ceiling on a wait
 
 from passk.adapter import Task
 from passk.criteria import GateCriteria
@@ -356,7 +357,7 @@ def test_format_table_flaky_first():
 def _run_module(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-W", "always::RuntimeWarning", "-m", "passk.stability", *args],
-        capture_output=True, text=True, cwd=REPO, timeout=120, check=False,
+        capture_output=True, text=True, cwd=REPO, timeout=CEILING_S, check=False,
     )
 
 

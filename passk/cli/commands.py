@@ -428,6 +428,37 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return {"worse": EXIT_BLOCKED, "inconclusive": EXIT_INCONCLUSIVE}.get(d.decision, EXIT_OK)
 
 
+def cmd_rank(args: argparse.Namespace) -> int:
+    """``passk rank FILE FILE ...``: the versions ranked on mean pass^k into tie groups."""
+    from passk.render.rank import format_rank, rank_page, rank_verdict
+
+    if (args.candidate is None) != (args.release is None):
+        raise BadInput("--candidate and --release go together: the gate asks whether the "
+                       "candidate is shown worse than the release")
+    for name in (args.candidate, args.release):
+        if name is not None and name not in args.file:
+            raise BadInput(f"{name} is not one of the files ranked ({', '.join(args.file)}): "
+                           "--candidate and --release name two of them")
+    report = _evaluation(args).rank(args.file)
+    out = report.to_dict()
+    verdict, passed = "", True
+    if args.candidate is not None:
+        passed, verdict = rank_verdict(out, args.candidate, args.release)
+        out["gate"] = {"candidate": args.candidate, "release": args.release, "passed": passed,
+                       "verdict": verdict}
+    if args.html:
+        Path(args.html).write_text(rank_page(out, verdict=verdict), encoding="utf-8")
+        print(f"passk rank: wrote {args.html}", file=sys.stderr)
+    if args.json:
+        _print_json(out)
+    else:
+        text = format_rank(out, markdown=args.markdown)
+        if verdict:
+            text += "\n" + (f"**{verdict}**" if args.markdown else verdict)
+        _emit(text, markdown=args.markdown)
+    return EXIT_OK if passed else EXIT_BLOCKED
+
+
 def cmd_policy_init(args: argparse.Namespace) -> int:
     """``passk policy init RESULTS...``: write a starting policy from a suite, to review."""
     from passk.gate.policy import SuccessRule, parse_policy, policy_init
@@ -546,6 +577,57 @@ def cmd_run(args: argparse.Namespace) -> int:
                   + ", ".join(f"{tid} ({run.effective_n[tid]} counted of {n} planned)"
                               for tid, n in run.settled_early.items()))
     return EXIT_OK if run.gate.passed else EXIT_BLOCKED
+
+
+def cmd_attribute(args: argparse.Namespace) -> int:
+    """``passk attribute FILE``: where each flaky task's passing and failing runs part.
+
+    ``passk attribute --run ADAPTER TASKS --vary NAME=VALUE ...``: the controlled
+    comparison, one variable at a time on the same seeds, with the first divergence of
+    the baseline's runs."""
+    from passk.render.attribution import attribution_text, divergence_text
+
+    if args.run is None:
+        if args.file is None:
+            raise BadInput("give a FILE to read (a passk run log, an Inspect log, a tau2 run), "
+                           "or --run ADAPTER TASKS --vary NAME=VALUE to run the comparison")
+        if args.vary:
+            raise BadInput("--vary needs --run ADAPTER TASKS: a file's runs were made under "
+                           "one setting")
+        from passk.analysis.divergence import read_divergences
+
+        options = {k: v for k, v in (("scorer", args.scorer),
+                                     ("success_values", args.success_value),
+                                     ("success_threshold", args.success_threshold),
+                                     ("score_key", args.score_key),
+                                     ("errors", args.errors)) if v is not None}
+        fmt = None if args.format == "auto" else args.format
+        if options and fmt not in (None, "inspect"):
+            raise BadInput(f"--scorer, --success-value, --success-threshold, --score-key and "
+                           f"--errors are for Inspect logs, not --format {fmt}")
+        report = read_divergences(args.file, format=fmt, **options).to_dict()
+        if args.json:
+            _print_json(report)
+        else:
+            _emit(divergence_text(report, markdown=args.markdown), markdown=args.markdown)
+        return EXIT_OK
+    if args.file is not None:
+        raise BadInput(f"give either FILE ({args.file}) or --run ADAPTER TASKS, not both")
+    from passk.run.attribute import attribute_variants, parse_variations
+    from passk.run.runner import load_adapter, load_tasks
+
+    adapter = load_adapter(args.run[0])
+    tasks = load_tasks(args.run[1])
+    variants = parse_variations(args.vary or [])
+    found = attribute_variants(adapter, tasks, variants, runs=args.runs, seed=args.seed,
+                               k=args.k, alpha=args.alpha,
+                               progress=args.progress and sys.stderr.isatty())
+    payload = found.to_dict()
+    if args.json:
+        _print_json(payload)
+    else:
+        _emit(attribution_text(payload, markdown=args.markdown), markdown=args.markdown)
+    return EXIT_OK
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
@@ -820,6 +902,37 @@ def _add_diff(add: _Add) -> None:
     p.add_argument("--markdown", action="store_true", help="a Markdown table")
 
 
+def _add_rank(add: _Add) -> None:
+    """``passk rank FILE FILE ...``'s arguments."""
+    p = add("rank", cmd_rank, "rank several versions' results (the same suite) on mean "
+            "pass^k into tie groups whose family-wise error is proved, with each version's "
+            "single-run noise floor and flip rate")
+    p.epilog = ("exit codes: 0 ranked (with --candidate/--release: the candidate is not shown "
+                "worse than the release); 1 the candidate is shown worse than the release; "
+                "2 bad input")
+    p.add_argument("file", nargs="+", metavar="FILE",
+                   help="one results file per version (" + _FILE_HELP + ")")
+    add_input_options(p)
+    p.add_argument("--k", type=positive_int, default=None,
+                   help="k of pass^k (default: the policy's or the runs' protocol, else the "
+                   "smallest n over every file)")
+    p.add_argument("--alpha", type=open_probability, default=None,
+                   help="the table's family-wise error: every claim holds together with "
+                   "probability at least 1 - alpha (default: the policy's [baseline] alpha, "
+                   "else 0.05; a higher one than the policy's is refused)")
+    p.add_argument("--allow-change", action="append", default=None, metavar="SETTING",
+                   help="a protocol setting the versions may differ in (repeatable); any "
+                   "other difference is refused")
+    p.add_argument("--candidate", default=None, metavar="FILE",
+                   help="with --release: exit 1 when this file's version is shown worse "
+                   "than the release's")
+    p.add_argument("--release", default=None, metavar="FILE",
+                   help="the released version's file, one of FILE")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="also write the ranking as one self-contained HTML page")
+
+
 def _add_policy(add: _Add) -> None:
     """``passk policy init RESULTS...``'s arguments."""
     p = add("policy", cmd_policy_init, "the gate policy: `passk policy init RESULTS...` writes "
@@ -882,6 +995,48 @@ def _add_run(add: _Add) -> None:
                    help="no progress bar (it is also off when stderr is not a terminal)")
 
 
+def _add_attribute(add: _Add) -> None:
+    """``passk attribute FILE`` and ``passk attribute --run ADAPTER TASKS --vary ...``."""
+    p = add("attribute", cmd_attribute, "why is a task flaky? Read a log: where each flaky "
+            "task's passing and failing runs part (the first divergence). Or run the "
+            "controlled comparison: --run ADAPTER TASKS --vary NAME=VALUE, one variable at a "
+            "time on the same seeds, each change tested (exit 0, 2 bad input)")
+    p.add_argument("file", nargs="?", default=None, metavar="FILE",
+                   help="a passk run log (.jsonl), an Inspect log (.eval, .json) or a "
+                   "tau2-bench run (results.json or its directory)")
+    p.add_argument("--format", default="auto", choices=("auto", "jsonl", "inspect", "tau2"),
+                   help="FILE's producer (default auto: by extension and content)")
+    p.add_argument("--scorer", default=None,
+                   help="Inspect logs: the scorer whose value decides success")
+    p.add_argument("--success-value", action="append", default=None, metavar="VALUE",
+                   help="Inspect logs: a score value that counts as a success (repeatable)")
+    p.add_argument("--success-threshold", type=float, default=None, metavar="X",
+                   help="Inspect logs: a numeric score of at least X is a success")
+    p.add_argument("--score-key", default=None, metavar="KEY",
+                   help="Inspect logs with dict-valued scores: the key whose value is judged")
+    p.add_argument("--errors", choices=("fail", "exclude"), default=None,
+                   help="Inspect logs: an errored sample epoch is a failure (default) or left "
+                   "out")
+    p.add_argument("--run", nargs=2, default=None, metavar=("ADAPTER", "TASKS"),
+                   help="run the controlled comparison: ADAPTER as passk run takes it "
+                   "(module:attribute; it must offer with_setting(name, value)), TASKS a JSON "
+                   "Lines task file")
+    p.add_argument("--vary", action="append", default=None, metavar="NAME=VALUE",
+                   help="a variant: the baseline with one variable changed (repeatable; "
+                   "VALUE as JSON, else text: temperature=0, deterministic_sort=true)")
+    p.add_argument("--runs", type=positive_int, default=30,
+                   help="runs of each task under the baseline and under each variant, on the "
+                   "same seeds (default 30)")
+    p.add_argument("--seed", type=whole, default=0, help="suite seed (default 0)")
+    p.add_argument("--k", type=positive_int, default=5, help="k of pass^k (default 5)")
+    p.add_argument("--alpha", type=open_probability, default=0.05,
+                   help="the tests' family-wise error rate, Holm across tasks x variants "
+                   "(default 0.05)")
+    p.add_argument("--markdown", action="store_true", help="Markdown")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bar")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with a suggestion for a mistyped option or command (as Python 3.14's
     ``suggest_on_error`` gives): ``passk gate --min-overal 0.8`` says ``did you mean
@@ -923,7 +1078,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     for declare in (_add_demo, _add_curves, _add_report, _add_gate, _add_plan, _add_diff,
-                    _add_policy, _add_run):
+                    _add_rank, _add_policy, _add_run, _add_attribute):
         declare(add)
     return parser
 

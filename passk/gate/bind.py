@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 #: The front ends, as :func:`asked_from` and the origins name them.
-FRONTS = ("cli", "plugin", "env", "python")
+FRONTS = ("cli", "plugin", "env", "python", "api")
 
 #: Which mode may replace which: ``proved`` is stricter than both others (its suite bound
 #: is below the estimate, and a task proved steady is within the cap); ``chapter`` and
@@ -270,7 +270,8 @@ class InForce:
 def _spelling(c: Criterion | Choice, front: str) -> str:
     if isinstance(c, Choice):
         return c.flag if front != "env" or c.env is None else c.env
-    spelled = {"cli": c.flag, "plugin": c.plugin, "env": c.env, "python": c.keyword}[front]
+    spelled = {"cli": c.flag, "plugin": c.plugin, "env": c.env, "python": c.keyword,
+               "api": c.name}[front]
     return spelled or c.flag
 
 
@@ -279,7 +280,7 @@ def _said(c: Criterion | Choice, front: str, value: Any) -> str:
     shown = f"{value:g}" if isinstance(value, float) else (
         ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value))
     name = _spelling(c, front)
-    if front == "python":
+    if front in ("python", "api"):
         return f"{name}={shown}"
     if front == "env":  # the Action's input, as action.yml names it
         return f"input {name.removeprefix('PASSK_').lower().replace('_', '-')} {shown}"
@@ -288,7 +289,7 @@ def _said(c: Criterion | Choice, front: str, value: Any) -> str:
 
 def _origin_word(front: str) -> str:
     return {"cli": "command line", "plugin": "pytest option", "env": "the Action's input",
-            "python": "argument"}[front]
+            "python": "argument", "api": "asked"}[front]
 
 
 def asked_from(values: Mapping[str, Any], front: str) -> dict[str, Any]:
@@ -311,7 +312,8 @@ def asked_from(values: Mapping[str, Any], front: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for c in CRITERIA:
         spelled = _spelling(c, front)
-        key = spelled if front in ("env", "python") else spelled.lstrip("-").replace("-", "_")
+        key = (spelled if front in ("env", "python", "api")
+               else spelled.lstrip("-").replace("-", "_"))
         out[c.name] = values.get(key)
     for ch in CHOICES:
         key = ch.flag.lstrip("-").replace("-", "_")

@@ -27,6 +27,12 @@ command line's option, and :meth:`passk.api.Evaluation.gate` binds and judges.
   ``PASSK_CORRECTION``, ``PASSK_MARGIN``: the gate's criteria (empty: the
   protocol's, else the policy's, else the default; looser than the policy: refused);
 - ``PASSK_HTML``: optional, where to write the report as one self-contained HTML page.
+- ``PASSK_RANK_AGAINST``: optional, the release's results (a file, or files read as
+  trials): the results are also ranked against it (:meth:`passk.api.Evaluation.rank`, at
+  the gate's alpha) and the step blocks when they are shown worse than the release, a
+  claim whose error is at most alpha; the ranking is a second decision, beside the gate's
+  verdict (which it never changes), and the output ``verdict`` is ``passed`` only when both
+  pass.
 
 The gate is made once and rendered twice: the JSON's numbers for the outputs, the
 Markdown for people. The Markdown goes under a heading to the file named by
@@ -256,6 +262,14 @@ def main(env: Mapping[str, str] | None = None) -> int:
                      exc.exit_code)
     except OSError as exc:
         return _fail(env, f"passk gate: error: {escape_text(str(exc))}", "\n".join(notes))
+    against = _env(env, "PASSK_RANK_AGAINST")
+    ranked = None
+    if against:
+        try:
+            ranked = _rank_against(env, files, against, asked, ref, notes)
+        except PasskError as exc:
+            return _fail(env, f"passk rank: error: {escape_text(str(exc))}", "\n".join(notes),
+                         exc.exit_code)
     report = fr.to_dict(curves=False)
     gate = report["gate"]
     said = "\n".join(notes).strip()
@@ -270,7 +284,12 @@ def main(env: Mapping[str, str] | None = None) -> int:
         Path(page).write_text(html_page(fr, run.read, title=f"passk gate: {' '.join(files)}",
                                         baseline=baseline is not None), encoding="utf-8")
         notes.append(f"passk gate: wrote {page}")
-    verdict = "passed" if gate["passed"] else "blocked"
+    rank_passed = True
+    if ranked is not None:
+        rank_passed, rank_line, rank_table = ranked
+        shown += (f"\n\n### Ranked against the release\n\n{escape_markdown(rank_table)}\n\n"
+                  f"**{escape_markdown(rank_line)}**\n")
+    verdict = "passed" if gate["passed"] and rank_passed else "blocked"
     estimate, interval = suite_estimate(report)
     if said:
         print(said, file=sys.stderr)
@@ -297,7 +316,27 @@ def main(env: Mapping[str, str] | None = None) -> int:
     if not gate["passed"]:
         first = (gate.get("reasons") or ["blocked"])[0]
         print(annotate(f"BLOCKED: {first}"))
-    return EXIT_OK if gate["passed"] else EXIT_BLOCKED
+    if not rank_passed and ranked is not None:
+        print(annotate(ranked[1]))
+    return EXIT_OK if verdict == "passed" else EXIT_BLOCKED
+
+
+def _rank_against(env: Mapping[str, str], files: list[str], against: str,
+                  asked: Mapping[str, Any], ref: str | None, notes: list[str]
+                  ) -> tuple[bool, str, str]:
+    """``PASSK_RANK_AGAINST``: the results ranked against the release's; whether the
+    candidate is not shown worse, the rank gate's line, and the ranking in Markdown."""
+    from passk.api import Evaluation, label
+    from passk.render.rank import format_rank, rank_verdict
+
+    release = expand(against)
+    candidate_input = files if len(files) > 1 else files[0]
+    release_input = release if len(release) > 1 else release[0]
+    run = Evaluation(asked, _env(env, "PASSK_POLICY") or None, ref, command="rank",
+                     say=notes.append, front="env")
+    out = run.rank([candidate_input, release_input]).to_dict()
+    passed, line = rank_verdict(out, label(candidate_input), label(release_input))
+    return passed, line, format_rank(out, markdown=True)
 
 
 if __name__ == "__main__":

@@ -61,7 +61,14 @@ from passk.results.formats._shared import not_utf8
 from passk.results.formats.jsonl_csv import read_csv_runs, read_jsonl_runs
 from passk.results.ids import lookalike_note
 from passk.results.protocol import Protocol
-from passk.results.runlog import RunLog, RunRecord, log_header_line, read_log_header, read_run_log
+from passk.results.runlog import (
+    RunLog,
+    RunRecord,
+    log_header_line,
+    read_log_header,
+    read_run_log,
+    trajectory_field,
+)
 
 if TYPE_CHECKING:
     from passk.repeats import RepeatRun
@@ -108,7 +115,8 @@ def run_records(repeat_runs: Iterable[RepeatRun]) -> Iterator[RunRecord]:
             yield RunRecord(task_id=r.task_id, trial=r.run_index, success=bool(r.success),
                             attempt=attempts[key], seconds=float(r.seconds), error=r.error,
                             infrastructure_error=bool(r.infrastructure_error),
-                            cached=bool(r.cached), seed=r.seed, risk=repeat_.task.risk)
+                            cached=bool(r.cached), seed=r.seed, risk=repeat_.task.risk,
+                            trajectory=trajectory_field(r.trajectory))
             attempts[key] += 1
 
 

@@ -35,8 +35,10 @@ __all__ = [
     "protocol_of",
     "read_log_header",
     "read_run_log",
+    "read_run_trajectories",
     "record_checker",
     "record_run_id",
+    "trajectory_field",
     "whole_field",
 ]
 
@@ -64,6 +66,10 @@ class RunRecord:
         The seed the attempt was given: running the task with it again replays the run.
     risk : str or None
         The task's risk label.
+    trajectory : list of dict or None
+        The run's tool calls in order, each ``{"tool", "argument", "observation"}``;
+        None (and no key on the line) when not recorded. The counts' readers skip it;
+        :func:`read_run_trajectories` reads it.
 
     Examples
     --------
@@ -82,10 +88,15 @@ class RunRecord:
     cached: bool = False
     seed: int | None = None
     risk: str | None = None
+    trajectory: list[dict[str, str]] | None = None
 
     def to_json(self) -> str:
-        """The record as one line of JSON (without the newline)."""
-        return json.dumps(dataclasses.asdict(self), separators=(",", ":"))
+        """The record as one line of JSON (without the newline); ``trajectory`` only when
+        recorded, so a log without trajectories reads as before."""
+        fields = dataclasses.asdict(self)
+        if fields["trajectory"] is None:
+            del fields["trajectory"]
+        return json.dumps(fields, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -639,3 +650,73 @@ class RecordChecker:
                                    f"header's seed {root} gives run {trial} (attempt {attempt}) "
                                    f"of task {task!r:.60} ({expected}): the record was edited, "
                                    "or comes from another run")
+
+
+def trajectory_field(calls: Any) -> list[dict[str, str]]:
+    """A run's tool calls (:class:`~passk.adapter.ToolCall` s) as the log's ``trajectory``.
+
+    Examples
+    --------
+    >>> from passk.adapter import ToolCall
+    >>> trajectory_field([ToolCall("q", "s", "0.12")])
+    [{'tool': 'q', 'argument': 's', 'observation': '0.12'}]
+    """
+    return [{"tool": str(c.tool), "argument": str(c.argument), "observation": str(c.observation)}
+            for c in calls]
+
+
+def read_run_trajectories(path: str | os.PathLike[str]) -> list[Any]:
+    """Each counted run of a run log as a :class:`~passk.results.trajectory.Trajectory`.
+
+    A run's last attempt is its outcome (a retried infrastructure error is not
+    a run); infrastructure errors and cached results are left out, as the counts
+    leave them out. A record without ``trajectory`` gives a run whose steps were
+    not recorded (``steps`` None).
+
+    Raises
+    ------
+    ResultsError
+        For a record whose ``task_id``, ``success`` or ``trajectory`` is not of its
+        type, naming the line and the field.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
+    >>> _ = p.write_text('{"task_id": "a", "trial": 0, "success": false}\\n')
+    >>> read_run_trajectories(p)
+    [Trajectory(task_id='a', run='run 0', success=False, steps=None)]
+    """
+    from passk.results.trajectory import Trajectory, steps_of_calls
+
+    parsed = read_run_log(path)
+    last: dict[tuple[str, Any], tuple[int, dict[str, Any]]] = {}
+    for line, record in parsed.records:
+        if is_settled(record):
+            continue
+        if not isinstance(record, dict):
+            raise ResultsError(path, line, "expected a JSON object (one run a line)")
+        task = record.get("task_id")
+        if isinstance(task, bool) or not isinstance(task, (str, int)):
+            raise ResultsError(path, line, f"field 'task_id' must be a string, got {task!r:.60}")
+        if not isinstance(record.get("success"), bool):
+            raise ResultsError(path, line, "field 'success' must be true or false, got "
+                               f"{record.get('success')!r:.60}")
+        steps = record.get("trajectory")
+        if steps is not None and not (isinstance(steps, list) and all(
+                isinstance(s, dict) and isinstance(s.get("tool"), str) for s in steps)):
+            raise ResultsError(path, line, "field 'trajectory' must be a list of tool calls, "
+                               'each {"tool": ..., "argument": ..., "observation": ...}')
+        trial = whole_field(record, "trial", path, line)
+        key = (str(task), trial if trial is not None else f"line {line}")
+        last.pop(key, None)  # a later attempt of a run replaces the earlier one
+        last[key] = (line, record)
+    out = []
+    for (task, trial), (_, record) in last.items():
+        if record.get("infrastructure_error") or record.get("cached"):
+            continue
+        steps = record.get("trajectory")
+        out.append(Trajectory(task, f"run {trial}" if isinstance(trial, int) else str(trial),
+                              record["success"],
+                              None if steps is None else steps_of_calls(steps)))
+    return out

@@ -57,7 +57,13 @@ from passk.repeats import attempt_seed, run_once, run_once_async
 from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
-from passk.results.runlog import RunRecord, is_settled, iter_run_log, settled_line
+from passk.results.runlog import (
+    RunRecord,
+    is_settled,
+    iter_run_log,
+    settled_line,
+    trajectory_field,
+)
 from passk.run.schedule import Schedule, Stopping
 from passk.stability import (
     DEFAULT_CRITERIA,
@@ -326,6 +332,7 @@ def run_suite(
     confidence: float = 0.95,
     stop_early: int | None = None,
     in_force: InForce | None = None,
+    trajectories: bool = True,
 ) -> SuiteRun:
     """Run every task of a suite as its repeat policy says, logging each run as it ends.
 
@@ -381,6 +388,10 @@ def run_suite(
         repository's policy): they replace ``k``, the bar, the cap, ``gate_on``,
         ``confidence`` and ``min_runs``, and the verdict line names the policy
         and every bound choice.
+    trajectories : bool, default True
+        Write each run's tool calls (``RunResult.trajectory``) into its log record's
+        ``trajectory`` field, so that ``passk attribute LOG`` can find where passing
+        and failing runs part; the counts' readers skip the field.
 
     Returns
     -------
@@ -480,7 +491,8 @@ def run_suite(
         out.write(LogRecord(result.task_id, result.run_index, bool(result.success), attempt,
                             round(float(result.seconds), 6), result.error,
                             result.infrastructure_error, result.cached, result.seed,
-                            task.risk))
+                            task.risk,
+                            trajectory_field(result.trajectory) if trajectories else None))
         if schedule.record(task.task_id, result.run_index, _outcome(result), attempt):
             finished[(result.task_id, result.run_index)] = result
             failures += int(result.counted and not result.success)

@@ -399,7 +399,7 @@ def _floor_moments(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray,
 
 def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: np.ndarray,
                 q: float, df: int, *, p_value: bool = True,
-                skew: tuple[np.ndarray, np.ndarray] | None = None
+                skew: tuple[np.ndarray, np.ndarray] | None = None, search: bool = True
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The within-task score interval and its two-sided p-value for no change.
 
@@ -412,7 +412,8 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     the moved rates (:func:`_floor_moments`),
     :math:`q_\\pm = q + \\max(0, \\pm\\gamma(z^2-1)/6)`, z the level's normal quantile.
     The outermost accepted change on either side is found on a grid of moves,
-    then by bisection to 1e-9, rounding outwards.
+    then by bisection to 1e-9, rounding outwards (``search=False``: not searched, NaN;
+    only the p-value, for :mod:`passk.stats.rank`).
     """
     from scipy import special
     d = np.asarray((h_new - h_old).mean(axis=-1))
@@ -420,8 +421,8 @@ def _floor_test(h_old: np.ndarray, h_new: np.ndarray, w_old: np.ndarray, w_new: 
     from scipy import stats
     z = float(special.ndtri(stats.t.cdf(q, df)))  # the level's normal quantile
     s_old, s_new = (None, None) if skew is None else skew
-    ends = []
-    for side in (-1.0, 1.0):
+    ends: list[np.ndarray] = [] if search else [np.full(shape, np.nan)] * 2
+    for side in (-1.0, 1.0) if search else ():
         def excess(lam: np.ndarray, side: float = side) -> np.ndarray:
             gap, se, g = _floor_moments(h_old, h_new, w_old, w_new, s_old, s_new, lam)
             q_side = q + np.maximum(0.0, -side * g * (z * z - 1) / 6)

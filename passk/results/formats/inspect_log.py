@@ -70,7 +70,8 @@ from passk.results.protocol import Protocol
 
 __all__ = ["ERRORED_SAMPLES", "ERRORS", "INSPECT_RUN_ID", "INSPECT_SAMPLE_UUID",
            "INSPECT_SUCCESS_VALUES", "PASSK_MANAGER", "SuccessRule", "identity", "is_success",
-           "read_inspect", "read_log", "sniff", "sniff_file", "value_to_float"]
+           "read_inspect", "read_inspect_trajectories", "read_log", "sniff", "sniff_file",
+           "value_to_float"]
 
 #: Score values that count as a success by default (Inspect's accuracy convention).
 INSPECT_SUCCESS_VALUES = ("C",)
@@ -1119,3 +1120,136 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                for t, n in settled.items()}
     return replace(results, protocol=protocol, settled_early=planned, suite=suite,
                    never_ran=never)
+
+
+# --------------------------------------------------------------------------
+# the transcripts: each sample epoch's tool calls, for passk attribute
+# --------------------------------------------------------------------------
+
+
+def _text(content: Any, attachments: Mapping[str, Any]) -> str:
+    """A message's content as text: a string, or the text of its content parts; an
+    ``attachment://`` reference resolved from the sample's attachments."""
+    if isinstance(content, list):
+        return "\n".join(_text(part.get("text") if isinstance(part, dict) else part,
+                               attachments) for part in content)
+    if isinstance(content, str) and content.startswith("attachment://"):
+        found = attachments.get(content.removeprefix("attachment://"))
+        return found if isinstance(found, str) else content
+    return "" if content is None else str(content)
+
+
+def _tool_steps(messages: Any, attachments: Mapping[str, Any], path: Path, where: str) -> Any:
+    """A sample's tool calls in the order the model made them, each with its tool message's
+    answer (matched by ``tool_call_id``)."""
+    from passk.results.trajectory import Step
+
+    if not isinstance(messages, list):
+        raise ResultsError(path, where, f"field 'messages' must be a list, got "
+                           f"{type(messages).__name__}")
+    answers = {m.get("tool_call_id"): m for m in messages
+               if isinstance(m, dict) and m.get("role") == "tool"}
+    steps = []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") != "assistant":
+            continue
+        for call in m.get("tool_calls") or ():
+            if not isinstance(call, dict):
+                raise ResultsError(path, where, f"a tool call must be an object, got "
+                                   f"{call!r:.{QUOTE}}")
+            answer = answers.get(call.get("id"), {})
+            error = answer.get("error")
+            said = (_text(error.get("message"), attachments) if isinstance(error, dict)
+                    else _text(answer.get("content"), attachments))
+            steps.append(Step.of(call.get("function"), call.get("arguments"), said,
+                                 error=error is not None))
+    return tuple(steps)
+
+
+def _samples_with_messages(path: Path) -> Iterator[tuple[str, Any]]:
+    if zipfile.is_zipfile(path) or path.suffix.lower() == ".eval":
+        log = _EvalZip(path)
+        try:
+            names = [n for n in log.names() if n.startswith(_SAMPLES) and n.endswith(".json")]
+            for name in names:
+                yield name, log.json(name)
+        finally:
+            log.close()
+        return
+    from passk.results.formats._shared import load_json
+
+    data = load_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
+        raise ResultsError(path, None, "is not an Inspect AI log: no 'eval' object")
+    for i, sample in enumerate(data.get("samples") or ()):
+        yield f"samples[{i}]", sample
+
+
+def read_inspect_trajectories(path: str | os.PathLike[str], *, scorer: str | None = None,
+                              success_values: Sequence[str] | None = None,
+                              success_threshold: float | None = None,
+                              score_key: str | None = None, errors: str = "fail") -> list[Any]:
+    """Each sample epoch of an Inspect log as a :class:`~passk.results.trajectory.Trajectory`:
+    its tool calls (from its messages) and the success :func:`read_inspect` counts.
+
+    A ``.eval`` log's transcripts are its ``samples/`` members (read one at a
+    time); a ``.json`` log's are its samples. Success is judged by the same rule
+    as :func:`read_inspect` (``scorer``, ``success_values``, ``success_threshold``,
+    ``score_key``); an errored sample epoch is a failure, or left out with
+    ``errors="exclude"``. A sample holding no messages gives a run whose
+    steps were not recorded.
+
+    Raises
+    ------
+    ResultsError
+        For a log without transcripts (a ``.eval`` log whose samples were not
+        kept), a value the rule cannot judge, or a malformed message, naming the
+        file and the sample.
+    """
+    from passk.results.trajectory import Trajectory
+
+    path = Path(path)
+    rule = SuccessRule(success_values, success_threshold)
+    out = []
+    chosen = scorer
+    for where, s in _samples_with_messages(path):
+        if not isinstance(s, dict):
+            raise ResultsError(path, where, "expected a sample object")
+        task_id, epoch = str(s.get("id")), s.get("epoch")
+        if s.get("error") is not None:
+            if errors == "exclude":
+                continue
+            ok = False
+        else:
+            scores = s.get("scores") or {}
+            if chosen is None:
+                if len(scores) != 1:
+                    raise ResultsError(path, where, f"the sample has {len(scores)} scorers "
+                                       f"({', '.join(map(str, scores)) or 'none'}); choose one "
+                                       "with --scorer")
+                chosen = next(iter(scores))
+            score = scores.get(chosen)
+            if not isinstance(score, dict) or "value" not in score:
+                raise ResultsError(path, where, f"sample {task_id!r:.{QUOTE}} epoch {epoch} has "
+                                   f"no score from scorer {chosen!r}")
+            value = score["value"]
+            if isinstance(value, dict):
+                if score_key is None or score_key not in value:
+                    raise ResultsError(path, where, f"scorer {chosen!r} gives a dict; choose "
+                                       "its key with --score-key")
+                value = value[score_key]
+            judged = rule.judge(value)
+            if judged is None:
+                raise ResultsError(path, where, f"score value {_shown(value):.{QUOTE}} of scorer "
+                                   f"{chosen!r} is not pass/fail: say which values count as a "
+                                   "success (--success-value, --success-threshold)")
+            ok = judged
+        attachments: Mapping[str, Any] = (s["attachments"] if isinstance(s.get("attachments"),
+                                                                         dict) else {})
+        messages = s.get("messages")
+        steps = None if not messages else _tool_steps(messages, attachments, path, where)
+        out.append(Trajectory(task_id, f"epoch {epoch}", ok, steps))
+    if not out and (zipfile.is_zipfile(path) or path.suffix.lower() == ".eval"):
+        raise ResultsError(path, None, "holds no sample transcripts (samples/*.json): was it "
+                           "written without its samples (--no-log-samples)?")
+    return out

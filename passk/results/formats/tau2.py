@@ -39,7 +39,8 @@ from passk.results.formats._shared import (
     some,
 )
 
-__all__ = ["TAU2_EXCLUDED_TERMINATIONS", "TAU2_RUN_ID", "read_tau2", "sniff", "sniff_dir"]
+__all__ = ["TAU2_EXCLUDED_TERMINATIONS", "TAU2_RUN_ID", "read_tau2", "read_tau2_trajectories",
+           "sniff", "sniff_dir"]
 
 #: tau2 termination reasons that are not the agent's outcome (left out, counted).
 TAU2_EXCLUDED_TERMINATIONS = frozenset({"infrastructure_error"})
@@ -265,3 +266,79 @@ def _not_read(run: Path) -> list[str]:
                    if p.name not in theirs and not p.name.startswith("."))
     results = (".eval", ".jsonl", ".ndjson", ".csv", ".json")
     return sorted(names, key=lambda n: (not n.lower().endswith(results), n))
+
+
+def _tau2_steps(messages: Any, run: Path, where: str) -> Any:
+    """A simulation's tool calls (the agent's and the user's), in order, each with the
+    answer of the tool message of its ``id``."""
+    from passk.results.trajectory import Step
+
+    if not isinstance(messages, list):
+        raise ResultsError(run, where, f"field 'messages' must be a list, got "
+                           f"{type(messages).__name__}")
+    answers = {m.get("id"): m for m in messages if isinstance(m, dict) and m.get("role") == "tool"}
+    steps = []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") == "tool":
+            continue
+        for call in m.get("tool_calls") or ():
+            if not isinstance(call, dict):
+                raise ResultsError(run, where, f"a tool call must be an object, got {call!r:.60}")
+            answer = answers.get(call.get("id"), {})
+            name = call.get("name")
+            if call.get("requestor") == "user":
+                name = f"user:{name}"
+            steps.append(Step.of(name, call.get("arguments"), answer.get("content"),
+                                 error=bool(answer.get("error"))))
+    return tuple(steps)
+
+
+def read_tau2_trajectories(path: str | os.PathLike[str]) -> list[Any]:
+    """Each simulation of a tau2-bench run as a :class:`~passk.results.trajectory.Trajectory`:
+    its tool calls (from its ``messages``) and the success :func:`read_tau2` counts (reward
+    within 1e-6 of 1); simulations ended by an infrastructure error are left out.
+
+    The run may be its ``results.json`` (simulations inside), its directory
+    (``simulations/<id>.json``) or a bare array of simulations. A simulation
+    without ``messages`` gives a run whose steps were not recorded.
+
+    Raises
+    ------
+    ResultsError
+        For a malformed simulation, naming the file and the simulation.
+    """
+    from passk.results.trajectory import Trajectory
+
+    path = Path(path)
+    layout = _tau2_layout(path)
+    if path.is_dir() and layout is None:
+        raise _directory_error(path)
+    data = load_json(layout[0] if layout else path)
+    run = layout[0] if layout else path
+    if isinstance(data, list):
+        located: Iterable[tuple[str, Any]] = ((f"record {i}", s) for i, s in enumerate(data))
+    elif isinstance(data, dict) and isinstance(data.get("simulations"), list):
+        located = ((f"simulations[{i}]", s) for i, s in enumerate(data["simulations"]))
+    elif isinstance(data, dict) and layout is not None and layout[1].is_dir():
+        located = _tau2_simulation_files(run, layout[1], data, [], [])
+    else:
+        raise ResultsError(run, None, "has no 'simulations' (and no simulations/ folder "
+                           "beside it): not a tau2-bench run")
+    out = []
+    for where, sim in located:
+        if not isinstance(sim, dict):
+            raise ResultsError(run, where, f"expected a JSON object, got {sim!r:.60}")
+        task_id = require(sim, "task_id", (str, int), "a string", run, where)
+        reason = require(sim, "termination_reason", (str,), "a string", run, where)
+        if reason in TAU2_EXCLUDED_TERMINATIONS:
+            continue
+        reward_info = sim.get("reward_info")
+        value = None
+        if isinstance(reward_info, dict) and reward_info.get("reward") is not None:
+            value = reward(reward_info["reward"], "reward_info.reward", run, where)
+        messages = sim.get("messages")
+        trial = sim.get("trial")
+        out.append(Trajectory(str(task_id), f"trial {trial}" if trial is not None else where,
+                              value is not None and is_successful(value),
+                              None if messages is None else _tau2_steps(messages, run, where)))
+    return out
