@@ -176,9 +176,19 @@ class Curtailment:
         #: The repository's gate policy in force (None: the arguments and the defaults).
         self.policy = self.in_force.policy
         c = self.in_force.criteria
+        # the mode in force: curtailment refuses a proved mode here, before Inspect starts
+        # (passk.gate.curtailment.curtailment_mode_refusal); early stopping's looks then
+        # stop only to fail (passk.run.schedule)
         self.gate = GateSettings(self.in_force.k if self.in_force.k is not None else c.k,
                                  c.min_overall_pass_hat_k, c.max_flakiness, c.on, c.confidence,
-                                 c.min_runs)
+                                 c.min_runs, mode=c.mode)
+        if self.stopping.curtailed:
+            from passk.gate.curtailment import curtailment_mode_refusal
+
+            refused = curtailment_mode_refusal(c.mode)
+            if refused:
+                from passk.errors import PolicyError
+                raise PolicyError(refused)
         reader = self.in_force.reader
         scorer = reader.get("scorer")
         success_values = tuple(reader.get("success_values") or ())

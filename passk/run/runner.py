@@ -411,13 +411,17 @@ def run_suite(
                                    or not isinstance(stop_early, int) or stop_early < 2):
         raise BadInput(f"stop_early ({stop_early!r}) must be a number of looks >= 2 (the "
                          "last after every run), or None")
+    mode = "chapter"
     if in_force is not None:  # the one binding's criteria, not the keywords'
         c = in_force.criteria
         k = in_force.k if in_force.k is not None else k
         min_overall_pass_hat_k, max_flakiness, gate_on = (c.min_overall_pass_hat_k,
                                                           c.max_flakiness, c.on)
-        confidence, min_runs = c.confidence, c.min_runs
-    gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs)
+        confidence, min_runs, mode = c.confidence, c.min_runs, c.mode
+    # the mode in force: the schedule refuses curtailment under a proved mode, and its looks
+    # stop only to fail there (passk.run.schedule)
+    gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs,
+                        mode=mode)
     stopping = Stopping(curtailed=policy.stopping == "curtailed", looks=stop_early or 0)
     by_id = {t.task_id: t for t in tasks}
     if len(by_id) != len(tasks):
