@@ -42,7 +42,7 @@ def _holds_bool(values: Any) -> bool:
     if isinstance(values, (bool, np.bool_)):
         return True
     if isinstance(values, np.ndarray):
-        return values.dtype == bool
+        return bool(values.dtype == bool)
     if isinstance(values, (list, tuple)):
         return any(_holds_bool(v) for v in values)
     return False
@@ -90,7 +90,8 @@ def whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
         raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
     # an unsigned or float count beyond int64 would wrap round, and give NaN or worse
     too_big = array > INT64_MAX if np.issubdtype(array.dtype, np.unsignedinteger) else (
-        array >= 2.0**63 if np.issubdtype(array.dtype, np.floating) else np.zeros(array.shape, bool))
+        array >= 2.0**63 if np.issubdtype(array.dtype, np.floating)
+        else np.zeros(array.shape, bool))
     if np.any(too_big):
         bad = array[too_big].flat[0].item()
         raise ValueError(f"{name} ({bad!r}) must be at most {INT64_MAX}")

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
+from passk._public import publish
+
 __all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_MODES", "GATE_ON", "MAX_K", "GateCriteria",
            "check_criteria"]
 
@@ -110,12 +112,12 @@ class GateCriteria:
 def check_criteria(k: object, cap: object, min_runs: object, on: object, confidence: object
                    ) -> None:
     """Refuse criteria out of range, naming the argument and the value."""
-    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
+    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= MAX_K:
         raise ValueError(f"k ({k!r}) must be a whole number from 1 to {MAX_K:,}")
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap <= 1:
         raise ValueError(f"max_flakiness ({cap!r}) must lie in [0, 1]")
     if (isinstance(min_runs, bool) or not isinstance(min_runs, Integral)
-            or not 0 <= min_runs <= MAX_K):
+            or not 0 <= int(min_runs) <= MAX_K):
         raise ValueError(f"min_runs ({min_runs!r}) must be a whole number from 0 to {MAX_K:,}")
     if on not in GATE_ON:
         raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
@@ -126,3 +128,6 @@ def check_criteria(k: object, cap: object, min_runs: object, on: object, confide
 
 #: The gate's defaults: the chapter's bar 0.7 and cap 0.2, on the estimate, k = 5.
 DEFAULT_CRITERIA = GateCriteria()
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-# the boundary checks live in one module; re-exported here under the names compare.py imports
+# the boundary checks live in one module (passk.stats imports them from there too)
 from passk._public import publish
 from passk._validation import confidence_level as _confidence
 from passk._validation import counts as _counts
@@ -685,7 +685,8 @@ def _blaker_lower(x: np.ndarray, n: np.ndarray, alpha: float, start: np.ndarray)
 
         def accept(p: np.ndarray, xi: np.ndarray = xi, ni: np.ndarray = ni,
                    ji: np.ndarray = ji) -> np.ndarray:
-            return bdtrc(xi - 1, ni, p) + cdf(ji, ni, p)
+            accepted: np.ndarray = bdtrc(xi - 1, ni, p) + cdf(ji, ni, p)
+            return accepted
 
         # where the piece ends: the root of P(X <= j+1) - P(X >= x), or x/n if none
         lo, hi = s.copy(), top.copy()

@@ -157,11 +157,11 @@ def _stamped(adapter: Any, result: Any, task: Task, run_index: int, seed: int, s
     if not isinstance(result, RunResult):
         raise TypeError(f"{type(adapter).__name__}.run returned {type(result).__name__}, "
                         "not a RunResult")
-    result = dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
+    stamped = dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
     if timeout is not None and time.perf_counter() - started > timeout:
-        return dataclasses.replace(result, success=False,
+        return dataclasses.replace(stamped, success=False,
                                    error=f"TimeoutError: run exceeded {timeout} s")
-    return result
+    return stamped
 
 
 def _failed(task: Task, run_index: int, seed: int, exc: BaseException,
@@ -191,6 +191,7 @@ class RepeatRun:
 
     @property
     def outcomes(self) -> np.ndarray:
+        """``success`` of each counted run, in run order."""
         return np.array([r.success for r in self.results if r.counted], dtype=bool)
 
     @property

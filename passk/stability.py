@@ -247,7 +247,7 @@ class GateResult:
         """
         verdict = f"**{self.verdict()}**" if markdown else self.verdict()
         lines = reason_lines(self.reasons, markdown=markdown, limit=limit)
-        return "\n".join([verdict, ""] + lines if markdown and lines else [verdict] + lines)
+        return "\n".join([verdict, "", *lines] if markdown and lines else [verdict, *lines])
 
     def __str__(self) -> str:
         return self.describe()
@@ -552,10 +552,9 @@ def reliability_gate(
             reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
     flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
     flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
-    for t in per_task:
-        if t.task_id in flaky_ids:
-            reasons.append(f"task {show_id(t.task_id)}: flakiness {t.flakiness:.3f} exceeds the cap "
-                           f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)")
+    reasons.extend(f"task {show_id(t.task_id)}: flakiness {t.flakiness:.3f} exceeds the cap "
+                   f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)"
+                   for t in per_task if t.task_id in flaky_ids)
     headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
     return GateResult(overall, not reasons, flaky, tuple(reasons),
                       what=headline if not on_bound else f"lower bound on {headline}",
@@ -685,7 +684,8 @@ def order_rows(rows: Sequence[TaskReport]) -> list[int]:
     rank = {c: i for i, c in enumerate(CLASSES)}
     cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
     flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
-    return np.lexsort((-flak, cls)).tolist()
+    order: list[int] = np.lexsort((-flak, cls)).tolist()
+    return order
 
 
 def interval_note(confidence: float, ci_method: str) -> str:
@@ -723,7 +723,8 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     header = ["task", "risk", "runs", "passed", f"pass@{k}", f"pass^{k}",
               f"{report.confidence:.0%} CI", "lower", "flakiness", "class"]
     lo, hi = cells([t.ci.low for t in rows]), cells([t.ci.high for t in rows])
-    columns = [[show_id(t.task_id) for t in rows], [t.risk for t in rows], [str(t.runs) for t in rows],
+    columns = [[show_id(t.task_id) for t in rows], [t.risk for t in rows],
+               [str(t.runs) for t in rows],
                [str(t.successes) for t in rows], cells([t.pass_at_k for t in rows]),
                cells([t.pass_hat_k for t in rows]), [f"[{a}, {b}]" for a, b in zip(lo, hi)],
                cells([t.lower_bound for t in rows]), cells([t.flakiness for t in rows]),
@@ -736,8 +737,8 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     verdict = gate.verdict()
     lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
     if markdown:
-        return "\n".join([table, "", note, "", f"**{verdict}**"] + lines)
-    return "\n".join([table, note, verdict] + lines)
+        return "\n".join([table, "", note, "", f"**{verdict}**", *lines])
+    return "\n".join([table, note, verdict, *lines])
 
 
 # --------------------------------------------------------------------------

@@ -224,7 +224,7 @@ def test_early_stopping_in_a_proved_mode_passes_only_what_fixed_n_passes(mode, c
                                                                                       tasks)
         outcomes = {f"t{i}": ["passed" if rng.random() < p else "failed" for _ in range(12)]
                     for i, p in enumerate(rates)}
-        s = Schedule({t: 12 for t in outcomes}, crit, stopping="looks:3")
+        s = Schedule(dict.fromkeys(outcomes, 12), crit, stopping="looks:3")
         early = judge(_drive(s, outcomes), crit)
         fixed = judge(_fixed(outcomes), crit)
         assert all(d.decision != "stop-pass" for d in s.looks)
@@ -241,7 +241,7 @@ def test_early_stopping_in_a_proved_mode_passes_only_what_fixed_n_passes(mode, c
 def test_chapter_mode_still_stops_with_a_pass():
     crit = GateCriteria(k=1, max_flakiness=1.0)
     outcomes = {f"t{i}": ["passed"] * 12 for i in range(40)}
-    s = Schedule({t: 12 for t in outcomes}, crit, stopping="looks:3")
+    s = Schedule(dict.fromkeys(outcomes, 12), crit, stopping="looks:3")
     _drive(s, outcomes)
     assert s.stopped is not None and s.stopped.decision == "stop-pass"
 

@@ -112,7 +112,7 @@ def test_the_issue_case_a_a_baseline_with_a_margin_blocks():
 
 def test_a_fixed_baseline_is_paired_by_id_and_a_missing_task_always_blocks():
     ids = ("a", "b", "c")
-    baseline = _results(ids + ("gone",), [3, 3, 3, 3], [3] * 4)
+    baseline = _results((*ids, "gone"), [3, 3, 3, 3], [3] * 4)
     crit = GateCriteria(k=1, min_overall_pass_hat_k=0.5, max_flakiness=1.0)
     oc = baseline_operating_characteristic(crit, 3, [1.0, 1.0, 1.0], baseline=baseline,
                                            task_ids=ids, replicates=20, rng=0)
@@ -141,20 +141,21 @@ def _file(path: Path, counts: dict[str, tuple[int, int]]) -> Path:
     return path
 
 
+@pytest.mark.slow  # 200 reruns a figure through the judge: about a minute on a quiet core
 @pytest.mark.parametrize("fmt", ["text", "--json", "--markdown"])
 def test_passk_plan_gate_with_a_baseline(tmp_path, monkeypatch, fmt):
     monkeypatch.chdir(tmp_path)
-    counts = {"a": (1, 1), "b": (1, 1), "c": (1, 1)}  # few outcomes: the judge's are reused
+    counts = {"a": (2, 2), "b": (2, 2), "c": (2, 2)}  # few outcomes: the judge's are reused
     new = _file(tmp_path / "new.jsonl", counts)
     old = _file(tmp_path / "old.jsonl", counts)
     args = ["plan", "--gate", new, "--baseline", old, "--k", "1", "--max-flakiness", "1",
-            "--min-overall", "0.5", "--runs", "1"] + ([] if fmt == "text" else [fmt])
+            "--min-overall", "0.5", "--runs", "2"] + ([] if fmt == "text" else [fmt])
     code, out, err = passk(*args, "--margin", "0.05")
     assert code == 0, err
     if fmt == "--json":
         b = json.loads(out)["baseline"]
         assert b["margin"] == 0.05 and b["method"] == "monte carlo through the judge"
-        assert [d["runs"] for d in b["designs"]] == ["as run", "1"]
+        assert [d["runs"] for d in b["designs"]] == ["as run", "2"]
         for d in b["designs"]:
             assert 0 <= d["false_block"] <= 1 and d["standard_error"]["pass_good"] >= 0
             assert d["false_block"] >= 1 - d["pass_good_without_baseline"]  # never less
@@ -168,7 +169,7 @@ def test_passk_plan_gate_with_a_baseline(tmp_path, monkeypatch, fmt):
 
 def test_passk_plan_gate_margin_needs_a_baseline(tmp_path):
     new = _file(tmp_path / "new.jsonl", {"a": (4, 4), "b": (3, 4)})
-    code, out, err = passk("plan", "--gate", new, "--k", "1", "--margin", "0.05")
+    code, _out, err = passk("plan", "--gate", new, "--k", "1", "--margin", "0.05")
     assert code == 2 and "--margin needs --baseline OLD" in err and err.count("\n") == 1
 
 
@@ -176,7 +177,7 @@ def test_plan_gate_api_with_a_baseline():
     baseline = _results(("a", "b", "c"), [3, 3, 2], [3] * 3)
     crit = GateCriteria(k=1, min_overall_pass_hat_k=0.5, max_flakiness=1.0)
     plan = plan_gate(crit, [0.9, 0.9, 0.8], runs=(3,), modes=("chapter",), baseline=baseline,
-                     configured=[3, 3, 2], task_ids=("a", "b", "c"), baseline_replicates=30)
+                     configured=[3, 3, 2], task_ids=("a", "b", "c"), baseline_replicates=10)
     assert plan.baseline is not None and plan.baseline.columns == ("as run", "3")
     assert all(g.method == "monte carlo" for g in plan.baseline.good)
     with pytest.raises(ValueError, match="needs the design"):

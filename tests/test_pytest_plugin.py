@@ -133,7 +133,7 @@ def test_coin_flip_fails_the_session_and_the_log_feeds_passk_report(pytester):
     assert f"{12 - c} of 12 runs failed" in text
 
     # the failures are summarised: one traceback per test, the other failed runs one line each
-    assert result.stdout.str().count('assert random.Random(passk_seed).random() < 0.5') == 1
+    assert result.stdout.str().count("assert random.Random(passk_seed).random() < 0.5") == 1
 
     # the log: the protocol header, then 12 runs per test, read back by passk report
     header = json.loads(log.read_text().splitlines()[0])

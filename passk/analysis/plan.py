@@ -9,6 +9,7 @@ all-pass table (``passk plan`` without a file) is :func:`passk.metrics.runs_need
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -83,7 +84,8 @@ class TaskPlan:
 
 
 def plan_tasks(results: Results, ks: Sequence[int], max_runs: Sequence[int], *,
-               min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+               min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+               max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
                gate_on: str = DEFAULT_CRITERIA.on, min_runs: int = 0,
                confidence: float = 0.95) -> list[TaskPlan]:
     """For each task: does it clear the bar on its own now, and can more runs change that?
@@ -331,10 +333,8 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
     if not grid:
         raise ValueError(f"runs: no value is at least k ({k}) and min_runs")
     bads = [np.full(p.size, bar ** (1.0 / k))]
-    try:
+    with contextlib.suppress(ValueError):  # all tasks at 0 or 1: no shift moves them
         bads.append(lowered_rates(p, k, bar))
-    except ValueError:  # all tasks at 0 or 1: no shift moves them
-        pass
     chosen = tuple(modes) if modes is not None else GATE_MODES
     good: dict[str, tuple[float, ...]] = {}
     bad: dict[str, tuple[float, ...]] = {}
@@ -391,8 +391,8 @@ def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
         return [f"{lo:.3f}" if f"{lo:.3f}" == f"{hi:.3f}" else f"{lo:.3f}-{hi:.3f}"
                 for lo, hi in ranges]
     for mode in plan.pass_good:
-        body.append([mode, "false block"] + shown(plan.false_block_range(mode)))
-        body.append(["", "false pass"] + shown(plan.false_pass_range(mode)))
+        body.append([mode, "false block", *shown(plan.false_block_range(mode))])
+        body.append(["", "false pass", *shown(plan.false_pass_range(mode))])
     body.append(["proved-warn", "warning misses"] + [f"{x:.3f}" for x in plan.miss_rate])
     lines.append(format_rows(header, body, numeric=set(range(2, len(header))),
                              markdown=markdown))
@@ -483,7 +483,8 @@ def baseline_operating_characteristic(
         a baseline not yet run, drawn anew for every rerun (A/A: the new rates; A/B: others).
     pilot : (successes, totals), optional
         Instead of ``rates``: each rerun draws each task's rate from its Jeffreys posterior
-        Beta(c + 1/2, m - c + 1/2) first, as :func:`~passk.stats.operating.operating_characteristic` does.
+        Beta(c + 1/2, m - c + 1/2) first, as
+        :func:`~passk.stats.operating.operating_characteristic` does.
     task_ids : sequence of str, optional
         The new suite's task ids, paired with the baseline's by id (default: the baseline's
         when it is a ``Results`` of as many tasks, else ``t0``, ``t1``, ...).

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from passk.api import Evaluation, label
 
@@ -86,7 +86,7 @@ def _evaluation(args: argparse.Namespace) -> Evaluation:
         vars(args)["_evaluation"] = Evaluation(
             asked, getattr(args, "policy_file", None), getattr(args, "policy_ref", None),
             command=args.command, say=lambda line: print(line, file=sys.stderr))
-    return cast(Evaluation, vars(args)["_evaluation"])
+    return cast("Evaluation", vars(args)["_evaluation"])
 
 
 def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:
@@ -462,7 +462,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         tail = [""] + [("- " if args.markdown else "") + line + (
             " (--accept-incomplete to compare anyway)" if closed else " (accepted)")
             for line in gaps] if gaps else []
-        _emit("\n".join([format_diff(d, markdown=args.markdown)] + tail),
+        _emit("\n".join([format_diff(d, markdown=args.markdown), *tail]),
               markdown=args.markdown)
     if closed:  # fails closed: an incomplete input never reads as "no regression"
         return EXIT_BLOCKED
@@ -934,14 +934,38 @@ def _add_run(add: _Add) -> None:
                    help="no progress bar (it is also off when stderr is not a terminal)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a suggestion for a mistyped option or command (as Python 3.14's
+    ``suggest_on_error`` gives): ``passk gate --min-overal 0.8`` says ``did you mean
+    --min-overall?``."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        typed = re.findall(r"(?:unrecognized arguments|invalid choice): '?([^\s',]+)", message)
+        known = [s for a in self._actions for s in a.option_strings]
+        for a in self._actions:
+            if isinstance(a.choices, dict):  # the subcommands: a name -> parser mapping
+                known += list(a.choices)
+                known += [s for sub in a.choices.values() for b in sub._actions  # noqa: SLF001
+                          for s in b.option_strings]
+        close = difflib.get_close_matches(typed[0].split("=")[0], known, n=1) if typed else []
+        super().error(message + (f" (did you mean {close[0]}?)" if close else ""))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``passk`` parser: one ``_add_<command>`` function per command (a new command
     is one more such function, named in the tuple below)."""
-    parser = argparse.ArgumentParser(
+    import passk
+
+    parser = _Parser(
         prog="passk",
         description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"passk {passk.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_: str,
             ) -> argparse.ArgumentParser:
@@ -957,6 +981,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (``sys.argv[1:]`` when None); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # a short-lived command building millions of small objects: the cycle collector
@@ -965,7 +990,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return args.func(args)
+        status: int = args.func(args)
     except PasskError as exc:  # input passk cannot use: one line, the class's own status
         from passk.render.tables import escape_text
 
@@ -979,6 +1004,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"passk {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    else:
+        return status
     finally:
         if gc_was_on:
             gc.enable()

@@ -156,7 +156,8 @@ class TaskOutlook:
 
 
 def task_outlook(successes: int, failures: int, remaining: int, *, k: int = DEFAULT_CRITERIA.k,
-                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, min_runs: int = DEFAULT_CRITERIA.min_runs, on: str = DEFAULT_CRITERIA.on,
+                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+                 min_runs: int = DEFAULT_CRITERIA.min_runs, on: str = DEFAULT_CRITERIA.on,
                  confidence: float = DEFAULT_CRITERIA.confidence) -> TaskOutlook:
     """Summarise the completions of a task's remaining runs (see :class:`TaskOutlook`).
 
@@ -201,7 +202,8 @@ _UNDECIDED = TaskOutlook(None, None, 0.0, 1.0, False)
 
 
 def _outlook(s: int, f: int, r: int, k: int, cap: float, min_runs: int,
-             on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> TaskOutlook:
+             on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence
+             ) -> TaskOutlook:
     """:func:`task_outlook` without the checks (the caller checked its settings once)."""
     if s + f + r > _MAX_PLANNED:
         return _UNDECIDED
@@ -325,8 +327,10 @@ def _settles(outlook: TaskOutlook, suite: str) -> bool:
 
 
 def task_settled(successes: int, failures: int, *, remaining: int, k: int = DEFAULT_CRITERIA.k,
-                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, min_runs: int = DEFAULT_CRITERIA.min_runs, suite: str = "open",
-                 on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> bool:
+                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+                 min_runs: int = DEFAULT_CRITERIA.min_runs, suite: str = "open",
+                 on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence
+                 ) -> bool:
     """Whether a task may stop: no completion of its remaining runs can change the gate.
 
     The settle rule of curtailed repetition. A task may stop when
@@ -430,7 +434,8 @@ def settled_tasks(successes: Sequence[int], failures: Sequence[int],
 @functools.lru_cache(maxsize=1 << 12)
 def _runs_surely_needed(successes: int, failures: int, remaining: int, k: int,
                         max_flakiness: float, min_runs: int, suite: str,
-                        on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> int:
+                        on: str = DEFAULT_CRITERIA.on,
+                        confidence: float = DEFAULT_CRITERIA.confidence) -> int:
     """The fewest further run outcomes (a passes, b failures, x left out) after which
     :func:`task_settled` could hold.
 
@@ -481,7 +486,7 @@ def why_blocked(task_ids: Sequence[str], outlooks: Sequence[TaskOutlook],
     >>> o = task_outlook(0, 2, 1, k=2, max_flakiness=1.0)
     >>> why_blocked(["t"], [o], [1], [3], [3], g)[-1]
     'overall pass^2 could reach at most 0.000 whatever the runs not made gave, below the bar 0.500: not met'
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     ks_ = [gate.k] * len(task_ids) if ks is None else list(ks)
     reasons = []
     for tid, o, r, n, most, k in zip(task_ids, outlooks, remaining, planned, counted_most, ks_):

@@ -34,6 +34,7 @@ class Criteria:
 
     @property
     def fingerprint(self) -> str:
+        """The bars' protocol fingerprint: two measurements compare only under equal bars."""
         return Protocol({"criteria": dict(self.minimums)}).fingerprint
 
 

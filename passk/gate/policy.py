@@ -82,6 +82,7 @@ from typing import Any
 
 import numpy as np
 
+from passk._public import publish
 from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
 from passk.errors import PolicyError
 from passk.results.counts import Results, with_unrun_tasks
@@ -231,7 +232,7 @@ class SuccessRule:
         Traceback (most recent call last):
         ...
         passk.errors.PolicyError: passk.toml: success.scorer: does not apply to lm-eval evidence (its reader takes metric, filter, success_threshold): remove it, or use a key that applies
-        """
+        """  # noqa: E501  # a doctest's output line cannot wrap
         names = dict(_SUCCESS_KEYS)
         taken = FORMAT_OPTIONS.get(fmt, ())
         for key in self.given():
@@ -553,7 +554,7 @@ def _text(path: str, key: str, value: Any) -> str:
 def _texts(path: str, key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(
             isinstance(v, str) and v for v in value):
-        raise _bad(path, key, f"{value!r} is not a list of strings: write e.g. [\"a\", \"b\"]")
+        raise _bad(path, key, f'{value!r} is not a list of strings: write e.g. ["a", "b"]')
     if len(set(value)) != len(value):
         raise _bad(path, key, "lists a value twice: list each once")
     return tuple(value)
@@ -802,7 +803,7 @@ def _policy_tiers(policy: Policy, results: Results, label: str) -> Results:
     recorded = (results.totals + results.excluded).tolist()
     for tid, risk, n in zip(results.task_ids, results.risks, recorded, strict=True):
         tier = tiers.get(tid)
-        if tier is None or risk == tier or n == 0 and tid not in results.settled_early:
+        if tier is None or risk == tier or (n == 0 and tid not in results.settled_early):
             continue  # no tier, the same, or no record says (an unlabelled task's default)
         if risk != "read-only" or given:
             raise PolicyError(
@@ -855,7 +856,7 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
     ts = policy.tasks
     if ts.ids:
         listed = set(ts.ids)
-        results = with_unrun_tasks(results, [t for t in ts.ids])
+        results = with_unrun_tasks(results, list(ts.ids))
         extra = [t for t in results.task_ids if t not in listed]
         if extra:
             gaps.append(f"task(s) {', '.join(extra)}: not in the policy's task set; the gate "
@@ -966,7 +967,7 @@ def policy_init(results: Results, files: Sequence[str],
         runs_line = [f"runs = {int(positive.min()) if positive.size else 1}"]
     lines = [f"# passk gate policy, written by `passk policy init` from {', '.join(files)}.",
              "# Review it like code: the gate refuses any option or results file looser than",
-             "# it. See the passk README (\"The gate policy\") for every key.",
+             '# it. See the passk README ("The gate policy") for every key.',
              f"producer = {_toml(results.source)}",
              *(["require_protocol = true  # the run log's header must be there"]
                if results.protocol is not None else []),
@@ -985,3 +986,6 @@ def policy_init(results: Results, files: Sequence[str],
     lines += ["", "[baseline]", f"alpha = {_toml(d.alpha)}", f"correction = {_toml(d.correction)}",
               "# margin = 0.05  # non-inferiority: block unless a drop is shown to be smaller"]
     return "\n".join(lines) + "\n"
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

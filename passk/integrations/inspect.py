@@ -123,7 +123,8 @@ class Curtailment:
         probability at most alpha/2). Inspect schedules epoch by epoch, so a look comes
         once every sample's epochs up to it are scored, and it counts those epochs only
         (later ones already scored wait for the next look, so what a look sees never
-        depends on how fast passes or failures end). The decisions are :class:`passk.run.schedule.Schedule`'s, as in
+        depends on how fast passes or failures end). The decisions are
+        :class:`passk.run.schedule.Schedule`'s, as in
         ``passk run --stop-early`` and the pytest plugin's ``--passk-stop-early``.
 
     Examples
@@ -150,7 +151,7 @@ class Curtailment:
     "settled after 2 of 3 epochs (1 passed, 1 failed): no outcome of the rest can change the gate's decision"
     >>> meta["settled_early"], meta["epochs_saved"]
     ({'a': 2}, 1)
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
 
     def __init__(self, *, k: int | None = None, min_overall_pass_hat_k: float | None = None,
                  max_flakiness: float | None = None, on: str | None = None, min_runs: int = 0,
@@ -224,7 +225,8 @@ class Curtailment:
 
     async def start_task(self, task: EvalSpec | None, samples: list[Sample], epochs: int
                          ) -> str:
-        """Register the samples and epochs; return the manager's name, ``passk.gate.curtailment``."""
+        """Register the samples and epochs; return the manager's name,
+        ``passk.gate.curtailment``."""
         if getattr(self, "_running", False):
             raise RuntimeError("this Curtailment is already curtailing a task: give each "
                                "Task its own Curtailment(...)")
@@ -477,7 +479,8 @@ def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
     :math:`\frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over the samples
     with at least k scored epochs, and the interval
     :func:`passk.stats.suite_interval.mean_pass_hat_k_ci`'s (its default method unless
-    ``method`` names another): the figures ``passk report`` prints for the same log. Reported as ``pass^k``, ``pass^k_low`` and
+    ``method`` names another): the figures ``passk report`` prints for the same log. Reported as
+    ``pass^k``, ``pass^k_low`` and
     ``pass^k_high`` (with k's value), and ``samples``, the samples averaged.
 
     Examples

@@ -58,6 +58,7 @@ from passk.errors import PasskError
 from passk.render.tables import cell, one_line
 
 if TYPE_CHECKING:
+    from passk.gate.bind import InForce
     from passk.stability import GateResult, SuiteReport
 
 __all__ = ["EXIT_GATE_BLOCKED", "MARKER", "PasskSession", "task_id_of"]
@@ -135,7 +136,7 @@ def _option(config: pytest.Config, name: str) -> Any:
     return _DEFAULTS.get(name) if value is None else value
 
 
-def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> Any:
+def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> InForce:
     """The criteria in force (:func:`passk.gate.bind.bind`, the one binding): the options
     over the repository's policy (found from the rootdir as ``passk gate`` finds it) over
     the defaults. An option that would loosen the policy is a usage error naming the
@@ -589,29 +590,24 @@ class PasskSession:
         return self._schedule().results(order=self._tasks(), excluded="attempts")
 
     def _verdict(self) -> _Verdict:
-        from passk.gate.judge import judge
-        from passk.stability import suite_report
+        from passk.gate.judge import judge_suite
 
         schedule = self._schedule()
         results = self.results()
-        states = [schedule.states[t] for t in results.task_ids]
-        ks = [s.k for s in states]
         short = schedule.unfinished(results.task_ids)
-        report = suite_report(results.task_ids, results.successes, results.totals,
-                              risks=results.risks, k=ks if states else 5)
         if self.policy is not None:  # the policy's task set and runs: what the session lacks
             from passk.gate.policy import apply_policy
 
             results = apply_policy(self.policy, results, "the pytest session",
                                    producer_checked=False)
-            states = [schedule.states[t] for t in results.task_ids if t in schedule.states]
-            ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
-                  for t in results.task_ids]
-            report = suite_report(results.task_ids, results.successes, results.totals,
-                                  risks=results.risks, k=ks if ks else 5)
-        gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks,
-                     policy_line=self.in_force.policy_line, applied=self.in_force.overrides)
-        report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
+        states = [schedule.states[t] for t in results.task_ids if t in schedule.states]
+        ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
+              for t in results.task_ids]
+        report = judge_suite(results, self.gate_settings(), k=ks or 5, ks=ks,
+                             unfinished=short, policy_line=self.in_force.policy_line,
+                             applied=self.in_force.overrides, protocol=None)
+        # the session's k as its summary names it: the tests' one k, 0 when they differ
+        report = dataclasses.replace(report, k=ks[0] if len(set(ks)) == 1 else
                                      0 if ks else self.opt["passk_k"])
         excluded = int(results.excluded.sum())
         notes = []
@@ -735,7 +731,7 @@ def write_session_log(session: PasskSession, path: str | os.PathLike[str]) -> in
 
 def summary_lines(session: PasskSession) -> list[str]:
     """The passk section of the terminal summary, line by line."""
-    assert session.verdict is not None
+    assert session.verdict is not None  # noqa: S101  # called only once a verdict is made
     from passk.gate.policy import NO_POLICY
     from passk.repeats import run_seed
     from passk.stability import format_table

@@ -42,9 +42,11 @@ class Protocol:
 
     @property
     def fingerprint(self) -> str:
+        """The first 16 hex digits of the SHA-256 of the settings as canonical JSON."""
         return hashlib.sha256(_canonical(self.settings).encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings and their fingerprint, as the run log stores them."""
         return {"settings": json.loads(_canonical(self.settings)), "fingerprint": self.fingerprint}
 
     @classmethod

@@ -111,7 +111,8 @@ def run_records(repeat_runs: Iterable[RepeatRun]) -> Iterator[RunRecord]:
 
 def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *,
                protocol: Protocol | None = None, seed: int | None = None) -> int:
-    """Write runs as the run log, one :class:`~passk.results.runlog.RunRecord` a line; return the count.
+    """Write runs as the run log, one :class:`~passk.results.runlog.RunRecord` a line; return the
+    count.
 
     ``repeat_runs`` is what :func:`passk.evaluate_suite` keeps in ``report.runs``
     (or any :class:`~passk.repeats.RepeatRun` objects). Each line is the record

@@ -52,7 +52,7 @@ from passk.gate.curtailment import (
     task_outlook,
     task_settled,
 )
-from passk.gate.judge import judge
+from passk.gate.judge import judge_suite
 from passk.repeats import attempt_seed, run_once, run_once_async
 from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
@@ -65,7 +65,6 @@ from passk.stability import (
     RepeatPolicy,
     SuiteReport,
     suite_protocol,
-    suite_report,
 )
 from passk.stats.sequential import LookDecision
 
@@ -149,7 +148,7 @@ class _Log:
             self._write(record.to_json())
 
     def _write(self, line: str) -> None:
-        assert self._file is not None
+        assert self._file is not None  # noqa: S101  # written only while open
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()  # in the OS: a killed process loses nothing
@@ -163,7 +162,7 @@ class _Log:
             self._dirty.set()
 
     def _commit_loop(self) -> None:
-        assert self._file is not None
+        assert self._file is not None  # noqa: S101  # the loop runs only while open
         fd = self._file.fileno()
         while not self._closing:
             self._dirty.wait()
@@ -481,7 +480,7 @@ def run_suite(
         if is_async:
             if asyncio.run(_drive_async(adapter, schedule, by_id, seed, limit, timeout, backoff,
                                         on_result)):
-                raise KeyboardInterrupt
+                raise KeyboardInterrupt  # noqa: TRY301  # handled below, as a real Ctrl-C is
         else:
             own = executor is None and max_concurrency is not None
             pool = ThreadPoolExecutor(max_concurrency) if own else executor
@@ -495,7 +494,7 @@ def run_suite(
     except KeyboardInterrupt:
         bar.close()
         where = f" in {log}" if log else ""
-        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "
+        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "  # noqa: T201  # to stderr
               + ("resume=True with the same log and seed runs only the rest" if log else
                  "without a log there is nothing to resume from"), file=sys.stderr)
         raise
@@ -909,13 +908,9 @@ def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult]
     states = list(schedule.states.values())
     results = schedule.results(protocol)
     gate_criteria = schedule.criteria
-    report = suite_report(results.task_ids, results.successes, results.totals,
-                          risks=results.risks, k=gate_criteria.k,
-                          confidence=gate_criteria.confidence)
-    gate = judge(results, gate_criteria, rows=report.tasks,
-                 policy_line=in_force.policy_line if in_force is not None else "",
-                 applied=in_force.overrides if in_force is not None else ())
-    report = dataclasses.replace(report, gate=gate, protocol=protocol)
+    report = judge_suite(results, gate_criteria, k=gate_criteria.k, protocol=protocol,
+                         policy_line=in_force.policy_line if in_force is not None else "",
+                         applied=in_force.overrides if in_force is not None else ())
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,
@@ -1009,4 +1004,5 @@ def load_adapter(spec: str) -> HarnessAdapter:
     if not callable(getattr(obj, "run", None)):
         raise BadInput(
             f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
-    return obj
+    adapter: HarnessAdapter = obj
+    return adapter

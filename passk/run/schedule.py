@@ -140,6 +140,7 @@ class Stopping:
                          "(L planned looks, at least 2)")
 
     def describe(self) -> str:
+        """The stopping rule in words, for the verdict and the log."""
         if self.looks:
             return f"early stopping at {self.looks} planned looks"
         return "curtailed" if self.curtailed else "fixed"
@@ -176,10 +177,12 @@ class TaskState:
 
     @property
     def remaining(self) -> int:
+        """Runs of the plan not yet final."""
         return self.n - len(self.final)
 
     @property
     def counted(self) -> int:
+        """Runs counted so far: successes and failures."""
         return self.successes + self.failures
 
 
@@ -424,7 +427,8 @@ class Schedule:
 
     def settled(self, task_id: str) -> bool:
         """Whether the task may stop: all its runs ended, or (curtailed) no outcome of its
-        remaining runs can change the gate's decision (:func:`passk.gate.curtailment.task_settled`)."""
+        remaining runs can change the gate's decision
+        (:func:`passk.gate.curtailment.task_settled`)."""
         s = self.states[task_id]
         if s.remaining <= 0:
             return True

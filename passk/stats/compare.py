@@ -65,11 +65,8 @@ import numpy as np
 import numpy.typing as npt
 
 from passk._public import publish
-from passk.metrics import (
-    ConfidenceInterval,
-    _counts,
-    estimate_pass_hat_k,
-)
+from passk._validation import counts as _counts
+from passk.metrics import ConfidenceInterval, estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
 
@@ -118,7 +115,8 @@ def _flat(d: np.ndarray) -> np.ndarray:
 
 def _point(mean: np.ndarray, spread: np.ndarray) -> np.ndarray:
     """Where every difference is the same: no spread to infer from."""
-    return spread <= 1e-12 * np.maximum(1.0, np.abs(mean))
+    flat: np.ndarray = spread <= 1e-12 * np.maximum(1.0, np.abs(mean))
+    return flat
 
 
 def _t(d: np.ndarray, alpha: float) -> PairedTest:
@@ -147,7 +145,8 @@ def _interpolate(sorted_: np.ndarray, level: np.ndarray,
     hi = np.minimum(lo + 1, b - 1)
     cols = np.arange(sorted_.shape[1])
     frac = pos - lo
-    return sorted_[lo, cols] * (1 - frac) + sorted_[hi, cols] * frac
+    quantiles: np.ndarray = sorted_[lo, cols] * (1 - frac) + sorted_[hi, cols] * frac
+    return quantiles
 
 
 def _bootstrap(d: np.ndarray, alpha: float, kind: str, n_resamples: int,
@@ -237,7 +236,8 @@ def _sign_flip(d: np.ndarray, alpha: float, n_resamples: int,
     def p_at(delta0: np.ndarray) -> np.ndarray:
         observed = np.abs(t_count * (mean - delta0)) * (1 - 1e-9)
         count = (np.abs(flipped - delta0 * sums) >= observed - 1e-12).sum(axis=0)
-        return (count + extra) / b
+        p: np.ndarray = (count + extra) / b
+        return p
 
     p = p_at(np.zeros(r))
     # invert the test in closed form: pattern b counts at delta0 when
@@ -515,7 +515,8 @@ def _task_logs(d: np.ndarray, m: np.ndarray, c: np.ndarray) -> np.ndarray:
     betting that the mean of the d_i (in [-1, 1]) exceeds m; each decreasing in m."""
     scale = (d - m[..., None]) / (1.0 + m[..., None])  # >= -1: every factor >= 1 - c_j > 0
     logs = np.log1p(c[:, None, None] * scale.reshape(1, -1, d.shape[-1])).sum(axis=-1)
-    return logs.reshape((c.size, *m.shape))
+    wealth: np.ndarray = logs.reshape((c.size, *m.shape))
+    return wealth
 
 
 #: The block family's levels a (the old version's pass^k is bet around a, the new one's

@@ -398,7 +398,7 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     if method == "hoeffding":
         share = _union_share(np.array([n_]), k_)
         first, last = _accepted_range(x, truth, (n_ // k_) * t, alpha * (1.0 - share),
-                                      bernoulli=k_ == 1 or n_ == k_, spread=(t, n_, k_))
+                                      bernoulli=k_ in (1, n_), spread=(t, n_, k_))
         cumulative = np.concatenate([np.zeros((flat.size, 1)), np.cumsum(pmf, axis=1)], axis=1)
         rows = np.arange(flat.size)
         coverage = cumulative[rows, last + 1] - cumulative[rows, first]

@@ -348,7 +348,7 @@ def flakiness_note(criteria: GateCriteria, runs: int) -> str:
     flakiness over the cap 0.2 is a warning, not a block: from 12 runs it misses a truly flaky task (4p(1-p) > 0.2) up to 52% of the time
     >>> print(flakiness_note(GateCriteria(mode="proved"), 12))
     a task passes only when its exact 95% bounds prove it steady: a truly flaky task passes at most 0% of the time from 12 runs (56 runs, all passing or all failing, prove a task steady)
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     cap = criteria.max_flakiness
     if criteria.mode == "proved-warn":
         return (f"flakiness over the cap {cap:g} is a warning, not a block: from {runs} runs "
@@ -785,7 +785,8 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
     Examples
     --------
     The issue's good suite, 26 tasks at p = 0.995 and 4 at 0 (true mean
-    pass^5 0.845), 12 runs a task, the chapter's gate: blocked 79 % of reruns (all 26 must pass 12 of 12).
+    pass^5 0.845), 12 runs a task, the chapter's gate: blocked 79 % of reruns (all 26 must pass 12
+    of 12).
 
     >>> rates = [0.995] * 26 + [0.0] * 4
     >>> oc = operating_characteristic(GateCriteria(), 12, rates)
@@ -868,7 +869,7 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             if lattice * tasks > _GRID:
                 lattice = 0
                 break
-    scale = lattice if lattice else max(min(_GRID // tasks, _BRACKET_STEPS), 1)
+    scale = lattice or max(min(_GRID // tasks, _BRACKET_STEPS), 1)
     steps = {d: _steps(values[d], *d, scale, bool(lattice), on_bound) for d in designs}
     pmfs, lows, highs = [], [], []
     for i in range(tasks):
@@ -958,7 +959,7 @@ def rerun_pass_sentence(successes: npt.ArrayLike, totals: npt.ArrayLike,
     --------
     >>> print(rerun_pass_sentence([12] * 26 + [0] * 4, 12, GateCriteria(mode="proved-warn")))
     this gate would pass a rerun of tasks like these 100.0% of the time at the rates their runs show, 1.5% allowing for what their runs leave open (each rate its Jeffreys posterior; exact)
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     c = np.asarray(successes, dtype=float)
     n = np.broadcast_to(np.asarray(totals, dtype=float), c.shape)
     shown = operating_characteristic(criteria, totals, c / np.maximum(n, 1), ks=ks, rng=rng)

@@ -20,7 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from passk._public import publish
-from passk.metrics import _counts, estimate_pass_hat_k
+from passk._validation import counts as _counts
+from passk.metrics import estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
 from passk.stats.compare import _floor_weight, mean_of
@@ -96,7 +97,8 @@ def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> 
 
 @dataclass(frozen=True)
 class ComparisonPlan:
-    """Power (or smallest detectable drop) over a grid of tasks × runs; see :func:`plan_comparison`."""
+    """Power (or smallest detectable drop) over a grid of tasks × runs; see
+    :func:`plan_comparison`."""
 
     k: int
     delta: float | None
@@ -217,7 +219,8 @@ def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: floa
             old_law: tuple[np.ndarray, np.ndarray] | None = None
             ) -> tuple[float, float, float]:
     """For a drop ``delta`` at n = ``runs``: the two versions' within-task variance, the
-    floor's, and the variance across tasks of the change in p^k. The new version is the old with every logit lowered (:func:`_lowered`); its
+    floor's, and the variance across tasks of the change in p^k. The new version is the old with
+    every logit lowered (:func:`_lowered`); its
     within-task variance is the old's (unbiased) times the ratio of the two at the rates
     (each the mean of E[h^2] - p^2k over the law of h, :func:`_hat_law`)."""
     lowered = _lowered(rates, k, delta)
@@ -367,8 +370,9 @@ def _proved_power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: f
     """P(verdict "worse") of the comparison as it is: its interval is the union of the
     floored t's and the betting interval's, so a drop is shown only when both show it; the
     plan takes the smaller of the two powers (:func:`_power`, :func:`_betting_power`)."""
-    return np.minimum(_power(delta, var_d, floor_var, t_count, alpha),
-                      _betting_power(delta, var_d, t_count, alpha))
+    power: np.ndarray = np.minimum(_power(delta, var_d, floor_var, t_count, alpha),
+                                   _betting_power(delta, var_d, t_count, alpha))
+    return power
 
 
 def _worst_within(n: int, k: int) -> float:
@@ -555,7 +559,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
     simulated power by more than 0.02 (most optimistic -0.017), cautious by
     up to 0.24 (planning for the paired t alone, as before issue 29's proof,
     it was above the proved comparison's simulated power by more than 0.02 on
-    8 of 10, by up to +0.28): the price of planning without a pilot. A pilot run of the old version plans closer.
+    8 of 10, by up to +0.28): the price of planning without a pilot. A pilot run of the old version
+    plans closer.
 
     **How the change spreads over tasks** (issue 23). A pilot of
     the old version cannot say how unevenly the new one will differ from it
@@ -583,7 +588,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
     with :math:`\rho` = 0.7, tied the spread of the change to the spread of
     difficulty rather than to the change: cautious by up to 0.60 on even
     changes (within 0.10 on 13 of 30), and optimistic by up to 0.31 on a
-    concentrated one where tasks are alike (Beta(4, 1), k = 1). Override with ``changed_share`` (1: an even
+    concentrated one where tasks are alike (Beta(4, 1), k = 1). Override with ``changed_share`` (1:
+    an even
     change), ``correlation`` or ``between_variance`` (the CLI:
     ``passk plan --compare --correlation R``). The assumption caps the power
     with few tasks: :math:`\delta/\mathrm{SE} \le \sqrt{T f/(1-f)}` whatever
@@ -813,7 +819,7 @@ def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: n
     def planned_from(pilot: np.ndarray) -> float:
         grid = plan_comparison(k, delta=delta, successes=pilot, totals=m, tasks=(tasks,),
                                runs=(runs,), confidence=confidence).power
-        assert grid is not None  # delta is given
+        assert grid is not None  # noqa: S101  # delta is given, so the power is computed
         return float(grid[0, 0])
     planned = planned_from(c)
     a, b = _beta_binomial_fit(c, m)

@@ -185,7 +185,8 @@ def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
 
     def gap(theta: np.ndarray) -> np.ndarray:  # <= 0 where theta is accepted
         spread = z * np.sqrt(np.interp(theta, vertices, values) / tasks)
-        return np.abs(x - theta) - step - spread
+        below: np.ndarray = np.abs(x - theta) - step - spread
+        return below
 
     def accepted(theta: np.ndarray) -> np.ndarray:
         return gap(theta) <= 0
@@ -299,7 +300,9 @@ def _bootstrap_means(values: np.ndarray, counts: np.ndarray, n_resamples: int,
     total = int(weight.sum())
     if total * n_resamples <= _DIRECT_RESAMPLING_MAX:  # small suites: draw the tasks themselves
         tasks = np.repeat(distinct, weight)
-        return tasks[generator.integers(0, total, size=(n_resamples, total))].mean(axis=1)
+        drawn = generator.integers(0, total, size=(n_resamples, total))
+        means: np.ndarray = tasks[drawn].mean(axis=1)
+        return means
     left = np.full(n_resamples, total, dtype=np.int64)  # tasks still to draw, per resample
     unseen = total  # tasks of the values not yet visited
     sums = np.zeros(n_resamples)
@@ -443,7 +446,8 @@ def _upper_tail(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
             d = (xlog1py(s2 + dev, dev / s2) + xlog1py(1.0 - dev, -dev)) / (1.0 + s2)
             bennett = np.where(dev > 0, np.exp(-tasks * d) * (1.0 + 1e-9), 1.0)
         bound = np.minimum(bound, np.where(np.isnan(bennett), 1.0, bennett))
-    return bound
+    out: np.ndarray = bound
+    return out
 
 
 def _tail_bounds(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
@@ -859,7 +863,8 @@ def mean_pass_hat_k_ci(
 
     *The union part*, ``'union'`` below at level :math:`1 - \alpha_u`.
 
-    ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs. The exact
+    ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs.
+    The exact
     variance of :math:`\hat\theta_i` is a known function of :math:`\theta_i`,
 
     .. math:: v_n(\theta) = \sum_{j=1}^{k}
