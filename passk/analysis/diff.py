@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
-from passk.errors import PasskError
+from passk.errors import BadInput, PasskError
 from passk.metrics import estimate_pass_hat_k, flakiness
 from passk.render.tables import cell, format_rows, json_number, show_id, signed
 from passk.results.read import Results
@@ -256,9 +256,9 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
     """
     from scipy import stats
     if correction not in CORRECTIONS:
-        raise ValueError(f"correction ({correction!r}) must be one of {', '.join(CORRECTIONS)}")
+        raise BadInput(f"correction ({correction!r}) must be one of {', '.join(CORRECTIONS)}")
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha ({alpha!r}) must lie strictly between 0 and 1")
+        raise BadInput(f"alpha ({alpha!r}) must lie strictly between 0 and 1")
     new_index = {t: i for i, t in enumerate(new.task_ids)}
     old_index = {t: i for i, t in enumerate(old.task_ids)}
     common = [t for t in old.task_ids if t in new_index]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
@@ -324,14 +325,14 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
         pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
         rates = (pc + 0.5) / (pm + 1.0)
     if rates is None:
-        raise ValueError("rates or a pilot are needed")
+        raise BadInput("rates or a pilot are needed")
     p = np.asarray(rates, dtype=float).ravel()
     good_kw: dict[str, object] = ({"pilot": pilot} if pilot is not None else {"rates": p})
     k, bar = criteria.k, criteria.min_overall_pass_hat_k
     grid = tuple(sorted({int(n) for n in (runs or (8, 12, 16, 24, 32, 48, 64, 96))
                          if n >= max(k, criteria.min_runs, 1)}))
     if not grid:
-        raise ValueError(f"runs: no value is at least k ({k}) and min_runs")
+        raise BadInput(f"runs: no value is at least k ({k}) and min_runs")
     bads = [np.full(p.size, bar ** (1.0 / k))]
     with contextlib.suppress(ValueError):  # all tasks at 0 or 1: no shift moves them
         bads.append(lowered_rates(p, k, bar))

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from passk.errors import BadInput
 from passk.gate.bind import InForce
 from passk.gate.judge import judge_suite
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
@@ -166,7 +167,7 @@ class FileReport:
         """The judge's verdict on the file."""
         gate = self.report.gate
         if gate is None:  # build_report always judges: only a hand-made FileReport lacks one
-            raise ValueError("this FileReport was not judged: build it with build_report")
+            raise BadInput("this FileReport was not judged: build it with build_report")
         return gate
 
     def to_dict(self, *, curves: bool = True, curve: bool = True) -> dict[str, Any]:

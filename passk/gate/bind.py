@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from passk._public import publish
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA, GATE_ON, GateCriteria
-from passk.errors import LoosenedCriteria, PolicyError
+from passk.errors import BadInput, LoosenedCriteria, PolicyError
 
 if TYPE_CHECKING:
     from passk.gate.policy import Policy
@@ -307,7 +307,7 @@ def asked_from(values: Mapping[str, Any], front: str) -> dict[str, Any]:
     0.1
     """
     if front not in FRONTS:
-        raise ValueError(f"front ({front!r}) must be one of {', '.join(FRONTS)}")
+        raise BadInput(f"front ({front!r}) must be one of {', '.join(FRONTS)}")
     out: dict[str, Any] = {}
     for c in CRITERIA:
         spelled = _spelling(c, front)

@@ -108,15 +108,15 @@ def curtailment_mode_refusal(mode: str) -> str | None:
     >>> curtailment_mode_refusal("chapter") is None
     True
     >>> print(curtailment_mode_refusal("proved-warn"))  # doctest: +ELLIPSIS
-    curtailment is proved for the gate mode 'chapter' only, not 'proved-warn': ...
+    curtailment settles a task by the chapter's rule, not the proved-warn mode in force: ...
     """
     if mode == "chapter":
         return None
-    return (f"curtailment is proved for the gate mode 'chapter' only, not {mode!r}: that "
-            "mode decides on the proved suite interval's lower end, which no settle rule is "
-            "proved to leave unchanged (stopping a task early could change the verdict); "
-            "run every planned run (stopping 'fixed', or early stopping at looks), or gate "
-            "in mode 'chapter'")
+    return (f"curtailment settles a task by the chapter's rule, not the {mode} mode in "
+            "force: that mode decides on the proved suite interval's lower end, which no "
+            "settle rule is proved to leave unchanged (stopping a task early could change "
+            "the verdict); run every planned run (stopping fixed, or early stopping at "
+            "looks), or gate in the chapter's mode")
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def task_outlook(successes: int, failures: int, remaining: int, *, k: int = DEFA
     for name, value in (("successes", successes), ("failures", failures),
                         ("remaining", remaining)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} ({value!r}) must be a whole number >= 0")
+            raise BadInput(f"{name} ({value!r}) must be a whole number >= 0")
     check_criteria(k, max_flakiness, min_runs, on, confidence)
     return _outlook(int(successes), int(failures), int(remaining), int(k),
                     float(max_flakiness), int(min_runs), on, float(confidence))
@@ -376,7 +376,7 @@ def task_settled(successes: int, failures: int, *, remaining: int, k: int = DEFA
     False
     """
     if suite not in SUITE_OUTLOOKS:
-        raise ValueError(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
+        raise BadInput(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
     outlook = task_outlook(successes, failures, remaining, k=k, max_flakiness=max_flakiness,
                            min_runs=min_runs, on=on, confidence=confidence)
     return remaining == 0 or _settles(outlook, suite)
@@ -423,7 +423,7 @@ def settled_tasks(successes: Sequence[int], failures: Sequence[int],
         raise BadInput(refused)
     ks_ = [gate.k] * len(successes) if ks is None else [int(k) for k in ks]
     if not len(successes) == len(failures) == len(remaining) == len(ks_):
-        raise ValueError("successes, failures, remaining and ks must have one entry per task")
+        raise BadInput("successes, failures, remaining and ks must have one entry per task")
     outlooks = [task_outlook(int(s), int(f), int(r), k=k, max_flakiness=gate.max_flakiness,
                              min_runs=gate.min_runs, on=gate.on, confidence=gate.confidence)
                 for s, f, r, k in zip(successes, failures, remaining, ks_)]

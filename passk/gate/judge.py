@@ -34,6 +34,7 @@ import numpy as np
 
 from passk._public import publish
 from passk.criteria import GateCriteria
+from passk.errors import BadInput
 from passk.gate.curtailment import task_outlook, why_blocked
 from passk.stability import (
     CLASS_THRESHOLD,
@@ -61,7 +62,7 @@ def _ks(results: Results, criteria: GateCriteria, ks: Sequence[int] | np.ndarray
         return [int(criteria.k)] * len(results)
     out = [int(k) for k in np.asarray(ks).ravel().tolist()]
     if len(out) != len(results):
-        raise ValueError(f"ks ({len(out)}) must give one k per task ({len(results)})")
+        raise BadInput(f"ks ({len(out)}) must give one k per task ({len(results)})")
     return out
 
 

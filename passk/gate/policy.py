@@ -84,7 +84,7 @@ import numpy as np
 
 from passk._public import publish
 from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
-from passk.errors import PolicyError
+from passk.errors import BadInput, PolicyError
 from passk.results.counts import Results, with_unrun_tasks
 from passk.results.formats import FORMAT_OPTIONS, FORMATS
 from passk.results.ids import lookalike_refusal
@@ -106,6 +106,7 @@ __all__ = [
     "policy_in_force",
     "policy_init",
     "protocol_refusal",
+    "repository_root",
 ]
 
 #: The policy's own file name.
@@ -332,6 +333,22 @@ def _candidates(dirs: Sequence[str], read: Read, label: Callable[[str], str]
             if isinstance(table, dict) and "passk" in table:
                 found.append((pyproject, data, True))
     return found
+
+
+def repository_root(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The repository a policy belongs to: the outermost directory holding ``.git`` from
+    ``start`` (default: the working directory) up, so that a nested ``.git`` does not end
+    the search; None outside any repository.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()).resolve(); (d / "sub" / ".git").mkdir(parents=True)
+    >>> (d / ".git").mkdir()
+    >>> repository_root(d / "sub") == d
+    True
+    """
+    return _chain(Path(start if start is not None else Path.cwd()).resolve())[1]
 
 
 def _file_reader(path: str) -> bytes | None:
@@ -769,7 +786,7 @@ def count_errors(results: Results, errors: str) -> tuple[Results, tuple[str, ...
     ([2], [0], ('errored samples counted as failures: 1 (errors = fail-all)',))
     """
     if errors not in ERRORS:
-        raise ValueError(f"errors ({errors!r}) must be one of {', '.join(ERRORS)}")
+        raise BadInput(f"errors ({errors!r}) must be one of {', '.join(ERRORS)}")
     if errors != "fail-all":  # 'fail' and 'exclude' are the reader's own rule (its errors=)
         return results, ()
     left_out = int(results.excluded.sum())

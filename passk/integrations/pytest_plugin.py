@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,8 +54,8 @@ import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 from passk.cli.options import open_probability, positive_int, probability, whole
-from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, GateCriteria
-from passk.errors import PasskError
+from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, MAX_K, GateCriteria
+from passk.errors import BadInput, PasskError
 from passk.render.tables import cell, one_line
 
 if TYPE_CHECKING:
@@ -204,43 +205,59 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
     """``(runs, k, risk)`` of a marked test, from its marker and the options."""
     kwargs = dict(mark.kwargs)
     if len(mark.args) > 1:
-        raise ValueError(f"@pytest.mark.passk on {where}: takes at most one positional argument "
+        raise BadInput(f"@pytest.mark.passk on {where}: takes at most one positional argument "
                          f"(runs), got {mark.args!r}")
     if mark.args:
         if "runs" in kwargs:
-            raise ValueError(f"@pytest.mark.passk on {where}: runs given twice")
+            raise BadInput(f"@pytest.mark.passk on {where}: runs given twice")
         kwargs["runs"] = mark.args[0]
     unknown = set(kwargs) - {"runs", "k", "risk"}
     if unknown:
-        raise ValueError(f"@pytest.mark.passk on {where}: unknown argument(s) "
+        raise BadInput(f"@pytest.mark.passk on {where}: unknown argument(s) "
                          f"{sorted(unknown)}; it takes runs, k and risk")
     risk = kwargs.get("risk", "read-only")
     if not isinstance(risk, str) or not risk:
-        raise ValueError(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
+        raise BadInput(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
                          "as 'read-only' or 'high-risk-write'")
+    session = config.pluginmanager.get_plugin("passk-session")
+    policy = getattr(session, "policy", None)
     runs = kwargs.get("runs")
     if runs is None:
         runs = config.getoption("passk_runs")
+    if runs is None and policy is not None:  # the policy's runs for the test, by its tier
+        repetition = re.search(r"passk\d+of\d+", where)
+        runs = policy.tasks.runs_for_task(task_id_of(where, repetition.group(0))
+                                          if repetition else where)
     if runs is None:
         from passk.adapter import Task
         from passk.stability import RepeatPolicy
 
         runs = RepeatPolicy().runs_for(Task(where, risk=risk))
-    k = kwargs.get("k", config.getoption("passk_k") or _DEFAULTS["passk_k"])
+    # the k in force (--passk-k, else the policy's, else the default) where the marker has none
+    in_force = getattr(session, "opt", {}).get("passk_k") or _DEFAULTS["passk_k"]
+    k = kwargs.get("k", in_force)
     for name, value in (("runs", runs), ("k", k)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
+            raise BadInput(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
                              "number >= 1")
-    session = config.pluginmanager.get_plugin("passk-session")
-    policy = getattr(session, "policy", None)
+        if value > MAX_K:  # a count of runs (numpy counts in int64)
+            raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) is more than "
+                             f"{MAX_K:,}: give a number of runs")
     if policy is not None:  # the marker's k and runs are bound by the policy like any option
         from passk.gate.bind import bind
 
-        try:
-            bind({"k": k, "runs": {risk: runs}}, policy, front="plugin")
+        try:  # spelled as the marker's keywords (an option looser than the policy was refused)
+            bind({"k": k, "runs": {risk: runs}}, policy, front="python")
         except PasskError as exc:
-            raise pytest.UsageError(f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs}, "
-                                    f"risk={risk!r}): {exc}") from None
+            given = "the marker" if "runs" in kwargs else "--passk-runs" if config.getoption(
+                "passk_runs") is not None else "the policy"
+            # a usage error once collection ends (raised here, pytest would make it a
+            # collection error with a traceback)
+            line = (f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs} from {given}, "
+                    f"risk={risk!r}): {exc}")
+            if session is None:
+                raise pytest.UsageError(line) from None
+            session.refused.append(line)
     return runs, k, risk
 
 
@@ -323,7 +340,7 @@ class _Verdict:
         """The judge's verdict (the report's ``gate``)."""
         gate = self.report.gate
         if gate is None:  # _verdict always judges
-            raise ValueError("the session's report was not judged")
+            raise BadInput("the session's report was not judged")
         return gate
 
 
@@ -350,6 +367,8 @@ class PasskSession:
         self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
         self.verdict: _Verdict | None = None
         self.exit_note = ""
+        #: Markers the policy refuses, one line each: a usage error once collected.
+        self.refused: list[str] = []
 
     def gate_settings(self) -> GateCriteria:
         """The gate the session decides with, and curtailment serves."""
@@ -395,6 +414,8 @@ class PasskSession:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
+        if self.refused:
+            raise pytest.UsageError("\n".join(dict.fromkeys(self.refused)))
         if not config.stash.get(_SEEN_MARKED, False):
             return
         suite_seed = self.opt["passk_seed"]
@@ -754,9 +775,7 @@ def summary_lines(session: PasskSession) -> list[str]:
             table = format_table(alone, flaky_first=True).splitlines()
             lines += table[:-1]  # without the interval note (unjudged: no verdict)
         lines.append(table[-1])
-        lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
-                     f"(each test at its k) = {cell(gate.overall)}")
-        lines += [f"  - {reason}" for reason in gate.reasons]
+        lines += gate.describe(limit=None).splitlines()  # the judge's line, as it made it
     failing = [t for t in tasks if t in session.first_failure]
     if failing:
         lines.append("failed repetitions (the traceback of each test's first failed run is "

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from passk._public import publish
-from passk.errors import PasskError
+from passk.errors import BadInput, PasskError
 from passk.results.protocol import Protocol
 
 __all__ = [
@@ -231,7 +231,7 @@ def _named(where: int | str) -> str:
 def check_duplicates_option(duplicates: str) -> None:
     """Refuse a ``duplicates`` rule that is not one of :data:`DUPLICATES`, naming it."""
     if duplicates not in DUPLICATES:
-        raise ValueError(f"duplicates ({duplicates!r}) must be one of {', '.join(DUPLICATES)}")
+        raise BadInput(f"duplicates ({duplicates!r}) must be one of {', '.join(DUPLICATES)}")
 
 
 def dedupe(located: Iterable[tuple[int | str, Run]], path: Any, duplicates: str,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from passk.errors import PasskError
+from passk.errors import BadInput, PasskError
 
 __all__ = ["Protocol", "ProtocolMismatch", "protocol_differences", "require_same_protocol"]
 
@@ -54,7 +54,7 @@ class Protocol:
         """Read back :meth:`to_dict`; a fingerprint that does not match its settings is refused."""
         protocol = cls(dict(data.get("settings", {})))
         if "fingerprint" in data and data["fingerprint"] != protocol.fingerprint:
-            raise ValueError(f"protocol fingerprint {data['fingerprint']!r} does not match its "
+            raise BadInput(f"protocol fingerprint {data['fingerprint']!r} does not match its "
                              f"settings (expected {protocol.fingerprint!r}): edited by hand?")
         return protocol
 

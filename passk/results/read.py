@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passk._public import publish
+from passk.errors import BadInput
 from passk.results.counts import (
     CACHED_RESULTS,
     DUPLICATES,
@@ -254,13 +255,13 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     check_duplicates_option(duplicates)
     unknown = sorted(set(options) - set(READER_OPTIONS))
     if unknown:
-        raise ValueError(f"unknown reader option(s) {', '.join(map(repr, unknown))}; reader "
+        raise BadInput(f"unknown reader option(s) {', '.join(map(repr, unknown))}; reader "
                          f"options are {', '.join(READER_OPTIONS)}")
     if isinstance(path, (str, os.PathLike)):
         return _accepted(_read_one(path, format, duplicates, options), accept_incomplete)
     paths = list(path)
     if not paths:
-        raise ValueError("no results files given")
+        raise BadInput("no results files given")
     seen: dict[str, str] = {}
     for p in paths:
         key = os.path.realpath(p)

@@ -410,17 +410,20 @@ def run_suite(
                                    or not isinstance(stop_early, int) or stop_early < 2):
         raise BadInput(f"stop_early ({stop_early!r}) must be a number of looks >= 2 (the "
                          "last after every run), or None")
-    mode = "chapter"
-    if in_force is not None:  # the one binding's criteria, not the keywords'
+    if in_force is not None:  # the one binding's criteria, whole, not the keywords'
+        _refuse_keywords_looser(in_force, {
+            "k": k, "bar": min_overall_pass_hat_k, "cap": max_flakiness, "on": gate_on,
+            "confidence": confidence, "min_runs": min_runs})
+        _refuse_plan_short_of_policy(in_force, tasks, policy)
         c = in_force.criteria
         k = in_force.k if in_force.k is not None else k
         min_overall_pass_hat_k, max_flakiness, gate_on = (c.min_overall_pass_hat_k,
                                                           c.max_flakiness, c.on)
-        confidence, min_runs, mode = c.confidence, c.min_runs, c.mode
-    # the mode in force: the schedule refuses curtailment under a proved mode, and its looks
-    # stop only to fail there (passk.run.schedule)
-    gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs,
-                        mode=mode)
+        confidence, min_runs = c.confidence, c.min_runs
+        gate = dataclasses.replace(c, k=k)
+    else:
+        gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence,
+                            min_runs)
     stopping = Stopping(curtailed=policy.stopping == "curtailed", looks=stop_early or 0)
     by_id = {t.task_id: t for t in tasks}
     if len(by_id) != len(tasks):
@@ -502,6 +505,52 @@ def run_suite(
         bar.close()
         out.close()
     return _summarise(schedule, finished, protocol=protocol, in_force=in_force)
+
+
+#: run_suite's keywords for the criteria, by :data:`passk.gate.bind.CRITERIA`'s names, and
+#: their defaults (a keyword at its default was not given).
+_KEYWORDS = {"k": ("k", 5), "bar": ("min_overall_pass_hat_k",
+                                   DEFAULT_CRITERIA.min_overall_pass_hat_k),
+             "cap": ("max_flakiness", DEFAULT_CRITERIA.max_flakiness),
+             "on": ("gate_on", DEFAULT_CRITERIA.on), "confidence": ("confidence", 0.95),
+             "min_runs": ("min_runs", 0)}
+
+
+def _refuse_keywords_looser(in_force: InForce, given: Mapping[str, Any]) -> None:
+    """A criterion given to :func:`run_suite` beside ``in_force`` that is looser than the one
+    in force is refused, never dropped without a word (give it to :func:`passk.gate.bind.bind`)."""
+    from passk.errors import PolicyError
+    from passk.gate.bind import looser
+
+    for name, value in given.items():
+        keyword, default = _KEYWORDS[name]
+        held = in_force.k if name == "k" else in_force.value(name)
+        if held is None or value in (default, held) or not looser(name, held, value):
+            continue
+        raise PolicyError(f"run_suite: {keyword}={value!r} would loosen the {name} in force "
+                          f"{held!r} ({in_force.origins.get(name, in_force.policy_line)}): "
+                          "give the criteria to passk.gate.bind.bind, or leave it out")
+
+
+def _refuse_plan_short_of_policy(in_force: InForce, tasks: Sequence[Task],
+                                 policy: RepeatPolicy) -> None:
+    """Under a policy, the suite is the policy's task set and each task gets the runs the
+    policy asks: a suite that leaves a task out, or plans fewer runs, is refused."""
+    from passk.errors import PolicyError
+
+    p = in_force.policy
+    if p is None:
+        return
+    have = {t.task_id for t in tasks}
+    missing = [t for t in p.tasks.ids if t not in have]
+    if missing:
+        raise PolicyError(f"run_suite: the suite lacks the policy's task(s) "
+                          f"{', '.join(missing)} ({p.path}): run the policy's task set")
+    for t in tasks:
+        need, planned = p.tasks.runs_for_task(t.task_id), policy.runs_for(t)
+        if need is not None and planned < need:
+            raise PolicyError(f"run_suite: {planned} runs for task {t.task_id} would loosen "
+                              f"the policy's runs {need} ({p.path}): plan at least {need}")
 
 
 def _outcome(result: RunResult) -> str:

@@ -56,6 +56,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from passk.errors import BadInput
 from passk.results.counts import (
     Results,
     ResultsError,
@@ -183,7 +184,7 @@ class SuccessRule:
         self.threshold = threshold
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(
                 threshold, (int, float)) or not math.isfinite(threshold)):
-            raise ValueError(f"success_threshold ({threshold!r}) must be a finite number")
+            raise BadInput(f"success_threshold ({threshold!r}) must be a finite number")
 
     @property
     def chosen(self) -> bool:
@@ -242,17 +243,17 @@ def is_success(value: Any, *, success_values: Sequence[str] = (),
     >>> is_success("8")
     Traceback (most recent call last):
     ...
-    ValueError: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
+    passk.errors.BadInput: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
     """  # noqa: E501  # a doctest's output line cannot wrap
     rule = SuccessRule(success_values, success_threshold)
     won = rule.judge(value)
     if won is not None:
         return won
     if rule.threshold is not None:
-        raise ValueError(f"score value {_shown(value):.{QUOTE}} is not a number, so "
+        raise BadInput(f"score value {_shown(value):.{QUOTE}} is not a number, so "
                          f"success_threshold {rule.threshold:g} cannot judge it "
                          "(success_values names values that count as a success)")
-    raise ValueError(f"score value {value!r:.{QUOTE}} is neither a success (C, True, 1) nor a "
+    raise BadInput(f"score value {value!r:.{QUOTE}} is neither a success (C, True, 1) nor a "
                      "failure (I, N, False, 0): pass success_values or success_threshold to "
                      "say how to judge it")
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from passk.errors import BadInput
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
 from passk.results.formats._shared import QUOTE, load_json, plural, some
 
@@ -311,7 +312,7 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
                         "repeat has its own testIdx and no repeat index): repeats numbered "
                         "in testIdx order")]
     if errors not in ("fail", "exclude"):
-        raise ValueError(f"errors ({errors!r}) must be 'fail' or 'exclude'")
+        raise BadInput(f"errors ({errors!r}) must be 'fail' or 'exclude'")
     exclude = errors == "exclude"
     errored = sum(r.reason == ERROR for r in rows)
     if errored and exclude:
