@@ -189,7 +189,8 @@ class Evaluation:
             results.protocol, {"k": f.k, "min_overall_pass_hat_k": f.value("bar"),
                                "max_flakiness": f.value("cap"), "gate_on": f.value("on"),
                                "confidence": f.value("confidence"),
-                               "min_runs": f.value("min_runs")}, results)
+                               "min_runs": f.value("min_runs"), "mode": f.criteria.mode},
+            results)
         if refused:
             raise BadInput(refused)
         self._bound = f

@@ -10,6 +10,7 @@ all-pass table (``passk plan`` without a file) is :func:`passk.metrics.runs_need
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -20,10 +21,10 @@ from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
 from passk.stability import DEFAULT_CRITERIA, GateCriteria, RepeatPolicy
-from passk.stats.operating import mean_reaches
+from passk.stats.operating import OperatingCharacteristic, mean_reaches
 
-__all__ = ["GatePlan", "TaskPlan", "format_gate_plan", "format_plan", "plan_gate", "plan_tasks",
-           "policy_max_runs"]
+__all__ = ["BaselinePlan", "GatePlan", "TaskPlan", "baseline_operating_characteristic",
+           "format_gate_plan", "format_plan", "plan_gate", "plan_tasks", "policy_max_runs"]
 
 
 def _verdict_grid(kk: int, top: int, *, bar: float, cap: float, gate_on: str, min_runs: int,
@@ -181,6 +182,8 @@ class GatePlan:
     #: the good suite at most, and the false pass at least; equal to the figure when exact
     good_high: dict[str, tuple[float, ...]] = field(default_factory=dict)
     bad_low: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: the gate with its baseline, in the mode in force (:class:`BaselinePlan`), or None
+    baseline: BaselinePlan | None = None
 
     def false_block_range(self, mode: str) -> list[tuple[float, float]]:
         """Each run count's false block as (least, most): one number twice when exact."""
@@ -207,14 +210,79 @@ class GatePlan:
                               "runs_needed": self.needed[m]} for m in self.pass_good},
                 "warning_miss_rate": list(self.miss_rate),
                 "bad_suites": "at the bar: the good suite with every logit lowered alike, and "
-                              "identical tasks; false pass is the larger"}
+                              "identical tasks; false pass is the larger",
+                "baseline": None if self.baseline is None else self.baseline.to_dict()}
+
+
+@dataclass(frozen=True)
+class BaselinePlan:
+    """The gate with a baseline, in the mode in force, by design (see :func:`plan_gate`).
+
+    ``columns[j]`` names a design: ``'as run'`` (each task its own runs: its tier's) or a
+    number of runs per task. ``good[j]`` is P(pass) on the good suite with the baseline,
+    ``bad[j]`` the larger over the suites at the bar; both Monte Carlo through the judge
+    (:func:`baseline_operating_characteristic`), with their standard errors.
+    ``without[j]`` is P(pass) on the good suite by the same gate without the baseline
+    (:func:`passk.stats.operating.operating_characteristic`), for contrast.
+    """
+
+    mode: str
+    margin: float | None
+    alpha: float
+    correction: str
+    columns: tuple[str, ...]
+    good: tuple[OperatingCharacteristic, ...]
+    bad: tuple[OperatingCharacteristic, ...]
+    without: tuple[float, ...]
+    baseline_tasks: int
+
+    def to_dict(self) -> dict[str, object]:
+        """The baseline's part of the plan as JSON."""
+        return {"mode": self.mode, "margin": self.margin, "alpha": self.alpha,
+                "correction": self.correction, "baseline_tasks": self.baseline_tasks,
+                "method": "monte carlo through the judge",
+                "designs": [{"runs": c, "pass_good": g.probability,
+                             "false_block": 1 - g.probability,
+                             "false_pass_at_bar": b.probability,
+                             "standard_error": {"pass_good": g.standard_error,
+                                                "false_pass_at_bar": b.standard_error},
+                             "replicates": g.replicates,
+                             "pass_good_without_baseline": w}
+                            for c, g, b, w in zip(self.columns, self.good, self.bad,
+                                                  self.without, strict=True)]}
+
+
+def _baseline_plan(criteria: GateCriteria, good_kw: dict[str, object], bads: list[np.ndarray],
+                   baseline: Results, columns: list[tuple[str, np.ndarray]], *,
+                   task_ids: Sequence[str] | None, margin: float | None, replicates: int,
+                   rng: int) -> BaselinePlan:
+    from passk.stats.operating import operating_characteristic
+
+    good, bad, without = [], [], []
+    for _, n in columns:
+        good.append(baseline_operating_characteristic(
+            criteria, n, baseline=baseline, task_ids=task_ids, margin=margin,
+            replicates=replicates, rng=rng, **good_kw))  # type: ignore[arg-type]
+        ocs = [baseline_operating_characteristic(criteria, n, q, baseline=baseline,
+                                                 task_ids=task_ids, margin=margin,
+                                                 replicates=replicates, rng=rng) for q in bads]
+        bad.append(max(ocs, key=lambda o: o.probability))
+        without.append(operating_characteristic(criteria, n, rng=rng, replicates=2000,
+                                                **good_kw).probability)  # type: ignore[arg-type]
+    return BaselinePlan(criteria.mode, criteria.margin if criteria.margin is not None
+                        else margin, criteria.alpha, criteria.correction,
+                        tuple(c for c, _ in columns), tuple(good), tuple(bad), tuple(without),
+                        len(baseline))
 
 
 def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None = None, *,
               pilot: tuple[Sequence[int] | np.ndarray, Sequence[int] | np.ndarray] | None = None,
               runs: Sequence[int] | None = None, false_block: float = 0.1,
               false_pass: float = 0.05, modes: Sequence[str] | None = None,
-              rng: int = 0) -> GatePlan:
+              rng: int = 0, baseline: Results | None = None,
+              configured: Sequence[int] | np.ndarray | None = None,
+              task_ids: Sequence[str] | None = None, margin: float | None = None,
+              baseline_replicates: int = 200) -> GatePlan:
     r"""How often the gate passes a good suite and a bad one, over runs per task, per mode.
 
     The good suite is ``rates`` (each task's true success rate: the observed
@@ -228,6 +296,14 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
     pass at most ``false_pass``. With ``pilot`` (observed counts) instead of
     rates, each task's rate is its Jeffreys posterior (the rerun is
     beta-binomial), and the bad suites are built from the posterior means.
+
+    With ``baseline`` (the results the gate compares with, ``passk gate NEW --baseline
+    OLD``), :attr:`GatePlan.baseline` is the gate in the criteria's mode with that
+    comparison too (its margin, alpha and correction), by Monte Carlo through the judge
+    (:func:`baseline_operating_characteristic`, ``baseline_replicates`` reruns a figure,
+    each with its standard error): for the design as run (``configured``: each task's
+    runs, its tier's) and, when ``runs`` is given, for each n of it. The baseline's
+    comparison is not a per-task-separable decision, so no exact figure is claimed.
 
     Examples
     --------
@@ -286,8 +362,21 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
         needed[mode] = next((n for n, x, y in zip(grid, g, b, strict=True)
                              if 1 - x <= false_block and y <= false_pass), None)
     miss = tuple(warning_miss_rate(n, criteria.max_flakiness) for n in grid)
+    with_baseline = None
+    if baseline is not None:
+        columns = ([("as run", np.broadcast_to(np.asarray(configured, dtype=np.int64),
+                                               p.shape).copy())] if configured is not None
+                   else [])
+        columns += [(str(n), np.full(p.size, n, dtype=np.int64)) for n in
+                    (grid if runs is not None else ())]
+        if not columns:
+            raise ValueError("a plan with a baseline needs the design: configured (each "
+                             "task's runs) or runs")
+        with_baseline = _baseline_plan(criteria, good_kw, bads, baseline, columns,
+                                       task_ids=task_ids, margin=margin,
+                                       replicates=baseline_replicates, rng=rng)
     return GatePlan(criteria, p.size, float(np.mean(p**k)), grid, good, bad, how, needed,
-                    false_block, false_pass, miss, good_high, bad_low)
+                    false_block, false_pass, miss, good_high, bad_low, with_baseline)
 
 
 def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
@@ -321,4 +410,177 @@ def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
     if any("bracket" in m for m in plan.methods.values()):
         lines.append("a-b: a bracket (the values rounded down and up to a grid that could not "
                      "hold their lattice); runs needed are judged on the worse end.")
+    if plan.baseline is not None:
+        lines += ["", *_format_baseline(plan.baseline, markdown=markdown)]
     return "\n".join(lines)
+
+
+def _format_baseline(b: BaselinePlan, *, markdown: bool) -> list[str]:
+    """The gate with its baseline: per design, false block and false pass, each ± s.e."""
+    margin = (f"non-inferiority within {b.margin:g} must be shown" if b.margin is not None
+              else "no drop may be shown")
+    reps = b.good[0].replicates if b.good else 0
+    head = (f"with the baseline ({b.baseline_tasks} tasks; {margin}; alpha {b.alpha:g}, "
+            f"{b.correction} across tasks), mode {b.mode}: Monte Carlo through the judge, "
+            f"{reps} reruns a figure, ± its standard error")
+    header = ["runs", "false block", "false pass", "false block without the baseline"]
+    body = [[c, f"{1 - g.probability:.3f} ± {g.standard_error:.3f}",
+             f"{x.probability:.3f} ± {x.standard_error:.3f}", f"{1 - w:.3f}"]
+            for c, g, x, w in zip(b.columns, b.good, b.bad, b.without, strict=True)]
+    return [head, "", format_rows(header, body, numeric={1, 2, 3}, markdown=markdown),
+            "'as run': each task its runs in FILE (its tier's)."]
+
+
+#: Monte Carlo reruns of a baseline comparison (each a call of the judge) by default.
+BASELINE_REPLICATES = 400
+
+
+def _judged_pass(new: Results, criteria: GateCriteria, baseline: Results, *,
+                 ks: Sequence[int], margin: float | None, accept_incomplete: bool) -> bool:
+    """The judge's verdict with the baseline; the judge without it first, whose reasons are
+    a subset of the judge's with it (:func:`passk.gate.judge.judge` appends the baseline's
+    reasons to the rest), so a suite it blocks is blocked and its comparison not computed."""
+    from passk.gate.judge import judge
+
+    if not judge(new, criteria, ks=ks, accept_incomplete=accept_incomplete).passed:
+        return False
+    return judge(new, criteria, baseline, ks=ks, accept_incomplete=accept_incomplete,
+                 margin=margin).passed
+
+
+def baseline_operating_characteristic(
+        criteria: GateCriteria, runs: int | Sequence[int] | np.ndarray,
+        rates: Sequence[float] | np.ndarray | None = None, *,
+        baseline: Results | tuple[Sequence[float] | np.ndarray, int | Sequence[int] | np.ndarray],
+        pilot: tuple[Sequence[int] | np.ndarray, Sequence[int] | np.ndarray] | None = None,
+        task_ids: Sequence[str] | None = None, ks: Sequence[int] | None = None,
+        margin: float | None = None, accept_incomplete: bool = False,
+        replicates: int = BASELINE_REPLICATES, rng: int | np.random.Generator | None = None
+        ) -> OperatingCharacteristic:
+    r"""P(the gate passes) with a baseline: Monte Carlo through the real judge, with its s.e.
+
+    The gate a user runs with ``--baseline OLD`` blocks on its own reasons (every mode, as
+    :func:`passk.stats.operating.operating_characteristic` computes) and also on the
+    comparison with the baseline (:func:`passk.gate.judge.judge`'s baseline rules: a
+    baseline task without runs, a task that regressed beyond repeat noise by Fisher's
+    exact test corrected across tasks, a suite shown worse by the paired comparison, and,
+    with a margin, a suite whose non-inferiority within it is not shown). That comparison
+    is not a function of independent per-task values against a threshold (the paired
+    interval's width depends on the spread of the differences over the tasks), so P(pass)
+    is estimated: ``replicates`` reruns of the new suite are drawn and each is judged.
+
+    Parameters
+    ----------
+    criteria : GateCriteria
+        The gate in force, with its baseline settings (``alpha``, ``correction``,
+        ``margin``) and ``mode``.
+    runs : int or sequence of int
+        Runs per task of the new suite (per task: its tier's), broadcast to the rates.
+    rates : sequence of float, optional
+        Each new task's true success rate (or give ``pilot``).
+    baseline : Results or (rates, runs)
+        The baseline the gate compares with: a ``Results`` is the fixed file (``passk gate
+        NEW --baseline OLD`` with OLD on disk, so P(pass) is given OLD); ``(rates, runs)``
+        a baseline not yet run, drawn anew for every rerun (A/A: the new rates; A/B: others).
+    pilot : (successes, totals), optional
+        Instead of ``rates``: each rerun draws each task's rate from its Jeffreys posterior
+        Beta(c + 1/2, m - c + 1/2) first, as
+        :func:`~passk.stats.operating.operating_characteristic` does.
+    task_ids : sequence of str, optional
+        The new suite's task ids, paired with the baseline's by id (default: the baseline's
+        when it is a ``Results`` of as many tasks, else ``t0``, ``t1``, ...).
+    ks : sequence of int, optional
+        Each task's k (default ``criteria.k``).
+    margin : float, optional
+        The non-inferiority margin when ``criteria.margin`` is None (the judge's ``margin``).
+    accept_incomplete : bool, default False
+        As the gate's ``--accept-incomplete`` (an incomplete baseline blocks otherwise).
+    replicates : int, default 400
+        Reruns judged.
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    OperatingCharacteristic
+        ``method='monte carlo'``, ``standard_error`` :math:`\sqrt{\hat P(1-\hat P)/R}`,
+        ``low``/``high`` :math:`\hat P \mp 2` s.e.
+
+    Notes
+    -----
+    Each rerun draws :math:`c_i \sim \mathrm{Bin}(n_i, p_i)` independently (and the
+    baseline's, when it is drawn), builds the ``Results`` and asks the judge; P(pass) is
+    the fraction passed, unbiased, with the binomial standard error. Two savings leave
+    each verdict the judge's: a suite the judge blocks without the baseline is blocked
+    with it (its reasons only grow), and a count vector seen before has its verdict
+    reused (the judge is a function of the counts).
+
+    Examples
+    --------
+    The good suite of :func:`~passk.stats.operating.operating_characteristic`'s example,
+    in ``'proved-warn'``: 0.928 without a baseline. Against an A/A baseline with a margin
+    of 0.05 the comparison cannot show non-inferiority from 30 tasks, so it blocks:
+
+    >>> rates = [0.995] * 26 + [0.0] * 4
+    >>> crit = GateCriteria(mode="proved-warn", margin=0.05)
+    >>> oc = baseline_operating_characteristic(crit, 12, rates, baseline=(rates, 12),
+    ...                                        replicates=40, rng=1)
+    >>> oc.probability, oc.method
+    (0.0, 'monte carlo')
+    """
+    from passk.results.counts import Results as _Results
+
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
+        raise ValueError(f"replicates ({replicates!r}) must be a whole number >= 1")
+    gen = np.random.default_rng(rng)
+    beta: tuple[np.ndarray, np.ndarray] | None = None
+    if pilot is not None:
+        if rates is not None:
+            raise ValueError("give rates or a pilot, not both")
+        pc = np.asarray(pilot[0], dtype=float).ravel()
+        pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
+        beta = (pc + 0.5, pm - pc + 0.5)
+        rates = beta[0] / (beta[0] + beta[1])
+    if rates is None:
+        raise ValueError("rates (or a pilot) are needed: the population the gate meets")
+    p = np.asarray(rates, dtype=float).ravel()
+    if p.size == 0 or np.any(~((p >= 0) & (p <= 1))):
+        raise ValueError("rates: one rate in [0, 1] per task, at least one task")
+    n = np.broadcast_to(np.asarray(runs, dtype=np.int64), p.shape).ravel()
+    if np.any(n < 1):
+        raise ValueError("runs must be whole numbers >= 1")
+    ks_ = [int(criteria.k)] * p.size if ks is None else [int(k) for k in ks]
+    fixed = isinstance(baseline, _Results)
+    if task_ids is None:
+        task_ids = (baseline.task_ids if fixed and len(baseline) == p.size  # type: ignore[union-attr]
+                    else tuple(f"t{i}" for i in range(p.size)))
+    ids = tuple(str(t) for t in task_ids)
+    if len(ids) != p.size:
+        raise ValueError(f"task_ids ({len(ids)}) must name each of the {p.size} tasks")
+    if not fixed:
+        bp = np.asarray(baseline[0], dtype=float).ravel()  # type: ignore[index]
+        bn = np.broadcast_to(np.asarray(baseline[1], dtype=np.int64),  # type: ignore[index]
+                             bp.shape).ravel()
+        if bp.size != p.size or np.any(~((bp >= 0) & (bp <= 1))) or np.any(bn < 1):
+            raise ValueError("baseline (rates, runs): one rate in [0, 1] and runs >= 1 per task")
+    zeros, risks = np.zeros(p.size, dtype=np.int64), ("read-only",) * p.size
+    seen: dict[bytes, bool] = {}
+    passed = 0
+    for _ in range(replicates):
+        drawn = p if beta is None else gen.beta(*beta)
+        c = gen.binomial(n, drawn).astype(np.int64)
+        old = baseline if fixed else None
+        key = c.tobytes()
+        if old is None:
+            bc = gen.binomial(bn, bp).astype(np.int64)
+            key += bc.tobytes()
+        if key not in seen:
+            if old is None:
+                old = _Results(ids, bc, bn.copy(), zeros, risks, source="baseline")
+            new = _Results(ids, c, n.copy(), zeros, risks, source="simulated")
+            seen[key] = _judged_pass(new, criteria, old,  # type: ignore[arg-type]
+                                     ks=ks_, margin=margin, accept_incomplete=accept_incomplete)
+        passed += seen[key]
+    prob = passed / replicates
+    se = math.sqrt(prob * (1 - prob) / replicates)
+    return OperatingCharacteristic(prob, max(prob - 2 * se, 0.0), min(prob + 2 * se, 1.0), se,
+                                   "monte carlo", criteria.mode, replicates)

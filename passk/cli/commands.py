@@ -314,7 +314,15 @@ def _plan_gate(args: argparse.Namespace) -> int:
 
     if args.file is None:
         raise BadInput("--gate needs FILE: its tasks' observed rates are the suite planned for")
-    results = _read(args)
+    baseline = getattr(args, "baseline", None)
+    if baseline is None and getattr(args, "margin", None) is not None:
+        raise BadInput("--margin needs --baseline OLD to compare against")
+    ev = _evaluation(args)
+    results, *others = ev.read_all([(args.file, True)] + ([(baseline, False)] if baseline
+                                                          else []))
+    old = others[0] if others else None
+    if old is not None:
+        ev.same_protocol(old, results, baseline, args.file)
     fr = _file_report(args, results)
     ks = sorted(set(fr.ks.tolist()))
     if len(ks) > 1:
@@ -322,7 +330,8 @@ def _plan_gate(args: argparse.Namespace) -> int:
     # the criteria in force (bound once), at the file's one k; the header names their mode
     criteria = dataclasses.replace(_bound(args, results).criteria, k=int(ks[0]))
     plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs,
-                     false_block=args.false_block, false_pass=args.false_pass)
+                     false_block=args.false_block, false_pass=args.false_pass, baseline=old,
+                     configured=results.totals, task_ids=results.task_ids)
     if args.json:
         _print_json(plan.to_dict())
         return EXIT_OK
@@ -857,6 +866,17 @@ def _add_plan(add: _Add) -> None:
                    help="with FILE: how often the gate passes tasks like the file's (false "
                    "block) and tasks at the bar (false pass), by runs per task and mode, and "
                    "the runs that meet --false-block and --false-pass")
+    p.add_argument("--baseline", default=None, metavar="OLD",
+                   help="with --gate: the gate also compares with OLD (as passk gate FILE "
+                   "--baseline OLD): how often it passes, by Monte Carlo through the judge "
+                   "(as run, and at each --runs)")
+    p.add_argument("--margin", type=margin, default=None, metavar="D",
+                   help="with --gate --baseline: non-inferiority within D must be shown")
+    p.add_argument("--alpha", type=open_probability, default=None,
+                   help="with --gate --baseline: the comparison's level (default: the "
+                   "policy's [baseline] alpha, else 0.05)")
+    p.add_argument("--correction", choices=CORRECTIONS, default=None,
+                   help="with --gate --baseline: holm (default) or bh")
     p.add_argument("--false-block", type=open_probability, default=0.1,
                    help="with --gate: the largest false-block rate wanted (default 0.1)")
     p.add_argument("--false-pass", type=open_probability, default=0.05,

@@ -100,6 +100,19 @@ def curtailment_refusal(protocol: Protocol | None, in_force: Mapping[str, Any],
         o.startswith(STOPPED_EARLY) for o in getattr(results, "overrides", ()))
     if settings.get("stopping") != "curtailed" and not stopped:
         return None
+    mode = in_force.get("mode")
+    if mode not in (None, "chapter"):  # issue 38: the settle rule and the looks that stop
+        # with a pass serve the chapter's rule only (passk.gate.curtailment, passk.run.schedule)
+        if settings.get("stopping") == "curtailed":
+            from passk.gate.curtailment import curtailment_mode_refusal
+            return (f"the runs were curtailed (protocol {protocol.fingerprint}); "
+                    f"{curtailment_mode_refusal(str(mode))}")
+        if any(o.startswith(STOPPED_EARLY) and " clears the bar " in o
+               for o in getattr(results, "overrides", ())):
+            return (f"the run stopped early with a pass (protocol {protocol.fingerprint}), a "
+                    f"stop the gate mode {mode!r} does not make: its pass is decided at the "
+                    "last look, on every planned run, so that its false pass stays at the "
+                    "stated level; gate in mode 'chapter', or rerun in this mode")
     served = {name: settings.get(name, default) if settings.get(name) is not None else default
               for name, default in CURTAILMENT_CRITERIA.items()}
     asked = {name: served[name] if in_force.get(name) is None else in_force[name]

@@ -1,4 +1,4 @@
-"""The settle rule of curtailed repetition: when may a task stop early?
+r"""The settle rule of curtailed repetition: when may a task stop early?
 
 Curtailed repetition stops a task's remaining runs only when no outcome of
 them can change what the gate decides. One rule serves every place that
@@ -16,7 +16,42 @@ The pieces, each pure:
 - :func:`suite_outlook`, what the gate can still decide about the suite;
 - :func:`task_settled`, the rule itself, and :func:`settled_tasks`, the rule
   applied to a whole suite's counts at once;
-- :func:`why_blocked`, what blocks a suite whatever the runs not made give.
+- :func:`why_blocked`, what blocks a suite whatever the runs not made give;
+- :func:`curtailment_mode_refusal`, why a gate mode cannot be curtailed.
+
+Why the decision is fixed n's (the chapter's rule)
+--------------------------------------------------
+Write a task's state as (s, f, r): s passes and f failures counted, r planned runs
+without an outcome. A *completion* ends each of the r runs as a pass, a failure or left
+out, so the task's final counts are (s + a, s + f + a + b) with a + b <= r. Fixed n's
+final counts are one completion; the counts curtailment hands the judge (the r runs
+not made, left out) are another. The chapter's rule passes exactly when every task is
+clear (enough runs for its k and ``min_runs``, flakiness at most the cap) and
+:math:`\sum_i v_i \ge T\cdot\text{bar}` (:func:`passk.stats.operating.mean_reaches`),
+with :math:`v_i` a function of task i's counts alone. A task is stopped only when
+
+1. its flaky verdict is the same under every completion, and
+2. either (a) the suite's verdict is the same under every joint completion of all tasks
+   (:func:`suite_outlook` is ``'passed'`` or ``'blocked'``: the greatest and least sums
+   of the :math:`v_i` over completions, exact fractions, stay on one side of the bar by
+   ``_MEAN_MARGIN``), or (b) its (clear, :math:`v_i`) is the same under every completion.
+
+Runs that end later only shrink each task's set of completions, so what held for every
+completion when a task stopped holds at the end. Then the flaky set is fixed n's by (1);
+under (a) fixed n's final state and the curtailed one are both joint completions of the
+state when the task stopped, so they get the same verdict; under (b) each such task adds
+to the judge's conjunction and sum the very term fixed n's counts would. Hence the
+verdict and the flaky tasks are fixed n's for every sequence of outcomes (the suite's
+reasons may word its mean differently). The argument uses that the rule is a
+conjunction of per-task checks and a sum of per-task terms against the bar.
+
+It does not cover the proved modes (``'proved'``, ``'proved-warn'``): they decide on the
+lower end of the proved suite interval, a function of all tasks' counts and runs
+together, with no per-task term to fix in (b), and (a) would need that lower end's
+extremes over the joint completions, which need a monotonicity in each task's counts and
+runs that is not proved. Run under ``'proved-warn'``, the chapter's settle rule
+reproduced fixed n's decision in 24 of 40 suites (issue 38), so curtailment refuses
+those modes (:func:`curtailment_mode_refusal`) wherever it can be asked for.
 """
 
 from __future__ import annotations
@@ -37,8 +72,9 @@ from passk.stats.operating import bar_fraction
 #: The criteria a curtailment serves (the name they had before the gate had one type).
 GateSettings = GateCriteria
 
-__all__ = ["GATE_ON", "SUITE_OUTLOOKS", "GateSettings", "TaskOutlook", "settled_tasks",
-           "suite_outlook", "task_outlook", "task_settled", "why_blocked"]
+__all__ = ["GATE_ON", "SUITE_OUTLOOKS", "GateSettings", "TaskOutlook",
+           "curtailment_mode_refusal", "settled_tasks", "suite_outlook", "task_outlook",
+           "task_settled", "why_blocked"]
 
 #: What the gate on the whole suite can still decide: ``'open'`` (either way), or
 #: ``'blocked'`` / ``'passed'`` whatever the runs not yet made give.
@@ -54,6 +90,33 @@ _MEAN_MARGIN = Fraction(1, 10**9)
 #: A task planned more runs than this is not tabulated (tables are (n + 1)^2): its
 #: outlook is taken as undecided, which only means it is never curtailed.
 _MAX_PLANNED = 500
+
+
+def curtailment_mode_refusal(mode: str) -> str | None:
+    """Why curtailment cannot serve a gate in ``mode``, in one line; None for ``'chapter'``.
+
+    The settle rule is proved to leave the chapter's decision unchanged (the module's
+    docstring); the proved modes decide on the proved suite interval's lower end, for
+    which no settle rule is proved, so the combination is refused wherever it can be
+    asked for: :class:`passk.run.schedule.Schedule` (and so :func:`passk.run_suite`,
+    ``passk run --stopping curtailed``, the pytest plugin's ``--passk-policy curtailed``),
+    Inspect's :class:`passk.integrations.inspect.Curtailment`, :func:`settled_tasks`, and
+    a gate in a proved mode on a curtailed log.
+
+    Examples
+    --------
+    >>> curtailment_mode_refusal("chapter") is None
+    True
+    >>> print(curtailment_mode_refusal("proved-warn"))  # doctest: +ELLIPSIS
+    curtailment settles a task by the chapter's rule, not the proved-warn mode in force: ...
+    """
+    if mode == "chapter":
+        return None
+    return (f"curtailment settles a task by the chapter's rule, not the {mode} mode in "
+            "force: that mode decides on the proved suite interval's lower end, which no "
+            "settle rule is proved to leave unchanged (stopping a task early could change "
+            "the verdict); run every planned run (stopping fixed, or early stopping at "
+            "looks), or gate in the chapter's mode")
 
 
 @dataclass(frozen=True)
@@ -355,6 +418,9 @@ def settled_tasks(successes: Sequence[int], failures: Sequence[int],
     >>> settled_tasks([0], [2], [1], GateSettings(**{**vars(g), "on": "lower-bound"}))
     [False]
     """
+    refused = curtailment_mode_refusal(gate.mode)
+    if refused:
+        raise BadInput(refused)
     ks_ = [gate.k] * len(successes) if ks is None else [int(k) for k in ks]
     if not len(successes) == len(failures) == len(remaining) == len(ks_):
         raise BadInput("successes, failures, remaining and ks must have one entry per task")

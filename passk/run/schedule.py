@@ -35,6 +35,27 @@ Two ways to stop before every planned run, one per level, chosen by :class:`Stop
 
 The two are not combined: curtailment stops a task on its own outcomes, so a look would
 no longer see a number of runs fixed in advance, which the sequential rule's proof needs.
+
+Under the proved modes (``criteria.mode`` ``'proved'`` or ``'proved-warn'``, issue 38):
+
+- **curtailment is refused** (:func:`passk.gate.curtailment.curtailment_mode_refusal`):
+  the settle rule is proved for the chapter's rule, whose suite statistic is a sum of
+  per-task terms; the proved modes decide on the proved suite interval's lower end, a
+  function of every task's counts and runs together, and no settle rule is proved to
+  leave it unchanged (the chapter's rule under ``'proved-warn'`` reproduced fixed n's
+  decision in 24 of 40 suites);
+- **early stopping stops only to fail** (``stop_pass=False`` in
+  :func:`~passk.stats.sequential.sequential_decision`): a look before the last stops
+  the suite when the upper end lies below the bar, never with a pass; the pass is the
+  judge's at the last look, on every planned run, at the stated confidence. So the
+  false pass is at most the stated level :math:`\alpha`: the event "passed" is contained
+  in "the judge passes the last look's counts", which are fixed n's counts, and the
+  proved mode passes a suite below the bar with probability at most :math:`\alpha`
+  (:mod:`passk.stats.operating`). A stop to fail only removes passes. Letting looks
+  stop with a pass as well spends :math:`(L-1)\alpha/(2L)` before the last look, and
+  the verdict's bound becomes :math:`\alpha + (L-1)\alpha/(2L)` (issue 38, item 8);
+  the last look would then have to be judged at :math:`1 - \alpha(L+1)/(2L)`, a
+  confidence the log's later gates (``passk gate`` on it, the Inspect log) do not know.
 """
 
 from __future__ import annotations
@@ -56,6 +77,7 @@ from passk.gate.curtailment import (
     _runs_surely_needed,
     _settles,
     _suite_verdict,
+    curtailment_mode_refusal,
 )
 from passk.results.counts import Results
 from passk.results.protocol import Protocol
@@ -212,11 +234,10 @@ class Schedule:
                  risks: Mapping[str, str] | None = None, max_retries: int = 0):
         self.criteria = criteria
         self.stopping = Stopping.parse(stopping)
+        refused = curtailment_mode_refusal(criteria.mode) if self.stopping.curtailed else None
+        if refused:
+            raise BadInput(refused)
         self.curtailed = self.stopping.curtailed
-        if self.curtailed and criteria.mode != "chapter":  # the settle rule is the chapter's
-            raise BadInput(f"curtailment settles a task by the chapter's rule, not the "
-                           f"{criteria.mode} mode in force: run every planned run (stopping "
-                           "fixed), or gate in the chapter's mode")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise BadInput(f"max_retries ({max_retries!r}) must be a whole number >= 0")
         self.max_retries = max_retries
@@ -528,7 +549,8 @@ class Schedule:
         n = [sum(1 for i, o in s.final.items() if i < s.limit and o in ("passed", "failed"))
              for s in self._order]
         d = sequential_decision(c, n, g.k, g.min_overall_pass_hat_k, look=self.stage + 1,
-                                looks=looks, confidence=g.confidence)
+                                looks=looks, confidence=g.confidence,
+                                stop_pass=g.mode == "chapter")
         self.looks.append(d)
         if d.decision == "continue":
             self._start_stage(self.stage + 1)

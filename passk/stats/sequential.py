@@ -16,6 +16,15 @@ with probability at most :math:`\alpha/2` over all looks, and the same for a fal
 It spends alpha evenly; a suite that never clears either side by the last look is left
 to the caller's fixed-n rule (``'continue'`` at the last look means "undecided").
 
+That bound is for the looks' own stops. The verdict of a suite that is not stopped is the
+caller's fixed-n rule at the last look, with its own error: when that rule is a test at
+level :math:`\alpha` (the gate's proved modes), the false pass of looks and verdict
+together is at most :math:`(L-1)\alpha/(2L) + \alpha` by the same union bound, not
+:math:`\alpha`. With ``stop_pass=False`` the looks stop only to fail; then "passed" implies
+"the last look's rule passed", and the false pass is at most that rule's :math:`\alpha`,
+whatever the looks did (a stop to fail removes passes and adds none). The proved modes
+use it (:mod:`passk.run.schedule`).
+
 References
 ----------
 .. [1] C. E. Bonferroni, "Teoria statistica delle classi e calcolo delle probabilità",
@@ -52,7 +61,8 @@ class LookDecision:
 
 
 def sequential_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, k: int, bar: float,
-                        *, look: int, looks: int, confidence: float = 0.95) -> LookDecision:
+                        *, look: int, looks: int, confidence: float = 0.95,
+                        stop_pass: bool = True) -> LookDecision:
     r"""Stop and pass, stop and fail, or go on, at look ``look`` of ``looks`` planned.
 
     Parameters
@@ -68,6 +78,10 @@ def sequential_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, k: int,
     confidence : float, default 0.95
         Each wrong stop (pass below the bar, fail above it) happens with probability at
         most :math:`(1 - c)/2` over all the looks together.
+    stop_pass : bool, default True
+        False: never ``'stop-pass'`` (a look stops only to fail): what the proved modes
+        use, so that the pass is decided at the last look alone, at the stated level
+        (:mod:`passk.run.schedule`).
 
     Returns
     -------
@@ -89,6 +103,8 @@ def sequential_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, k: int,
     'stop-pass'
     >>> sequential_decision([3, 4, 2, 4] * 5, 4, 2, 0.7, look=1, looks=3).decision
     'continue'
+    >>> sequential_decision([4] * 30, 4, 1, 0.7, look=1, looks=3, stop_pass=False).decision
+    'continue'
     """
     k_ = check.whole(k, "k", minimum=1)
     bar_ = check.real(bar, "bar", low=0.0, high=1.0, open_high=True)
@@ -100,5 +116,6 @@ def sequential_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, k: int,
     level = 1.0 - (1.0 - conf) / looks_
     res = mean_pass_hat_k_ci(successes, totals, k_, confidence=level, method="hoeffding")
     low, high = float(res.ci.low), float(res.ci.high)
-    decision = ("stop-pass" if low >= bar_ else "stop-fail" if high < bar_ else "continue")
+    decision = ("stop-pass" if low >= bar_ and stop_pass else "stop-fail" if high < bar_
+                else "continue")
     return LookDecision(decision, low, high, level, look_, looks_)
