@@ -321,8 +321,8 @@ def _plan_gate(args: argparse.Namespace) -> int:
     results, *others = ev.read_all([(args.file, True)] + ([(baseline, False)] if baseline
                                                           else []))
     old = others[0] if others else None
-    if old is not None:
-        ev.same_protocol(old, results, baseline, args.file)
+    if old is not None and baseline is not None:
+        ev.same_protocol(old, results, str(baseline), str(args.file))
     fr = _file_report(args, results)
     ks = sorted(set(fr.ks.tolist()))
     if len(ks) > 1:
