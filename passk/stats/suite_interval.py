@@ -1171,6 +1171,7 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
 
     c = np.asarray(c, dtype=np.int64)
     n = np.asarray(n, dtype=np.int64)
+    k, alpha = int(k), float(alpha)
     t = n.size
     if _product_chosen(_design_key(n, np.ones(t, dtype=np.int64)), k, alpha):
         low_p, high_p = _product_ends(c, np.broadcast_to(n, c.shape), np.ones(c.shape), k,
