@@ -504,7 +504,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
         detectable drop.
     successes, totals : array_like of int, optional
         A pilot run of the old version (per-task counts, each with at least
-        k runs). Without one, the default population of
+        k runs, or one run: see Notes). Without one, the default population of
         :func:`task_population` (30 % of tasks near 0, 30 % near 1, 40 %
         in between) stands in, deterministically.
     correlation : float, optional
@@ -733,23 +733,27 @@ def plan_comparison(k: int, *, delta: float | None = None,
         c, n = c.ravel(), n.ravel()
         if c.size < 2:
             raise ValueError(f"a pilot needs at least 2 tasks, not {c.size}")
-        if np.any(n < k_):
-            raise ValueError(f"pilot tasks need at least k ({k_}) runs; the fewest is "
-                             f"{int(n.min())}")
-        sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
-        rates = _posterior_rates(c, n)  # for the new version's share, and the floor
-        source = f"pilot of {c.size} tasks" + ("" if unbiased else
-                                               f" (fewer than 2k = {2 * k_} runs on some: "
-                                               "within-task variance from a beta-binomial "
-                                               "fit)")
         if np.any(n < 2):  # one run a task: the spread of the rates is not identified
             mean = float(np.sum(c) / np.sum(n))
             laws_at = {r: _worst_law(r, k_, mean) for r in run_grid}
             within = tuple(laws_at[r][0] for r in run_grid)
             rates_for = {r: laws_at[r][1] for r in run_grid}
+            rates = laws_at[run_grid[0]][1]
+            # the largest variance of p^k in [0, 1] with E p^k <= E p = mean
+            sigma_b2 = 0.25 if mean > 0.5 else mean * (1.0 - mean)
             source = (f"pilot of {c.size} tasks (one run on some: the spread of the rates "
                       "is not identified; within-task variance at its largest for the "
                       f"pilot's mean rate {mean:.3f})")
+        else:
+            if np.any(n < k_):
+                raise ValueError(f"pilot tasks need at least k ({k_}) runs (or one run "
+                                 f"each); the fewest is {int(n.min())}")
+            sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
+            rates = _posterior_rates(c, n)  # for the new version's share, and the floor
+            source = f"pilot of {c.size} tasks" + ("" if unbiased else
+                                                   f" (fewer than 2k = {2 * k_} runs on "
+                                                   "some: within-task variance from a "
+                                                   "beta-binomial fit)")
     spread = (1.0 / changed_share - 1.0)
 
     def omega2_at(drop: float, even: float) -> float:
@@ -840,6 +844,7 @@ class PilotSpread:
     median: float
     high: float
     replicates: int
+    note: str = ""  # why the spread may not be the whole story (one run a task)
 
 
 def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: npt.ArrayLike,
@@ -853,7 +858,12 @@ def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: n
     same size and runs are drawn from that law, each is planned again
     (:func:`plan_comparison` at ``tasks`` × ``runs``), and the quantiles of the
     planned power are returned beside the plan from the pilot itself. A wide
-    spread says the pilot is too small to plan on.
+    spread says the pilot is too small to plan on. From one run a task the
+    spread of the rates is not identified (the beta-binomial's likelihood is
+    flat in it): each plan then takes the within-task variance at its largest
+    for the pilot's mean rate (issue 38; before, the plan from such a pilot was
+    optimistic by +0.13 to +0.16 and the bootstrap's range, e.g. [0.162, 0.174],
+    sat round that wrong value), and ``note`` says so.
 
     Examples
     --------
@@ -877,7 +887,13 @@ def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: n
     a, b = _beta_binomial_fit(c, m)
     draws = [planned_from(gen.binomial(m, gen.beta(a, b, c.size))) for _ in range(replicates)]
     lo, hi = np.quantile(draws, quantiles)
-    return PilotSpread(planned, float(lo), float(np.median(draws)), float(hi), replicates)
+    note = ""
+    if np.any(m < 2):
+        note = ("one run a task: the spread of the rates is not identified; each plan takes "
+                "the within-task variance at its largest for the pilot's mean rate, and the "
+                "spread shows only how that mean could move")
+    return PilotSpread(planned, float(lo), float(np.median(draws)), float(hi), replicates,
+                       note)
 
 
 publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)
