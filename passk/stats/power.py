@@ -393,13 +393,18 @@ def _worst_within(n: int, k: int) -> float:
 
 @lru_cache(maxsize=256)
 def _within_envelope(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices (p, value) of the least concave majorant of :math:`V_n(p)` over p in [0, 1]
-    (on a grid of 4,001 p, hulled from above): by Jensen, the largest mean of
-    :math:`V_n` over tasks whose rates have a given mean."""
-    coef = _variance_polynomial(n, k)
+    """Vertices (p, value) of a concave function above :math:`V_n(p)` on [0, 1], at most
+    the least concave majorant plus the grid's step: each grid interval's upper bound
+    (every term of :math:`V_n` is monotone on it), hulled from above. By Jensen, no law of
+    the rates with a given mean has a larger mean :math:`V_n`."""
+    pi = _overlap(n, k)  # V_n(p) = sum_{i>=1} pi_i p^(2k-i) - (1 - pi_0) p^(2k)
     p = np.unique(np.concatenate([np.linspace(0.0, 1.0, 4001),
                                   1.0 - np.geomspace(1e-6, 1e-2, 50)]))
-    v = np.asarray(np.polynomial.polynomial.polyval(p, coef), dtype=float)
+    a, b = p[:-1], p[1:]
+    # on [a, b] each term rises with p: V <= sum pi_i b^(2k-i) - (1 - pi_0) a^(2k) =: u
+    u = sum(pi[i] * b ** (2 * k - i) for i in range(1, k + 1)) - (1.0 - pi[0]) * a ** (2 * k)
+    u = np.maximum(u, 0.0) * (1.0 + 1e-12)
+    v = np.maximum(np.concatenate([u[:1], u]), np.concatenate([u, u[-1:]]))
     hull: list[int] = []
     for i in range(p.size):
         while len(hull) >= 2:
