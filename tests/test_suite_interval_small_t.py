@@ -6,7 +6,7 @@ covers at its level, each side at most alpha/2, by exact enumeration of the bino
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -38,8 +38,8 @@ def test_one_task_is_its_own_exact_interval(n, confidence):
 @pytest.mark.parametrize("n,k", [(12, 5), (20, 10), (4, 2)])
 def test_one_task_narrower_than_before(n, k):
     """The issue's case: n >= 2k used floor(n/k) blocks, up to 2.76 times the exact width."""
-    from passk.stats.suite_interval import _dominated_interval
     from passk.metrics import estimate_pass_hat_k
+    from passk.stats.suite_interval import _dominated_interval
 
     wider = 0
     for c in range(n + 1):
@@ -83,7 +83,7 @@ def test_vectorized_suites_match_the_public_function(n, k, t):
 # exact coverage by enumerating every outcome
 # --------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _ends(outcome: tuple[int, ...], ns: tuple[int, ...], k: int,
           confidence: float) -> tuple[float, float]:
     ci = mean_pass_hat_k_ci(list(outcome), list(ns), k, confidence=confidence).ci

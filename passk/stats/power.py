@@ -402,7 +402,9 @@ def _within_envelope(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
                                   1.0 - np.geomspace(1e-6, 1e-2, 50)]))
     a, b = p[:-1], p[1:]
     # on [a, b] each term rises with p: V <= sum pi_i b^(2k-i) - (1 - pi_0) a^(2k) =: u
-    u = sum(pi[i] * b ** (2 * k - i) for i in range(1, k + 1)) - (1.0 - pi[0]) * a ** (2 * k)
+    u = -(1.0 - pi[0]) * a ** (2 * k)
+    for i in range(1, k + 1):
+        u = u + pi[i] * b ** (2 * k - i)
     u = np.maximum(u, 0.0) * (1.0 + 1e-12)
     v = np.maximum(np.concatenate([u[:1], u]), np.concatenate([u, u[-1:]]))
     hull: list[int] = []
@@ -426,7 +428,7 @@ def _worst_law(n: int, k: int, mean: float, size: int = 1000) -> tuple[float, np
     j = int(np.clip(np.searchsorted(vertices, mean), 1, vertices.size - 1))
     a, b = float(vertices[j - 1]), float(vertices[j])
     share = 0.0 if b <= a else (mean - a) / (b - a)
-    upper = int(round(share * size))
+    upper = round(share * size)
     rates = np.concatenate([np.full(size - upper, a), np.full(upper, b)])
     return float(np.interp(mean, vertices, values)), rates
 
