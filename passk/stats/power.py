@@ -410,8 +410,8 @@ def _within_envelope(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     hull: list[int] = []
     for i in range(p.size):
         while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (p[b] - p[a]) * (v[i] - v[a]) - (v[b] - v[a]) * (p[i] - p[a]) >= 0:
+            i0, i1 = hull[-2], hull[-1]
+            if (p[i1] - p[i0]) * (v[i] - v[i0]) - (v[i1] - v[i0]) * (p[i] - p[i0]) >= 0:
                 hull.pop()
             else:
                 break
