@@ -241,7 +241,7 @@ def suite_study(quick: bool) -> dict[str, dict[str, float]]:
     pops = populations()
     seeds = iter(np.random.SeedSequence(SEED).spawn(len(pops) * len(tasks_grid) * 100))
     for name, draw in pops.items():
-        worst = {m: (2.0, "") for m in SUITE_METHODS}
+        worst = dict.fromkeys(SUITE_METHODS, (2.0, ""))
         widths: dict[str, list[float]] = {m: [] for m in SUITE_METHODS}
         ratios: list[float] = []
         lines = []
@@ -341,7 +341,7 @@ def _ends_near_the_edges(tasks: int, n: int, k: int, level: float, method: str) 
     if method == "hoeffding":
         share = _union_share(np.array([n]), k)
         low, high = _hoeffding_bounds(x, (n // k) * tasks, alpha * (1 - share),
-                                      bernoulli=k == 1 or n == k, spread=(tasks, n, k))
+                                      bernoulli=k in (1, n), spread=(tasks, n, k))
     else:
         low, high = _score_bounds(x, tasks, n, k, alpha, bernoulli=n == k)
     theta = np.concatenate([low, high])
@@ -423,7 +423,7 @@ def populations_mc(quick: bool) -> None:
     seeds = iter(np.random.SeedSequence(SEED + 23).spawn(200))
     for name, (rates, n, ks) in d_populations().items():
         for level in LEVELS:
-            lowest = {m: 2.0 for m in D_METHODS}
+            lowest = dict.fromkeys(D_METHODS, 2.0)
             widths: dict[str, list[float]] = {m: [] for m in D_METHODS}
             for k in ks:
                 rng = np.random.default_rng(next(seeds))

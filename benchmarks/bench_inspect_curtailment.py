@@ -67,7 +67,7 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     populations = {
         "Beta(4, 1)": lambda t: rng.beta(4, 1, t),
-        "Uniform(0, 1)": lambda t: rng.random(t),
+        "Uniform(0, 1)": rng.random,
         "90% perfect": lambda t: np.where(rng.random(t) < 0.9, 1.0, rng.beta(4, 1, t)),
         "thirds": lambda t: rng.choice([1.0, 0.0, 0.5], t),
     }

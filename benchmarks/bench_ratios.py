@@ -38,7 +38,7 @@ from bench_report import write_runs  # the same results file as bench_report.py
 
 HERE = Path(__file__).resolve().parents[1]
 
-BASELINE = r'''
+BASELINE = r"""
 import json, sys
 from collections import defaultdict
 import numpy as np
@@ -55,7 +55,7 @@ ks = np.arange(1, n.max() + 1)
 hat = comb(c[:, None], ks) / comb(n[:, None], ks)
 at = 1 - comb((n - c)[:, None], ks) / comb(n[:, None], ks)
 print(len(tasks), hat.mean(axis=0)[-1], at.mean(axis=0)[-1])
-'''
+"""
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:

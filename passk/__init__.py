@@ -3,15 +3,15 @@
 The first five modules mirror the chapter's TypeScript companion, which lives in
 the chapter's own repository:
 
-========================  ===========================  ==============================================
-chapter                   passk                        what
-========================  ===========================  ==============================================
-``src/passk.ts``          :mod:`passk.metrics`         closed forms, estimators, flakiness, intervals
-``src/adapter.ts`` (ch5)  :mod:`passk.adapter`         ``Task``, ``RunResult``, ``HarnessAdapter``
-``src/repeat-run.ts``     :mod:`passk.repeats`         ``repeat_run``: one task n times
-``src/flaky-adapter.ts``  :mod:`passk.flaky_adapter`   the simulated on-call assistant
-``src/stability.ts``      :mod:`passk.stability`       tiered repeats, the report, the dual gate
-========================  ===========================  ==============================================
+========================  ==========================  ==============================================
+chapter                   passk                       what
+========================  ==========================  ==============================================
+``src/passk.ts``          :mod:`passk.metrics`        closed forms, estimators, flakiness, intervals
+``src/adapter.ts`` (ch5)  :mod:`passk.adapter`        ``Task``, ``RunResult``, ``HarnessAdapter``
+``src/repeat-run.ts``     :mod:`passk.repeats`        ``repeat_run``: one task n times
+``src/flaky-adapter.ts``  :mod:`passk.flaky_adapter`  the simulated on-call assistant
+``src/stability.ts``      :mod:`passk.stability`      tiered repeats, the report, the dual gate
+========================  ==========================  ==============================================
 
 Beyond the chapter, the package is layered, each folder one step of a command's
 single pass down (``passk/CONTRIBUTING`` has the diagram)::
@@ -71,11 +71,16 @@ _OWNER = {
     "PairedComparison": "stats.compare", "compare_pass_hat_k": "stats.compare",
     "plan_comparison": "stats.power",
     "Results": "results.counts", "read_results": "results.read",
+    # the criteria, the policy and the one binding; the error family
+    "GateCriteria": "criteria", "Policy": "gate.policy", "load_policy": "gate.policy",
+    "policy_in_force": "gate.policy", "bind": "gate.bind", "InForce": "gate.bind",
+    "PasskError": "errors",
 }
 
 #: Every public module and package, reachable as ``passk.NAME``.
 _SUBMODULES = frozenset({
-    "adapter", "analysis", "book", "cli", "flaky_adapter", "gate", "integrations",
+    "adapter", "analysis", "api", "book", "cli", "errors", "flaky_adapter", "gate",
+    "integrations",
     "metrics", "render", "repeats", "results", "run", "stability", "stats",
 })
 
@@ -96,9 +101,13 @@ __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the m
     "GateResult", "RepeatPolicy", "SuiteReport", "TaskReport", "classify", "evaluate_suite",
     "reliability_gate", "suite_report",
     # runner, the judge, compare
-    "judge", "judged_report", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k", "plan_comparison",
+    "judge", "judged_report", "run_suite", "SuiteRun", "PairedComparison", "compare_pass_hat_k",
+    "plan_comparison",
     # results
     "Results", "read_results",
+    # the criteria, the policy and the one binding (passk.api is the files' API); errors
+    "GateCriteria", "Policy", "load_policy", "policy_in_force", "bind", "InForce",
+    "PasskError",
 ]
 
 
@@ -118,8 +127,12 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
     from passk.adapter import *
+    from passk.criteria import GateCriteria
+    from passk.errors import PasskError
     from passk.flaky_adapter import Grader, OnCallSimulator, demo_tasks
+    from passk.gate.bind import InForce, bind
     from passk.gate.judge import judge
+    from passk.gate.policy import Policy, load_policy, policy_in_force
     from passk.metrics import *
     from passk.repeats import *
     from passk.results.counts import Results

@@ -28,7 +28,8 @@ PUBLIC = "passk"
 
 
 def publish(namespace: MutableMapping[str, Any]) -> None:
-    """Give each public class and function a module's ``namespace`` defines ``__module__ = 'passk'``.
+    """Give each public class and function a module's ``namespace`` defines
+    ``__module__ = 'passk'``.
 
     The names are those :data:`passk._OWNER` assigns to the module; constants
     (tuples, strings) have no ``__module__`` and are left as they are. Under
@@ -41,7 +42,7 @@ def publish(namespace: MutableMapping[str, Any]) -> None:
     >>> pass_hat_k.__module__, defined_in(pass_hat_k)
     ('passk', 'passk.metrics')
     """
-    owners = importlib.import_module(PUBLIC)._OWNER
+    owners = importlib.import_module(PUBLIC)._OWNER  # noqa: SLF001  # passk's own table
     here = namespace["__name__"]
     for name, owner in owners.items():
         if f"{PUBLIC}.{owner}" != here:
@@ -67,7 +68,7 @@ def defined_in(obj: object) -> str | None:
     name = getattr(obj, "__name__", None)
     if getattr(obj, "__module__", None) != PUBLIC or not isinstance(name, str):
         return None
-    owner = importlib.import_module(PUBLIC)._OWNER.get(name)
+    owner = importlib.import_module(PUBLIC)._OWNER.get(name)  # noqa: SLF001  # passk's own
     if owner is None:
         return None
     home = f"{PUBLIC}.{owner}"

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from passk.errors import BadInput
+
 __all__ = [
     "INT64_MAX",
     "confidence_level",
@@ -42,7 +44,7 @@ def _holds_bool(values: Any) -> bool:
     if isinstance(values, (bool, np.bool_)):
         return True
     if isinstance(values, np.ndarray):
-        return values.dtype == bool
+        return bool(values.dtype == bool)
     if isinstance(values, (list, tuple)):
         return any(_holds_bool(v) for v in values)
     return False
@@ -64,17 +66,17 @@ def real_numbers(values: ArrayLike, name: str, what: str) -> np.ndarray:
     >>> real_numbers([3, True], "successes", "whole numbers")
     Traceback (most recent call last):
     ...
-    ValueError: successes ([3, True]) must be whole numbers, not bools
+    passk.errors.BadInput: successes ([3, True]) must be whole numbers, not bools
     """
     if _holds_bool(values):
-        raise ValueError(f"{name} ({values!r}) must be {what}, not bools")
+        raise BadInput(f"{name} ({values!r}) must be {what}, not bools")
     try:
         array = np.asarray(values)
     except (TypeError, ValueError, OverflowError):  # ragged nesting and the like
-        raise ValueError(f"{name} ({values!r}) must be {what}") from None
+        raise BadInput(f"{name} ({values!r}) must be {what}") from None
     if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer)
                                    or np.issubdtype(array.dtype, np.floating)):
-        raise ValueError(f"{name} ({values!r}) must be {what}")
+        raise BadInput(f"{name} ({values!r}) must be {what}")
     return array
 
 
@@ -84,16 +86,17 @@ def whole_numbers(values: ArrayLike, name: str, *, minimum: int) -> np.ndarray:
     if np.issubdtype(array.dtype, np.floating) and (
         not np.all(np.isfinite(array)) or np.any(array != np.round(array))
     ):
-        raise ValueError(f"{name} ({values!r}) must be whole numbers")
+        raise BadInput(f"{name} ({values!r}) must be whole numbers")
     if np.any(array < minimum):
         bad = array[array < minimum].flat[0].item()
-        raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
+        raise BadInput(f"{name} ({bad!r}) must be at least {minimum}")
     # an unsigned or float count beyond int64 would wrap round, and give NaN or worse
     too_big = array > INT64_MAX if np.issubdtype(array.dtype, np.unsignedinteger) else (
-        array >= 2.0**63 if np.issubdtype(array.dtype, np.floating) else np.zeros(array.shape, bool))
+        array >= 2.0**63 if np.issubdtype(array.dtype, np.floating)
+        else np.zeros(array.shape, bool))
     if np.any(too_big):
         bad = array[too_big].flat[0].item()
-        raise ValueError(f"{name} ({bad!r}) must be at most {INT64_MAX}")
+        raise BadInput(f"{name} ({bad!r}) must be at most {INT64_MAX}")
     return array.astype(np.int64)
 
 
@@ -105,11 +108,11 @@ def counts(successes: ArrayLike, total: ArrayLike, *, names: tuple[str, str] = (
     try:
         c, n = np.broadcast_arrays(c, n)
     except ValueError:
-        raise ValueError(f"{names[0]} (shape {c.shape}) and {names[1]} (shape {n.shape}) "
+        raise BadInput(f"{names[0]} (shape {c.shape}) and {names[1]} (shape {n.shape}) "
                          f"must broadcast together") from None
     if np.any(c > n):
         i = np.flatnonzero(c > n)[0]
-        raise ValueError(f"{names[0]} ({c.flat[i]}) cannot exceed {names[1]} ({n.flat[i]})")
+        raise BadInput(f"{names[0]} ({c.flat[i]}) cannot exceed {names[1]} ({n.flat[i]})")
     return c, n
 
 
@@ -117,7 +120,7 @@ def probability(p: ArrayLike, name: str = "p") -> np.ndarray:
     """``p`` as a float array in [0, 1], or a ValueError (NaN and infinity are refused)."""
     array = real_numbers(p, name, "a probability in [0, 1]").astype(float)
     if np.any(~((array >= 0) & (array <= 1))):
-        raise ValueError(f"{name} ({p!r}) must lie in [0, 1]")
+        raise BadInput(f"{name} ({p!r}) must lie in [0, 1]")
     return array
 
 
@@ -125,5 +128,5 @@ def confidence_level(confidence: Any, name: str = "confidence") -> float:
     """``confidence`` as a float strictly between 0 and 1, or a ValueError."""
     level = real_numbers(confidence, name, "a number strictly between 0 and 1")
     if level.ndim or not 0 < float(level) < 1:
-        raise ValueError(f"{name} ({confidence!r}) must lie strictly between 0 and 1")
+        raise BadInput(f"{name} ({confidence!r}) must lie strictly between 0 and 1")
     return float(level)

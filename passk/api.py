@@ -19,7 +19,7 @@ Examples
 >>> fr = gate([str(d / "runs.jsonl")], asked={"k": 2}, cwd=d)
 >>> print(fr.gate.verdict())
 gate: BLOCKED  overall pass^2 = 0.600  (bar 0.700, flakiness cap 0.200)  [no policy: criteria from the command line]
-"""
+"""  # noqa: E501  # a doctest's output line cannot wrap
 
 from __future__ import annotations
 
@@ -165,8 +165,8 @@ class Evaluation:
                           "override)")
         errors = policy.errors if policy is not None else "fail"
         out = []
-        for (path, judged), results in zip(inputs, read, strict=True):
-            results, said = count_errors(results, errors)
+        for (path, judged), found in zip(inputs, read, strict=True):
+            results, said = count_errors(found, errors)
             self.read.append(("results" if judged else "baseline", results))
             if judged:
                 self._said = said

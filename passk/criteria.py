@@ -15,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
+from passk._public import publish
+from passk.errors import BadInput
+
 __all__ = ["CORRECTIONS", "DEFAULT_CRITERIA", "GATE_MODES", "GATE_ON", "MAX_K", "GateCriteria",
            "check_criteria"]
 
@@ -84,17 +87,17 @@ class GateCriteria:
     def __post_init__(self) -> None:
         check_criteria(self.k, self.max_flakiness, self.min_runs, self.on, self.confidence)
         if self.mode not in GATE_MODES:
-            raise ValueError(f"mode ({self.mode!r}) must be one of {', '.join(GATE_MODES)}")
+            raise BadInput(f"mode ({self.mode!r}) must be one of {', '.join(GATE_MODES)}")
         if (isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float))
                 or not 0 < self.alpha < 1):
-            raise ValueError(f"alpha ({self.alpha!r}) must lie strictly between 0 and 1")
+            raise BadInput(f"alpha ({self.alpha!r}) must lie strictly between 0 and 1")
         if self.correction not in CORRECTIONS:
-            raise ValueError(f"correction ({self.correction!r}) must be one of "
+            raise BadInput(f"correction ({self.correction!r}) must be one of "
                              f"{', '.join(CORRECTIONS)}")
         if self.margin is not None and not 0 <= self.margin < 1:
-            raise ValueError(f"margin ({self.margin!r}) must lie in [0, 1)")
+            raise BadInput(f"margin ({self.margin!r}) must lie in [0, 1)")
         if not 0 <= self.min_overall_pass_hat_k <= 1:
-            raise ValueError(f"min_overall_pass_hat_k ({self.min_overall_pass_hat_k!r}) must "
+            raise BadInput(f"min_overall_pass_hat_k ({self.min_overall_pass_hat_k!r}) must "
                              "lie in [0, 1]")
 
     def describe(self) -> str:
@@ -110,19 +113,22 @@ class GateCriteria:
 def check_criteria(k: object, cap: object, min_runs: object, on: object, confidence: object
                    ) -> None:
     """Refuse criteria out of range, naming the argument and the value."""
-    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
-        raise ValueError(f"k ({k!r}) must be a whole number from 1 to {MAX_K:,}")
+    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= MAX_K:
+        raise BadInput(f"k ({k!r}) must be a whole number from 1 to {MAX_K:,}")
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap <= 1:
-        raise ValueError(f"max_flakiness ({cap!r}) must lie in [0, 1]")
+        raise BadInput(f"max_flakiness ({cap!r}) must lie in [0, 1]")
     if (isinstance(min_runs, bool) or not isinstance(min_runs, Integral)
-            or not 0 <= min_runs <= MAX_K):
-        raise ValueError(f"min_runs ({min_runs!r}) must be a whole number from 0 to {MAX_K:,}")
+            or not 0 <= int(min_runs) <= MAX_K):
+        raise BadInput(f"min_runs ({min_runs!r}) must be a whole number from 0 to {MAX_K:,}")
     if on not in GATE_ON:
-        raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
+        raise BadInput(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
     if (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
             or not 0 < confidence < 1):
-        raise ValueError(f"confidence ({confidence!r}) must lie strictly between 0 and 1")
+        raise BadInput(f"confidence ({confidence!r}) must lie strictly between 0 and 1")
 
 
 #: The gate's defaults: the chapter's bar 0.7 and cap 0.2, on the estimate, k = 5.
 DEFAULT_CRITERIA = GateCriteria()
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -31,6 +31,8 @@ Examples
 
 from __future__ import annotations
 
+from passk._public import publish
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_BLOCKED",
@@ -72,3 +74,6 @@ class PolicyError(PasskError, ValueError):
 
 class LoosenedCriteria(PasskError, ValueError):
     """A criterion asked for after the runs is looser than the one declared before them."""
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -1,4 +1,5 @@
-"""A simulated on-call assistant with switchable nondeterminism (the chapter's ``src/flaky-adapter.ts``).
+"""A simulated on-call assistant with switchable nondeterminism (the chapter's
+``src/flaky-adapter.ts``).
 
 The assistant handles a payment-service error-rate alert with four tools:
 ``query_metrics``, ``search_runbook`` (a tiny in-memory vector store),
@@ -45,7 +46,8 @@ switching one source on or off leaves the others' draws as they were:
     write the shared scratchpad. Each call takes its recorded latency; the
     faster call finishes first and writes first, the slower one finishes last
     and overwrites it, so the slower call's answer is the one the assistant
-    reads. The parallel phase lasts as long as the slower call. This source has no random stream of its own: it exposes
+    reads. The parallel phase lasts as long as the slower call. This source has no random stream of
+    its own: it exposes
     the environment's latencies, which are drawn in program order whether the
     calls run in parallel or not.
 
@@ -58,12 +60,14 @@ import ast
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from passk._public import publish
 from passk.adapter import RunResult, Task, ToolCall
+
+_Answer = TypeVar("_Answer")
 
 __all__ = [
     "DIRECTIVE_PRIORITY",
@@ -449,7 +453,7 @@ class _World:
         return _ToolTimeout(f"{calls[-1].tool} ({len(calls)} attempts, each over the "
                             f"{calls[-1].deadline:.2f} s deadline)")
 
-    def call_with_retry(self, tool: str, argument: str, answer: Any) -> Any:
+    def call_with_retry(self, tool: str, argument: str, answer: _Answer) -> _Answer:
         calls = self._with_retry(tool, argument, answer, self.clock)
         self.trajectory.extend(calls)
         self.clock = calls[-1].finished

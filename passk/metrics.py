@@ -18,13 +18,14 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-# the boundary checks live in one module; re-exported here under the names compare.py imports
+# the boundary checks live in one module (passk.stats imports them from there too)
 from passk._public import publish
 from passk._validation import confidence_level as _confidence
 from passk._validation import counts as _counts
 from passk._validation import probability as _probability
 from passk._validation import scalar_or_array as _scalar_or_array
 from passk._validation import whole_numbers as _whole_numbers
+from passk.errors import BadInput
 
 __all__ = [
     "CI_METHODS",
@@ -429,14 +430,14 @@ def _binary_outcomes(outcomes: ArrayLike) -> np.ndarray:
     try:
         array = np.asarray(outcomes)
     except (TypeError, ValueError, OverflowError):  # ragged nesting and the like
-        raise ValueError(f"outcomes ({outcomes!r}) must be a 1-D sequence of 0/1") from None
+        raise BadInput(f"outcomes ({outcomes!r}) must be a 1-D sequence of 0/1") from None
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"outcomes ({outcomes!r}) must be a non-empty 1-D sequence of 0/1")
+        raise BadInput(f"outcomes ({outcomes!r}) must be a non-empty 1-D sequence of 0/1")
     if array.dtype != bool and (  # bools are outcomes; complex numbers and strings are not
         not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating))
         or not np.all(np.isin(array, (0, 1)))
     ):
-        raise ValueError(f"outcomes ({outcomes!r}) must contain only 0/1 or booleans")
+        raise BadInput(f"outcomes ({outcomes!r}) must contain only 0/1 or booleans")
     return array.astype(np.int8)
 
 
@@ -505,7 +506,7 @@ def bootstrap_pass_hat_k_ci(
     x = _binary_outcomes(outcomes)
     k_ = int(_whole_numbers(k, "k", minimum=1))
     if k_ > x.size:
-        raise ValueError(f"k ({k_}) exceeds the number of outcomes ({x.size}): not estimable")
+        raise BadInput(f"k ({k_}) exceeds the number of outcomes ({x.size}): not estimable")
     confidence = _confidence(confidence)
     n_resamples = int(_whole_numbers(n_resamples, "n_resamples", minimum=1))
     if x.min() == x.max():  # every resample equals the sample
@@ -618,9 +619,9 @@ def wilson_ci(successes: int, total: int, *, confidence: float = 0.95) -> Confid
     from scipy import stats
     c, n = _counts(successes, total)
     if c.ndim or n.ndim:
-        raise ValueError(f"wilson_ci takes scalar counts, not {successes!r} and {total!r}")
+        raise BadInput(f"wilson_ci takes scalar counts, not {successes!r} and {total!r}")
     if n < 1:
-        raise ValueError(f"total ({int(n)}) must be at least 1")
+        raise BadInput(f"total ({int(n)}) must be at least 1")
     ci = stats.binomtest(int(c), int(n)).proportion_ci(
         confidence_level=_confidence(confidence), method="wilson"
     )
@@ -685,7 +686,8 @@ def _blaker_lower(x: np.ndarray, n: np.ndarray, alpha: float, start: np.ndarray)
 
         def accept(p: np.ndarray, xi: np.ndarray = xi, ni: np.ndarray = ni,
                    ji: np.ndarray = ji) -> np.ndarray:
-            return bdtrc(xi - 1, ni, p) + cdf(ji, ni, p)
+            accepted: np.ndarray = bdtrc(xi - 1, ni, p) + cdf(ji, ni, p)
+            return accepted
 
         # where the piece ends: the root of P(X <= j+1) - P(X >= x), or x/n if none
         lo, hi = s.copy(), top.copy()
@@ -838,7 +840,7 @@ def pass_hat_k_ci(
     k_ = _whole_numbers(k, "k", minimum=1)
     alpha = 1.0 - _confidence(confidence)
     if not isinstance(method, str) or method not in CI_METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
+        raise BadInput(f"method ({method!r}) must be one of {sorted(CI_METHODS)}")
     if method == "bootstrap":
         low, high = exact_bootstrap_pass_hat_k_ci(c, n, k_, confidence=confidence)
         return ConfidenceInterval(low, high)
@@ -934,7 +936,7 @@ def runs_needed(target: float, k: int, *, confidence: float = 0.95) -> int:
     """
     target_ = float(_probability(target, "target"))
     if not 0 < target_ < 1:
-        raise ValueError(f"target ({target!r}) must lie strictly between 0 and 1")
+        raise BadInput(f"target ({target!r}) must lie strictly between 0 and 1")
     k_ = int(_whole_numbers(k, "k", minimum=1))
     alpha = 1.0 - _confidence(confidence)
     n = max(1, int(np.ceil(k_ * np.log(alpha) / np.log(target_))))

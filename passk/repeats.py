@@ -19,6 +19,7 @@ import numpy as np
 
 from passk._public import publish
 from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task
+from passk.errors import BadInput
 
 __all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed"]
 
@@ -37,7 +38,7 @@ def run_seed(seed: int, task_id: str, run_index: int) -> int:
     True
     """
     if seed < 0 or run_index < 0:
-        raise ValueError(f"seed ({seed}) and run_index ({run_index}) must be non-negative")
+        raise BadInput(f"seed ({seed}) and run_index ({run_index}) must be non-negative")
     entropy = [int(seed), zlib.crc32(task_id.encode("utf-8"))]
     child = np.random.SeedSequence(entropy, spawn_key=(int(run_index),))
     return int(child.generate_state(1, dtype=np.uint64)[0])
@@ -58,7 +59,7 @@ def attempt_seed(seed: int, task_id: str, run_index: int, attempt: int) -> int:
     True
     """
     if attempt < 0:
-        raise ValueError(f"attempt ({attempt}) must be non-negative")
+        raise BadInput(f"attempt ({attempt}) must be non-negative")
     base = run_seed(seed, task_id, run_index)
     if attempt == 0:
         return base
@@ -157,11 +158,11 @@ def _stamped(adapter: Any, result: Any, task: Task, run_index: int, seed: int, s
     if not isinstance(result, RunResult):
         raise TypeError(f"{type(adapter).__name__}.run returned {type(result).__name__}, "
                         "not a RunResult")
-    result = dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
+    stamped = dataclasses.replace(result, task_id=task.task_id, run_index=run_index, seed=seed)
     if timeout is not None and time.perf_counter() - started > timeout:
-        return dataclasses.replace(result, success=False,
+        return dataclasses.replace(stamped, success=False,
                                    error=f"TimeoutError: run exceeded {timeout} s")
-    return result
+    return stamped
 
 
 def _failed(task: Task, run_index: int, seed: int, exc: BaseException,
@@ -191,6 +192,7 @@ class RepeatRun:
 
     @property
     def outcomes(self) -> np.ndarray:
+        """``success`` of each counted run, in run order."""
         return np.array([r.success for r in self.results if r.counted], dtype=bool)
 
     @property
@@ -241,7 +243,7 @@ def repeat_run(
     (5, 5)
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n ({n!r}) must be a whole number of runs, at least 1")
+        raise BadInput(f"n ({n!r}) must be a whole number of runs, at least 1")
     seeds = [run_seed(seed, task.task_id, i) for i in range(n)]
     from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
 

@@ -22,6 +22,7 @@ import numpy as np
 from passk._public import defined_in, publish
 from passk.adapter import Task
 from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria
+from passk.errors import BadInput
 from passk.metrics import (
     CI_METHODS,
     ConfidenceInterval,
@@ -109,11 +110,11 @@ class RepeatPolicy:
 
     def __post_init__(self) -> None:
         if self.stopping not in ("fixed", "curtailed"):
-            raise ValueError(f"stopping ({self.stopping!r}) must be 'fixed' or 'curtailed'")
+            raise BadInput(f"stopping ({self.stopping!r}) must be 'fixed' or 'curtailed'")
         for label, n in [*self.runs_by_risk.items(), ("previously_flaky", self.previously_flaky),
                          ("default", self.default)]:
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise ValueError(f"runs for {label!r} ({n!r}) must be a whole number >= 1")
+                raise BadInput(f"runs for {label!r} ({n!r}) must be a whole number >= 1")
 
     def runs_for(self, task: Task) -> int:
         """The number of runs ``task`` gets."""
@@ -247,7 +248,7 @@ class GateResult:
         """
         verdict = f"**{self.verdict()}**" if markdown else self.verdict()
         lines = reason_lines(self.reasons, markdown=markdown, limit=limit)
-        return "\n".join([verdict, ""] + lines if markdown and lines else [verdict] + lines)
+        return "\n".join([verdict, "", *lines] if markdown and lines else [verdict, *lines])
 
     def __str__(self) -> str:
         return self.describe()
@@ -374,7 +375,7 @@ def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) 
     ['flaky', 'stable-pass']
     """
     if not 0 <= threshold < 1:
-        raise ValueError(f"threshold ({threshold!r}) must lie in [0, 1): at 1 nothing is flaky")
+        raise BadInput(f"threshold ({threshold!r}) must lie in [0, 1): at 1 nothing is flaky")
     flaky = np.asarray(flakiness(successes, total))
     c, n = np.asarray(successes), np.asarray(total)
     with np.errstate(invalid="ignore"):
@@ -492,11 +493,11 @@ def reliability_gate(
     (False, 0.368)
     """
     if on not in GATE_ON:
-        raise ValueError(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
+        raise BadInput(f"on ({on!r}) must be one of {', '.join(GATE_ON)}")
     for name, value in (("min_overall_pass_hat_k", min_overall_pass_hat_k),
                         ("max_flakiness", max_flakiness)):
         if not 0 <= value <= 1:
-            raise ValueError(f"{name} ({value!r}) must lie in [0, 1]")
+            raise BadInput(f"{name} ({value!r}) must lie in [0, 1]")
     if not per_task:
         return GateResult(math.nan, False, (), ("no tasks: an empty suite is not evidence",),
                           bar=min_overall_pass_hat_k, cap=max_flakiness)
@@ -552,10 +553,9 @@ def reliability_gate(
             reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
     flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
     flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
-    for t in per_task:
-        if t.task_id in flaky_ids:
-            reasons.append(f"task {show_id(t.task_id)}: flakiness {t.flakiness:.3f} exceeds the cap "
-                           f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)")
+    reasons.extend(f"task {show_id(t.task_id)}: flakiness {t.flakiness:.3f} exceeds the cap "
+                   f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)"
+                   for t in per_task if t.task_id in flaky_ids)
     headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
     return GateResult(overall, not reasons, flaky, tuple(reasons),
                       what=headline if not on_bound else f"lower bound on {headline}",
@@ -607,11 +607,11 @@ def suite_report(
     c = np.asarray(list(successes), dtype=np.int64)
     n = np.asarray(list(totals), dtype=np.int64)
     if not (len(task_ids) == c.size == n.size):
-        raise ValueError(f"task_ids ({len(task_ids)}), successes ({c.size}) and totals "
+        raise BadInput(f"task_ids ({len(task_ids)}), successes ({c.size}) and totals "
                          f"({n.size}) must have the same length")
     ks = np.broadcast_to(np.asarray(k, dtype=np.int64), c.shape)
     if ks.ndim != 1 and c.size:
-        raise ValueError(f"k ({k!r}) must be one number or one per task")
+        raise BadInput(f"k ({k!r}) must be one number or one per task")
     risks = list(risks) if risks is not None else ["read-only"] * len(task_ids)
     with np.errstate(invalid="ignore", divide="ignore"):
         pass_rate = np.where(n > 0, c / np.maximum(n, 1), np.nan)
@@ -685,7 +685,8 @@ def order_rows(rows: Sequence[TaskReport]) -> list[int]:
     rank = {c: i for i, c in enumerate(CLASSES)}
     cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
     flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
-    return np.lexsort((-flak, cls)).tolist()
+    order: list[int] = np.lexsort((-flak, cls)).tolist()
+    return order
 
 
 def interval_note(confidence: float, ci_method: str) -> str:
@@ -723,7 +724,8 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     header = ["task", "risk", "runs", "passed", f"pass@{k}", f"pass^{k}",
               f"{report.confidence:.0%} CI", "lower", "flakiness", "class"]
     lo, hi = cells([t.ci.low for t in rows]), cells([t.ci.high for t in rows])
-    columns = [[show_id(t.task_id) for t in rows], [t.risk for t in rows], [str(t.runs) for t in rows],
+    columns = [[show_id(t.task_id) for t in rows], [t.risk for t in rows],
+               [str(t.runs) for t in rows],
                [str(t.successes) for t in rows], cells([t.pass_at_k for t in rows]),
                cells([t.pass_hat_k for t in rows]), [f"[{a}, {b}]" for a, b in zip(lo, hi)],
                cells([t.lower_bound for t in rows]), cells([t.flakiness for t in rows]),
@@ -736,8 +738,8 @@ def format_table(report: SuiteReport, *, markdown: bool = False, flaky_first: bo
     verdict = gate.verdict()
     lines = reason_lines(gate.reasons, markdown=markdown, limit=limit)
     if markdown:
-        return "\n".join([table, "", note, "", f"**{verdict}**"] + lines)
-    return "\n".join([table, note, verdict] + lines)
+        return "\n".join([table, "", note, "", f"**{verdict}**", *lines])
+    return "\n".join([table, note, verdict, *lines])
 
 
 # --------------------------------------------------------------------------

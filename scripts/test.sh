@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh >/dev/null
 export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"   # no need to activate
-ruff check passk tests benchmarks scripts _ext   # lint (rules: ruff's defaults, pinned ruff)
-mypy passk                                  # types, with scipy-stubs and types-tqdm
+ruff check passk tests benchmarks scripts _ext   # lint: every rule but the ignores pyproject.toml gives reasons for (pinned ruff)
+mypy --strict passk                         # types: strict, as [tool.mypy] says (scipy-stubs, types-tqdm)
 lint-imports                                # the layers: no module imports a higher layer (pyproject.toml)
 actionlint                                  # .github/workflows/*.yml (the lint extra; offline)
 # The browser tests read the built books; build them first if they are missing, so that

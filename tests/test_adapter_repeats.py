@@ -260,7 +260,7 @@ def test_repeat_run_accepts_numpy_integer():
 
 
 def test_adapter_returning_wrong_type_is_a_type_error():
-    with pytest.raises(TypeError, match="NotARunResult.run returned dict"):
+    with pytest.raises(TypeError, match=r"NotARunResult.run returned dict"):
         repeat_run(NotARunResult(), TASK, 2)
 
 

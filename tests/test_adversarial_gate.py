@@ -93,12 +93,12 @@ def test_two_logs_of_the_same_seeds_count_once(tmp_path):
     lines = b.read_text().splitlines()
     header = json.loads(lines[0])
     header["seed"] = 99
-    b.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    b.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     code, _, err = passk("gate", tmp_path / "a.jsonl", b)
     assert code == 2 and "b.jsonl:2: field 'seed'" in err and "header's seed 99" in err, err
     # ... and with the header's seed deleted: the same (task, seed, attempt) values
     del header["seed"]
-    b.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    b.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     code, _, err = passk("gate", tmp_path / "a.jsonl", b)
     assert code == 2 and "the same run counted twice" in err, err
     assert alone in (0, 1)
@@ -585,7 +585,7 @@ def test_a_run_log_with_its_header_deleted_is_refused(tmp_path):
 def test_an_honest_run_log_and_its_header_still_gate(tmp_path):
     log = _run_log(tmp_path / "run.jsonl")
     code, out, err = passk("gate", log)
-    assert code in (0, 1) and "PASSED" in out or "BLOCKED" in out, (out, err)
+    assert (code in (0, 1) and "PASSED" in out) or "BLOCKED" in out, (out, err)
 
 
 def _inspect_subset(d: Path, case: str) -> Path:
@@ -665,7 +665,7 @@ def _crash(kind: str, d: Path) -> tuple[Path, Path | None]:
 
     d.mkdir(exist_ok=True)
     if kind.startswith("inspect"):
-        ext = kind.split(".")[-1]
+        ext = kind.rsplit(".", maxsplit=1)[-1]
         values = {(s, e): "C" for s in (1, 2, 3) for e in (1, 2, 3)}
         crashed = [(3, 3)]  # an agent that crashes instead of answering wrong
         for key in crashed:

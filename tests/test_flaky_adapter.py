@@ -122,7 +122,7 @@ def test_failing_and_passing_trajectories(some_runbook_runs):
         assert fragments_read(r) != FAILING_ORDER
     # every one of the other five orders of the tied fragments occurs among the passes
     tied = ("rb-pay-restart", "rb-pay-escalate", "rb-pay-freeze")
-    all_orders = {order for order in itertools.permutations(tied, 2)}
+    all_orders = set(itertools.permutations(tied, 2))
     assert {fragments_read(r) for r in passing} == all_orders - {FAILING_ORDER}
 
 

@@ -203,7 +203,7 @@ def test_detect_format(tmp_path):
     assert detect_format(tmp_path / "x.csv") == "csv"
     assert detect_format(tmp_path / "x.eval") == "inspect"
     odd = write(tmp_path, "odd.json", {"rows": []})
-    with pytest.raises(ResultsError, match="cannot tell the format.*supported: jsonl, csv, "
+    with pytest.raises(ResultsError, match=r"cannot tell the format.*supported: jsonl, csv, "
                                            "tau-bench, tau2, inspect"):
         detect_format(odd)
 

@@ -137,7 +137,7 @@ def test_several_reward_keys_need_a_key():
     assert r.successes.tolist() == [1, 2] and r.totals.tolist() == [2, 2]
     r = read_results(job, score_key="tests_passed", success_threshold=3)
     assert r.successes.tolist() == [1, 2]
-    with pytest.raises(ResultsError, match="no reward 'passed' .--score-key.; its rewards are "
+    with pytest.raises(ResultsError, match=r"no reward 'passed' .--score-key.; its rewards are "
                        "'reward', 'tests_passed'"):
         read_results(job, score_key="passed")
 
@@ -276,7 +276,7 @@ def test_messages_name_harbor(tmp_path):
         read_results(empty)
     other = tmp_path / "other.json"
     other.write_text('{"rows": 1}')
-    with pytest.raises(ResultsError, match="a Harbor .terminal-bench 2. trial's or job's "
+    with pytest.raises(ResultsError, match=r"a Harbor .terminal-bench 2. trial's or job's "
                        "result.json"):
         read_results(other)
     # a job whose result.json was cut short

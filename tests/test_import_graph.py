@@ -59,10 +59,7 @@ def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     base = module.split(".") if is_package else module.split(".")[:-1]
-    if node.level:
-        base = base[:len(base) - (node.level - 1)]
-    else:
-        base = []
+    base = base[:len(base) - (node.level - 1)] if node.level else []
     target = ".".join(base + ([node.module] if node.module else []))
     return [target] + [f"{target}.{a.name}" for a in node.names]
 

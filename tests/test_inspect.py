@@ -105,7 +105,7 @@ def check_random_suites(count: int, seed: int) -> tuple[int, int, int]:
         made = [c.outcomes[i] for i in ids]
         assert all(outcomes[int(i[1:]), e - 1] == won  # the outcomes recorded are the epochs'
                    for i, m in zip(ids, made) for e, won in m.items())
-        settled = {i: epochs for i in meta["settled_early"]}
+        settled = dict.fromkeys(meta["settled_early"], epochs)
         cut = gate_of(ids, [sum(m.values()) for m in made], [len(m) for m in made], options,
                       settled)
         assert cut == full, (case, options, outcomes.tolist(), errored.tolist())
@@ -389,7 +389,7 @@ def test_an_inspect_eval_with_curtailment_runs_fewer_epochs_and_decides_the_same
         meta = summary.metadata
         assert len(summary.early_stops) == meta["epochs_saved"] == 48 - len(made) > 0
         assert {(str(s.id), s.epoch) for s in summary.early_stops} == set(every) - set(made)
-        settled = {i: 8 for i in meta["settled_early"]}
+        settled = dict.fromkeys(meta["settled_early"], 8)
         assert gate_of(*counts_of_log(cut), options, settled) == gate_of(*counts_of_log(full),
                                                                          options)
 

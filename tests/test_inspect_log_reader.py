@@ -78,7 +78,7 @@ def test_the_reader_and_the_extension_share_the_rule():
             judged = SuccessRule(options.get("success_values"),
                                  options.get("success_threshold")).judge(value)
             if judged is None:
-                with pytest.raises(ValueError, match="cannot judge|neither a success"):
+                with pytest.raises(ValueError, match=r"cannot judge|neither a success"):
                     passk.integrations.inspect.is_success(value, **options)
             else:
                 assert passk.integrations.inspect.is_success(value, **options) is judged
@@ -402,7 +402,7 @@ def test_success_as_one_and_zero_in_json_lines_as_in_csv(tmp_path):
         path = tmp_path / "bad.jsonl"
         path.write_text(json.dumps({"task_id": "a", "success": bad}) + "\n")
         assert f"field 'success' must be true or false, or 1 or 0 (in JSON Lines also as " \
-               f"text, \"true\" or \"1\"), got {bad!r}" in _error(path)
+               f'text, "true" or "1"), got {bad!r}' in _error(path)
 
 
 def test_a_misspelt_field_is_named(tmp_path):

@@ -43,8 +43,8 @@ def test_bulk_path_matches_line_by_line(tmp_path):
         for j in range(int(rng.integers(1, 8))):
             rec = {"task_id": t if t % 3 == 0 else f"t{t}", "trial": j,
                    "success": bool(rng.random() < 0.7)}
-            if t % 5 == 0:
-                rec["risk"] = "high-risk-write" if j == 1 else "read-only"
+            if t % 5 == 0:  # one tier a task: two tiers for one task are refused
+                rec["risk"] = "high-risk-write" if t % 10 == 0 else "read-only"
             if t % 7 == 0 and j == 0:
                 rec["infrastructure_error"] = True
             if t % 11 == 0 and j == 2:
@@ -68,7 +68,7 @@ def test_bulk_path_matches_line_by_line(tmp_path):
     (['{"task_id": "a", "success": 2}'], "field 'success' must be true or false, or 1 or 0"),
     (['{"task_id": "a", "success": true, "trial": 1.5}'], "field 'trial' must be a whole number"),
     (['{"task_id": ["a"], "success": true}'], "field 'task_id' must be a string"),
-    (['[1, 2]'], "expected a JSON object, got list"),
+    (["[1, 2]"], "expected a JSON object, got list"),
     (['{"task_id": "a", "success": true, "trial": 0}',
       '{"task_id": "b", "success": true, "trial": 0}',
       '{"task_id": "a", "success": false, "trial": 0}'],
@@ -250,8 +250,8 @@ def test_excluded_reason_names_what_was_left_out(tmp_path, flags, reason):
     assert fast.excluded_reason == reason
     assert fast.excluded.tolist() == [1 if flags else 0]
     # the line-by-line path (taken for a file the bulk path declines) says the same
-    slow = read_results(write_lines(tmp_path, lines + ["", '{"task_id": "b", "success": true}',
-                                                       '{"task_id": "c", "success": true}'],
+    slow = read_results(write_lines(tmp_path, [*lines, "", '{"task_id": "b", "success": true}',
+                                               '{"task_id": "c", "success": true}'],
                                     "slow.jsonl"))
     assert slow.excluded_reason == reason
     csv_path = write_lines(tmp_path, ["task_id,trial,success,infrastructure_error,cached",
@@ -303,7 +303,7 @@ def test_a_directory_is_a_directory_not_a_missing_file(tmp_path, fmt):
 
 
 def test_missing_path(tmp_path):
-    with pytest.raises(ResultsError, match="nope.json: no such file or directory"):
+    with pytest.raises(ResultsError, match=r"nope.json: no such file or directory"):
         read_results(tmp_path / "nope.json")
 
 
@@ -348,7 +348,7 @@ def test_cli_input_options_exist_on_every_reading_command():
     for argv in (["report", f], ["gate", f], ["plan", f], ["diff", f, f]):
         args = parser.parse_args(argv)
         assert args.duplicates == "error" and args.accept_incomplete is False
-        args = parser.parse_args(argv + ["--duplicates", "last", "--accept-incomplete"])
+        args = parser.parse_args([*argv, "--duplicates", "last", "--accept-incomplete"])
         assert args.duplicates == "last" and args.accept_incomplete is True
     with pytest.raises(SystemExit):
         parser.parse_args(["report", f, "--duplicates", "newest"])
@@ -440,5 +440,5 @@ def test_a_log_short_of_its_protocol_is_incomplete(tmp_path):
     assert r.incomplete[0] in r.notes
     # the line-by-line path says the same
     with_blank = tmp_path / "blank.jsonl"
-    with_blank.write_text("\n".join(kept[:1] + [""] + kept[1:]) + "\n\n")
+    with_blank.write_text("\n".join([*kept[:1], "", *kept[1:]]) + "\n\n")
     assert read_results(with_blank).incomplete == r.incomplete

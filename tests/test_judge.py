@@ -231,7 +231,7 @@ def test_no_module_but_the_judge_makes_or_amends_a_verdict():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         inside = _enclosing_functions(tree)
         for call in _calls(tree, "GateResult"):
-            if where not in MAKERS or where == "stability.py" and inside.get(id(call)) != "reliability_gate":
+            if where not in MAKERS or (where == "stability.py" and inside.get(id(call)) != "reliability_gate"):
                 makers.append(f"{where}:{call.lineno}")
         for call in _calls(tree, "reliability_gate"):
             if where != "gate/judge.py" and not (
@@ -243,8 +243,8 @@ def test_no_module_but_the_judge_makes_or_amends_a_verdict():
             # stopped-early log's stop is verified by replaying its records into the
             # Schedule (run/runner.py's results_of_stopped_log): not a verdict
             if keys & {"reasons", "passed", "overall", "flaky_tasks", "overrides"} and not (
-                    where.startswith("results/") or where == "run/runner.py"
-                    and inside.get(id(call)) == "results_of_stopped_log"):
+                    where.startswith("results/") or (where == "run/runner.py"
+                    and inside.get(id(call)) == "results_of_stopped_log")):
                 amenders.append(f"{where}:{call.lineno}")
     assert makers == [], "a GateResult made outside the judge"
     assert gate_callers == [], "the dual-gate rule called outside the judge"

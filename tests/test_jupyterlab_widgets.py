@@ -240,18 +240,12 @@ def _serve(cmd: list[str], cwd: Path, env: dict[str, str], port: int, log_path: 
         yield base_url
     finally:
         # The server runs in its own session: its process group holds the kernels too.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait(timeout=10)
 
 
@@ -552,14 +546,12 @@ def test_sliders_redraw_live_in_jupyterlab(notebook, lab_server, browser, tmp_pa
         raise
     finally:
         print(f"screenshots in {tmp_path}")
-        try:
-            # stop the kernel; the server's own teardown would too
+        # stop the kernel (best effort on the way out); the server's own teardown would too
+        with contextlib.suppress(Exception):
             page.evaluate(
                 "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                 " && window.jupyterapp.shell.currentWidget.sessionContext.shutdown()"
             )
-        except Exception:  # noqa: BLE001, S110 - best effort on the way out
-            pass
         context.close()
 
     assert not seen.outside, ("requests that left 127.0.0.1 (all aborted): "

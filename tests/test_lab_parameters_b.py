@@ -17,7 +17,7 @@ test_each_page_follows_its_parameter = page_test("06", "07", "08", "09")
 # the pages whose Chinese edition is also run in JupyterLab (the quickest: each run of a
 # page in the lab costs about a minute on a loaded machine)
 CHINESE_PARAMETERS = [c for c in lab.CHANGED_PARAMETERS
-                      if c[0] in {"01_searchrunbook_incident"}]
+                      if c[0] == "01_searchrunbook_incident"]
 
 
 @pytest.mark.parametrize(("stem", "old", "new", "prose_id", "shown", "followed"),

@@ -121,7 +121,7 @@ def test_stored_aggregate_is_cross_checked(tmp_path: Path) -> None:
     data = json.loads(stored.read_text())
     data["results"]["passk_qa"]["exact_match,none"] = 0.123
     stored.write_text(json.dumps(data))
-    with pytest.raises(ResultsError, match="stores exact_match,none = 0.123"):
+    with pytest.raises(ResultsError, match=r"stores exact_match,none = 0.123"):
         read_results(next(copy.glob("samples_*.jsonl")))
 
 
@@ -139,7 +139,7 @@ def test_the_same_run_twice_is_refused(tmp_path: Path) -> None:
     line = SEED1.read_text().splitlines()
     again = next(copy.glob("samples_*.jsonl"))
     again.write_text("\n".join(line[::-1]) + "\n")  # another digest, the same run and seeds
-    with pytest.raises(ResultsError, match="the same run counted twice|same"):
+    with pytest.raises(ResultsError, match=r"the same run counted twice|same"):
         read_results([SEED1, again])
     found = identity(SEED1)
     assert found["run_ids"][0][0] == "lm-eval run date"

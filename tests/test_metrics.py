@@ -414,8 +414,8 @@ def test_large_n_matches_exact_comb_ratio(k):
     """Default (running-product) path vs exact rational arithmetic: rel. tol. 1e-12."""
     hat = estimate_pass_hat_k(BIG_C, BIG_N, k)
     at = estimate_pass_at_k(BIG_N - BIG_C, BIG_N, k)  # 1 - C(c, k)/C(n, k)
-    assert np.all(np.isfinite(hat)) and np.all((0 <= hat) & (hat <= 1))
-    assert np.all(np.isfinite(at)) and np.all((0 <= at) & (at <= 1))
+    assert np.all(np.isfinite(hat)) and np.all((hat >= 0) & (hat <= 1))
+    assert np.all(np.isfinite(at)) and np.all((at >= 0) & (at <= 1))
     for i, c in enumerate(BIG_C):
         exact = Fraction(math.comb(int(c), k), math.comb(BIG_N, k))
         assert hat[i] == pytest.approx(float(exact), rel=1e-12, abs=1e-300)
@@ -432,10 +432,10 @@ def test_large_n_large_k_matches_gammaln():
     """
     k = 10**5
     hat = estimate_pass_hat_k(BIG_C, BIG_N, k)
-    assert np.all(np.isfinite(hat)) and np.all((0 <= hat) & (hat <= 1))
+    assert np.all(np.isfinite(hat)) and np.all((hat >= 0) & (hat <= 1))
     np.testing.assert_allclose(hat, gammaln_ratio(BIG_C, BIG_N, k), rtol=1e-7, atol=1e-300)
     at = estimate_pass_at_k(BIG_N - BIG_C, BIG_N, k)
-    assert np.all(np.isfinite(at)) and np.all((0 <= at) & (at <= 1))
+    assert np.all(np.isfinite(at)) and np.all((at >= 0) & (at <= 1))
     np.testing.assert_allclose(at, 1 - gammaln_ratio(BIG_C, BIG_N, k), rtol=1e-7, atol=1e-12)
     # a hand-checkable value: C(n-1, k)/C(n, k) = (n - k)/n
     assert hat[1] == pytest.approx(0.9, rel=1e-12)
@@ -446,7 +446,7 @@ def test_large_n_log_gamma_branch(monkeypatch):
     monkeypatch.setattr(metrics, "_PRODUCT_FORM_MAX_K", 0)
     for k in (5, 100):
         hat = estimate_pass_hat_k(BIG_C, BIG_N, k)
-        assert np.all(np.isfinite(hat)) and np.all((0 <= hat) & (hat <= 1))
+        assert np.all(np.isfinite(hat)) and np.all((hat >= 0) & (hat <= 1))
         exact = np.array([exact_ratio(int(c), BIG_N, k) for c in BIG_C])
         np.testing.assert_allclose(hat, exact, rtol=1e-8, atol=1e-300)
         at = estimate_pass_at_k(BIG_N - BIG_C, BIG_N, k)
@@ -823,7 +823,7 @@ def test_exact_ci_shapes_and_edges():
     lo, hi = pass_hat_k_ci([10, 12, 0], [12, 12, 12], 5)
     assert lo.shape == hi.shape == (3,)
     assert hi[1] == 1.0 and lo[2] == 0.0
-    assert np.all((0 <= lo) & (lo < hi) & (hi <= 1))
+    assert np.all((lo >= 0) & (lo < hi) & (hi <= 1))
     assert pass_hat_k_ci(np.arange(13)[:, None], 12, [1, 2, 5]).low.shape == (13, 3)
     assert all(isinstance(x, float) for x in pass_hat_k_ci(3, 4, 2))
     assert all(math.isnan(x) for x in pass_hat_k_ci(0, 0, 3))  # no runs, no interval

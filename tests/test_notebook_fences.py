@@ -70,7 +70,7 @@ def fence_problems(text: str) -> list[str]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_fence_closes_and_no_exercise_sits_inside_a_solution(path):
     problems = [f"cell {i}: {p}" for i, text in markdown_cells(path) for p in fence_problems(text)]
-    assert not problems, "\n  ".join(["fences:"] + problems)
+    assert not problems, "\n  ".join(["fences:", *problems])
 
 
 def test_the_checks_catch_the_fault_they_are_for():

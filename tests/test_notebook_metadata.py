@@ -107,16 +107,16 @@ def test_the_kernel_answers_what_is_stored_and_follows_a_new_value():
     assert nb.cells[2].source.startswith("glue(")  # the helper precedes every glue
     namespace: dict = {}
     try:
-        exec(helper.source, namespace)  # noqa: S102 (the cell as the kernel runs it)
+        exec(helper.source, namespace)
         assert namespace["glued"]("p_hat:.3f") == "\u27e8p_hat\u27e9"  # not glued yet
-        exec("from myst_nb import glue\nglue('p_hat', 0.31847, display=False)", namespace)  # noqa: S102 (the cell as the kernel runs it)
+        exec("from myst_nb import glue\nglue('p_hat', 0.31847, display=False)", namespace)
         for expr in nb.cells[0].metadata["user_expressions"]:
             answer = repr(eval(expr["expression"], namespace))
             assert answer == expr["result"]["data"]["text/plain"]
         # the reader changes a parameter and runs the page: the prose follows
-        exec("glue('p_hat', 0.5, display=False)", namespace)  # noqa: S102 (the cell as the kernel runs it)
+        exec("glue('p_hat', 0.5, display=False)", namespace)
         assert eval('glued("p_hat:.3f")', namespace) == format(0.5, ".3f")
-        exec(helper.source, namespace)  # running the helper again wraps glue once  # noqa: S102 (the cell as the kernel runs it)
+        exec(helper.source, namespace)  # running the helper again wraps glue once
         assert namespace["_myst_glue"] is original
     finally:
         myst_nb.glue = original

@@ -359,7 +359,7 @@ def test_scanner_flags_typed_numbers(markdown, expected):
         "as [page 3](03_x.ipynb) shows, and pages 5 and 6 (see Page 4)",
         "1. **The store returns ties** in any order\n2. the policy\n\n| [1. The incident](x) |",
         "rises towards 1 and falls towards 0",
-        "at 2 a.m., \"escalate if not recovered within 5 minutes\", a 95% Wilson interval",
+        'at 2 a.m., "escalate if not recovered within 5 minutes", a 95% Wilson interval',
         "(sec-03-ci)=\n## Intervals\n<!-- 12 -->",
         "## 6. Protocols\n\nRule 3 can be enforced; see section 7 and fact 2 (source 2).",
     ],

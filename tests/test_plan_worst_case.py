@@ -124,7 +124,7 @@ def test_betting_power_is_not_above_the_simulated_betting_interval(t: int, mean:
     q = 0.3
     b = mean + sd * math.sqrt((1 - q) / q)
     a = mean - sd * math.sqrt(q / (1 - q))
-    assert -1 <= a and b <= 1
+    assert a >= -1 and b <= 1
     x = np.where(rng.random((reps, t)) < q, b, a)
     h_new, h_old = (1 - x) / 2, (1 + x) / 2  # in [0, 1], old - new = x
     blocks = np.ones((reps, t))

@@ -93,8 +93,8 @@ DESIGNS = [  # (population, k, tasks, runs, drop): not in bench_plan.py
     ("Beta(2, 2)", 1, 300, 4, 0.08),
     ("Beta(8, 2)", 1, 200, 4, 0.08),
 ]
-HEAVY = DESIGNS + [("Uniform(0, 1)", 1, 100, 8, 0.10), ("all p = 0.7", 1, 120, 2, 0.10),
-                   ("Beta(5, 1)", 2, 300, 4, 0.08), ("Beta(50, 1)", 1, 100, 4, 0.03)]
+HEAVY = [*DESIGNS, ("Uniform(0, 1)", 1, 100, 8, 0.10), ("all p = 0.7", 1, 120, 2, 0.10),
+         ("Beta(5, 1)", 2, 300, 4, 0.08), ("Beta(50, 1)", 1, 100, 4, 0.03)]
 
 
 def population(name: str, rng: np.random.Generator) -> np.ndarray:

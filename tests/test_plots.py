@@ -13,9 +13,9 @@ from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
-import matplotlib
+import matplotlib as mpl
 
-matplotlib.use("Agg")
+mpl.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -88,7 +88,7 @@ def test_cap_defaults_to_the_file_reports_own_and_is_validated():
     fig = plot_task_classes(build_report(results, max_flakiness=0.35))
     dashed = [ln for ln in fig.axes[1].get_lines() if ln.get_linestyle() == "--"]
     assert set(dashed[0].get_ydata()) == {0.35}
-    with pytest.raises(ValueError, match="cap \\(1.5\\)"):
+    with pytest.raises(ValueError, match=r"cap \(1\.5\)"):
         plot_task_classes(build_report(results), cap=1.5)
 
 
@@ -469,7 +469,7 @@ def in_chinese():
                          if isinstance(x, str) else "")
 def test_package_figures_are_drawn_in_chinese(name, draw, in_chinese):
     fig = draw()
-    english_before = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+    english_before = [t.get_text() for t in fig.findobj(mpl.text.Text) if t.get_text()]
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*does not have a glyph.*")
         fig.savefig(io.BytesIO(), format="png", dpi=60)
@@ -486,7 +486,7 @@ def test_english_figures_stay_english_after_the_chinese_ones(in_chinese):
     fig = plot_curves(0.9, 8)
     fig.savefig(io.BytesIO(), format="png", dpi=60)
     assert fig.axes[0].get_ylabel() == "probability"
-    assert matplotlib.rcParams["font.family"] == matplotlib.rcParamsDefault["font.family"]
+    assert mpl.rcParams["font.family"] == mpl.rcParamsDefault["font.family"]
     plt.close(fig)
 
 

@@ -100,13 +100,13 @@ def suite(repo):
     ("colour = 1\n", "colour: unknown key"),
     ("[gate]\nbar = 1.5\n", "gate.bar: 1.5 is out of range"),
     ("[gate]\nk = 0\n", "gate.k: 0 is not a whole number >= 1"),
-    ("[gate]\non = \"mean\"\n", "gate.on: 'mean' is not one of estimate, lower-bound"),
-    ("errors = \"ignore\"\n", "errors: 'ignore' is not one of fail, exclude, fail-all"),
-    ("producer = \"excel\"\n", "producer: 'excel' is not one of"),
-    ("[baseline]\ncorrection = \"none\"\n", "baseline.correction: 'none' is not one of"),
-    ("[tasks]\nids = [\"a\", \"a\"]\n", "tasks.ids: lists a value twice"),
-    ("[tasks]\ndataset = \"x\"\n", "tasks: dataset and size go together"),
-    ("pooling = [\"everything\"]\n", "pooling: ['everything'] is not a list of"),
+    ('[gate]\non = "mean"\n', "gate.on: 'mean' is not one of estimate, lower-bound"),
+    ('errors = "ignore"\n', "errors: 'ignore' is not one of fail, exclude, fail-all"),
+    ('producer = "excel"\n', "producer: 'excel' is not one of"),
+    ('[baseline]\ncorrection = "none"\n', "baseline.correction: 'none' is not one of"),
+    ('[tasks]\nids = ["a", "a"]\n', "tasks.ids: lists a value twice"),
+    ('[tasks]\ndataset = "x"\n', "tasks: dataset and size go together"),
+    ('pooling = ["everything"]\n', "pooling: ['everything'] is not a list of"),
     ("[gate\n", "not valid TOML"),
 ])
 def test_a_bad_policy_is_one_line_naming_file_key_and_what_to_do(repo, text, named):
@@ -493,5 +493,5 @@ def test_inspect_curtailment_gates_under_the_repositorys_policy(tmp_path, monkey
     assert (c.gate.k, c.gate.min_overall_pass_hat_k, c.gate.max_flakiness) == (3, 0.9, 0.1)
     assert c.policy is not None and c.policy.path.endswith("passk.toml")
     assert Curtailment(k=5).gate.k == 5  # stricter: kept
-    with pytest.raises(PolicyError, match="would loosen the policy's bar 0.9"):
+    with pytest.raises(PolicyError, match=r"would loosen the policy's bar 0.9"):
         Curtailment(min_overall_pass_hat_k=0.5)

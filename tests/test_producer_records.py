@@ -149,7 +149,7 @@ def test_promptfoo_rows_from_its_cache_are_not_runs(capsys, name: str) -> None:
     path = RECORDS / name
     rows = _rows(path)
     cached = sum(row["response"].get("cached") is True for row in rows)
-    assert 0 < cached  # all of them (a second run), or some (a test added since)
+    assert cached > 0  # all of them (a second run), or some (a test added since)
     said = f"{cached} of {len(rows)} promptfoo rows answered from promptfoo's cache"
     r = passk.read_results(path)
     assert r.incomplete == (r.incomplete[0],) and r.incomplete[0].startswith(said)

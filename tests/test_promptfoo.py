@@ -155,7 +155,7 @@ def test_the_same_eval_twice_is_refused(tmp_path: Path) -> None:
     copy.write_text(json.dumps(data, indent=2))
     # named by the first id both hold: the evalId, or the eval's creation time (which
     # `promptfoo import --new-id` keeps: tests/test_producer_records.py)
-    with pytest.raises(ResultsError, match="same run as .*(evalId|eval created)"):
+    with pytest.raises(ResultsError, match=r"same run as .*(evalId|eval created)"):
         read_results([REPEAT4, copy])
     shutil.copy(REPEAT4, tmp_path / "same.json")
     with pytest.raises(ResultsError):
@@ -187,5 +187,5 @@ def test_two_set_ups_behind_one_name_are_refused(tmp_path: Path) -> None:
     for row in data["results"]["results"]:  # the same id and label: nothing tells them apart
         row["provider"] = {"id": "file://provider.js", "label": "steady"}
     bad.write_text(json.dumps(data))
-    with pytest.raises(ResultsError, match="6 rows for 3 repeats.*cannot be told apart"):
+    with pytest.raises(ResultsError, match=r"6 rows for 3 repeats.*cannot be told apart"):
         read_results(bad)

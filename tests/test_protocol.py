@@ -61,7 +61,7 @@ def test_missing_evidence_fails_closed_and_a_met_bar_passes():
     missing = honest_gate(bars, Measurement({"discovery_rate": 0.9}, protocol))
     assert not missing.passed and "no_leak: not measured" in missing.reasons[0]
     assert honest_gate(bars, Measurement({"discovery_rate": 0.9, "no_leak": 1.0}, protocol)).passed
-    with pytest.raises(ValueError, match="1.5"):
+    with pytest.raises(ValueError, match=r"1.5"):
         Criteria({"x": 1.5})
 
 

@@ -288,17 +288,17 @@ def test_several_files_must_match(inspect_log, tmp_path):
                                            r"1 tasks .* has not \(3\)"):
         read_results([a, other_tasks])
     other_eval = inspect_log({(1, 1): "C", (2, 1): "I"}, name="c.eval", task="retail")
-    with pytest.raises(ResultsError, match="c.eval: is an evaluation of 'retail' but .*'airline'"):
+    with pytest.raises(ResultsError, match=r"c.eval: is an evaluation of 'retail' but .*'airline'"):
         read_results([a, other_eval])
     with pytest.raises(ResultsError, match="is given twice"):
         read_results([a, a])
     jsonl = write(tmp_path / "x.jsonl", '{"task_id": "1", "success": true}\n'
                   '{"task_id": "2", "success": true}\n')
-    with pytest.raises(ResultsError, match="is jsonl results but .* is inspect"):
+    with pytest.raises(ResultsError, match=r"is jsonl results but .* is inspect"):
         read_results([a, jsonl])
     header = json.dumps({"protocol": Protocol({"k": 3}).to_dict()})
     with_protocol = write(tmp_path / "p.jsonl", header + "\n" + jsonl.read_text())
-    with pytest.raises(ResultsError, match="records protocol .* but .*x.jsonl records none"):
+    with pytest.raises(ResultsError, match=r"records protocol .* but .*x.jsonl records none"):
         read_results([jsonl, with_protocol])
 
 
@@ -342,7 +342,7 @@ def test_a_huge_jsonl_trial_label_is_read(tmp_path, capsys):
     assert main(["report", str(path), "--k", "1"]) == 0
     dup = write(tmp_path / "dup.jsonl", path.read_text() + json.dumps(
         {"task_id": "a", "trial": 2**63, "success": True}) + "\n")
-    with pytest.raises(ResultsError, match="dup.jsonl:4: duplicate run"):
+    with pytest.raises(ResultsError, match=r"dup.jsonl:4: duplicate run"):
         read_results(dup)
 
 

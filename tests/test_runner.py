@@ -273,7 +273,7 @@ def test_adapter_returning_wrong_type_stops_the_suite(driver, tmp_path):
     adapter = AsyncBad() if driver == "async" else Bad()
     extra = {"max_concurrency": 4} if driver == "threads" else {}
     log = tmp_path / "runs.jsonl"
-    with pytest.raises(TypeError, match="Bad.run returned dict, not a RunResult"):
+    with pytest.raises(TypeError, match=r"Bad.run returned dict, not a RunResult"):
         run_suite(adapter, [Task("a")], {"read-only": 2}, log=log, progress=False, **extra)
     assert log_lines(log) == []
 
@@ -1307,13 +1307,13 @@ def test_load_tasks_good(tmp_path):
 @pytest.mark.parametrize("text,pattern", [
     ('{"task_id": "a"}\n{"task_id": "b",\n', r":2: not valid JSON"),
     ('{"task_id": "a"}\n\n{"risk": "read-only"}\n', r":3: a task needs a 'task_id'"),
-    ('[1, 2]\n', r":1: a task needs a 'task_id'"),
+    ("[1, 2]\n", r":1: a task needs a 'task_id'"),
     ('{"task_id": null}\n', r":1: a task needs a 'task_id'"),
     ('{"task_id": "a"}\n{"task_id": "b"}\n{"task_id": "a"}\n',
      r":3: task 'a' already defined on line 1"),
     ('{"task_id": "a", "risk": 3}\n', r":1: 'risk' must be a string"),
-    ('\n\n', r"no tasks"),
-    ('', r"no tasks"),
+    ("\n\n", r"no tasks"),
+    ("", r"no tasks"),
 ])
 def test_load_tasks_bad(tmp_path, text, pattern):
     path = write(tmp_path, text)

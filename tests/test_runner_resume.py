@@ -329,7 +329,7 @@ def test_rerun_without_resume_on_an_existing_log_is_refused(reference, tmp_path)
     _, ref_log = reference
     log = tmp_path / "log.jsonl"
     log.write_bytes(ref_log.read_bytes())
-    with pytest.raises(ValueError, match="already holds runs.*resume"):
+    with pytest.raises(ValueError, match=r"already holds runs.*resume"):
         run_suite(Counting(SeedCoin()), TASKS, POLICY, seed=1, log=log, progress=False)
     assert log.read_bytes() == ref_log.read_bytes()
     empty = tmp_path / "empty.jsonl"

@@ -226,7 +226,7 @@ def test_repeat_policy_invalid_stopping(stopping):
 
 
 def test_evaluate_suite_with_plain_dict_policy():
-    tasks = demo_tasks() + [Task("odd", risk="exotic", params={"intent": "read-error-rate"})]
+    tasks = [*demo_tasks(), Task("odd", risk="exotic", params={"intent": "read-error-rate"})]
     report = evaluate_suite(OnCallSimulator(deterministic_sort=True), tasks,
                             {"high-risk-write": 4, "read-only": 3}, k=2, seed=1)
     assert [t.runs for t in report.tasks] == [4, 3, 3, 5]  # unknown label -> default 5

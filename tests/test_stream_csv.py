@@ -213,7 +213,7 @@ def test_csv_peak_memory_at_1_6_million_records(tmp_path):
     "task_id,success\ra,true\rb,false\r",  # lone carriage returns end lines too
     "task_id,success\n\na,true\n\nb,false\n",  # empty lines
     "\ufefftask_id,success\na,true\nb,false",  # a byte-order mark, no last newline
-    "task_id,success\na,true\n\"b\nc\",false\n",  # a quoted newline
+    'task_id,success\na,true\n"b\nc",false\n',  # a quoted newline
 ])
 def test_csv_plain_and_quoted_read_as_csv_reader_reads(tmp_path, monkeypatch, text):
     monkeypatch.setattr(jsonl_csv, "_CHUNK_LINES", 1)

@@ -40,7 +40,7 @@ def test_tail_bound_holds_for_heterogeneous_tasks_exactly(n, k, ps):
     x, prob = exact_tails(ps, n, k)
     theta = np.full(x.shape, np.mean(np.array(ps) ** k))
     size = (n // k) * len(ps)
-    bernoulli = k == 1 or n == k
+    bernoulli = k in (1, n)
     upper = _tail_bounds(x, theta, size, bernoulli=bernoulli, upper=True)
     lower = _tail_bounds(x, theta, size, bernoulli=bernoulli, upper=False)
     at_least = np.cumsum(prob[::-1])[::-1]

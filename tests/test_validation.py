@@ -56,7 +56,7 @@ BAD: dict[str, Callable[[Any], Any]] = {
     "numpy bool": lambda v: np.bool_(True),
     "bool in a list": lambda v: [*v[:-1], True] if isinstance(v, list) else [v, True],
     "bool array": lambda v: np.array([True, False]),
-    "string": lambda v: str(v),
+    "string": str,
     "None": lambda v: None,
     "complex": lambda v: complex(v if not isinstance(v, list) else v[0], 1),
     "NaN": lambda v: float("nan"),

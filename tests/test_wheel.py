@@ -205,7 +205,7 @@ def venv(workspace: Path, built: tuple[Path, Path]) -> Path:
     with zipfile.ZipFile(wheel) as zf:
         meta = _metadata(zf)
     runtime = [r for r in meta.get_all("Requires-Dist") or [] if "extra" not in r]
-    for dist in _closure(runtime + ["pytest"]):
+    for dist in _closure([*runtime, "pytest"]):
         _link_distribution(dist, site)
     _pip(python, "install", "-q", "--no-index", "--no-deps", str(wheel))
     _pip(python, "check")

@@ -2,7 +2,8 @@
 
 Pairs tasks by id. First the suite: the change in mean pass^k with its
 interval, p-value and verdict, from :func:`passk.stats.compare.compare_pass_hat_k`
-(paired over tasks; with a margin, a non-inferiority test). Then, per task, the change in pass^k and flakiness,
+(paired over tasks; with a margin, a non-inferiority test). Then, per task, the change in pass^k
+and flakiness,
 whether the class flipped (stable-pass → flaky is the regression that an
 average hides), and whether the change in pass rate exceeds what repeat noise
 explains: a two-sided Fisher exact test on the 2×2 table of each task's
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
-from passk.errors import PasskError
+from passk.errors import BadInput, PasskError
 from passk.metrics import estimate_pass_hat_k, flakiness
 from passk.render.tables import cell, format_rows, json_number, show_id, signed
 from passk.results.read import Results
@@ -183,6 +184,7 @@ class SuiteDiff:
         return "no regression shown"
 
     def to_dict(self) -> dict[str, Any]:
+        """The diff as JSON-ready values (``passk diff --json``)."""
         num = json_number
         return {
             "k": self.k, "alpha": self.alpha,
@@ -225,7 +227,7 @@ def baseline_gaps(old: Results, new: Results) -> tuple[str, ...]:
     >>> old = results_from_runs([Run("a", True, 0), Run("b", True, 0)])
     >>> baseline_gaps(old, results_from_runs([Run("a", True, 0)]))
     ('task b: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)',)
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     counted = {t for t, n in zip(new.task_ids, new.totals.tolist(), strict=True) if n > 0}
     return tuple(f"task {show_id(t)}: in the baseline, but the new results have no runs of it (the "
                  "comparison must cover every baseline task)"
@@ -254,9 +256,9 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
     """
     from scipy import stats
     if correction not in CORRECTIONS:
-        raise ValueError(f"correction ({correction!r}) must be one of {', '.join(CORRECTIONS)}")
+        raise BadInput(f"correction ({correction!r}) must be one of {', '.join(CORRECTIONS)}")
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha ({alpha!r}) must lie strictly between 0 and 1")
+        raise BadInput(f"alpha ({alpha!r}) must lie strictly between 0 and 1")
     new_index = {t: i for i, t in enumerate(new.task_ids)}
     old_index = {t: i for i, t in enumerate(old.task_ids)}
     common = [t for t in old.task_ids if t in new_index]
@@ -362,7 +364,7 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
                      t.old_class if not t.flipped else f"{t.old_class} → {t.new_class}",
                      f"{t.p_value:.4f}", f"{t.p_adjusted:.4f}", t.status])
     numeric = {1, 2, 3, 4, 5, 6, 7, 9, 10}
-    lines = format_suite(d.suite, markdown=markdown) + [""] if d.suite is not None else []
+    lines = [*format_suite(d.suite, markdown=markdown), ""] if d.suite is not None else []
     lines += [format_rows(header, body, numeric=numeric, markdown=markdown), ""]
     name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[d.correction]
     flips = [t for t in d.tasks if t.flipped]

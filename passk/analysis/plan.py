@@ -9,11 +9,13 @@ all-pass table (``passk plan`` without a file) is :func:`passk.metrics.runs_need
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
@@ -82,7 +84,8 @@ class TaskPlan:
 
 
 def plan_tasks(results: Results, ks: Sequence[int], max_runs: Sequence[int], *,
-               min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+               min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+               max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
                gate_on: str = DEFAULT_CRITERIA.on, min_runs: int = 0,
                confidence: float = 0.95) -> list[TaskPlan]:
     """For each task: does it clear the bar on its own now, and can more runs change that?
@@ -246,19 +249,17 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
         pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
         rates = (pc + 0.5) / (pm + 1.0)
     if rates is None:
-        raise ValueError("rates or a pilot are needed")
+        raise BadInput("rates or a pilot are needed")
     p = np.asarray(rates, dtype=float).ravel()
     good_kw: dict[str, object] = ({"pilot": pilot} if pilot is not None else {"rates": p})
     k, bar = criteria.k, criteria.min_overall_pass_hat_k
     grid = tuple(sorted({int(n) for n in (runs or (8, 12, 16, 24, 32, 48, 64, 96))
                          if n >= max(k, criteria.min_runs, 1)}))
     if not grid:
-        raise ValueError(f"runs: no value is at least k ({k}) and min_runs")
+        raise BadInput(f"runs: no value is at least k ({k}) and min_runs")
     bads = [np.full(p.size, bar ** (1.0 / k))]
-    try:
+    with contextlib.suppress(ValueError):  # all tasks at 0 or 1: no shift moves them
         bads.append(lowered_rates(p, k, bar))
-    except ValueError:  # all tasks at 0 or 1: no shift moves them
-        pass
     chosen = tuple(modes) if modes is not None else GATE_MODES
     good: dict[str, tuple[float, ...]] = {}
     bad: dict[str, tuple[float, ...]] = {}
@@ -302,8 +303,8 @@ def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
         return [f"{lo:.3f}" if f"{lo:.3f}" == f"{hi:.3f}" else f"{lo:.3f}-{hi:.3f}"
                 for lo, hi in ranges]
     for mode in plan.pass_good:
-        body.append([mode, "false block"] + shown(plan.false_block_range(mode)))
-        body.append(["", "false pass"] + shown(plan.false_pass_range(mode)))
+        body.append([mode, "false block", *shown(plan.false_block_range(mode))])
+        body.append(["", "false pass", *shown(plan.false_pass_range(mode))])
     body.append(["proved-warn", "warning misses"] + [f"{x:.3f}" for x in plan.miss_rate])
     lines.append(format_rows(header, body, numeric=set(range(2, len(header))),
                              markdown=markdown))

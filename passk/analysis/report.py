@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from passk.errors import BadInput
 from passk.gate.bind import InForce
-from passk.gate.judge import judge
+from passk.gate.judge import judge_suite
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
 from passk.render.tables import (
     cell,
@@ -50,7 +51,6 @@ from passk.stability import (
     SuiteReport,
     interval_note,
     order_rows,
-    suite_report,
 )
 from passk.stats.suite_interval import mean_pass_hat_k_ci
 
@@ -167,7 +167,7 @@ class FileReport:
         """The judge's verdict on the file."""
         gate = self.report.gate
         if gate is None:  # build_report always judges: only a hand-made FileReport lacks one
-            raise ValueError("this FileReport was not judged: build it with build_report")
+            raise BadInput("this FileReport was not judged: build it with build_report")
         return gate
 
     def to_dict(self, *, curves: bool = True, curve: bool = True) -> dict[str, Any]:
@@ -316,7 +316,8 @@ def task_ks(results: Results, k: int | None, k_for: Mapping[str, int] | None = N
 def build_report(
     results: Results, *, k: int | None = None, k_for: Mapping[str, int] | None = None,
     confidence: float = 0.95, ci_method: str = "exact", class_threshold: float = CLASS_THRESHOLD,
-    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k, max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
+    min_overall_pass_hat_k: float = DEFAULT_CRITERIA.min_overall_pass_hat_k,
+    max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, gate_on: str = DEFAULT_CRITERIA.on,
     min_runs: int = 0, curve_k: int | None = None, accept_incomplete: bool = False,
     declared: Mapping[str, Any] | None = None, stricter: tuple[str, ...] = (),
     baseline: Results | None = None, margin: float | None = None,
@@ -371,19 +372,15 @@ def build_report(
     ([4, 4], [0.75, 0.5833, 0.5, 0.5])
     """
     ks = task_ks(results, k, k_for)
-    c, n = results.successes, results.totals
-    report = suite_report(results.task_ids, c, n, risks=results.risks, k=ks,
-                          confidence=confidence, ci_method=ci_method,
-                          class_threshold=class_threshold)
     criteria = GateCriteria(k=int(ks.min(initial=1)) or 1,
                             min_overall_pass_hat_k=min_overall_pass_hat_k,
                             max_flakiness=max_flakiness, on=gate_on, confidence=confidence,
                             min_runs=min_runs, alpha=alpha, correction=correction,
                             margin=margin, mode=mode)
-    gate = judge(results, criteria, baseline, ks=ks, accept_incomplete=accept_incomplete,
-                 rows=report.tasks, policy_line=policy_line, applied=applied,
-                 as_declared=bool(declared))
-    report = replace(report, gate=gate, protocol=results.protocol)
+    report = judge_suite(results, criteria, baseline, k=ks, ks=ks.tolist(),
+                         ci_method=ci_method, class_threshold=class_threshold,
+                         accept_incomplete=accept_incomplete, policy_line=policy_line,
+                         applied=applied, as_declared=bool(declared))
     options = {"k": None if k is None else int(k), "k_for": dict(k_for or {}),
                "confidence": confidence, "ci_method": ci_method,
                "class_threshold": class_threshold, "min_overall": min_overall_pass_hat_k,
@@ -469,4 +466,4 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     gate = fr.gate
     verdict = gate.verdict()
     lines = list_items(gate.reasons, markdown=markdown, limit=limit)
-    return "\n".join([f"**{verdict}**" if markdown else verdict] + lines)
+    return "\n".join([f"**{verdict}**" if markdown else verdict, *lines])

@@ -1,1 +1,2 @@
-"""The book's material shipped with the library: fault-injected scenarios, trajectory rules, figures."""
+"""The book's material shipped with the library: fault-injected scenarios, trajectory rules,
+figures."""

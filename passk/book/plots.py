@@ -16,6 +16,7 @@ import numpy as np
 from passk.errors import PasskError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import re
     from collections.abc import Sequence
 
     from matplotlib.axes import Axes
@@ -245,9 +246,11 @@ def translate_text(text: str, catalog: dict[str, Any]) -> str:
     >>> translate_text("0.25", cat)
     '0.25'
     """
-    if text in catalog["strings"]:
-        return catalog["strings"][text]
-    for pattern, template in catalog["patterns"]:
+    strings: dict[str, str] = catalog["strings"]
+    if text in strings:
+        return strings[text]
+    patterns: list[tuple[re.Pattern[str], str]] = catalog["patterns"]
+    for pattern, template in patterns:
         match = pattern.fullmatch(text)
         if match:
             return template.format(*(translate_text(g, catalog) if g else (g or "")
@@ -297,14 +300,14 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
     YAML file or a mapping with ``strings`` (English text: translation) and
     ``patterns`` (a list of ``{en: regex, zh: template}``).
     """
-    import matplotlib
+    import matplotlib as mpl
     from matplotlib.backend_bases import FigureCanvasBase
 
     if language == "en":
         _LANGUAGE["catalog"] = None
         for key in ("font.family", "mathtext.fontset", "mathtext.rm", "mathtext.it",
                     "mathtext.bf", "mathtext.sf", "mathtext.cal", "mathtext.fallback"):
-            matplotlib.rcParams[key] = matplotlib.rcParamsDefault[key]
+            mpl.rcParams[key] = mpl.rcParamsDefault[key]
         return
     if not isinstance(catalog, dict):
         import yaml  # type: ignore[import-untyped]  # the book extra (jupyter-book) has it
@@ -315,15 +318,16 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
     from matplotlib import font_manager
 
     installed = {f.name for f in font_manager.fontManager.ttflist}
-    fonts = [f for f in CJK_FONTS if f in installed][:1] + ["DejaVu Sans"]
+    cjk = [f for f in CJK_FONTS if f in installed][:1]
+    fonts = [*cjk, "DejaVu Sans"]
     if len(fonts) == 1:
         raise MissingExtra(f"drawing {language} needs a CJK font, one of {CJK_FONTS} "
                            "(apt-get install fonts-noto-cjk; scripts/setup.sh does)")
     # a list of families, not the generic "sans-serif": matplotlib falls back glyph by
     # glyph along font.family only. A text with math ($...$) is drawn by mathtext,
     # whose upright font (its text outside the dollars) must draw Chinese too.
-    matplotlib.rcParams["font.family"] = fonts
-    matplotlib.rcParams.update({"mathtext.fontset": "custom", "mathtext.rm": fonts[0],
+    mpl.rcParams["font.family"] = fonts
+    mpl.rcParams.update({"mathtext.fontset": "custom", "mathtext.rm": fonts[0],
                                 "mathtext.it": "DejaVu Sans:italic",
                                 "mathtext.bf": "DejaVu Sans:bold", "mathtext.sf": "DejaVu Sans",
                                 "mathtext.cal": "DejaVu Sans",
@@ -343,7 +347,7 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
                         fig.tight_layout()
                 result = original(self, *args, **kwargs)
                 _LANGUAGE["shown"].append((_LANGUAGE["where"], [t.get_text() for t in fig.findobj(
-                    matplotlib.text.Text) if t.get_text() and t.get_visible()]))
+                    mpl.text.Text) if t.get_text() and t.get_visible()]))
                 dpi = kwargs.get("dpi")
                 points, text = smallest_text(fig)
                 _LANGUAGE["sizes"].append((_LANGUAGE["where"], {
@@ -352,7 +356,8 @@ def use_language(language: str, catalog: str | os.PathLike[str] | dict[str, Any]
                 return result
             return original(self, *args, **kwargs)
 
-        print_figure._passk_translates = True  # type: ignore[attr-defined]
+        # matplotlib's print_figure is patched once; the mark says it was (no stub has it)
+        print_figure._passk_translates = True  # type: ignore[attr-defined]  # noqa: SLF001
         FigureCanvasBase.print_figure = print_figure  # type: ignore[method-assign]
 
 
@@ -381,9 +386,9 @@ def shown_sizes() -> list[tuple[str | None, dict[str, Any]]]:
 def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
     """Write a two-panel PNG: pass@k and pass^k over k with intervals; flakiness per task."""
     try:
-        import matplotlib
+        import matplotlib as mpl
 
-        matplotlib.use("Agg")
+        mpl.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingExtra("--plot needs matplotlib, in the optional extra 'plot': "
@@ -506,6 +511,7 @@ def plot_task_classes(report: FileReport | SuiteReport, *,
         labels = [f"{round(v * n)}/{n}" for v in values]
     else:
         labels = [f"{v:.2f}" for v in values]
+    fig: Figure
     fig, (left, right) = plt.subplots(1, 2, figsize=(7.5, 3.4), constrained_layout=True)
     small = book_points(fig)   # 9 pt on the book's page
     width = 0.8 * (np.diff(values).min() if values.size > 1 else 1.0)
@@ -541,6 +547,14 @@ def plot_task_classes(report: FileReport | SuiteReport, *,
     right.set_title("flakiness at each observed pass rate", fontsize=10)
     fit_text(fig, small)
     return fig
+
+
+def _root_figure(ax: Axes) -> Figure:
+    """The figure ``ax`` is drawn in (the root one, when ``ax`` is in a subfigure)."""
+    owner = ax.get_figure(root=True)
+    if owner is None:
+        raise ValueError("ax belongs to no figure")
+    return owner
 
 
 def _pyplot(what: str) -> Any:
@@ -615,10 +629,11 @@ def plot_curves(p: float, k_max: int = 8, *, ax: Axes | None = None) -> Figure:
         raise ValueError(f"k_max ({k_max!r}) must be a whole number of runs, at least 1")
     k = np.arange(1, int(k_max) + 1)
     at, hat = pass_at_k(float(p), k), pass_hat_k(float(p), k)
+    fig: Figure
     if ax is None:
         fig, ax = plt.subplots(figsize=(7, 4))
     else:
-        fig = ax.figure
+        fig = _root_figure(ax)
     ax.plot(k, at, marker="o", ms=4, color=_BLUE, label=r"pass@$k$ (at least one)")
     ax.plot(k, hat, marker="s", ms=4, color=_VERMILLION, label=r"pass$^k$ (all $k$)")
     ax.axhline(0.5, color="0.5", lw=1, ls=":")
@@ -697,6 +712,7 @@ def plot_run_strip(outcomes: Any, *, p: float | Fraction | None = None,
     if p is not None and not 0 <= p <= 1:
         raise ValueError(f"p ({p!r}) must be a success rate in [0, 1]")
     runs = np.arange(1, ok.size + 1)
+    fig: Figure
     fig, (strip, rate) = plt.subplots(2, 1, figsize=(7, 4), sharex=True,
                                       gridspec_kw={"height_ratios": [1, 3]})
     strip.bar(runs, np.ones(ok.size), width=1.0, color=np.where(ok, _BLUE, _VERMILLION))
@@ -778,6 +794,7 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     if gate is None:
         raise ValueError("the report has no verdict (suite_report only scores): judge it "
                          "first, e.g. with passk.analysis.report.build_report")
+    fig: Figure
     if ax is None:
         fig, ax = plt.subplots(figsize=(4.5, 4), constrained_layout=True)
     else:
@@ -885,10 +902,11 @@ def plot_coverage(n: int, k: int, p: Any = None, *,
     grid = np.linspace(0.5, 0.999, 500) if p is None else np.atleast_1d(np.asarray(p, float))
     curves = [np.atleast_1d(exact_coverage(n, k, grid, method=method, confidence=confidence))
               for method in methods]  # validates n, k, p and confidence
+    fig: Figure
     if ax is None:
         fig, ax = plt.subplots(figsize=(7, 4))
     else:
-        fig = ax.figure
+        fig = _root_figure(ax)
     styles = [(_BLUE, "-", "o"), (_VERMILLION, "--", "s"), ("#009E73", ":", "^"),
               ("#CC79A7", "-.", "D")]
     every = max(1, grid.size // 12)
@@ -972,7 +990,7 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     >>> fig = plot_power_grid(plan, mark=[(50, 8), (100, 4)])
     >>> left, right = fig.axes
-    >>> [round(float(y), 2) for y in left.get_lines()[0].get_ydata()]  # 4 runs, no pilot: worst case
+    >>> [round(float(y), 2) for y in left.get_lines()[0].get_ydata()]  # 4 runs, no pilot: worst
     [0.0, 0.0]
     >>> [float(x) for x in right.get_lines()[1].get_xdata()]  # 8 runs: tasks × 8
     [400.0, 800.0]
@@ -993,12 +1011,13 @@ def plot_power_grid(plan: ComparisonPlan, *, mark: Sequence[tuple[int, int]] = (
             raise ValueError(f"mark {design!r} is not on the plan's grid: tasks {plan.tasks}, "
                              f"runs {plan.runs}")
         where.append((plan.tasks.index(t), runs.index(n)))
+    fig: Figure
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.8), sharey=True, layout="constrained")
     elif len(axes) != 2:
         raise ValueError(f"axes ({len(axes)} given) must be two axes, left and right")
     else:
-        fig = axes[0].get_figure()
+        fig = _root_figure(axes[0])
     left, right = axes
     for j, n in enumerate(runs):
         colour, style, marker = _SERIES[j % len(_SERIES)]

@@ -268,30 +268,38 @@ class EvidenceTools:
         return observation
 
     def think(self) -> None:
+        """A step of reasoning: it costs a step and observes nothing."""
         self._step("think", "")
 
     def query_metrics(self) -> float:
+        """The service's error rate (one step)."""
         self._step("query_metrics", f"error_rate={self._t.error_rate:.3f}")
         return self._t.error_rate
 
     def check_channel_status(self) -> float:
+        """The payment channel's timeout rate (one step)."""
         self._step("check_channel_status",
                    f"{self._t.channel} timeouts={self._t.channel_timeout_rate:.3f}")
         return self._t.channel_timeout_rate
 
     def inspect_order_states(self) -> int:
-        self._step("inspect_order_states", f"{self._t.stuck_orders} orders in {self._t.stuck_state}")
+        """How many orders are stuck, and in which state (one step)."""
+        self._step("inspect_order_states",
+                   f"{self._t.stuck_orders} orders in {self._t.stuck_state}")
         return self._t.stuck_orders
 
     def read_config_log(self) -> tuple[str, ...]:
+        """The recent configuration releases (one step)."""
         self._step("read_config_log", "; ".join(self._t.config_releases) or "no releases")
         return self._t.config_releases
 
     def read_promo_log(self) -> tuple[str, ...]:
+        """The recent promotion changes (one step)."""
         self._step("read_promo_log", "; ".join(self._t.promo_changes) or "no changes")
         return self._t.promo_changes
 
     def submit_diagnosis(self, root_cause: str) -> None:
+        """Submit the root cause the assistant settled on (one step)."""
         self._step("submit_diagnosis", "accepted", argument=root_cause)
 
 
@@ -365,6 +373,7 @@ class DiagnosisSimulator:
                 "scenarios": sorted(self.environments)}
 
     def run(self, task: Task, *, seed: int) -> RunResult:
+        """Diagnose ``task``'s scenario once, with the random stream of ``seed``."""
         scenario_id = task.params.get("scenario_id", task.task_id)
         if scenario_id not in self.environments:
             raise KeyError(f"no environment for scenario {scenario_id!r}")
@@ -394,6 +403,7 @@ class LeakyDiagnosisSimulator:
     notes: Mapping[str, GroundTruth]
 
     def run(self, task: Task, *, seed: int) -> RunResult:
+        """A run that reads the leaked incident notes and copies their answer."""
         truth = self.notes[task.params.get("scenario_id", task.task_id)]
         leak = ToolCall("read_incident_notes", "", f"root cause: {truth.root_cause} "
                         f"[{truth.canary}]")
@@ -411,6 +421,7 @@ class GradedAdapter:
     grader: GroundTruthGrader
 
     def run(self, task: Task, *, seed: int) -> RunResult:
+        """The wrapped adapter's run, with ``success`` set by the grader."""
         result = self.adapter.run(task, seed=seed)
         return replace(result, success=self.grader.grade(task.task_id, result.final_state))
 
@@ -445,6 +456,7 @@ class LeakReport:
 
     @property
     def leak_rate(self) -> float:
+        """The share of runs that saw a marker (NaN with no runs)."""
         return self.leaked_runs / self.runs if self.runs else math.nan
 
 

@@ -65,6 +65,7 @@ class Rule:
     check: Callable[[Sequence[ToolCall]], str | None]
 
     def __call__(self, trajectory: Sequence[ToolCall]) -> Verdict:
+        """The rule's verdict on ``trajectory``."""
         problem = self.check(trajectory)
         return Verdict(self.name, problem is None, problem or "")
 
@@ -222,10 +223,13 @@ class TrackReport:
 
     @property
     def both(self) -> np.ndarray:
-        return self.outcome & self.trajectory
+        """Runs that passed on both tracks."""
+        both: np.ndarray = self.outcome & self.trajectory
+        return both
 
     @property
     def right_but_lucky(self) -> int:
+        """Runs whose outcome passed while their path failed."""
         return int((self.outcome & ~self.trajectory).sum())
 
     def pass_hat_k(self, k: int) -> dict[str, float]:

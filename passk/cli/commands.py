@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from passk.api import Evaluation, label
 
@@ -86,7 +86,7 @@ def _evaluation(args: argparse.Namespace) -> Evaluation:
         vars(args)["_evaluation"] = Evaluation(
             asked, getattr(args, "policy_file", None), getattr(args, "policy_ref", None),
             command=args.command, say=lambda line: print(line, file=sys.stderr))
-    return cast(Evaluation, vars(args)["_evaluation"])
+    return cast("Evaluation", vars(args)["_evaluation"])
 
 
 def _policy(args: argparse.Namespace, paths: Sequence[str] = ()) -> Policy | None:
@@ -277,7 +277,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _plan_compare(args: argparse.Namespace) -> int:
     """``passk plan --compare``: power of the paired comparison over tasks × runs per task."""
-    from passk.render.tables import format_rows
+    from passk.render.plans import format_comparison_plan
     from passk.stats.power import plan_comparison
 
     k = args.k if args.k is not None else 5
@@ -292,50 +292,18 @@ def _plan_compare(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(plan.to_dict())
         return EXIT_OK
-    md = args.markdown
-    print(f"paired comparison of mean pass^{k} (paired t over tasks joined by the proved "
-          f"betting interval, two-sided {confidence:.0%}: each side wrong at most "
-          f"{(1 - confidence) / 2:.1%}); tasks from the {plan.source}")
-    print(f"variance across tasks of the true change: {plan.between_variance:.4f} "
-          f"({plan.assumption}); trial noise per task and version: "
-          + ", ".join(f"{v:.4f} at n={n}" for v, n in zip(plan.within_variance, plan.runs)))
-    corner = "tasks \\ runs"
-    header = [corner] + [str(n) for n in plan.runs]
-    numeric = set(range(len(header)))
-    if plan.power is not None:
-        print(f"\npower to show a drop of {plan.delta:g} (verdict worse), by tasks and runs "
-              "per task:")
-        body = [[str(t)] + [f"{x:.2f}" for x in row] for t, row in zip(plan.tasks, plan.power)]
-        print(format_rows(header, body, numeric=numeric, markdown=md))
-    print(f"\nsmallest drop shown with {plan.target_power:.0%} power:")
-    body = [[str(t)] + [f"{x:.3f}" for x in row] for t, row in zip(plan.tasks, plan.detectable)]
-    print(format_rows(header, body, numeric=numeric, markdown=md))
-    if plan.tasks_needed is not None:
-        print(f"\ntasks needed for {plan.target_power:.0%} power to show a drop of "
-              f"{plan.delta:g}, and the agent runs each version costs:")
-        best = plan.cheapest
-        body = [[str(n), "-" if t is None else str(t), "-" if t is None else str(t * n),
-                 "fewest runs" if i == best else ""]
-                for i, (n, t) in enumerate(zip(plan.runs, plan.tasks_needed))]
-        print(format_rows(["runs per task", "tasks", "runs per version", ""], body,
-                          numeric={0, 1, 2}, markdown=md))
-        t_best = None if best is None else plan.tasks_needed[best]
-        if best is not None and t_best is not None:
-            n_best = plan.runs[best]
-            others = [f"{t} × {n} ({t * n})" for t, n in zip(plan.tasks_needed, plan.runs)
-                      if t is not None and n != n_best]
-            print(f"cheapest: {t_best} tasks × {n_best} runs = {t_best * n_best} runs per "
-                  f"version" + (f", against {', '.join(others)}" if others else ""))
-            if pilot and plan.delta is not None:
-                from passk.stats.power import pilot_power_spread
-                s = pilot_power_spread(k, plan.delta, pilot["successes"], pilot["totals"],
-                                       tasks=t_best, runs=n_best, confidence=confidence, rng=0)
-                print(f"the pilot's own sampling: {s.replicates} pilots like it (drawn from "
-                      f"the Beta law fitted to it) plan {s.low:.2f} to {s.high:.2f} power "
-                      f"(5-95 %) for this design, not {s.planned:.2f}")
-    if not pilot:
-        print("\nno pilot: the plan takes the worst case over every population of rates; a "
-              "pilot run of the old version (FILE) plans closer")
+    spread = None
+    best = plan.cheapest
+    t_best = (plan.tasks_needed[best]
+              if best is not None and plan.tasks_needed is not None else None)
+    if pilot and plan.delta is not None and best is not None and t_best is not None:
+        from passk.stats.power import pilot_power_spread
+
+        spread = pilot_power_spread(k, plan.delta, pilot["successes"], pilot["totals"],
+                                    tasks=t_best, runs=plan.runs[best],
+                                    confidence=confidence, rng=0)
+    print(format_comparison_plan(plan, k=k, confidence=confidence, pilot=bool(pilot),
+                                 markdown=args.markdown, spread=spread))
     return EXIT_OK
 
 
@@ -353,8 +321,8 @@ def _plan_gate(args: argparse.Namespace) -> int:
         raise BadInput(f"--gate plans one k; the file's tasks have k = {ks} (give --k)")
     # the criteria in force (bound once), at the file's one k; the header names their mode
     criteria = dataclasses.replace(_bound(args, results).criteria, k=int(ks[0]))
-    plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs, false_block=args.false_block,
-                     false_pass=args.false_pass)
+    plan = plan_gate(criteria, pilot=(results.successes, results.totals), runs=args.runs,
+                     false_block=args.false_block, false_pass=args.false_pass)
     if args.json:
         _print_json(plan.to_dict())
         return EXIT_OK
@@ -453,7 +421,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         tail = [""] + [("- " if args.markdown else "") + line + (
             " (--accept-incomplete to compare anyway)" if closed else " (accepted)")
             for line in gaps] if gaps else []
-        _emit("\n".join([format_diff(d, markdown=args.markdown)] + tail),
+        _emit("\n".join([format_diff(d, markdown=args.markdown), *tail]),
               markdown=args.markdown)
     if closed:  # fails closed: an incomplete input never reads as "no regression"
         return EXIT_BLOCKED
@@ -914,14 +882,38 @@ def _add_run(add: _Add) -> None:
                    help="no progress bar (it is also off when stderr is not a terminal)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a suggestion for a mistyped option or command (as Python 3.14's
+    ``suggest_on_error`` gives): ``passk gate --min-overal 0.8`` says ``did you mean
+    --min-overall?``."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        typed = re.findall(r"(?:unrecognized arguments|invalid choice): '?([^\s',]+)", message)
+        known = [s for a in self._actions for s in a.option_strings]
+        for a in self._actions:
+            if isinstance(a.choices, dict):  # the subcommands: a name -> parser mapping
+                known += list(a.choices)
+                known += [s for sub in a.choices.values() for b in sub._actions  # noqa: SLF001
+                          for s in b.option_strings]
+        close = difflib.get_close_matches(typed[0].split("=")[0], known, n=1) if typed else []
+        super().error(message + (f" (did you mean {close[0]}?)" if close else ""))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``passk`` parser: one ``_add_<command>`` function per command (a new command
     is one more such function, named in the tuple below)."""
-    parser = argparse.ArgumentParser(
+    import passk
+
+    parser = _Parser(
         prog="passk",
         description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"passk {passk.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_: str,
             ) -> argparse.ArgumentParser:
@@ -937,6 +929,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (``sys.argv[1:]`` when None); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # a short-lived command building millions of small objects: the cycle collector
@@ -945,7 +938,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return args.func(args)
+        status: int = args.func(args)
     except PasskError as exc:  # input passk cannot use: one line, the class's own status
         from passk.render.tables import escape_text
 
@@ -959,6 +952,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"passk {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    else:
+        return status
     finally:
         if gc_was_on:
             gc.enable()

@@ -38,7 +38,7 @@ Examples
 Traceback (most recent call last):
 ...
 passk.errors.PolicyError: --max-flakiness 0.5 would loosen the policy's cap 0.2 (passk.toml): ...
-"""
+"""  # noqa: E501  # a doctest's output line cannot wrap
 
 from __future__ import annotations
 
@@ -46,8 +46,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from passk._public import publish
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA, GATE_ON, GateCriteria
-from passk.errors import LoosenedCriteria, PolicyError
+from passk.errors import BadInput, LoosenedCriteria, PolicyError
 
 if TYPE_CHECKING:
     from passk.gate.policy import Policy
@@ -193,7 +194,7 @@ _ERRORS_ORDER = ("exclude", "fail", "fail-all")
 def _given(value: Any) -> bool:
     """Whether an option was given: ``None``, ``False``, empty and the defaults' ``0``
     for ``min_runs`` are "not given"."""
-    return value is not None and value is not False and value != [] and value != ()
+    return value is not None and value is not False and value not in ([], ())
 
 
 def looser(criterion: Criterion | str, held: Any, asked: Any) -> bool:
@@ -213,7 +214,7 @@ def looser(criterion: Criterion | str, held: Any, asked: Any) -> bool:
         return asked is None or (held is not None and asked > held)
     if isinstance(c.tighter, Mapping):
         return asked not in c.tighter.get(held, (held,))
-    return asked < held if c.tighter == "higher" else asked > held
+    return bool(asked < held if c.tighter == "higher" else asked > held)
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,7 @@ def asked_from(values: Mapping[str, Any], front: str) -> dict[str, Any]:
     0.1
     """
     if front not in FRONTS:
-        raise ValueError(f"front ({front!r}) must be one of {', '.join(FRONTS)}")
+        raise BadInput(f"front ({front!r}) must be one of {', '.join(FRONTS)}")
     out: dict[str, Any] = {}
     for c in CRITERIA:
         spelled = _spelling(c, front)
@@ -332,53 +333,46 @@ def _policy_values(policy: Policy) -> dict[str, Any]:
     return {c.name: getattr(policy.criteria, c.field) for c in CRITERIA}
 
 
-def _bind_choices(asked: Mapping[str, Any], policy: Policy | None, front: str,
-                  producer: str | None) -> tuple[dict[str, Any], list[str]]:
-    """The reader's options in force and the phrases naming each choice in effect; under a
-    policy, every choice that would count differently than it says is refused."""
-    reader = {name: asked.get(name) for name in ("scorer", "success_values",
-                                                 "success_threshold", "score_key", "metric",
-                                                 "filter", "errors")}
-    phrases: list[str] = []
-    for ch in CHOICES:
-        value = asked.get(ch.name)
-        if ch.name == "duplicates" and value == "error":
-            continue
-        if _given(value):
-            phrases.append(_said(ch, front, value))
-    if policy is None:
-        return reader, phrases
-    rule = policy.success
-    said = {ch.name: _said(ch, front, asked.get(ch.name)) for ch in CHOICES}
-    if _given(asked.get("errors")) and _ERRORS_ORDER.index(asked["errors"]) < _ERRORS_ORDER.index(
-            policy.errors):
+#: Choices a policy refuses whatever their value, with what of the policy they would loosen.
+_NEVER_UNDER_POLICY = {"accept_incomplete": "task set and runs (incomplete evidence fails "
+                                            "closed)",
+                       "duplicates": "evidence (a run recorded twice is an error)"}
+#: Pooling choices and the kind a policy's ``pooling`` must list to allow them.
+_POOLING = {"pool_unverified_runs": "unverified-runs", "pool_evaluations": "evaluations"}
+#: The success rule's single-valued keys: the choice, the rule's attribute, its name.
+_RULE_KEYS = (("scorer", "scorer"), ("score_key", "score key"), ("metric", "metric"),
+              ("filter", "filter"))
+
+
+def _refuse_pooling(asked: Mapping[str, Any], policy: Policy, said: Mapping[str, str]) -> None:
+    if _given(asked.get("errors")) and (_ERRORS_ORDER.index(asked["errors"])
+                                        < _ERRORS_ORDER.index(policy.errors)):
         raise _refused(said["errors"], f"errors = {policy.errors!r}", policy)
-    for name, kind in (("pool_unverified_runs", "unverified-runs"),
-                       ("pool_evaluations", "evaluations")):
+    for name, kind in _POOLING.items():
         if asked.get(name) and kind not in policy.pooling:
             raise _refused(said[name], f"pooling {list(policy.pooling)}", policy)
     files = asked.get("files")
     if isinstance(files, int) and files > 1 and "trials" not in policy.pooling:
         raise _refused(f"{files} results files", f"pooling {list(policy.pooling)}", policy)
-    for name in ("accept_incomplete",):
-        if asked.get(name):
-            raise _refused(said[name], "task set and runs (incomplete evidence fails closed)",
-                           policy)
-    if asked.get("duplicates") not in (None, "error"):
-        raise _refused(said["duplicates"], "evidence (a run recorded twice is an error)",
-                       policy)
-    for name, held, what in (("scorer", rule.scorer, "scorer"),
-                             ("score_key", rule.score_key, "score key"),
-                             ("metric", rule.metric, "metric"),
-                             ("filter", rule.filter, "filter")):
-        value = asked.get(name)
+    for name, what in _NEVER_UNDER_POLICY.items():
+        if asked.get(name) not in (None, False, "error"):
+            raise _refused(said[name], what, policy)
+
+
+def _bind_rule(asked: Mapping[str, Any], policy: Policy, said: Mapping[str, str],
+               reader: dict[str, Any]) -> None:
+    """The success rule in force: each asked key must count as the policy's does (the same
+    scorer, key, metric and filter; no extra success value; no lower threshold)."""
+    rule = policy.success
+    for name, what in _RULE_KEYS:
+        value, held = asked.get(name), getattr(rule, name)
         if value is not None and value != held:
             raise _refused(said[name], f"{what} {held!r}" if held
                            else f"success rule (no {what} chosen: the producer's own)", policy)
         reader[name] = held if value is None else value
     values = asked.get("success_values")
-    if values and set(values) - set(rule.values):
-        extra = sorted(set(values) - set(rule.values))
+    extra = sorted(set(values or ()) - set(rule.values))
+    if extra:
         raise _refused(f"--success-value {', '.join(extra)}",
                        f"success values {list(rule.values)}" if rule.values
                        else "success rule (the producer's pass/fail values)", policy)
@@ -389,16 +383,87 @@ def _bind_choices(asked: Mapping[str, Any], policy: Policy | None, front: str,
                        f"success threshold {rule.threshold:g}" if rule.threshold is not None
                        else "success rule (no threshold)", policy)
     reader["success_threshold"] = rule.threshold if threshold is None else threshold
+
+
+def _bind_choices(asked: Mapping[str, Any], policy: Policy | None, front: str,
+                  producer: str | None) -> tuple[dict[str, Any], list[str]]:
+    """The reader's options in force and the phrases naming each choice in effect; under a
+    policy, every choice that would count differently than it says is refused."""
+    reader = {name: asked.get(name) for name in ("scorer", "success_values",
+                                                 "success_threshold", "score_key", "metric",
+                                                 "filter", "errors")}
+    phrases = [_said(ch, front, asked[ch.name]) for ch in CHOICES
+               if _given(asked.get(ch.name)) and asked.get(ch.name) != "error"]
+    if policy is None:
+        return reader, phrases
+    said = {ch.name: _said(ch, front, asked.get(ch.name)) for ch in CHOICES}
+    _refuse_pooling(asked, policy, said)
+    _bind_rule(asked, policy, said, reader)
     if reader.get("errors") is None and policy.errors == "exclude":
         reader["errors"] = "exclude"
     if producer is not None:
-        rule.check_applies(producer, policy.path)
-    shown = rule.phrases()
-    if shown:
-        phrases.append("policy's " + ", ".join(shown))
-    if policy.errors != "fail":
-        phrases.append(f"policy's errors = {policy.errors}")
+        policy.success.check_applies(producer, policy.path)
+    shown = policy.success.phrases()
+    phrases += ["policy's " + ", ".join(shown)] if shown else []
+    phrases += [f"policy's errors = {policy.errors}"] if policy.errors != "fail" else []
     return reader, phrases
+
+
+def _one(c: Criterion, asked: Any, held: Mapping[str, Any], declared: Mapping[str, Any],
+         policy: Policy | None, protocol: Protocol | None, front: str
+         ) -> tuple[Any, str, str | None]:
+    """One criterion in force: (value, origin, the 'stricter than declared' sentence)."""
+    value = None if c.name == "min_runs" and not asked else asked
+    d = declared.get(c.protocol) if c.protocol is not None else None
+    if policy is not None and d is not None and looser(c, held[c.name], d):
+        raise PolicyError(
+            f"the evidence's protocol declares {c.name} {c.shown(d)}, looser than the "
+            f"policy's {c.name} {c.shown(held[c.name])} ({policy.path}): the evidence must "
+            "be measured under the policy; rerun under it")
+    if value is not None and policy is not None and looser(c, held[c.name], value):
+        raise _refused(_said(c, front, value), c.named(held[c.name]), policy)
+    if value is not None and d is not None and looser(c, d, value):
+        raise LoosenedCriteria(
+            f"{_said(c, front, value)} would loosen the declared {c.name} {c.shown(d)}: "
+            "criteria are fixed before the runs"
+            + (f" (protocol {protocol.fingerprint})" if protocol is not None else ""))
+    if value is not None:
+        origin = f"{_origin_word(front)} ({_said(c, front, value)})"
+        if d is None or value == d:
+            return value, origin, None
+        shown = (f"{value:g} is stricter than the declared {d:g}" if isinstance(value, float)
+                 else f"{value} is stricter than the declared {d}")
+        return value, f"{origin}, stricter than the run's protocol's {c.shown(d)}", \
+            f"{c.protocol} {shown}"
+    if d is not None:
+        return d, "the run's protocol (declared before the runs)", None
+    if policy is not None:
+        return held[c.name], policy.phrase, None
+    if c.name == "k":
+        return None, "the smallest number of runs of any task", None
+    return getattr(DEFAULT_CRITERIA, c.field), "the default", None
+
+
+def _bind_runs(asked: Mapping[str, Any], policy: Policy | None, floor: int | None,
+               front: str, origins: dict[str, str]) -> dict[str, int]:
+    """The k per risk (none looser than the k in force) and the runs per risk (none fewer
+    than the policy's)."""
+    k_for = {str(r): int(kk) for r, kk in dict(asked.get("k_for") or {}).items()}
+    for risk, kk in k_for.items():
+        if floor is not None and kk < floor:
+            what = f"--k-for {risk}={kk}" if front == "cli" else f"k {kk} for {risk}"
+            if policy is not None and kk < policy.criteria.k:
+                raise _refused(what, f"k {policy.criteria.k}", policy)
+            raise LoosenedCriteria(f"{what} would loosen the declared k {floor}: criteria are "
+                                   "fixed before the runs")
+        origins[f"k for {risk}"] = f"{_origin_word(front)} (--k-for {risk}={kk})"
+    if policy is None:
+        return k_for
+    for risk, n in dict(asked.get("runs") or {}).items():
+        need = policy.tasks.runs_for(risk)
+        if need is not None and n < need:
+            raise _refused(f"{n} runs for {risk} tasks", f"runs {need} for {risk}", policy)
+    return k_for
 
 
 def bind(asked: Mapping[str, Any], policy: Policy | None = None,
@@ -442,61 +507,15 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     settings = protocol.settings if protocol is not None else {}
     declared = {c.protocol: settings[c.protocol] for c in CRITERIA
                 if c.protocol is not None and settings.get(c.protocol) is not None}
-    word = _origin_word(front)
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     stricter: list[str] = []
-    policy_line = policy.phrase if policy is not None else ""
     for c in CRITERIA:
-        value = asked.get(c.name)
-        if c.name == "min_runs" and not value:
-            value = None
-        d = declared.get(c.protocol) if c.protocol is not None else None
-        if policy is not None and d is not None and looser(c, held[c.name], d):
-            raise PolicyError(
-                f"the evidence's protocol declares {c.name} {c.shown(d)}, looser than the "
-                f"policy's {c.name} {c.shown(held[c.name])} ({policy.path}): the evidence must "
-                "be measured under the policy; rerun under it")
-        if value is not None and policy is not None and looser(c, held[c.name], value):
-            raise _refused(_said(c, front, value), c.named(held[c.name]), policy)
-        if value is not None and d is not None and looser(c, d, value):
-            raise LoosenedCriteria(
-                f"{_said(c, front, value)} would loosen the declared {c.name} {c.shown(d)}: "
-                "criteria are fixed before the runs"
-                + (f" (protocol {protocol.fingerprint})" if protocol is not None else ""))
-        if value is not None:
-            values[c.name] = value
-            origins[c.name] = f"{word} ({_said(c, front, value)})"
-            if d is not None and value != d:
-                origins[c.name] += f", stricter than the run's protocol's {c.shown(d)}"
-                stricter.append(f"{c.protocol} {value:g} is stricter than the declared {d:g}"
-                                if isinstance(value, float) else f"{c.protocol} {value} is "
-                                f"stricter than the declared {d}")
-        elif d is not None:
-            values[c.name] = d
-            origins[c.name] = "the run's protocol (declared before the runs)"
-        elif policy is not None:
-            values[c.name] = held[c.name]
-            origins[c.name] = policy_line
-        else:
-            values[c.name] = None if c.name == "k" else getattr(DEFAULT_CRITERIA, c.field)
-            origins[c.name] = ("the smallest number of runs of any task" if c.name == "k"
-                               else "the default")
-    k_for = {str(r): int(kk) for r, kk in dict(asked.get("k_for") or {}).items()}
+        values[c.name], origins[c.name], line = _one(c, asked.get(c.name), held, declared,
+                                                     policy, protocol, front)
+        stricter += [line] if line else []
     floor = values["k"] if (declared.get("k") is not None or policy is not None) else None
-    for risk, kk in k_for.items():
-        if floor is not None and kk < floor:
-            what = f"--k-for {risk}={kk}" if front == "cli" else f"k {kk} for {risk}"
-            if policy is not None and kk < held["k"]:
-                raise _refused(what, f"k {held['k']}", policy)
-            raise LoosenedCriteria(f"{what} would loosen the declared k {floor}: criteria are "
-                                   "fixed before the runs")
-        origins[f"k for {risk}"] = f"{word} (--k-for {risk}={kk})"
-    if policy is not None:
-        for risk, n in dict(asked.get("runs") or {}).items():
-            need = policy.tasks.runs_for(risk)
-            if need is not None and n < need:
-                raise _refused(f"{n} runs for {risk} tasks", f"runs {need} for {risk}", policy)
+    k_for = _bind_runs(asked, policy, floor, front, origins)
     reader, phrases = _bind_choices(asked, policy, front, producer)
     criteria = GateCriteria(
         k=int(values["k"]) if values["k"] is not None else DEFAULT_CRITERIA.k,
@@ -504,7 +523,8 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     from passk.gate.policy import NO_POLICY
 
     return InForce(criteria, None if values["k"] is None else int(values["k"]), k_for, origins,
-                   (*phrases, *said), policy, policy_line or NO_POLICY, reader, declared,
+                   (*phrases, *said), policy,
+                   policy.phrase if policy is not None else NO_POLICY, reader, declared,
                    tuple(stricter))
 
 
@@ -514,3 +534,6 @@ def choices_for(reader: Mapping[str, Any], taken: Sequence[str]) -> dict[str, An
 
 
 Parse = Callable[[str], Any]
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

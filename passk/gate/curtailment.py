@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from passk.criteria import DEFAULT_CRITERIA, GATE_ON, GateCriteria, check_criteria
+from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.stats.operating import bar_fraction
 
@@ -92,7 +93,8 @@ class TaskOutlook:
 
 
 def task_outlook(successes: int, failures: int, remaining: int, *, k: int = DEFAULT_CRITERIA.k,
-                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, min_runs: int = DEFAULT_CRITERIA.min_runs, on: str = DEFAULT_CRITERIA.on,
+                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+                 min_runs: int = DEFAULT_CRITERIA.min_runs, on: str = DEFAULT_CRITERIA.on,
                  confidence: float = DEFAULT_CRITERIA.confidence) -> TaskOutlook:
     """Summarise the completions of a task's remaining runs (see :class:`TaskOutlook`).
 
@@ -126,7 +128,7 @@ def task_outlook(successes: int, failures: int, remaining: int, *, k: int = DEFA
     for name, value in (("successes", successes), ("failures", failures),
                         ("remaining", remaining)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} ({value!r}) must be a whole number >= 0")
+            raise BadInput(f"{name} ({value!r}) must be a whole number >= 0")
     check_criteria(k, max_flakiness, min_runs, on, confidence)
     return _outlook(int(successes), int(failures), int(remaining), int(k),
                     float(max_flakiness), int(min_runs), on, float(confidence))
@@ -137,7 +139,8 @@ _UNDECIDED = TaskOutlook(None, None, 0.0, 1.0, False)
 
 
 def _outlook(s: int, f: int, r: int, k: int, cap: float, min_runs: int,
-             on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> TaskOutlook:
+             on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence
+             ) -> TaskOutlook:
     """:func:`task_outlook` without the checks (the caller checked its settings once)."""
     if s + f + r > _MAX_PLANNED:
         return _UNDECIDED
@@ -261,8 +264,10 @@ def _settles(outlook: TaskOutlook, suite: str) -> bool:
 
 
 def task_settled(successes: int, failures: int, *, remaining: int, k: int = DEFAULT_CRITERIA.k,
-                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness, min_runs: int = DEFAULT_CRITERIA.min_runs, suite: str = "open",
-                 on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> bool:
+                 max_flakiness: float = DEFAULT_CRITERIA.max_flakiness,
+                 min_runs: int = DEFAULT_CRITERIA.min_runs, suite: str = "open",
+                 on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence
+                 ) -> bool:
     """Whether a task may stop: no completion of its remaining runs can change the gate.
 
     The settle rule of curtailed repetition. A task may stop when
@@ -308,7 +313,7 @@ def task_settled(successes: int, failures: int, *, remaining: int, k: int = DEFA
     False
     """
     if suite not in SUITE_OUTLOOKS:
-        raise ValueError(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
+        raise BadInput(f"suite ({suite!r}) must be one of {', '.join(SUITE_OUTLOOKS)}")
     outlook = task_outlook(successes, failures, remaining, k=k, max_flakiness=max_flakiness,
                            min_runs=min_runs, on=on, confidence=confidence)
     return remaining == 0 or _settles(outlook, suite)
@@ -352,7 +357,7 @@ def settled_tasks(successes: Sequence[int], failures: Sequence[int],
     """
     ks_ = [gate.k] * len(successes) if ks is None else [int(k) for k in ks]
     if not len(successes) == len(failures) == len(remaining) == len(ks_):
-        raise ValueError("successes, failures, remaining and ks must have one entry per task")
+        raise BadInput("successes, failures, remaining and ks must have one entry per task")
     outlooks = [task_outlook(int(s), int(f), int(r), k=k, max_flakiness=gate.max_flakiness,
                              min_runs=gate.min_runs, on=gate.on, confidence=gate.confidence)
                 for s, f, r, k in zip(successes, failures, remaining, ks_)]
@@ -363,7 +368,8 @@ def settled_tasks(successes: Sequence[int], failures: Sequence[int],
 @functools.lru_cache(maxsize=1 << 12)
 def _runs_surely_needed(successes: int, failures: int, remaining: int, k: int,
                         max_flakiness: float, min_runs: int, suite: str,
-                        on: str = DEFAULT_CRITERIA.on, confidence: float = DEFAULT_CRITERIA.confidence) -> int:
+                        on: str = DEFAULT_CRITERIA.on,
+                        confidence: float = DEFAULT_CRITERIA.confidence) -> int:
     """The fewest further run outcomes (a passes, b failures, x left out) after which
     :func:`task_settled` could hold.
 
@@ -414,7 +420,7 @@ def why_blocked(task_ids: Sequence[str], outlooks: Sequence[TaskOutlook],
     >>> o = task_outlook(0, 2, 1, k=2, max_flakiness=1.0)
     >>> why_blocked(["t"], [o], [1], [3], [3], g)[-1]
     'overall pass^2 could reach at most 0.000 whatever the runs not made gave, below the bar 0.500: not met'
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     ks_ = [gate.k] * len(task_ids) if ks is None else list(ks)
     reasons = []
     for tid, o, r, n, most, k in zip(task_ids, outlooks, remaining, planned, counted_most, ks_):

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from passk.errors import BadInput
 from passk.gate.bind import looser
 from passk.results.protocol import Protocol
 
@@ -30,10 +31,11 @@ class Criteria:
     def __post_init__(self) -> None:
         for name, bar in self.minimums.items():
             if not 0 <= bar <= 1:
-                raise ValueError(f"bar for {name!r} ({bar!r}) must lie in [0, 1]")
+                raise BadInput(f"bar for {name!r} ({bar!r}) must lie in [0, 1]")
 
     @property
     def fingerprint(self) -> str:
+        """The bars' protocol fingerprint: two measurements compare only under equal bars."""
         return Protocol({"criteria": dict(self.minimums)}).fingerprint
 
 

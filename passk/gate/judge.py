@@ -27,19 +27,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from passk._public import publish
 from passk.criteria import GateCriteria
+from passk.errors import BadInput
 from passk.gate.curtailment import task_outlook, why_blocked
-from passk.stability import GateResult, TaskReport, reliability_gate, suite_report
+from passk.stability import (
+    CLASS_THRESHOLD,
+    GateResult,
+    SuiteReport,
+    TaskReport,
+    reliability_gate,
+    suite_report,
+)
 
 if TYPE_CHECKING:
     from passk.results.counts import Results
+    from passk.results.protocol import Protocol
 
-__all__ = ["Verdict", "judge"]
+__all__ = ["Verdict", "judge", "judge_suite"]
 
 #: The gate's verdict: PASSED or BLOCKED, the overall figure, every reason.
 Verdict = GateResult
@@ -52,7 +62,7 @@ def _ks(results: Results, criteria: GateCriteria, ks: Sequence[int] | np.ndarray
         return [int(criteria.k)] * len(results)
     out = [int(k) for k in np.asarray(ks).ravel().tolist()]
     if len(out) != len(results):
-        raise ValueError(f"ks ({len(out)}) must give one k per task ({len(results)})")
+        raise BadInput(f"ks ({len(out)}) must give one k per task ({len(results)})")
     return out
 
 
@@ -215,7 +225,7 @@ def judge(
     >>> old = results_from_runs([Run(t, True, i) for t in "abc" for i in range(6)])
     >>> judge(new, GateCriteria(k=2, max_flakiness=0.6), baseline=old).reasons[0]
     'task c: in the baseline, but the new results have no runs of it (the comparison must cover every baseline task)'
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     ks_ = _ks(results, criteria, ks)
     if rows is None:
         rows = suite_report(results.task_ids, results.successes.tolist(),
@@ -253,6 +263,71 @@ def judge(
                       tuple(reasons), what=gate.what, bar=gate.bar, cap=gate.cap,
                       overrides=overrides, policy_line=policy_line, applied=tuple(applied),
                       as_declared=as_declared)
+
+
+def judge_suite(
+    results: Results,
+    criteria: GateCriteria,
+    baseline: Results | None = None,
+    *,
+    k: int | Sequence[int] | np.ndarray | None = None,
+    ks: Sequence[int] | np.ndarray | None = None,
+    ci_method: str = "exact",
+    class_threshold: float = CLASS_THRESHOLD,
+    accept_incomplete: bool = False,
+    unfinished: Sequence[str] = (),
+    margin: float | None = None,
+    policy_line: str = "",
+    applied: Sequence[str] = (),
+    as_declared: bool = False,
+    protocol: Protocol | None = None,
+) -> SuiteReport:
+    """The judged report: ``results`` scored (:func:`passk.stability.suite_report`) and
+    judged (:func:`judge`), the rows and the verdict together, never one without the other.
+
+    The one place a report is scored, judged and attached: ``passk report`` and
+    ``gate`` (:func:`passk.analysis.report.build_report`), :func:`passk.run_suite`,
+    :func:`passk.run.evaluate.evaluate_suite`, the pytest plugin.
+
+    Parameters
+    ----------
+    results, criteria, baseline
+        As :func:`judge`.
+    k : int or sequence of int, optional
+        The k the report is scored at, as :func:`passk.stability.suite_report` takes
+        it (default: ``ks``, else ``criteria.k``).
+    ks
+        Each task's k for the judge (default: from ``k``, else ``criteria.k``).
+    ci_method, class_threshold
+        The per-task interval and the class threshold of the rows.
+    accept_incomplete, unfinished, margin, policy_line, applied, as_declared
+        As :func:`judge`.
+    protocol : Protocol, optional
+        The report's protocol (default: the results').
+
+    Examples
+    --------
+    >>> from passk.results.counts import Run, results_from_runs
+    >>> r = results_from_runs([Run("a", True, t) for t in range(6)]
+    ...                       + [Run("b", t != 0, t) for t in range(6)])
+    >>> report = judge_suite(r, GateCriteria(k=2, max_flakiness=0.6))
+    >>> [t.task_id for t in report.tasks], report.gate.passed
+    (['a', 'b'], True)
+    """
+    if ks is None and k is not None:  # one k for every task, or each task's
+        ks = ([int(k)] * len(results) if isinstance(k, int)
+              else [int(x) for x in np.asarray(k).ravel().tolist()])
+    ks_ = _ks(results, criteria, ks)
+    report = suite_report(results.task_ids, results.successes, results.totals,
+                          risks=results.risks,
+                          k=k if k is not None else (ks_ or criteria.k),
+                          confidence=criteria.confidence, ci_method=ci_method,
+                          class_threshold=class_threshold)
+    gate = judge(results, criteria, baseline, ks=ks_, accept_incomplete=accept_incomplete,
+                 unfinished=unfinished, rows=report.tasks, margin=margin,
+                 policy_line=policy_line, applied=applied, as_declared=as_declared)
+    return replace(report, gate=gate,
+                   protocol=protocol if protocol is not None else results.protocol)
 
 
 publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -82,8 +82,9 @@ from typing import Any
 
 import numpy as np
 
+from passk._public import publish
 from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
-from passk.errors import PolicyError
+from passk.errors import BadInput, PolicyError
 from passk.results.counts import Results, with_unrun_tasks
 from passk.results.formats import FORMAT_OPTIONS, FORMATS
 from passk.results.ids import lookalike_refusal
@@ -105,6 +106,7 @@ __all__ = [
     "policy_in_force",
     "policy_init",
     "protocol_refusal",
+    "repository_root",
 ]
 
 #: The policy's own file name.
@@ -231,7 +233,7 @@ class SuccessRule:
         Traceback (most recent call last):
         ...
         passk.errors.PolicyError: passk.toml: success.scorer: does not apply to lm-eval evidence (its reader takes metric, filter, success_threshold): remove it, or use a key that applies
-        """
+        """  # noqa: E501  # a doctest's output line cannot wrap
         names = dict(_SUCCESS_KEYS)
         taken = FORMAT_OPTIONS.get(fmt, ())
         for key in self.given():
@@ -331,6 +333,22 @@ def _candidates(dirs: Sequence[str], read: Read, label: Callable[[str], str]
             if isinstance(table, dict) and "passk" in table:
                 found.append((pyproject, data, True))
     return found
+
+
+def repository_root(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The repository a policy belongs to: the outermost directory holding ``.git`` from
+    ``start`` (default: the working directory) up, so that a nested ``.git`` does not end
+    the search; None outside any repository.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()).resolve(); (d / "sub" / ".git").mkdir(parents=True)
+    >>> (d / ".git").mkdir()
+    >>> repository_root(d / "sub") == d
+    True
+    """
+    return _chain(Path(start if start is not None else Path.cwd()).resolve())[1]
 
 
 def _file_reader(path: str) -> bytes | None:
@@ -553,7 +571,7 @@ def _text(path: str, key: str, value: Any) -> str:
 def _texts(path: str, key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(
             isinstance(v, str) and v for v in value):
-        raise _bad(path, key, f"{value!r} is not a list of strings: write e.g. [\"a\", \"b\"]")
+        raise _bad(path, key, f'{value!r} is not a list of strings: write e.g. ["a", "b"]')
     if len(set(value)) != len(value):
         raise _bad(path, key, "lists a value twice: list each once")
     return tuple(value)
@@ -768,7 +786,7 @@ def count_errors(results: Results, errors: str) -> tuple[Results, tuple[str, ...
     ([2], [0], ('errored samples counted as failures: 1 (errors = fail-all)',))
     """
     if errors not in ERRORS:
-        raise ValueError(f"errors ({errors!r}) must be one of {', '.join(ERRORS)}")
+        raise BadInput(f"errors ({errors!r}) must be one of {', '.join(ERRORS)}")
     if errors != "fail-all":  # 'fail' and 'exclude' are the reader's own rule (its errors=)
         return results, ()
     left_out = int(results.excluded.sum())
@@ -802,7 +820,7 @@ def _policy_tiers(policy: Policy, results: Results, label: str) -> Results:
     recorded = (results.totals + results.excluded).tolist()
     for tid, risk, n in zip(results.task_ids, results.risks, recorded, strict=True):
         tier = tiers.get(tid)
-        if tier is None or risk == tier or n == 0 and tid not in results.settled_early:
+        if tier is None or risk == tier or (n == 0 and tid not in results.settled_early):
             continue  # no tier, the same, or no record says (an unlabelled task's default)
         if risk != "read-only" or given:
             raise PolicyError(
@@ -855,7 +873,7 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
     ts = policy.tasks
     if ts.ids:
         listed = set(ts.ids)
-        results = with_unrun_tasks(results, [t for t in ts.ids])
+        results = with_unrun_tasks(results, list(ts.ids))
         extra = [t for t in results.task_ids if t not in listed]
         if extra:
             gaps.append(f"task(s) {', '.join(extra)}: not in the policy's task set; the gate "
@@ -966,7 +984,7 @@ def policy_init(results: Results, files: Sequence[str],
         runs_line = [f"runs = {int(positive.min()) if positive.size else 1}"]
     lines = [f"# passk gate policy, written by `passk policy init` from {', '.join(files)}.",
              "# Review it like code: the gate refuses any option or results file looser than",
-             "# it. See the passk README (\"The gate policy\") for every key.",
+             '# it. See the passk README ("The gate policy") for every key.',
              f"producer = {_toml(results.source)}",
              *(["require_protocol = true  # the run log's header must be there"]
                if results.protocol is not None else []),
@@ -985,3 +1003,6 @@ def policy_init(results: Results, files: Sequence[str],
     lines += ["", "[baseline]", f"alpha = {_toml(d.alpha)}", f"correction = {_toml(d.correction)}",
               "# margin = 0.05  # non-inferiority: block unless a drop is shown to be smaller"]
     return "\n".join(lines) + "\n"
+
+
+publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

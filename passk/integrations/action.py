@@ -172,20 +172,27 @@ def policy_ref(env: Mapping[str, str], cwd: Path | None = None) -> str | None:
     base = _env(env, "GITHUB_BASE_REF")
     if not base:
         return None
+    from passk.gate.policy import repository_root
+
     remote = f"origin/{base}"
+    # asked of the repository the policy is read from (a nested .git is not it)
     found = subprocess.run(["git", "rev-parse", "--verify", "-q", f"{remote}^{{commit}}"],
-                           cwd=cwd, capture_output=True, check=False)
+                           cwd=repository_root(cwd), capture_output=True, check=False)
     return remote if found.returncode == 0 else base
 
 
 def policy_change(ref: str, cwd: Path | None = None) -> str:
     """The change the checkout makes to the policy files against ``ref`` (``git diff``), or
-    empty: shown in the job summary, since the gate applies ``ref``'s policy."""
+    empty: shown in the job summary, since the gate applies ``ref``'s policy. Every policy
+    file of the repository (the outermost one, as the policy's search), wherever the step
+    runs from."""
     import subprocess
 
-    shown = subprocess.run(["git", "diff", "--no-color", ref, "--", ":(glob)**/passk.toml",
-                            ":(glob)**/pyproject.toml"], cwd=cwd, capture_output=True,
-                           check=False)
+    from passk.gate.policy import repository_root
+
+    shown = subprocess.run(["git", "diff", "--no-color", ref, "--",
+                            ":(top,glob)**/passk.toml", ":(top,glob)**/pyproject.toml"],
+                           cwd=repository_root(cwd), capture_output=True, check=False)
     return shown.stdout.decode("utf-8", errors="replace") if shown.returncode == 0 else ""
 
 

@@ -54,6 +54,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError("passk.integrations.inspect needs the optional extra 'inspect': pip install "
                       "'passk-reliability[inspect]' (or pip install inspect-ai)") from exc
 
+from passk.errors import BadInput
 from passk.gate.curtailment import GateSettings
 from passk.results.formats.inspect_log import is_success  # the one rule, shared with the reader
 from passk.results.protocol import Protocol
@@ -123,7 +124,8 @@ class Curtailment:
         probability at most alpha/2). Inspect schedules epoch by epoch, so a look comes
         once every sample's epochs up to it are scored, and it counts those epochs only
         (later ones already scored wait for the next look, so what a look sees never
-        depends on how fast passes or failures end). The decisions are :class:`passk.run.schedule.Schedule`'s, as in
+        depends on how fast passes or failures end). The decisions are
+        :class:`passk.run.schedule.Schedule`'s, as in
         ``passk run --stop-early`` and the pytest plugin's ``--passk-stop-early``.
 
     Examples
@@ -150,7 +152,7 @@ class Curtailment:
     "settled after 2 of 3 epochs (1 passed, 1 failed): no outcome of the rest can change the gate's decision"
     >>> meta["settled_early"], meta["epochs_saved"]
     ({'a': 2}, 1)
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
 
     def __init__(self, *, k: int | None = None, min_overall_pass_hat_k: float | None = None,
                  max_flakiness: float | None = None, on: str | None = None, min_runs: int = 0,
@@ -176,9 +178,12 @@ class Curtailment:
         #: The repository's gate policy in force (None: the arguments and the defaults).
         self.policy = self.in_force.policy
         c = self.in_force.criteria
-        self.gate = GateSettings(self.in_force.k if self.in_force.k is not None else c.k,
-                                 c.min_overall_pass_hat_k, c.max_flakiness, c.on, c.confidence,
-                                 c.min_runs)
+        #: The gate curtailment serves: the criteria in force, whole (never a subset).
+        self.gate: GateSettings = dataclasses.replace(
+            c, k=self.in_force.k if self.in_force.k is not None else c.k)
+        from passk.run.schedule import Schedule
+
+        Schedule({}, self.gate, stopping=self.stopping)  # refuses what it cannot serve, now
         reader = self.in_force.reader
         scorer = reader.get("scorer")
         success_values = tuple(reader.get("success_values") or ())
@@ -192,10 +197,10 @@ class Curtailment:
         from passk.run.schedule import Schedule
 
         if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-            raise ValueError(f"epochs ({epochs!r}) must be a whole number >= 1")
+            raise BadInput(f"epochs ({epochs!r}) must be a whole number >= 1")
         keys = [str(i) for i in ids]
         if len(set(keys)) != len(keys):
-            raise ValueError("sample ids must be unique within a task for passk's curtailment")
+            raise BadInput("sample ids must be unique within a task for passk's curtailment")
         self.epochs, self.task_name, self.ids = epochs, task, keys
         #: The one scheduler (epoch e of a sample is its run e - 1): counts, the settle
         #: rule, early stopping.
@@ -214,13 +219,14 @@ class Curtailment:
 
     async def start_task(self, task: EvalSpec | None, samples: list[Sample], epochs: int
                          ) -> str:
-        """Register the samples and epochs; return the manager's name, ``passk.gate.curtailment``."""
+        """Register the samples and epochs; return the manager's name,
+        ``passk.gate.curtailment``."""
         if getattr(self, "_running", False):
             raise RuntimeError("this Curtailment is already curtailing a task: give each "
                                "Task its own Curtailment(...)")
         ids = [s.id for s in samples]
         if any(i is None for i in ids):
-            raise ValueError("every sample needs an id for passk's curtailment")
+            raise BadInput("every sample needs an id for passk's curtailment")
         self._reset([i for i in ids if i is not None], epochs, getattr(task, "task", None))
         self._running = True
         return MANAGER
@@ -319,7 +325,7 @@ class Curtailment:
             raise RuntimeError("Inspect called the early stopping before start_task")
         key = str(id)
         if key not in self.schedule.states:
-            raise ValueError(f"sample {id!r} was not registered by start_task")
+            raise BadInput(f"sample {id!r} was not registered by start_task")
         return key
 
     def _value(self, scores: dict[str, SampleScore]) -> Any:
@@ -327,12 +333,12 @@ class Curtailment:
             return None
         if self.scorer is None:
             if len(scores) > 1:
-                raise ValueError(f"the task has several scorers ({', '.join(scores)}): pass "
+                raise BadInput(f"the task has several scorers ({', '.join(scores)}): pass "
                                  "scorer= to Curtailment")
             self.scorer = next(iter(scores))
         sample_score = scores.get(self.scorer)
         if sample_score is None:
-            raise ValueError(f"no scorer {self.scorer!r} in the sample's scores; it has "
+            raise BadInput(f"no scorer {self.scorer!r} in the sample's scores; it has "
                              f"{', '.join(scores)}")
         return sample_score.score.value
 
@@ -383,12 +389,12 @@ def replay(curtailment: Curtailment, outcomes: Any, *, ids: Sequence[str | int] 
     """
     rows = [list(r) for r in outcomes]
     if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
-        raise ValueError("outcomes must be a non-empty table: one row of epochs per sample")
+        raise BadInput("outcomes must be a non-empty table: one row of epochs per sample")
     if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
-        raise ValueError(f"in_flight ({in_flight!r}) must be a whole number >= 1")
+        raise BadInput(f"in_flight ({in_flight!r}) must be a whole number >= 1")
     names = list(ids) if ids is not None else list(range(len(rows)))
     if len(names) != len(rows):
-        raise ValueError(f"{len(names)} ids for {len(rows)} rows of outcomes")
+        raise BadInput(f"{len(names)} ids for {len(rows)} rows of outcomes")
     epochs = len(rows[0])
     samples = [_Registered(i) for i in names]
     _now(curtailment.start_task(None, samples, epochs))  # type: ignore[arg-type]
@@ -427,7 +433,7 @@ def _counts_of(score: Score) -> tuple[int, int]:
     meta = score.metadata or {}
     c, n = meta.get("passes"), meta.get("runs")
     if not (isinstance(c, int) and isinstance(n, int) and 0 <= c <= n):
-        raise ValueError("mean_pass_hat_k needs each sample's counts: use the epochs "
+        raise BadInput("mean_pass_hat_k needs each sample's counts: use the epochs "
                          "reducer passk.integrations.inspect.pass_hat_k_counts (Epochs(n, "
                          "pass_hat_k_counts()))")
     return c, n
@@ -467,7 +473,8 @@ def mean_pass_hat_k(k: int = 5, confidence: float = 0.95,
     :math:`\frac1T \sum_i \binom{c_i}{k} / \binom{n_i}{k}` over the samples
     with at least k scored epochs, and the interval
     :func:`passk.stats.suite_interval.mean_pass_hat_k_ci`'s (its default method unless
-    ``method`` names another): the figures ``passk report`` prints for the same log. Reported as ``pass^k``, ``pass^k_low`` and
+    ``method`` names another): the figures ``passk report`` prints for the same log. Reported as
+    ``pass^k``, ``pass^k_low`` and
     ``pass^k_high`` (with k's value), and ``samples``, the samples averaged.
 
     Examples

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,11 +54,12 @@ import pytest
 from _pytest.runner import runtestprotocol  # re-entered for infrastructure retries
 
 from passk.cli.options import open_probability, positive_int, probability, whole
-from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, GateCriteria
-from passk.errors import PasskError
+from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, MAX_K, GateCriteria
+from passk.errors import BadInput, PasskError
 from passk.render.tables import cell, one_line
 
 if TYPE_CHECKING:
+    from passk.gate.bind import InForce
     from passk.stability import GateResult, SuiteReport
 
 __all__ = ["EXIT_GATE_BLOCKED", "MARKER", "PasskSession", "task_id_of"]
@@ -135,7 +137,7 @@ def _option(config: pytest.Config, name: str) -> Any:
     return _DEFAULTS.get(name) if value is None else value
 
 
-def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> Any:
+def _policy_in_force(config: pytest.Config, opt: dict[str, Any]) -> InForce:
     """The criteria in force (:func:`passk.gate.bind.bind`, the one binding): the options
     over the repository's policy (found from the rootdir as ``passk gate`` finds it) over
     the defaults. An option that would loosen the policy is a usage error naming the
@@ -203,43 +205,59 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
     """``(runs, k, risk)`` of a marked test, from its marker and the options."""
     kwargs = dict(mark.kwargs)
     if len(mark.args) > 1:
-        raise ValueError(f"@pytest.mark.passk on {where}: takes at most one positional argument "
+        raise BadInput(f"@pytest.mark.passk on {where}: takes at most one positional argument "
                          f"(runs), got {mark.args!r}")
     if mark.args:
         if "runs" in kwargs:
-            raise ValueError(f"@pytest.mark.passk on {where}: runs given twice")
+            raise BadInput(f"@pytest.mark.passk on {where}: runs given twice")
         kwargs["runs"] = mark.args[0]
     unknown = set(kwargs) - {"runs", "k", "risk"}
     if unknown:
-        raise ValueError(f"@pytest.mark.passk on {where}: unknown argument(s) "
+        raise BadInput(f"@pytest.mark.passk on {where}: unknown argument(s) "
                          f"{sorted(unknown)}; it takes runs, k and risk")
     risk = kwargs.get("risk", "read-only")
     if not isinstance(risk, str) or not risk:
-        raise ValueError(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
+        raise BadInput(f"@pytest.mark.passk on {where}: risk ({risk!r}) must be a label such "
                          "as 'read-only' or 'high-risk-write'")
+    session = config.pluginmanager.get_plugin("passk-session")
+    policy = getattr(session, "policy", None)
     runs = kwargs.get("runs")
     if runs is None:
         runs = config.getoption("passk_runs")
+    if runs is None and policy is not None:  # the policy's runs for the test, by its tier
+        repetition = re.search(r"passk\d+of\d+", where)
+        runs = policy.tasks.runs_for_task(task_id_of(where, repetition.group(0))
+                                          if repetition else where)
     if runs is None:
         from passk.adapter import Task
         from passk.stability import RepeatPolicy
 
         runs = RepeatPolicy().runs_for(Task(where, risk=risk))
-    k = kwargs.get("k", config.getoption("passk_k") or _DEFAULTS["passk_k"])
+    # the k in force (--passk-k, else the policy's, else the default) where the marker has none
+    in_force = getattr(session, "opt", {}).get("passk_k") or _DEFAULTS["passk_k"]
+    k = kwargs.get("k", in_force)
     for name, value in (("runs", runs), ("k", k)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
+            raise BadInput(f"@pytest.mark.passk on {where}: {name} ({value!r}) must be a whole "
                              "number >= 1")
-    session = config.pluginmanager.get_plugin("passk-session")
-    policy = getattr(session, "policy", None)
+        if value > MAX_K:  # a count of runs (numpy counts in int64)
+            raise ValueError(f"@pytest.mark.passk on {where}: {name} ({value!r}) is more than "
+                             f"{MAX_K:,}: give a number of runs")
     if policy is not None:  # the marker's k and runs are bound by the policy like any option
         from passk.gate.bind import bind
 
-        try:
-            bind({"k": k, "runs": {risk: runs}}, policy, front="plugin")
+        try:  # spelled as the marker's keywords (an option looser than the policy was refused)
+            bind({"k": k, "runs": {risk: runs}}, policy, front="python")
         except PasskError as exc:
-            raise pytest.UsageError(f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs}, "
-                                    f"risk={risk!r}): {exc}") from None
+            given = "the marker" if "runs" in kwargs else "--passk-runs" if config.getoption(
+                "passk_runs") is not None else "the policy"
+            # a usage error once collection ends (raised here, pytest would make it a
+            # collection error with a traceback)
+            line = (f"passk: @pytest.mark.passk on {where} (k={k}, runs={runs} from {given}, "
+                    f"risk={risk!r}): {exc}")
+            if session is None:
+                raise pytest.UsageError(line) from None
+            session.refused.append(line)
     return runs, k, risk
 
 
@@ -322,7 +340,7 @@ class _Verdict:
         """The judge's verdict (the report's ``gate``)."""
         gate = self.report.gate
         if gate is None:  # _verdict always judges
-            raise ValueError("the session's report was not judged")
+            raise BadInput("the session's report was not judged")
         return gate
 
 
@@ -349,6 +367,8 @@ class PasskSession:
         self.marked_failures = 0  # failed reports of marked repetitions (pytest counted them)
         self.verdict: _Verdict | None = None
         self.exit_note = ""
+        #: Markers the policy refuses, one line each: a usage error once collected.
+        self.refused: list[str] = []
 
     def gate_settings(self) -> GateCriteria:
         """The gate the session decides with, and curtailment serves."""
@@ -394,6 +414,8 @@ class PasskSession:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
+        if self.refused:
+            raise pytest.UsageError("\n".join(dict.fromkeys(self.refused)))
         if not config.stash.get(_SEEN_MARKED, False):
             return
         suite_seed = self.opt["passk_seed"]
@@ -589,29 +611,24 @@ class PasskSession:
         return self._schedule().results(order=self._tasks(), excluded="attempts")
 
     def _verdict(self) -> _Verdict:
-        from passk.gate.judge import judge
-        from passk.stability import suite_report
+        from passk.gate.judge import judge_suite
 
         schedule = self._schedule()
         results = self.results()
-        states = [schedule.states[t] for t in results.task_ids]
-        ks = [s.k for s in states]
         short = schedule.unfinished(results.task_ids)
-        report = suite_report(results.task_ids, results.successes, results.totals,
-                              risks=results.risks, k=ks if states else 5)
         if self.policy is not None:  # the policy's task set and runs: what the session lacks
             from passk.gate.policy import apply_policy
 
             results = apply_policy(self.policy, results, "the pytest session",
                                    producer_checked=False)
-            states = [schedule.states[t] for t in results.task_ids if t in schedule.states]
-            ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
-                  for t in results.task_ids]
-            report = suite_report(results.task_ids, results.successes, results.totals,
-                                  risks=results.risks, k=ks if ks else 5)
-        gate = judge(results, self.gate_settings(), ks=ks, unfinished=short, rows=report.tasks,
-                     policy_line=self.in_force.policy_line, applied=self.in_force.overrides)
-        report = dataclasses.replace(report, gate=gate, k=ks[0] if len(set(ks)) == 1 else
+        states = [schedule.states[t] for t in results.task_ids if t in schedule.states]
+        ks = [schedule.states[t].k if t in schedule.states else self.opt["passk_k"]
+              for t in results.task_ids]
+        report = judge_suite(results, self.gate_settings(), k=ks or 5, ks=ks,
+                             unfinished=short, policy_line=self.in_force.policy_line,
+                             applied=self.in_force.overrides, protocol=None)
+        # the session's k as its summary names it: the tests' one k, 0 when they differ
+        report = dataclasses.replace(report, k=ks[0] if len(set(ks)) == 1 else
                                      0 if ks else self.opt["passk_k"])
         excluded = int(results.excluded.sum())
         notes = []
@@ -735,7 +752,7 @@ def write_session_log(session: PasskSession, path: str | os.PathLike[str]) -> in
 
 def summary_lines(session: PasskSession) -> list[str]:
     """The passk section of the terminal summary, line by line."""
-    assert session.verdict is not None
+    assert session.verdict is not None  # noqa: S101  # called only once a verdict is made
     from passk.gate.policy import NO_POLICY
     from passk.repeats import run_seed
     from passk.stability import format_table
@@ -758,9 +775,7 @@ def summary_lines(session: PasskSession) -> list[str]:
             table = format_table(alone, flaky_first=True).splitlines()
             lines += table[:-1]  # without the interval note (unjudged: no verdict)
         lines.append(table[-1])
-        lines.append(f"gate: {'PASSED' if gate.passed else 'BLOCKED'}  overall pass^k "
-                     f"(each test at its k) = {cell(gate.overall)}")
-        lines += [f"  - {reason}" for reason in gate.reasons]
+        lines += gate.describe(limit=None).splitlines()  # the judge's line, as it made it
     failing = [t for t in tasks if t in session.first_failure]
     if failing:
         lines.append("failed repetitions (the traceback of each test's first failed run is "

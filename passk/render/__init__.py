@@ -1,1 +1,2 @@
-"""Text for people: table cells, aligned columns and Markdown, with every string from a file escaped."""
+"""Text for people: table cells, aligned columns and Markdown, with every string from a file
+escaped."""

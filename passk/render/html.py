@@ -139,13 +139,12 @@ def curve_svg(curve: Mapping[str, Any], *, k: int | None = None, bar: float | No
            'aria-label="pass@k and pass^k over k, with intervals">'),
            (f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafafa" '
            'stroke="#ccc"/>')]
-    for p in (0, 0.25, 0.5, 0.75, 1):
-        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(p):.1f}" y2="{y(p):.1f}" '
-                   f'stroke="#e4e4e4"/><text x="{left - 6}" y="{y(p) + 4:.1f}" '
-                   f'text-anchor="end" font-size="11">{p:g}</text>')
-    for kk in _ticks(kmax):
-        out.append(f'<text x="{x(kk):.1f}" y="{top + ph + 16}" text-anchor="middle" '
-                   f'font-size="11">{kk}</text>')
+    out.extend(f'<line x1="{left}" x2="{left + pw}" y1="{y(p):.1f}" y2="{y(p):.1f}" '
+               f'stroke="#e4e4e4"/><text x="{left - 6}" y="{y(p) + 4:.1f}" '
+               f'text-anchor="end" font-size="11">{p:g}</text>'
+               for p in (0, 0.25, 0.5, 0.75, 1))
+    out.extend(f'<text x="{x(kk):.1f}" y="{top + ph + 16}" text-anchor="middle" '
+               f'font-size="11">{kk}</text>' for kk in _ticks(kmax))
     out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 6}" text-anchor="middle" '
                'font-size="12">k</text>')
     if k is not None and k in ks:

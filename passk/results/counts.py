@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from passk._public import publish
-from passk.errors import PasskError
+from passk.errors import BadInput, PasskError
 from passk.results.protocol import Protocol
 
 __all__ = [
@@ -229,8 +229,9 @@ def _named(where: int | str) -> str:
 
 
 def check_duplicates_option(duplicates: str) -> None:
+    """Refuse a ``duplicates`` rule that is not one of :data:`DUPLICATES`, naming it."""
     if duplicates not in DUPLICATES:
-        raise ValueError(f"duplicates ({duplicates!r}) must be one of {', '.join(DUPLICATES)}")
+        raise BadInput(f"duplicates ({duplicates!r}) must be one of {', '.join(DUPLICATES)}")
 
 
 def dedupe(located: Iterable[tuple[int | str, Run]], path: Any, duplicates: str,
@@ -549,7 +550,8 @@ def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
     flagged previously flaky may be planned more, so this is a lower bound and
     never reports a complete log as short. ``runs`` counts each task's distinct
     trials, counted or left out; ``most``, each task's highest trial + 1: a task with a
-    trial beyond its risk's runs was planned ``previously_flaky_runs``. A curtailed log is short of its plan wherever a
+    trial beyond its risk's runs was planned ``previously_flaky_runs``. A curtailed log is short of
+    its plan wherever a
     task stopped early, until :func:`passk.run.runner.results_of_replayed_log`
     replays its records and shows that the settle rule stopped it: its ``settled``
     records are claims, not evidence.

@@ -150,7 +150,8 @@ def source_of(path: str | os.PathLike[str], results: Results, *, trials: bool = 
     ('jsonl', False, 64)
     """
     p = Path(path)
-    found = IDENTITIES.get(results.source, lambda _p, _r, _t: {})(p, results, trials)
+    identify = IDENTITIES.get(results.source)
+    found = identify(p, results, trials) if identify is not None else {}
     return Source(path=os.fspath(path), sha256=content_sha256(p), producer=results.source,
                   run_ids=tuple(found.get("run_ids", ())),
                   evaluation=tuple(found.get("evaluation", ())),

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from passk.errors import PasskError
+from passk.errors import BadInput, PasskError
 
 __all__ = ["Protocol", "ProtocolMismatch", "protocol_differences", "require_same_protocol"]
 
@@ -42,9 +42,11 @@ class Protocol:
 
     @property
     def fingerprint(self) -> str:
+        """The first 16 hex digits of the SHA-256 of the settings as canonical JSON."""
         return hashlib.sha256(_canonical(self.settings).encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings and their fingerprint, as the run log stores them."""
         return {"settings": json.loads(_canonical(self.settings)), "fingerprint": self.fingerprint}
 
     @classmethod
@@ -52,7 +54,7 @@ class Protocol:
         """Read back :meth:`to_dict`; a fingerprint that does not match its settings is refused."""
         protocol = cls(dict(data.get("settings", {})))
         if "fingerprint" in data and data["fingerprint"] != protocol.fingerprint:
-            raise ValueError(f"protocol fingerprint {data['fingerprint']!r} does not match its "
+            raise BadInput(f"protocol fingerprint {data['fingerprint']!r} does not match its "
                              f"settings (expected {protocol.fingerprint!r}): edited by hand?")
         return protocol
 

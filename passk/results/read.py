@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passk._public import publish
+from passk.errors import BadInput
 from passk.results.counts import (
     CACHED_RESULTS,
     DUPLICATES,
@@ -111,7 +112,8 @@ def run_records(repeat_runs: Iterable[RepeatRun]) -> Iterator[RunRecord]:
 
 def write_runs(path: str | os.PathLike[str], repeat_runs: Iterable[RepeatRun], *,
                protocol: Protocol | None = None, seed: int | None = None) -> int:
-    """Write runs as the run log, one :class:`~passk.results.runlog.RunRecord` a line; return the count.
+    """Write runs as the run log, one :class:`~passk.results.runlog.RunRecord` a line; return the
+    count.
 
     ``repeat_runs`` is what :func:`passk.evaluate_suite` keeps in ``report.runs``
     (or any :class:`~passk.repeats.RepeatRun` objects). Each line is the record
@@ -253,13 +255,13 @@ def read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     check_duplicates_option(duplicates)
     unknown = sorted(set(options) - set(READER_OPTIONS))
     if unknown:
-        raise ValueError(f"unknown reader option(s) {', '.join(map(repr, unknown))}; reader "
+        raise BadInput(f"unknown reader option(s) {', '.join(map(repr, unknown))}; reader "
                          f"options are {', '.join(READER_OPTIONS)}")
     if isinstance(path, (str, os.PathLike)):
         return _accepted(_read_one(path, format, duplicates, options), accept_incomplete)
     paths = list(path)
     if not paths:
-        raise ValueError("no results files given")
+        raise BadInput("no results files given")
     seen: dict[str, str] = {}
     for p in paths:
         key = os.path.realpath(p)

@@ -105,6 +105,7 @@ class RunLog:
 
 
 def is_header(record: Any) -> bool:
+    """Whether ``record`` is a run log's header: a ``protocol`` and no ``task_id``."""
     return isinstance(record, dict) and "protocol" in record and "task_id" not in record
 
 
@@ -168,7 +169,8 @@ def read_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
     --------
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
-    >>> _ = p.write_text('{"protocol": {"settings": {}}}\\n{"task_id": "a", "success": true}\\n{"ta')
+    >>> _ = p.write_text('{"protocol": {"settings": {}}}\\n'
+    ...                  '{"task_id": "a", "success": true}\\n{"ta')
     >>> log = read_run_log(p, torn_tail=True)
     >>> log.header, log.records, log.torn
     ({'protocol': {'settings': {}}}, [(2, {'task_id': 'a', 'success': True})], True)
@@ -243,7 +245,8 @@ def log_header_line(protocol: Protocol, *, seed: int | None = None) -> str:
     Examples
     --------
     >>> line = log_header_line(Protocol({"k": 5}), seed=3)
-    >>> line.startswith('{"protocol":{"settings":{"k":5},"fingerprint":"'), line.endswith(',"seed":3}')
+    >>> (line.startswith('{"protocol":{"settings":{"k":5},"fingerprint":"'),
+    ...  line.endswith(',"seed":3}'))
     (True, True)
     """
     header: dict[str, Any] = {"protocol": protocol.to_dict()}
@@ -261,7 +264,7 @@ def protocol_of(header: dict[str, Any] | None, path: Any, line: int = 1) -> Prot
     Traceback (most recent call last):
     ...
     passk.results.ResultsError: log.jsonl:1: field 'protocol.fingerprint' is missing: a header passk wrote always has one (edited by hand?); write the log again with passk run
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     if header is None:
         return None
     if not isinstance(header.get("protocol"), dict) or "fingerprint" not in header["protocol"]:
@@ -381,7 +384,7 @@ def record_checker(header: dict[str, Any] | None, protocol: Protocol | None, pat
     Traceback (most recent call last):
     ...
     passk.results.ResultsError: log.jsonl:3: field 'task_id': task 'b' is not in the header's task list: the log was edited, or mixes two runs
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     from passk.repeats import attempt_seed
 
     settings = protocol.settings if protocol is not None else {}

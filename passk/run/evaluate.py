@@ -19,7 +19,7 @@ import numpy as np
 from passk._public import publish
 from passk.adapter import HarnessAdapter, Task
 from passk.criteria import DEFAULT_CRITERIA, GateCriteria
-from passk.gate.judge import judge
+from passk.gate.judge import judge_suite
 from passk.repeats import RepeatRun, repeat_run
 from passk.results.counts import Results
 from passk.stability import (
@@ -29,7 +29,6 @@ from passk.stability import (
     SuiteReport,
     format_table,
     suite_protocol,
-    suite_report,
 )
 
 __all__ = ["DEMO_SEED", "demo_text", "evaluate_suite", "judged_report", "main", "results_of",
@@ -55,20 +54,22 @@ def judged_report(task_ids: Sequence[str], successes: Sequence[int] | np.ndarray
     >>> [round(t.pass_hat_k, 4) for t in report.tasks], report.gate.passed
     ([0.3182, 1.0], False)
     """
-    report = suite_report(task_ids, successes, totals, risks=risks, k=k,
-                          confidence=confidence, ci_method=ci_method,
-                          class_threshold=class_threshold)
-    ks = [t.k if t.k is not None else 1 for t in report.tasks]
+    ids = tuple(task_ids)
+    c = np.asarray(list(successes), dtype=np.int64)
+    n = np.asarray(list(totals), dtype=np.int64)
+    ks = (np.full(len(ids), k, dtype=np.int64) if isinstance(k, int)
+          else np.asarray(k, dtype=np.int64).ravel())
     if criteria is None:
-        criteria = replace(DEFAULT_CRITERIA, k=min(ks, default=1), confidence=confidence)
-    out = np.zeros(len(ks), dtype=np.int64) if excluded is None else np.asarray(excluded)
-    results = Results(tuple(t.task_id for t in report.tasks),
-                      np.asarray([t.successes for t in report.tasks], dtype=np.int64),
-                      np.asarray([t.runs for t in report.tasks], dtype=np.int64),
-                      out.astype(np.int64), tuple(t.risk for t in report.tasks),
+        criteria = replace(DEFAULT_CRITERIA, k=int(ks.min(initial=1)), confidence=confidence)
+    elif criteria.confidence != confidence:
+        criteria = replace(criteria, confidence=confidence)
+    out = np.zeros(len(ids), dtype=np.int64) if excluded is None else np.asarray(excluded)
+    results = Results(ids, c, n, out.astype(np.int64),
+                      tuple(risks) if risks is not None else ("read-only",) * len(ids),
                       source="passk", excluded_reason=excluded_reason,
                       settled_early=dict(settled_early or {}))
-    return replace(report, gate=judge(results, criteria, ks=ks, rows=report.tasks))
+    return judge_suite(results, criteria, k=k, ks=ks.tolist(), ci_method=ci_method,
+                       class_threshold=class_threshold)
 
 
 def results_of(runs: Sequence[RepeatRun]) -> Results:
@@ -145,15 +146,12 @@ def evaluate_suite(
         for task in tasks
     )
     results = results_of(runs)
-    report = suite_report(results.task_ids, results.successes, results.totals,
-                          risks=results.risks, k=k)
     criteria = GateCriteria(k=k, min_overall_pass_hat_k=min_overall_pass_hat_k,
                             max_flakiness=max_flakiness)
-    gate = judge(results, criteria, rows=report.tasks)
     protocol = suite_protocol(adapter, tasks, policy, k=k, max_retries=0, timeout=None,
                               min_overall_pass_hat_k=min_overall_pass_hat_k,
                               max_flakiness=max_flakiness)
-    return replace(report, gate=gate, runs=runs, protocol=protocol)
+    return replace(judge_suite(results, criteria, k=k, protocol=protocol), runs=runs)
 
 
 
@@ -205,7 +203,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m passk.run.
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.k < 1:
         parser.error(f"argument --k: {args.k} must be at least 1")
-    print(demo_text(args.seed, k=args.k, as_json=args.json))
+    print(demo_text(args.seed, k=args.k, as_json=args.json))  # noqa: T201  # the demo's output
     return 0
 
 

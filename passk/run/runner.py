@@ -52,7 +52,7 @@ from passk.gate.curtailment import (
     task_outlook,
     task_settled,
 )
-from passk.gate.judge import judge
+from passk.gate.judge import judge_suite
 from passk.repeats import attempt_seed, run_once, run_once_async
 from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
@@ -65,7 +65,6 @@ from passk.stability import (
     RepeatPolicy,
     SuiteReport,
     suite_protocol,
-    suite_report,
 )
 from passk.stats.sequential import LookDecision
 
@@ -149,7 +148,7 @@ class _Log:
             self._write(record.to_json())
 
     def _write(self, line: str) -> None:
-        assert self._file is not None
+        assert self._file is not None  # noqa: S101  # written only while open
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()  # in the OS: a killed process loses nothing
@@ -163,7 +162,7 @@ class _Log:
             self._dirty.set()
 
     def _commit_loop(self) -> None:
-        assert self._file is not None
+        assert self._file is not None  # noqa: S101  # the loop runs only while open
         fd = self._file.fileno()
         while not self._closing:
             self._dirty.wait()
@@ -411,13 +410,20 @@ def run_suite(
                                    or not isinstance(stop_early, int) or stop_early < 2):
         raise BadInput(f"stop_early ({stop_early!r}) must be a number of looks >= 2 (the "
                          "last after every run), or None")
-    if in_force is not None:  # the one binding's criteria, not the keywords'
+    if in_force is not None:  # the one binding's criteria, whole, not the keywords'
+        _refuse_keywords_looser(in_force, {
+            "k": k, "bar": min_overall_pass_hat_k, "cap": max_flakiness, "on": gate_on,
+            "confidence": confidence, "min_runs": min_runs})
+        _refuse_plan_short_of_policy(in_force, tasks, policy)
         c = in_force.criteria
         k = in_force.k if in_force.k is not None else k
         min_overall_pass_hat_k, max_flakiness, gate_on = (c.min_overall_pass_hat_k,
                                                           c.max_flakiness, c.on)
         confidence, min_runs = c.confidence, c.min_runs
-    gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence, min_runs)
+        gate = dataclasses.replace(c, k=k)
+    else:
+        gate = GateSettings(k, min_overall_pass_hat_k, max_flakiness, gate_on, confidence,
+                            min_runs)
     stopping = Stopping(curtailed=policy.stopping == "curtailed", looks=stop_early or 0)
     by_id = {t.task_id: t for t in tasks}
     if len(by_id) != len(tasks):
@@ -477,7 +483,7 @@ def run_suite(
         if is_async:
             if asyncio.run(_drive_async(adapter, schedule, by_id, seed, limit, timeout, backoff,
                                         on_result)):
-                raise KeyboardInterrupt
+                raise KeyboardInterrupt  # noqa: TRY301  # handled below, as a real Ctrl-C is
         else:
             own = executor is None and max_concurrency is not None
             pool = ThreadPoolExecutor(max_concurrency) if own else executor
@@ -491,7 +497,7 @@ def run_suite(
     except KeyboardInterrupt:
         bar.close()
         where = f" in {log}" if log else ""
-        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "
+        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "  # noqa: T201  # to stderr
               + ("resume=True with the same log and seed runs only the rest" if log else
                  "without a log there is nothing to resume from"), file=sys.stderr)
         raise
@@ -499,6 +505,52 @@ def run_suite(
         bar.close()
         out.close()
     return _summarise(schedule, finished, protocol=protocol, in_force=in_force)
+
+
+#: run_suite's keywords for the criteria, by :data:`passk.gate.bind.CRITERIA`'s names, and
+#: their defaults (a keyword at its default was not given).
+_KEYWORDS = {"k": ("k", 5), "bar": ("min_overall_pass_hat_k",
+                                   DEFAULT_CRITERIA.min_overall_pass_hat_k),
+             "cap": ("max_flakiness", DEFAULT_CRITERIA.max_flakiness),
+             "on": ("gate_on", DEFAULT_CRITERIA.on), "confidence": ("confidence", 0.95),
+             "min_runs": ("min_runs", 0)}
+
+
+def _refuse_keywords_looser(in_force: InForce, given: Mapping[str, Any]) -> None:
+    """A criterion given to :func:`run_suite` beside ``in_force`` that is looser than the one
+    in force is refused, never dropped without a word (give it to :func:`passk.gate.bind.bind`)."""
+    from passk.errors import PolicyError
+    from passk.gate.bind import looser
+
+    for name, value in given.items():
+        keyword, default = _KEYWORDS[name]
+        held = in_force.k if name == "k" else in_force.value(name)
+        if held is None or value in (default, held) or not looser(name, held, value):
+            continue
+        raise PolicyError(f"run_suite: {keyword}={value!r} would loosen the {name} in force "
+                          f"{held!r} ({in_force.origins.get(name, in_force.policy_line)}): "
+                          "give the criteria to passk.gate.bind.bind, or leave it out")
+
+
+def _refuse_plan_short_of_policy(in_force: InForce, tasks: Sequence[Task],
+                                 policy: RepeatPolicy) -> None:
+    """Under a policy, the suite is the policy's task set and each task gets the runs the
+    policy asks: a suite that leaves a task out, or plans fewer runs, is refused."""
+    from passk.errors import PolicyError
+
+    p = in_force.policy
+    if p is None:
+        return
+    have = {t.task_id for t in tasks}
+    missing = [t for t in p.tasks.ids if t not in have]
+    if missing:
+        raise PolicyError(f"run_suite: the suite lacks the policy's task(s) "
+                          f"{', '.join(missing)} ({p.path}): run the policy's task set")
+    for t in tasks:
+        need, planned = p.tasks.runs_for_task(t.task_id), policy.runs_for(t)
+        if need is not None and planned < need:
+            raise PolicyError(f"run_suite: {planned} runs for task {t.task_id} would loosen "
+                              f"the policy's runs {need} ({p.path}): plan at least {need}")
 
 
 def _outcome(result: RunResult) -> str:
@@ -905,13 +957,9 @@ def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult]
     states = list(schedule.states.values())
     results = schedule.results(protocol)
     gate_criteria = schedule.criteria
-    report = suite_report(results.task_ids, results.successes, results.totals,
-                          risks=results.risks, k=gate_criteria.k,
-                          confidence=gate_criteria.confidence)
-    gate = judge(results, gate_criteria, rows=report.tasks,
-                 policy_line=in_force.policy_line if in_force is not None else "",
-                 applied=in_force.overrides if in_force is not None else ())
-    report = dataclasses.replace(report, gate=gate, protocol=protocol)
+    report = judge_suite(results, gate_criteria, k=gate_criteria.k, protocol=protocol,
+                         policy_line=in_force.policy_line if in_force is not None else "",
+                         applied=in_force.overrides if in_force is not None else ())
     ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
     return SuiteRun(
         report=report,
@@ -1005,4 +1053,5 @@ def load_adapter(spec: str) -> HarnessAdapter:
     if not callable(getattr(obj, "run", None)):
         raise BadInput(
             f"adapter {spec!r} gave {type(obj).__name__}, which has no run method")
-    return obj
+    adapter: HarnessAdapter = obj
+    return adapter

@@ -118,6 +118,7 @@ class Stopping:
                          "(L planned looks, at least 2)")
 
     def describe(self) -> str:
+        """The stopping rule in words, for the verdict and the log."""
         if self.looks:
             return f"early stopping at {self.looks} planned looks"
         return "curtailed" if self.curtailed else "fixed"
@@ -154,10 +155,12 @@ class TaskState:
 
     @property
     def remaining(self) -> int:
+        """Runs of the plan not yet final."""
         return self.n - len(self.final)
 
     @property
     def counted(self) -> int:
+        """Runs counted so far: successes and failures."""
         return self.successes + self.failures
 
 
@@ -210,6 +213,10 @@ class Schedule:
         self.criteria = criteria
         self.stopping = Stopping.parse(stopping)
         self.curtailed = self.stopping.curtailed
+        if self.curtailed and criteria.mode != "chapter":  # the settle rule is the chapter's
+            raise BadInput(f"curtailment settles a task by the chapter's rule, not the "
+                           f"{criteria.mode} mode in force: run every planned run (stopping "
+                           "fixed), or gate in the chapter's mode")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise BadInput(f"max_retries ({max_retries!r}) must be a whole number >= 0")
         self.max_retries = max_retries
@@ -399,7 +406,8 @@ class Schedule:
 
     def settled(self, task_id: str) -> bool:
         """Whether the task may stop: all its runs ended, or (curtailed) no outcome of its
-        remaining runs can change the gate's decision (:func:`passk.gate.curtailment.task_settled`)."""
+        remaining runs can change the gate's decision
+        (:func:`passk.gate.curtailment.task_settled`)."""
         s = self.states[task_id]
         if s.remaining <= 0:
             return True

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from passk.errors import BadInput
+
 _INT64_MAX = 2**63 - 1
 
 
@@ -37,20 +39,20 @@ def real_array(value: Any, name: str, *, finite: bool = True) -> np.ndarray:
         array = value
     elif isinstance(value, np.ndarray) and value.dtype.kind in "bc":
         kind = "bools" if value.dtype.kind == "b" else "complex numbers"
-        raise ValueError(f"{name} ({value!r}) holds {kind}, not real numbers")
+        raise BadInput(f"{name} ({value!r}) holds {kind}, not real numbers")
     else:
         try:
             objects = np.asarray(value, dtype=object)
         except ValueError as err:  # ragged nesting
-            raise ValueError(f"{name} ({value!r}) must be a number or an array of numbers: "
+            raise BadInput(f"{name} ({value!r}) must be a number or an array of numbers: "
                              f"{err}") from None
         for i, x in enumerate(objects.ravel().tolist()):
             why = _bad_element(x)
             if why is not None:
                 where = "" if objects.ndim == 0 else f" at position {i}"
-                raise ValueError(f"{name} ({value!r}) has {x!r}{where}: {why}")
+                raise BadInput(f"{name} ({value!r}) has {x!r}{where}: {why}")
             if isinstance(x, numbers.Integral) and abs(int(x)) > _INT64_MAX:
-                raise ValueError(f"{name} ({x!r}) is past int64 (at most {_INT64_MAX})")
+                raise BadInput(f"{name} ({x!r}) is past int64 (at most {_INT64_MAX})")
         items = objects.ravel().tolist()
         if all(isinstance(x, numbers.Integral) for x in items):
             array = np.array(items, dtype=np.int64).reshape(objects.shape)
@@ -58,7 +60,7 @@ def real_array(value: Any, name: str, *, finite: bool = True) -> np.ndarray:
             array = np.array([float(x) for x in items], dtype=float).reshape(objects.shape)
     if finite and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
         bad = array[~np.isfinite(array)].flat[0].item()
-        raise ValueError(f"{name} ({bad!r}) must be finite")
+        raise BadInput(f"{name} ({bad!r}) must be finite")
     return array
 
 
@@ -68,16 +70,16 @@ def whole_array(value: Any, name: str, *, minimum: int = 0) -> np.ndarray:
     if array.dtype.kind == "f":
         if np.any(array != np.round(array)):
             bad = array[array != np.round(array)].flat[0].item()
-            raise ValueError(f"{name} ({bad!r}) must be a whole number")
+            raise BadInput(f"{name} ({bad!r}) must be a whole number")
         if np.any(np.abs(array) >= 2.0**63):
             bad = array[np.abs(array) >= 2.0**63].flat[0].item()
-            raise ValueError(f"{name} ({bad!r}) is past int64 (at most {_INT64_MAX})")
+            raise BadInput(f"{name} ({bad!r}) is past int64 (at most {_INT64_MAX})")
     if array.dtype.kind == "u" and np.any(array > _INT64_MAX):
         bad = array[array > _INT64_MAX].flat[0].item()
-        raise ValueError(f"{name} ({bad!r}) is past int64 (at most {_INT64_MAX})")
+        raise BadInput(f"{name} ({bad!r}) is past int64 (at most {_INT64_MAX})")
     if np.any(array < minimum):
         bad = array[array < minimum].flat[0].item()
-        raise ValueError(f"{name} ({bad!r}) must be at least {minimum}")
+        raise BadInput(f"{name} ({bad!r}) must be at least {minimum}")
     return array.astype(np.int64)
 
 
@@ -85,7 +87,7 @@ def whole(value: Any, name: str, *, minimum: int = 0) -> int:
     """One whole number at least ``minimum``."""
     array = whole_array(value, name, minimum=minimum)
     if array.ndim:
-        raise ValueError(f"{name} ({value!r}) must be one whole number, not an array")
+        raise BadInput(f"{name} ({value!r}) must be one whole number, not an array")
     return int(array)
 
 
@@ -94,12 +96,12 @@ def real(value: Any, name: str, *, low: float = -np.inf, high: float = np.inf,
     """One finite real number in the interval given (ends open or closed)."""
     array = real_array(value, name)
     if array.ndim:
-        raise ValueError(f"{name} ({value!r}) must be one number, not an array")
+        raise BadInput(f"{name} ({value!r}) must be one number, not an array")
     x = float(array)
     ok = (x > low if open_low else x >= low) and (x < high if open_high else x <= high)
     if not ok:
         span = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
-        raise ValueError(f"{name} ({value!r}) must lie in {span}{what}")
+        raise BadInput(f"{name} ({value!r}) must lie in {span}{what}")
     return x
 
 
@@ -111,5 +113,5 @@ def confidence(value: Any) -> float:
 def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
     """One of ``options`` (a string)."""
     if not isinstance(value, str) or value not in options:
-        raise ValueError(f"{name} ({value!r}) must be one of {', '.join(options)}")
+        raise BadInput(f"{name} ({value!r}) must be one of {', '.join(options)}")
     return value

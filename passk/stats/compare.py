@@ -65,11 +65,9 @@ import numpy as np
 import numpy.typing as npt
 
 from passk._public import publish
-from passk.metrics import (
-    ConfidenceInterval,
-    _counts,
-    estimate_pass_hat_k,
-)
+from passk._validation import counts as _counts
+from passk.errors import BadInput
+from passk.metrics import ConfidenceInterval, estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
 
@@ -120,7 +118,8 @@ def _flat(d: np.ndarray) -> np.ndarray:
 
 def _point(mean: np.ndarray, spread: np.ndarray) -> np.ndarray:
     """Where every difference is the same: no spread to infer from."""
-    return spread <= 1e-12 * np.maximum(1.0, np.abs(mean))
+    flat: np.ndarray = spread <= 1e-12 * np.maximum(1.0, np.abs(mean))
+    return flat
 
 
 def _t(d: np.ndarray, alpha: float) -> PairedTest:
@@ -149,7 +148,8 @@ def _interpolate(sorted_: np.ndarray, level: np.ndarray,
     hi = np.minimum(lo + 1, b - 1)
     cols = np.arange(sorted_.shape[1])
     frac = pos - lo
-    return sorted_[lo, cols] * (1 - frac) + sorted_[hi, cols] * frac
+    quantiles: np.ndarray = sorted_[lo, cols] * (1 - frac) + sorted_[hi, cols] * frac
+    return quantiles
 
 
 def _bootstrap(d: np.ndarray, alpha: float, kind: str, n_resamples: int,
@@ -239,7 +239,8 @@ def _sign_flip(d: np.ndarray, alpha: float, n_resamples: int,
     def p_at(delta0: np.ndarray) -> np.ndarray:
         observed = np.abs(t_count * (mean - delta0)) * (1 - 1e-9)
         count = (np.abs(flipped - delta0 * sums) >= observed - 1e-12).sum(axis=0)
-        return (count + extra) / b
+        p: np.ndarray = (count + extra) / b
+        return p
 
     p = p_at(np.zeros(r))
     # invert the test in closed form: pattern b counts at delta0 when
@@ -318,9 +319,9 @@ def paired_difference_test(differences: npt.ArrayLike, *, method: str = "t",
     """
     d = np.asarray(check.real_array(differences, "differences", finite=False), dtype=float)
     if d.ndim == 0 or d.shape[-1] < 2:
-        raise ValueError(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
+        raise BadInput(f"differences (shape {d.shape}) need at least 2 tasks on the last axis")
     if not np.all(np.isfinite(d)):
-        raise ValueError("differences must be finite (a task with n < k has no pass^k: leave "
+        raise BadInput("differences must be finite (a task with n < k has no pass^k: leave "
                          "it out)")
     check.choice(method, "method", METHODS)
     alpha = 1.0 - check.confidence(confidence)
@@ -517,7 +518,8 @@ def _task_logs(d: np.ndarray, m: np.ndarray, c: np.ndarray) -> np.ndarray:
     betting that the mean of the d_i (in [-1, 1]) exceeds m; each decreasing in m."""
     scale = (d - m[..., None]) / (1.0 + m[..., None])  # >= -1: every factor >= 1 - c_j > 0
     logs = np.log1p(c[:, None, None] * scale.reshape(1, -1, d.shape[-1])).sum(axis=-1)
-    return logs.reshape((c.size, *m.shape))
+    wealth: np.ndarray = logs.reshape((c.size, *m.shape))
+    return wealth
 
 
 #: The block family's levels a (the old version's pass^k is bet around a, the new one's
@@ -667,9 +669,9 @@ def betting_interval(differences: npt.ArrayLike, *, confidence: float = 0.95
     """
     d = np.asarray(check.real_array(differences, "differences"), dtype=float)
     if d.ndim == 0 or d.shape[-1] < 1:
-        raise ValueError(f"differences (shape {d.shape}) need at least 1 task on the last axis")
+        raise BadInput(f"differences (shape {d.shape}) need at least 1 task on the last axis")
     if np.any(np.abs(d) > 1.0):
-        raise ValueError("differences must lie in [-1, 1] (differences of two pass^k)")
+        raise BadInput("differences must lie in [-1, 1] (differences of two pass^k)")
     alpha = 1.0 - check.confidence(confidence)
     res = _bet(np.zeros(d.shape), d, None, None, alpha)
     if d.ndim == 1:
@@ -1066,7 +1068,7 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     c2, n2 = _counts(check.whole_array(c_new, "c_new"), check.whole_array(n_new, "n_new"))
     c1, n1, c2, n2 = np.broadcast_arrays(c1, n1, c2, n2)
     if c1.ndim != 1:
-        raise ValueError(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
+        raise BadInput(f"counts must be 1-D arrays over tasks, not shape {c1.shape}")
     k_ = check.whole(k, "k", minimum=1)
     if margin is not None:
         margin = check.real(margin, "margin", low=0.0, high=1.0, open_high=True)

@@ -23,6 +23,7 @@ from passk._validation import confidence_level as _confidence
 from passk._validation import probability as _probability
 from passk._validation import scalar_or_array as _scalar_or_array
 from passk._validation import whole_numbers as _whole_numbers
+from passk.errors import BadInput
 from passk.metrics import CI_METHODS, ArrayLike, FloatOrArray, pass_hat_k_ci, wilson_ci
 
 #: The intervals whose coverage :func:`exact_coverage` sums: pass_hat_k_ci's, and Wilson's.
@@ -79,7 +80,7 @@ def estimator_moments(estimates: ArrayLike, p: ArrayLike, truth: ArrayLike) -> E
     """
     est = np.asarray(estimates, dtype=float)
     if est.ndim != 1 or est.size < 1:
-        raise ValueError(f"estimates must be one value per count 0..n, got shape {est.shape}")
+        raise BadInput(f"estimates must be one value per count 0..n, got shape {est.shape}")
     n = est.size - 1
     rates = np.asarray(_probability(p, "p"), dtype=float)
     target = np.broadcast_to(np.asarray(truth, dtype=float), rates.shape)
@@ -103,7 +104,7 @@ def _enumerate(
     """
     from scipy import stats
     if not isinstance(method, str) or method not in COVERAGE_METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {sorted(COVERAGE_METHODS)}")
+        raise BadInput(f"method ({method!r}) must be one of {sorted(COVERAGE_METHODS)}")
     _confidence(confidence)
     n_ = _whole_numbers(n, "n", minimum=1)
     k_ = _whole_numbers(k, "k", minimum=1)
@@ -387,13 +388,13 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
 
     alpha = 1.0 - _confidence(confidence)
     if method not in ("hoeffding", "score"):
-        raise ValueError(f"method ({method!r}) must be one of ['hoeffding', 'score']")
+        raise BadInput(f"method ({method!r}) must be one of ['hoeffding', 'score']")
     t = int(_whole_numbers(tasks, "tasks",
                            minimum=SUITE_MIN_TASKS if method == "score" else 1))
     n_ = int(_whole_numbers(n, "n", minimum=1))
     k_ = int(_whole_numbers(k, "k", minimum=1))
     if k_ > n_:
-        raise ValueError(f"k ({k_}) must be at most n ({n_})")
+        raise BadInput(f"k ({k_}) must be at most n ({n_})")
     p_ = _probability(p)
     flat = np.atleast_1d(p_).astype(float).ravel()
     scale = comb(n_, k_)
@@ -408,7 +409,7 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     if method == "hoeffding":
         share = _union_share(np.array([n_]), k_)
         first, last = _accepted_range(x, truth, (n_ // k_) * t, alpha * (1.0 - share),
-                                      bernoulli=k_ == 1 or n_ == k_, spread=(t, n_, k_))
+                                      bernoulli=k_ in (1, n_), spread=(t, n_, k_))
         cumulative = np.concatenate([np.zeros((flat.size, 1)), np.cumsum(pmf, axis=1)], axis=1)
         rows = np.arange(flat.size)
         coverage = cumulative[rows, last + 1] - cumulative[rows, first]

@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from passk.criteria import GATE_MODES, GateCriteria
+from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 
 __all__ = [
@@ -116,7 +117,7 @@ def bar_fraction(bar: float | Fraction) -> Fraction:
         return bar
     x = float(bar)
     if not math.isfinite(x):
-        raise ValueError(f"bar ({bar!r}) must be a finite number")
+        raise BadInput(f"bar ({bar!r}) must be a finite number")
     return Fraction(repr(x))
 
 
@@ -160,11 +161,11 @@ def exact_mean(values: npt.ArrayLike, *, successes: npt.ArrayLike | None = None,
     """
     v = np.atleast_1d(np.asarray(values, dtype=float))
     if v.ndim != 1 or v.size == 0:
-        raise ValueError("values must be one suite's values: a non-empty 1-D array")
+        raise BadInput("values must be one suite's values: a non-empty 1-D array")
     counts = None
     if successes is not None:
         if totals is None or k is None:
-            raise ValueError("successes need their totals and k")
+            raise BadInput("successes need their totals and k")
         counts = (np.broadcast_to(np.asarray(successes, dtype=np.int64), v.shape),
                   np.broadcast_to(np.asarray(totals, dtype=np.int64), v.shape),
                   np.broadcast_to(np.asarray(k, dtype=np.int64), v.shape))
@@ -236,7 +237,7 @@ def mean_reaches(values: npt.ArrayLike, bar: float | Fraction, *,
         counts = None
         if successes is not None:
             if totals is None or k is None:
-                raise ValueError("successes need their totals and k")
+                raise BadInput("successes need their totals and k")
             counts = tuple(np.broadcast_to(np.asarray(x, dtype=np.int64), v.shape)
                            .reshape(-1, tasks) for x in (successes, totals, k))
         flat_v, flat_out = v.reshape(-1, tasks), out.reshape(-1)
@@ -348,7 +349,7 @@ def flakiness_note(criteria: GateCriteria, runs: int) -> str:
     flakiness over the cap 0.2 is a warning, not a block: from 12 runs it misses a truly flaky task (4p(1-p) > 0.2) up to 52% of the time
     >>> print(flakiness_note(GateCriteria(mode="proved"), 12))
     a task passes only when its exact 95% bounds prove it steady: a truly flaky task passes at most 0% of the time from 12 runs (56 runs, all passing or all failing, prove a task steady)
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     cap = criteria.max_flakiness
     if criteria.mode == "proved-warn":
         return (f"flakiness over the cap {cap:g} is a warning, not a block: from {runs} runs "
@@ -377,7 +378,7 @@ def runs_to_prove_steady(cap: float, confidence: float = 0.95) -> int:
     """
     _, high = flaky_band(cap)
     if high >= 1.0:
-        raise ValueError(f"cap ({cap!r}) is 0: no run count proves a task steady")
+        raise BadInput(f"cap ({cap!r}) is 0: no run count proves a task steady")
     n = math.ceil(math.log(1.0 - confidence) / math.log(high))
     while n > 1 and (1.0 - confidence) ** (1.0 / (n - 1)) >= high:  # exact at the edge
         n -= 1
@@ -421,13 +422,13 @@ def _arrays(successes: npt.ArrayLike, totals: npt.ArrayLike, ks: npt.ArrayLike |
     n = np.broadcast_to(np.asarray(totals, dtype=np.int64), c.shape).ravel()
     kk = np.broadcast_to(np.asarray(k if ks is None else ks, dtype=np.int64), c.shape).ravel()
     if np.any(c < 0) or np.any(c > n):
-        raise ValueError("successes must lie between 0 and their totals")
+        raise BadInput("successes must lie between 0 and their totals")
     return c, n, kk
 
 
 def _one_k(kk: np.ndarray) -> int:
     if np.unique(kk).size > 1:
-        raise ValueError("the proved modes need one k for the suite; tasks have "
+        raise BadInput("the proved modes need one k for the suite; tasks have "
                          f"k = {sorted(set(kk.tolist()))}")
     return int(kk[0])
 
@@ -477,7 +478,7 @@ def gate_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, criteria: Gat
     (True, True, (25,))
     """
     if criteria.mode not in GATE_MODES:
-        raise ValueError(f"mode ({criteria.mode!r}) must be one of {', '.join(GATE_MODES)}")
+        raise BadInput(f"mode ({criteria.mode!r}) must be one of {', '.join(GATE_MODES)}")
     c, n, kk = _arrays(successes, totals, ks, criteria.k)
     short = tuple(int(i) for i in np.flatnonzero((n < np.maximum(kk, criteria.min_runs))
                                                  | (n == 0)))
@@ -701,14 +702,14 @@ def lowered_rates(rates: npt.ArrayLike, k: int, target: float) -> np.ndarray:
     from scipy import optimize, special
     p = np.clip(np.asarray(rates, dtype=float), 0.0, 1.0)
     if not 0 <= target <= 1:
-        raise ValueError(f"target ({target!r}) must lie in [0, 1]")
+        raise BadInput(f"target ({target!r}) must lie in [0, 1]")
     logit = special.logit(np.clip(p, 1e-12, 1 - 1e-12))
 
     def gap(shift: float) -> float:
         q = np.where(p == 0, 0.0, special.expit(logit + shift))
         return float(np.mean(q**k)) - target
     if gap(-60.0) > 0 or gap(60.0) < 0:
-        raise ValueError(f"no shift of these rates gives mean pass^{k} {target}")
+        raise BadInput(f"no shift of these rates gives mean pass^{k} {target}")
     shift = optimize.brentq(gap, -60.0, 60.0, xtol=1e-13)
     return np.asarray(np.where(p == 0, 0.0, special.expit(logit + shift)))
 
@@ -785,7 +786,8 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
     Examples
     --------
     The issue's good suite, 26 tasks at p = 0.995 and 4 at 0 (true mean
-    pass^5 0.845), 12 runs a task, the chapter's gate: blocked 79 % of reruns (all 26 must pass 12 of 12).
+    pass^5 0.845), 12 runs a task, the chapter's gate: blocked 79 % of reruns (all 26 must pass 12
+    of 12).
 
     >>> rates = [0.995] * 26 + [0.0] * 4
     >>> oc = operating_characteristic(GateCriteria(), 12, rates)
@@ -795,29 +797,29 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
     0.928
     """
     if method not in ("auto", "exact", "monte carlo"):
-        raise ValueError(f"method ({method!r}) must be one of auto, exact, monte carlo")
+        raise BadInput(f"method ({method!r}) must be one of auto, exact, monte carlo")
     beta: tuple[np.ndarray, np.ndarray] | None = None
     if pilot is not None:
         if rates is not None:
-            raise ValueError("give rates or a pilot, not both")
+            raise BadInput("give rates or a pilot, not both")
         pc = np.asarray(pilot[0], dtype=float).ravel()
         pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
         if np.any(pc < 0) or np.any(pc > pm):
-            raise ValueError("pilot: successes must lie between 0 and their totals")
+            raise BadInput("pilot: successes must lie between 0 and their totals")
         beta = (pc + 0.5, pm - pc + 0.5)
         rates = beta[0] / (beta[0] + beta[1])
     if rates is None:
-        raise ValueError("rates (or a pilot) are needed: the population the gate meets")
+        raise BadInput("rates (or a pilot) are needed: the population the gate meets")
     p = np.asarray(rates, dtype=float).ravel()
     if p.size == 0:
-        raise ValueError("rates: a suite needs at least one task")
+        raise BadInput("rates: a suite needs at least one task")
     if np.any(~((p >= 0) & (p <= 1))):
-        raise ValueError(f"rates must lie in [0, 1]; got {p[~((p >= 0) & (p <= 1))][0]!r}")
+        raise BadInput(f"rates must lie in [0, 1]; got {p[~((p >= 0) & (p <= 1))][0]!r}")
     n = np.broadcast_to(np.asarray(runs, dtype=np.int64), p.shape).ravel()
     kk = np.broadcast_to(np.asarray(criteria.k if ks is None else ks, dtype=np.int64),
                          p.shape).ravel()
     if np.any(n < 0):
-        raise ValueError("runs must be whole numbers >= 0")
+        raise BadInput("runs must be whole numbers >= 0")
     if np.any((n < np.maximum(kk, criteria.min_runs)) | (n == 0)):
         return OperatingCharacteristic(0.0, 0.0, 0.0, 0.0, "exact", criteria.mode)
     if method != "monte carlo":
@@ -825,7 +827,7 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
         if exact is not None:
             return exact
         if method == "exact":
-            raise ValueError("this design has no exact operating characteristic here (the "
+            raise BadInput("this design has no exact operating characteristic here (the "
                              "proved modes need one n and one k with n >= 2k)")
     return _monte_carlo(criteria, n, kk, p, beta, replicates, rng)
 
@@ -868,7 +870,7 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             if lattice * tasks > _GRID:
                 lattice = 0
                 break
-    scale = lattice if lattice else max(min(_GRID // tasks, _BRACKET_STEPS), 1)
+    scale = lattice or max(min(_GRID // tasks, _BRACKET_STEPS), 1)
     steps = {d: _steps(values[d], *d, scale, bool(lattice), on_bound) for d in designs}
     pmfs, lows, highs = [], [], []
     for i in range(tasks):
@@ -958,7 +960,7 @@ def rerun_pass_sentence(successes: npt.ArrayLike, totals: npt.ArrayLike,
     --------
     >>> print(rerun_pass_sentence([12] * 26 + [0] * 4, 12, GateCriteria(mode="proved-warn")))
     this gate would pass a rerun of tasks like these 100.0% of the time at the rates their runs show, 1.5% allowing for what their runs leave open (each rate its Jeffreys posterior; exact)
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     c = np.asarray(successes, dtype=float)
     n = np.broadcast_to(np.asarray(totals, dtype=float), c.shape)
     shown = operating_characteristic(criteria, totals, c / np.maximum(n, 1), ks=ks, rng=rng)

@@ -21,7 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from passk._public import publish
-from passk.metrics import _counts, estimate_pass_hat_k
+from passk._validation import counts as _counts
+from passk.errors import BadInput
+from passk.metrics import estimate_pass_hat_k
 from passk.render.tables import json_number
 from passk.stats import _checks as check
 from passk.stats.compare import _floor_weight, mean_of
@@ -81,7 +83,7 @@ def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> 
     from scipy import stats
     p_arr = np.asarray(check.real_array(p, "p"), dtype=float)
     if np.any(~((p_arr >= 0) & (p_arr <= 1))):
-        raise ValueError(f"p ({p!r}) must lie in [0, 1]")
+        raise BadInput(f"p ({p!r}) must lie in [0, 1]")
     k_ = check.whole(k, "k", minimum=1)
     n_arr = check.whole_array(n, "n", minimum=k_)
     p_b, n_b = np.broadcast_arrays(p_arr, n_arr)
@@ -97,7 +99,8 @@ def pass_hat_k_sampling_variance(p: npt.ArrayLike, n: npt.ArrayLike, k: int) -> 
 
 @dataclass(frozen=True)
 class ComparisonPlan:
-    """Power (or smallest detectable drop) over a grid of tasks × runs; see :func:`plan_comparison`."""
+    """Power (or smallest detectable drop) over a grid of tasks × runs; see
+    :func:`plan_comparison`."""
 
     k: int
     delta: float | None
@@ -218,7 +221,8 @@ def _design(rates: np.ndarray, runs: int, k: int, delta: float, within_old: floa
             old_law: tuple[np.ndarray, np.ndarray] | None = None
             ) -> tuple[float, float, float]:
     """For a drop ``delta`` at n = ``runs``: the two versions' within-task variance, the
-    floor's, and the variance across tasks of the change in p^k. The new version is the old with every logit lowered (:func:`_lowered`); its
+    floor's, and the variance across tasks of the change in p^k. The new version is the old with
+    every logit lowered (:func:`_lowered`); its
     within-task variance is the old's (unbiased) times the ratio of the two at the rates
     (each the mean of E[h^2] - p^2k over the law of h, :func:`_hat_law`)."""
     lowered = _lowered(rates, k, delta)
@@ -373,8 +377,9 @@ def _proved_power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: f
     (it only shortens the interval)."""
     from passk.stats.compare import DIFFERENCE_SHARE
     alpha_u = alpha * (1.0 - DIFFERENCE_SHARE)
-    return np.minimum(_power(delta, var_d, floor_var, t_count, alpha_u),
-                      _betting_power(delta, var_d, t_count, alpha_u))
+    power: np.ndarray = np.minimum(_power(delta, var_d, floor_var, t_count, alpha_u),
+                                   _betting_power(delta, var_d, t_count, alpha_u))
+    return power
 
 
 def _worst_within(n: int, k: int) -> float:
@@ -610,7 +615,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
     simulated power by more than 0.02 (most optimistic -0.017), cautious by
     up to 0.24 (planning for the paired t alone, as before issue 29's proof,
     it was above the proved comparison's simulated power by more than 0.02 on
-    8 of 10, by up to +0.28): the price of planning without a pilot. A pilot run of the old version plans closer.
+    8 of 10, by up to +0.28): the price of planning without a pilot. A pilot run of the old version
+    plans closer.
 
     **How the change spreads over tasks** (issue 23). A pilot of
     the old version cannot say how unevenly the new one will differ from it
@@ -638,7 +644,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
     with :math:`\rho` = 0.7, tied the spread of the change to the spread of
     difficulty rather than to the change: cautious by up to 0.60 on even
     changes (within 0.10 on 13 of 30), and optimistic by up to 0.31 on a
-    concentrated one where tasks are alike (Beta(4, 1), k = 1). Override with ``changed_share`` (1: an even
+    concentrated one where tasks are alike (Beta(4, 1), k = 1). Override with ``changed_share`` (1:
+    an even
     change), ``correlation`` or ``between_variance`` (the CLI:
     ``passk plan --compare --correlation R``). The assumption caps the power
     with few tasks: :math:`\delta/\mathrm{SE} \le \sqrt{T f/(1-f)}` whatever
@@ -717,12 +724,12 @@ def plan_comparison(k: int, *, delta: float | None = None,
         runs = tuple(sorted({r for r in (2, 4, 8, 12, 16, 24) if r >= k_} | {k_}))[:6]
     run_grid = tuple(int(r) for r in check.whole_array(runs, "runs", minimum=k_).ravel())
     if assume not in ("worst-case", "default-population"):
-        raise ValueError(f"assume ({assume!r}) must be worst-case or default-population")
+        raise BadInput(f"assume ({assume!r}) must be worst-case or default-population")
     worst = successes is None and totals is None and assume == "worst-case"
     rates_for: dict[int, np.ndarray] = {}  # per planned n, where the pilot leaves it open
     if successes is None or totals is None:
         if successes is not None or totals is not None:
-            raise ValueError("a pilot needs both successes and totals")
+            raise BadInput("a pilot needs both successes and totals")
         rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
         sigma_b2 = float(np.var(rates**k_))
         poly = np.polynomial.polynomial.polyval
@@ -739,7 +746,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
         c, n = np.broadcast_arrays(c, n)
         c, n = c.ravel(), n.ravel()
         if c.size < 2:
-            raise ValueError(f"a pilot needs at least 2 tasks, not {c.size}")
+            raise BadInput(f"a pilot needs at least 2 tasks, not {c.size}")
         if np.any(n < 2):  # one run a task: the spread of the rates is not identified
             mean = float(np.sum(c) / np.sum(n))
             laws_at = {r: _worst_law(r, k_, mean) for r in run_grid}
@@ -753,8 +760,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
                       f"pilot's mean rate {mean:.3f})")
         else:
             if np.any(n < k_):
-                raise ValueError(f"pilot tasks need at least k ({k_}) runs (or one run "
-                                 f"each); the fewest is {int(n.min())}")
+                raise BadInput(f"pilot tasks need at least k ({k_}) runs (or one run "
+                               f"each); the fewest is {int(n.min())}")
             sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
             rates = _posterior_rates(c, n)  # for the new version's share, and the floor
             source = f"pilot of {c.size} tasks" + ("" if unbiased else
@@ -778,7 +785,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
         assumption = (f"the change on as few as {changed_share:.0%} of the tasks: at least "
                       f"(1/{changed_share:g} - 1) delta^2")
     t_arr = np.array(task_grid, dtype=float)[:, None]
-    rates_for = rates_for or {r: rates for r in run_grid}
+    rates_for = rates_for or dict.fromkeys(run_grid, rates)
     laws = [_hat_law(rates_for[r], r, k_) for r in run_grid]
     pw = _proved_power
 
@@ -888,7 +895,7 @@ def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: n
     def planned_from(pilot: np.ndarray) -> float:
         grid = plan_comparison(k, delta=delta, successes=pilot, totals=m, tasks=(tasks,),
                                runs=(runs,), confidence=confidence).power
-        assert grid is not None  # delta is given
+        assert grid is not None  # noqa: S101  # delta is given, so the power is computed
         return float(grid[0, 0])
     planned = planned_from(c)
     a, b = _beta_binomial_fit(c, m)

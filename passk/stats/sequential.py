@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy.typing as npt
 
+from passk.errors import BadInput
 from passk.stats import _checks as check
 from passk.stats.suite_interval import mean_pass_hat_k_ci
 
@@ -94,7 +95,7 @@ def sequential_decision(successes: npt.ArrayLike, totals: npt.ArrayLike, k: int,
     looks_ = check.whole(looks, "looks", minimum=1)
     look_ = check.whole(look, "look", minimum=1)
     if look_ > looks_:
-        raise ValueError(f"look ({look_}) must be at most looks ({looks_})")
+        raise BadInput(f"look ({look_}) must be at most looks ({looks_})")
     conf = check.confidence(confidence)
     level = 1.0 - (1.0 - conf) / looks_
     res = mean_pass_hat_k_ci(successes, totals, k_, confidence=level, method="hoeffding")

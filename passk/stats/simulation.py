@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k
 from passk.stats import _checks as check
 from passk.stats.compare import METHODS, PairedTest, _floored, paired_difference_test
@@ -107,7 +108,7 @@ def task_population(size: int = 100_000, *, change: str = "none", k: int = 1,
     if change == "none":
         return TaskPopulation(p_old, special.expit(logit_new), change)
     if not 0 <= delta < float(np.mean(p_old**k_)):
-        raise ValueError(f"delta ({delta!r}) must lie in [0, mean pass^k)")
+        raise BadInput(f"delta ({delta!r}) must lie in [0, mean pass^k)")
     fixed = np.zeros(logit_new.size, dtype=bool)
     if change == "trade-off":
         fixed[gen.permutation(logit_new.size)[: logit_new.size // 5]] = True
@@ -152,7 +153,7 @@ def simulate_intervals(population: TaskPopulation, tasks: int, runs: int, k: int
     runs = check.whole(runs, "runs", minimum=1)
     k = check.whole(k, "k", minimum=1)
     if k > runs:
-        raise ValueError(f"k ({k}) cannot exceed runs ({runs})")
+        raise BadInput(f"k ({k}) cannot exceed runs ({runs})")
     replicates = check.whole(replicates, "replicates", minimum=1)
     n_resamples = check.whole(n_resamples, "n_resamples", minimum=99)
     alpha = 1.0 - check.confidence(confidence)
@@ -230,7 +231,7 @@ def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
     """
     pool = np.asarray(check.real_array(rates, "rates"), dtype=float).ravel()
     if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
-        raise ValueError(f"rates ({rates!r}) must be a non-empty array of values in [0, 1]")
+        raise BadInput(f"rates ({rates!r}) must be a non-empty array of values in [0, 1]")
     t_count = check.whole(tasks, "tasks", minimum=2)
     n_runs = check.whole(runs, "runs", minimum=1)
     n_new = n_runs if runs_new is None else check.whole(runs_new, "runs_new", minimum=1)
@@ -239,7 +240,7 @@ def simulate_suites(rates: npt.ArrayLike, tasks: int, runs: int, k: int, *,
     drop = check.real(drop, "drop", low=-1.0, high=1.0, open_low=True, open_high=True)
     check.choice(spread, "spread", ("even", "concentrated"))
     if k_ > min(n_runs, n_new):
-        raise ValueError(f"k ({k_}) cannot exceed runs ({min(n_runs, n_new)})")
+        raise BadInput(f"k ({k_}) cannot exceed runs ({min(n_runs, n_new)})")
     gen = np.random.default_rng(rng)
     alpha = 1.0 - check.confidence(confidence)
     table_old = np.asarray(estimate_pass_hat_k(np.arange(n_runs + 1), n_runs, k_), dtype=float)

@@ -17,6 +17,7 @@ import numpy as np
 from passk._public import publish
 from passk._validation import FloatOrArray, confidence_level, whole_numbers
 from passk._validation import counts as _counts
+from passk.errors import BadInput
 from passk.metrics import (
     _BISECTIONS,
     ArrayLike,
@@ -187,7 +188,8 @@ def _score_bounds(estimate: np.ndarray, tasks: int, n_min: int, k: int,
 
     def gap(theta: np.ndarray) -> np.ndarray:  # <= 0 where theta is accepted
         spread = z * np.sqrt(np.interp(theta, vertices, values) / tasks)
-        return np.abs(x - theta) - step - spread
+        below: np.ndarray = np.abs(x - theta) - step - spread
+        return below
 
     def accepted(theta: np.ndarray) -> np.ndarray:
         return gap(theta) <= 0
@@ -301,7 +303,9 @@ def _bootstrap_means(values: np.ndarray, counts: np.ndarray, n_resamples: int,
     total = int(weight.sum())
     if total * n_resamples <= _DIRECT_RESAMPLING_MAX:  # small suites: draw the tasks themselves
         tasks = np.repeat(distinct, weight)
-        return tasks[generator.integers(0, total, size=(n_resamples, total))].mean(axis=1)
+        drawn = generator.integers(0, total, size=(n_resamples, total))
+        means: np.ndarray = tasks[drawn].mean(axis=1)
+        return means
     left = np.full(n_resamples, total, dtype=np.int64)  # tasks still to draw, per resample
     unseen = total  # tasks of the values not yet visited
     sums = np.zeros(n_resamples)
@@ -445,7 +449,8 @@ def _upper_tail(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
             d = (xlog1py(s2 + dev, dev / s2) + xlog1py(1.0 - dev, -dev)) / (1.0 + s2)
             bennett = np.where(dev > 0, np.exp(-tasks * d) * (1.0 + 1e-9), 1.0)
         bound = np.minimum(bound, np.where(np.isnan(bennett), 1.0, bennett))
-    return bound
+    out: np.ndarray = bound
+    return out
 
 
 def _tail_bounds(x: np.ndarray, theta: np.ndarray, size: int, *, bernoulli: bool,
@@ -942,7 +947,7 @@ def mean_pass_hat_k_ci(
     :math:`p^k` = 0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98 (summed exactly over the
     binomial), is below the binomial-dominated part's width at a suite mean equal
     to each (at T = 2-5 this picks the product only for k near n, e.g. n = 12,
-    k = 8 at T = 2; ``benchmarks/bench_suite_interval.py --small`` prints both).
+    k = 8 at T = 2; ``tests/test_suite_interval_small_t.py`` enumerates the level).
 
     ``'product'``: each task's Clopper–Pearson interval for :math:`p_i`, every end
     at one-sided error :math:`\beta = 1 - (1 - \alpha/2)^{1/T}`, mapped through
@@ -953,7 +958,8 @@ def mean_pass_hat_k_ci(
     (Šidák), and the same on the upper side. It is ``'union'`` with the per-task
     level :math:`1 - 2\beta \le 1 - \alpha/T`, so never wider than ``'union'``.
 
-    ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs. The exact
+    ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs.
+    The exact
     variance of :math:`\hat\theta_i` is a known function of :math:`\theta_i`,
 
     .. math:: v_n(\theta) = \sum_{j=1}^{k}
@@ -1070,10 +1076,10 @@ def mean_pass_hat_k_ci(
     """
     alpha = 1.0 - confidence_level(confidence)
     if not isinstance(method, str) or method not in SUITE_CI_METHODS:
-        raise ValueError(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
+        raise BadInput(f"method ({method!r}) must be one of {sorted(SUITE_CI_METHODS)}")
     k_ = whole_numbers(k, "k", minimum=1)
     if k_.ndim:
-        raise ValueError(f"k ({k!r}) must be one number")
+        raise BadInput(f"k ({k!r}) must be one number")
     k_int = int(k_)
     n_resamples = int(whole_numbers(n_resamples, "n_resamples", minimum=1))
     c, n = _counts(successes, totals, names=("successes", "totals"))

@@ -45,7 +45,7 @@ def raw_markup(text: str) -> list[str]:
         line = line.strip()
         if not line:
             continue
-        if PIPE_ROW.match(line) and line.count("|") >= 3 or DELIMITER_ROW.match(line):
+        if (PIPE_ROW.match(line) and line.count("|") >= 3) or DELIMITER_ROW.match(line):
             found.append(f"pipe row: {line[:100]}")
         elif FENCE.search(line):
             found.append(f"code fence: {line[:100]}")

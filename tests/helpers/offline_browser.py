@@ -85,9 +85,7 @@ def serve_directory(directory) -> Iterator[str]:
 def close_lab_page(context, page) -> None:
     """Leave a JupyterLab page: shut its notebook's kernel down (best effort: the page may
     already be gone), then close the browser context."""
-    try:
+    with contextlib.suppress(Exception):  # best effort on the way out
         page.evaluate("() => window.jupyterapp.shell.currentWidget"
                       ".sessionContext.shutdown()")
-    except Exception:  # noqa: BLE001, S110 - best effort on the way out
-        pass
     context.close()

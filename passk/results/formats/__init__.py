@@ -24,7 +24,8 @@ that stopped short of its own plan is named in ``Results.incomplete``.
 Adding a format is adding a module with a ``read_<name>(path, data=None, *,
 duplicates="error", **options)`` function (and, to be detected, a
 ``sniff(data, path)`` for JSON content, ``sniff_file(path)`` for a file's first
-bytes, or ``sniff_dir(path)`` for a directory), and one row in :data:`FORMAT_TABLE`. Reader modules import from
+bytes, or ``sniff_dir(path)`` for a directory), and one row in :data:`FORMAT_TABLE`. Reader modules
+import from
 :mod:`passk.results`, :mod:`passk.results.runlog` and :mod:`passk.results.formats._shared`
 only: no reader imports another, and nothing here imports :mod:`passk.results.read`.
 """
@@ -33,12 +34,13 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from passk.results.counts import ResultsError
+from passk.results.counts import Results, ResultsError
 from passk.results.formats._shared import REWARD_TOLERANCE, is_successful, load_json
 
 __all__ = [
@@ -84,11 +86,14 @@ class Format:
     detect: int | None = None
 
     def load(self) -> ModuleType:
+        """The format's reader module, imported on first use."""
         return importlib.import_module(f"{__name__}.{self.module}")
 
     def read(self, path: Path, data: Any = None, *, duplicates: str = "error",
-             **options: Any) -> Any:
-        return getattr(self.load(), self.reader)(path, data, duplicates=duplicates, **options)
+             **options: Any) -> Results:
+        """Read ``path`` with the format's reader (``data``: its JSON, if already parsed)."""
+        reader: Callable[..., Results] = getattr(self.load(), self.reader)
+        return reader(path, data, duplicates=duplicates, **options)
 
 
 _INSPECT_OPTIONS = ("scorer", "success_values", "success_threshold", "score_key", "errors")
@@ -247,7 +252,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def read_formatted(path: str | os.PathLike[str], format: str,
-                   *, duplicates: str = "error", **options: Any) -> Any:
+                   *, duplicates: str = "error", **options: Any) -> Results:
     """Read one results file (or run directory) in ``format`` (or detect it: ``"auto"``).
 
     A reader option that the format does not take (e.g. ``scorer`` on a
@@ -256,14 +261,15 @@ def read_formatted(path: str | os.PathLike[str], format: str,
     """
     path = Path(path)
     data = None
+    entry: Format | None
     if format == "auto":
         if path.is_dir():
             entry = _by_layout(path)
         else:
-            entry = _by_head(path) or _by_extension(path)  # type: ignore[assignment]
+            entry = _by_head(path) or _by_extension(path)
             if entry is None:
                 data = load_json(path)
-                entry = _by_content(path, data)  # type: ignore[assignment]
+                entry = _by_content(path, data)
                 if entry is None:
                     raise ResultsError(path, None, _unknown())
     else:

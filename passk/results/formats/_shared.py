@@ -93,11 +93,12 @@ def read_text(path: Path, report_as: Any = None, where: str | None = None) -> st
         text = path.read_text(encoding="utf-8-sig")
         if "\x00" in text[:64]:  # UTF-16 without a byte-order mark decodes as UTF-8 with zeros
             raise ResultsError(report_as, where, not_utf8(path))
-        return text
     except UnicodeDecodeError as exc:
         raise ResultsError(report_as, where, not_utf8(path, exc)) from None
     except IsADirectoryError:
         raise ResultsError(report_as, where, "is a directory, not a file") from None
+    else:
+        return text
 
 
 def _json_lines(text: str) -> bool:
@@ -134,7 +135,7 @@ def is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def require(record: dict, name: str, kinds: tuple[type, ...], what: str, path: Any,
+def require(record: dict[str, Any], name: str, kinds: tuple[type, ...], what: str, path: Any,
             where: str, *, optional: bool = False) -> Any:
     """``record[name]``, checked to be of ``kinds``; an error naming the field otherwise."""
     if name not in record or record[name] is None:

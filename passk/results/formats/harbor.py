@@ -1,4 +1,5 @@
-"""Harbor's jobs (terminal-bench 2): a job directory, a trial's ``result.json``, or a folder of jobs.
+"""Harbor's jobs (terminal-bench 2): a job directory, a trial's ``result.json``, or a folder of
+jobs.
 
 ``harbor run`` (terminal-bench 2.0 is ``harbor run -d terminal-bench@2.0``)
 writes ``jobs/<job>/``: ``config.json`` (its ``JobConfig``: ``n_attempts``,
@@ -63,7 +64,8 @@ from passk.results.formats._shared import (
     some,
 )
 
-__all__ = ["ERROR_KINDS", "HARBOR_RUN_ID", "identity", "read_harbor", "sniff", "sniff_dir", "stored_pass_at_k"]
+__all__ = ["ERROR_KINDS", "HARBOR_RUN_ID", "identity", "read_harbor", "sniff", "sniff_dir",
+           "stored_pass_at_k"]
 
 RESULT, CONFIG = "result.json", "config.json"
 
@@ -285,7 +287,7 @@ def _judge(t: _Trial, report_as: Path, score_key: str | None,
                            "neither 0 nor 1, so Harbor computes no pass@k: pass "
                            "--success-threshold X (success_threshold=) to count a reward of at "
                            "least X as a success")
-    return value == 1
+    return bool(value == 1)
 
 
 # --------------------------------------------------------------------------
@@ -317,8 +319,8 @@ def _harbor_figures(trials: list[_Trial]) -> tuple[float | None, dict[int, float
     """The mean and pass@k Harbor computes over one evaluation key's trials (None: no mean)."""
     newer = any(t.reward_valid is not None for t in trials)
     if newer:  # a trial without the field (a job resumed by a newer Harbor): Harbor's rule
-        counted = [t for t in trials if t.reward_valid or t.reward_valid is None and t.rewards
-                   and all(kind is None for _, kind in t.errors)]
+        counted = [t for t in trials if t.reward_valid or (t.reward_valid is None and t.rewards
+                   and all(kind is None for _, kind in t.errors))]
     else:
         counted = trials
     if not counted:
@@ -393,8 +395,8 @@ def _check_stored(job_file: Path, key: str, stats: Any, trials: list[_Trial]) ->
 @dataclass
 class _Job:
     dir: Path
-    data: dict
-    config: dict
+    data: dict[str, Any]
+    config: dict[str, Any]
     trials: list[_Trial]
     unfinished: list[str]
 
@@ -622,7 +624,8 @@ def read_harbor(path: str | os.PathLike[str], data: Any = None, *, duplicates: s
         not count_errors_as_failures and any(kind for _, kind in t.errors)))
     if no_reward:
         notes.append(f"{plural(no_reward, 'trial')} without a verifier result counted as "
-                     f"{'a failure' if no_reward == 1 else 'failures'} (Harbor's rule up to 0.13: a missing reward is 0; Harbor since "
+                     f"{'a failure' if no_reward == 1 else 'failures'} (Harbor's rule up to "
+                     "0.13: a missing reward is 0; Harbor since "
                      "its error policy leaves such trials out of its own mean and pass@k)")
     notes.append("Harbor's trials carry no attempt number: each task's trials are numbered "
                  "by started_at, then trial_name")

@@ -56,6 +56,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from passk.errors import BadInput
 from passk.results.counts import (
     Results,
     ResultsError,
@@ -183,10 +184,11 @@ class SuccessRule:
         self.threshold = threshold
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(
                 threshold, (int, float)) or not math.isfinite(threshold)):
-            raise ValueError(f"success_threshold ({threshold!r}) must be a finite number")
+            raise BadInput(f"success_threshold ({threshold!r}) must be a finite number")
 
     @property
     def chosen(self) -> bool:
+        """Whether the user chose success values or a threshold."""
         return bool(self.values) or self.threshold is not None
 
     def _listed(self, value: Any) -> bool:
@@ -215,6 +217,7 @@ class SuccessRule:
         return False if x == 0.0 else None
 
     def describe(self) -> str:
+        """The rule in words, for an error message."""
         parts = ["C, True or 1"]
         if self.values:
             parts[0] = ", ".join(self.values) + " (--success-value), or " + parts[0]
@@ -240,17 +243,17 @@ def is_success(value: Any, *, success_values: Sequence[str] = (),
     >>> is_success("8")
     Traceback (most recent call last):
     ...
-    ValueError: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
-    """
+    passk.errors.BadInput: score value '8' is neither a success (C, True, 1) nor a failure (I, N, False, 0): pass success_values or success_threshold to say how to judge it
+    """  # noqa: E501  # a doctest's output line cannot wrap
     rule = SuccessRule(success_values, success_threshold)
     won = rule.judge(value)
     if won is not None:
         return won
     if rule.threshold is not None:
-        raise ValueError(f"score value {_shown(value):.{QUOTE}} is not a number, so "
+        raise BadInput(f"score value {_shown(value):.{QUOTE}} is not a number, so "
                          f"success_threshold {rule.threshold:g} cannot judge it "
                          "(success_values names values that count as a success)")
-    raise ValueError(f"score value {value!r:.{QUOTE}} is neither a success (C, True, 1) nor a "
+    raise BadInput(f"score value {value!r:.{QUOTE}} is neither a success (C, True, 1) nor a "
                      "failure (I, N, False, 0): pass success_values or success_threshold to "
                      "say how to judge it")
 
@@ -272,7 +275,7 @@ def _zstd_decompressor() -> Any:
         from compression import zstd  # type: ignore[import-not-found]  # Python 3.14
     except ImportError:
         try:
-            from backports import zstd  # type: ignore[import-not-found, no-redef]
+            from backports import zstd  # type: ignore[import-not-found]
         except ImportError:
             zstd = None
     if zstd is not None:
@@ -349,7 +352,7 @@ class _EvalZip:
                                "Inspect writes .eval logs since 2025), which this Python "
                                "cannot read without a package: pip install zstandard")
         fp = self.zip.fp
-        assert fp is not None
+        assert fp is not None  # noqa: S101  # an open ZipFile has its file
         fp.seek(info.header_offset)
         head = fp.read(_LOCAL_HEADER.size)
         if len(head) < _LOCAL_HEADER.size or head[:4] != b"PK\x03\x04":
@@ -490,9 +493,9 @@ def _thin(sample: Any) -> Any:
             "error": sample.get("error"), "uuid": sample.get("uuid"), "retries": retries}
 
 
-def _json_log(path: Path) -> tuple[dict, list[Any]]:
+def _json_log(path: Path) -> tuple[dict[str, Any], list[Any]]:
     """The header and the sample summaries of a ``.json`` log, one sample in memory at a time."""
-    header: dict = {}
+    header: dict[str, Any] = {}
     samples: list[Any] = []
     try:
         with open(path, encoding="utf-8-sig") as f:
@@ -504,7 +507,7 @@ def _json_log(path: Path) -> tuple[dict, list[Any]]:
             while True:
                 key = text.value()
                 if not isinstance(key, str):
-                    text._fail("expected a field name")
+                    text._fail("expected a field name")  # noqa: SLF001  # this module's reader
                 text.expect(":")
                 if key == "samples" and text.peek() == "[":
                     text.pos += 1
@@ -529,7 +532,7 @@ def _json_log(path: Path) -> tuple[dict, list[Any]]:
     return header, samples
 
 
-def _eval_log(path: Path) -> tuple[dict, list[Any]]:
+def _eval_log(path: Path) -> tuple[dict[str, Any], list[Any]]:
     """The header and the sample summaries of a ``.eval`` log (as Inspect's own reader)."""
     log = _EvalZip(path)
     try:
@@ -570,7 +573,7 @@ def _eval_log(path: Path) -> tuple[dict, list[Any]]:
         log.close()
 
 
-def read_log(path: str | os.PathLike[str]) -> tuple[dict, list[dict]]:
+def read_log(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """An Inspect log's header (a dict, as Inspect writes it) and its sample summaries.
 
     Each summary is ``{"id", "epoch", "scores": {scorer: {"value": ...}}, "error"}``.
@@ -717,8 +720,8 @@ def _gaps(header: Mapping[str, Any], results: Results, stopped: int, passk_stopp
     if status != "success":
         head = f"Inspect log status is {status!r}: "
     elif stopped and not passk_stopped:
-        head = (f"Inspect log's early stopping ({manager}) skipped {plural(stopped, 'sample epoch')}"
-                ", which never ran: ")
+        head = (f"Inspect log's early stopping ({manager}) skipped "
+                f"{plural(stopped, 'sample epoch')}, which never ran: ")
     else:
         head = "Inspect log holds fewer samples than planned, though its status is 'success': "
     if plan is None:
@@ -976,7 +979,8 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
                                f"{s['uuid']!r:.{QUOTE}}")
         if s.get("retries") is not None and _count(s["retries"]) is None:
             raise ResultsError(path, where, "field 'error_retries' (or a summary's 'retries') "
-                               f"must be a list (or a count) of errors, got {s['retries']!r:.{QUOTE}}")
+                               "must be a list (or a count) of errors, got "
+                               f"{s['retries']!r:.{QUOTE}}")
     names: list[str] = []
     for s in summaries:
         for name in (s.get("scores") or {}):

@@ -304,8 +304,9 @@ class _Columns:
         self.rows += n
         return True
 
-    def tally(self, path: Path, source: str, header: dict | None, protocol: Protocol | None,
-              seeds: list[str], attempts: list[str], unseeded: int = 0) -> Results | None:
+    def tally(self, path: Path, source: str, header: dict[str, Any] | None,
+              protocol: Protocol | None, seeds: list[str], attempts: list[str],
+              unseeded: int = 0) -> Results | None:
         """The counts, or None for the line-by-line path (a repeated (task, trial), a repeated
         run, seeds written as text)."""
         if not self.index:
@@ -334,10 +335,9 @@ class _Columns:
             counted = np.sort(key if not out.any() else key[~out[has]])
             if np.any(counted[1:] == counted[:-1]):
                 return None  # a duplicate (task, trial): the slow path names both lines
-            if not out.any():
-                key = counted  # every row counted: already sorted and free of repeats
-            else:
-                key = np.unique(key)  # a retried run left out may repeat its (task, trial)
+            # every row counted: already sorted and free of repeats; else a retried run left
+            # out may repeat its (task, trial)
+            key = counted if not out.any() else np.unique(key)
             del counted
         if header is None:  # no seeds (refused before): no run ids
             run_ids: frozenset[tuple[str, ...]] | None = frozenset()
@@ -391,7 +391,7 @@ def _fast_jsonl(path: Path) -> Results | None:
     take that slow path.
     """
     cols = _Columns()
-    header: dict | None = None
+    header: dict[str, Any] | None = None
     protocol = None
     check: Any = None
     seeds: list[str] = []  # kept for a run log (a header): its run ids, as text
@@ -414,9 +414,8 @@ def _fast_jsonl(path: Path) -> Results | None:
             else:
                 f.seek(0)
                 line = 0
-            for chunk in _byte_chunks(f, _CHUNK_LINES * 64):
-                if line == 0:
-                    chunk = chunk.removeprefix(codecs.BOM_UTF8)
+            for raw in _byte_chunks(f, _CHUNK_LINES * 64):
+                chunk = raw.removeprefix(codecs.BOM_UTF8) if line == 0 else raw
                 body = chunk[:-1] if chunk.endswith(b"\n") else chunk
                 lines = body.count(b"\n") + 1
                 numbers: Sequence[int] = range(line + 1, line + 1 + lines)
@@ -609,7 +608,8 @@ def _fast_run_ids(seeds: list[str], attempts: list[str], unseeded: int, names: l
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
                duplicates: str = "error") -> Results:
-    """Read a JSON Lines results file (a ``passk run`` log, or :func:`passk.results.read.write_runs`'s).
+    """Read a JSON Lines results file (a ``passk run`` log, or
+    :func:`passk.results.read.write_runs`'s).
 
     Valid files are counted in bulk; anything off is re-read line by line, so
     that the error names the line. Every task the log's protocol declares is a

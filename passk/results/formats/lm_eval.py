@@ -142,7 +142,7 @@ def _success(value: Any, threshold: float | None, path: Path, where: int, metric
     if threshold is not None:
         return float(value) >= threshold
     if value in (0, 1):
-        return value == 1
+        return bool(value == 1)
     raise ResultsError(path, where, f"{metric} value {value!r} is neither 0 nor 1: pass "
                        "--success-threshold X (a value of at least X succeeds) to judge a "
                        "graded metric")
@@ -397,7 +397,10 @@ def identity(path: str | os.PathLike[str], metric: str | None = None,
     run_ids = ([("lm-eval run date", str(data["date"]))] if "date" in data else [])
     trials = frozenset((f"{task}/{r.doc_id}", f"repeat {i} {seeds}")
                        for r in records for i in range(r.repeats)) if config else frozenset()
-    canon = (lambda v: json.dumps(v, sort_keys=True, default=str))
+
+    def canon(v: Any) -> str:
+        return json.dumps(v, sort_keys=True, default=str)
+
     evaluation = {"model": str(config.get("model", "")),
                   "model_args": canon(config.get("model_args")),
                   "gen_kwargs": canon(config.get("gen_kwargs")),

@@ -23,7 +23,8 @@ Success is promptfoo's own: the row's ``success`` (every assertion passed).
 A row that ended in an error (``failureReason`` 2: the provider failed, or an
 assertion could not run) is **counted as a failure** by default: an error is
 never a silent pass, and never silently dropped (passk's fail-closed rule);
-``errors='exclude'`` (``--errors exclude``, as for Inspect logs) leaves such rows out instead (counted in
+``errors='exclude'`` (``--errors exclude``, as for Inspect logs) leaves such rows out instead
+(counted in
 ``Results.excluded``, and said in the notes). The file's stored
 ``results.stats`` must agree with its rows (successes, failed assertions,
 errors), or the file is refused.
@@ -52,6 +53,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from passk.errors import BadInput
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
 from passk.results.formats._shared import QUOTE, load_json, plural, some
 
@@ -89,7 +91,7 @@ def _canonical(value: Any) -> str:
                       default=str)
 
 
-def task_key(row: dict) -> str:
+def task_key(row: dict[str, Any]) -> str:
     """The task a promptfoo row belongs to: provider, prompt and test case, never ``testIdx``.
 
     ``provider`` is the label (else the id), ``prompt`` the prompt's label
@@ -123,7 +125,7 @@ def _planned(case: Any, default: int) -> int:
         else default
 
 
-def _default_repeat(data: dict) -> int:
+def _default_repeat(data: dict[str, Any]) -> int:
     for holder in (data.get("runtimeOptions"), (data.get("config") or {}).get("evaluateOptions")):
         if isinstance(holder, dict):
             repeat = holder.get("repeat")
@@ -132,7 +134,7 @@ def _default_repeat(data: dict) -> int:
     return 1
 
 
-def _summary(path: Path, data: Any) -> tuple[dict, list]:
+def _summary(path: Path, data: Any) -> tuple[dict[str, Any], list[Any]]:
     if not sniff(data, path):
         raise ResultsError(path, None, "not a promptfoo output file (expected an object with "
                            "'evalId' and 'results' {version, results, stats}, as `promptfoo "
@@ -149,7 +151,7 @@ def _summary(path: Path, data: Any) -> tuple[dict, list]:
     return summary, rows
 
 
-def _int_field(row: dict, name: str, path: Path, where: str) -> int:
+def _int_field(row: dict[str, Any], name: str, path: Path, where: str) -> int:
     value = row.get(name)
     if not isinstance(value, int) or isinstance(value, bool):
         raise ResultsError(path, where, f"field {name!r} must be an integer, got "
@@ -157,7 +159,7 @@ def _int_field(row: dict, name: str, path: Path, where: str) -> int:
     return value
 
 
-def _rows(path: Path, data: dict, rows: list) -> list[_Row]:
+def _rows(path: Path, data: dict[str, Any], rows: list[Any]) -> list[_Row]:
     default = _default_repeat(data)
     out = []
     for i, row in enumerate(rows):
@@ -179,7 +181,7 @@ def _rows(path: Path, data: dict, rows: list) -> list[_Row]:
                                f"'failureReason' {reason}: is the file edited by hand?")
         if not isinstance(row.get("provider"), dict) or not row["provider"].get("id"):
             raise ResultsError(path, where, "missing field 'provider' {id, label}")
-        case: dict = row["testCase"] if isinstance(row.get("testCase"), dict) else {}
+        case: dict[str, Any] = row["testCase"] if isinstance(row.get("testCase"), dict) else {}
         ident = (str(row["provider"].get("id")), str(row["provider"].get("label")),
                  str(row.get("promptId") or _canonical(row.get("prompt"))),
                  str(case.get("description")), _canonical(row.get("vars")))
@@ -196,7 +198,7 @@ def _rows(path: Path, data: dict, rows: list) -> list[_Row]:
     return out
 
 
-def _check_stats(path: Path, summary: dict, rows: list[_Row]) -> None:
+def _check_stats(path: Path, summary: dict[str, Any], rows: list[_Row]) -> None:
     stats = summary.get("stats")
     if not isinstance(stats, dict):
         raise ResultsError(path, "results.stats", "missing the stored stats {successes, "
@@ -310,7 +312,7 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
                         "repeat has its own testIdx and no repeat index): repeats numbered "
                         "in testIdx order")]
     if errors not in ("fail", "exclude"):
-        raise ValueError(f"errors ({errors!r}) must be 'fail' or 'exclude'")
+        raise BadInput(f"errors ({errors!r}) must be 'fail' or 'exclude'")
     exclude = errors == "exclude"
     errored = sum(r.reason == ERROR for r in rows)
     if errored and exclude:

@@ -100,7 +100,7 @@ def _directory_error(path: Path) -> ResultsError:
                         f"({TAU2_RESULTS} beside a {TAU2_SIMULATIONS}/ folder)")
 
 
-def _tau2_simulation_files(run: Path, sims_dir: Path, meta: dict, notes: list[str],
+def _tau2_simulation_files(run: Path, sims_dir: Path, meta: dict[str, Any], notes: list[str],
                            incomplete: list[str]) -> Iterator[tuple[str, Any]]:
     """The simulations of a directory-format run, one file each, in file-name order."""
     files = sorted(f for f in sims_dir.glob("*.json") if f.is_file())

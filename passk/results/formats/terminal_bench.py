@@ -94,7 +94,7 @@ def stored_pass_at_k(successes: np.ndarray, totals: np.ndarray, k: int) -> float
     return float(np.mean(per_task)) if per_task else math.nan
 
 
-def _check_stored(data: dict, results: Results, path: Path) -> str | None:
+def _check_stored(data: dict[str, Any], results: Results, path: Path) -> str | None:
     """The note saying whether the stored pass_at_k and accuracy match the counts."""
     stored = data.get("pass_at_k")
     checked: list[str] = []
@@ -174,8 +174,9 @@ def _read_run(file: Path, report_as: Path, data: Any, duplicates: str) -> Result
     notes: list[str] = []
     incomplete: list[str] = []
     if modes:
+        shown_modes = some([f"{m} ({n})" for m, n in modes.most_common()])
         notes.append(f"{plural(sum(modes.values()), 'trial')} ended without a verdict "
-                     f"(is_resolved null; failure modes {some([f'{m} ({n})' for m, n in modes.most_common()])}) "
+                     f"(is_resolved null; failure modes {shown_modes}) "
                      "and count as failures, as terminal-bench counts them")
     stored = _check_stored(data, results, report_as)
     if stored:
@@ -213,7 +214,7 @@ def read_terminal_bench(path: str | os.PathLike[str], data: Any = None, *,
     >>> r = read_terminal_bench(d / "results.json")
     >>> r.successes.tolist(), r.totals.tolist(), r.notes[0]
     ([2], [3], 'the figures results.json stores agree with its trials: pass@2 1.0000, accuracy 0.6667')
-    """
+    """  # noqa: E501  # a doctest's output line cannot wrap
     path = Path(path)
     if path.is_file():
         return _read_run(path, path, data, duplicates)
