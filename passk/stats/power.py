@@ -649,8 +649,9 @@ def plan_comparison(k: int, *, delta: float | None = None,
     change), ``correlation`` or ``between_variance`` (the CLI:
     ``passk plan --compare --correlation R``). The assumption caps the power
     with few tasks: :math:`\delta/\mathrm{SE} \le \sqrt{T f/(1-f)}` whatever
-    the drop or the runs, so below about :math:`(z_{1-\alpha/2} +
-    z_{\text{power}})^2 (1-f)/f` tasks (71 at 95 %, 80 %, f = 0.1) no drop
+    the drop or the runs, so below about :math:`(z_{1-\alpha/4} +
+    z_{\text{power}})^2 (1-f)/f` tasks (86 at 95 %, 80 %, f = 0.1; the union the
+    plan counts on is at level :math:`1 - \alpha/2` since issue 38) no drop
     reaches the power and ``detectable`` is inf: the tenth of a small suite
     that carries the change is too few tasks to tell it from the rest.
 
