@@ -943,8 +943,8 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     saturated suite is narrow (T = 50, n = 4, k = 1: the union alone was 1.31 times their
     difference at 95 %; the intersection is 1.11 times the difference at the full
     :math:`\alpha`, and never wider than the difference at :math:`\alpha/2`); the
-    union is where tasks spread (tau-bench's rates: 0.42-0.75 times the difference
-    alone; 0.46-0.82 now). ``benchmarks/bench_compare_width.py`` prints both.
+    union is where tasks spread (tau-bench's rates: 0.41-0.77 times the difference
+    alone; 0.44-0.86 now). ``benchmarks/bench_compare_width.py`` prints both.
 
     The union is of four, each at level :math:`1 - \alpha_U`
     (a union misses on one side only when all four do, so its error on each
