@@ -55,7 +55,7 @@ def test_never_wider_than_the_difference_of_the_suite_intervals(kind, t, n_old, 
 
 def test_saturated_cell_narrower_than_before():
     """T = 50, n = 4, k = 1, tasks from Beta(20, 0.3), 95 %: the union alone (before) was
-    1.31 times the difference of the suite intervals at the full alpha; now at most 1.15."""
+    1.30 times the difference of the suite intervals at the full alpha; now at most 1.15."""
     rng = np.random.default_rng(6)
     p = rng.beta(20, 0.3, (60, 50))
     c_old, c_new = rng.binomial(4, p), rng.binomial(4, p)

@@ -940,7 +940,7 @@ def compare_pass_hat_k(c_old: npt.ArrayLike, n_old: npt.ArrayLike, c_new: npt.Ar
     :math:`\alpha_D/2 + \alpha_U/2 = \alpha/2`, and the same above (if they are
     disjoint, one of them has missed, and the gap between them is reported: its ends lie
     inside the intersection's, so the same bound holds). The suite intervals are where a
-    saturated suite is narrow (T = 50, n = 4, k = 1: the union alone was 1.31 times their
+    saturated suite is narrow (T = 50, n = 4, k = 1: the union alone was 1.30 times their
     difference at 95 %; the intersection is 1.11 times the difference at the full
     :math:`\alpha`, and never wider than the difference at :math:`\alpha/2`); the
     union is where tasks spread (tau-bench's rates: 0.41-0.77 times the difference
