@@ -360,7 +360,10 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     then coverage :math:`\ge P(\text{part 1 covers}) - P(\text{some task's own interval
     misses})`, and the second term is :math:`1 - \mathrm{cov}_1^T` with
     :math:`\mathrm{cov}_1` the exact per-task coverage (:func:`exact_coverage`) at level
-    :math:`1 - \alpha_u/T`; that lower bound is what is returned.
+    :math:`1 - \alpha_u/T`; that lower bound is what is returned. Where the default is the
+    exact product (always at T = 1, see :func:`passk.mean_pass_hat_k_ci`), the mean is
+    covered whenever every task's own interval is, so :math:`\mathrm{cov}_1^T` at the
+    per-task level :math:`1 - 2\beta` is returned (exact at T = 1).
 
     Examples
     --------
@@ -377,7 +380,9 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
         SUITE_MIN_TASKS,
         _all_fail_upper,
         _all_pass_lower,
+        _product_chosen,
         _score_bounds,
+        _sidak_side,
         _union_share,
     )
 
@@ -396,6 +401,11 @@ def identical_suite_coverage(tasks: int, n: int, k: int, p: ArrayLike, *,
     pmf = _suite_sum_pmf(t, n_, k_, flat)
     truth = flat ** k_
     x = np.arange(pmf.shape[1]) / (t * scale)
+    if method == "hoeffding" and _product_chosen(((n_, t),), k_, alpha):
+        # the exact product: every task's own interval holds with probability own^T
+        own = np.atleast_1d(exact_coverage(n_, k_, flat,
+                                           confidence=1.0 - 2.0 * _sidak_side(alpha, t)))
+        return _scalar_or_array(np.clip(own**t, 0.0, 1.0).reshape(np.shape(p_)))
     if method == "hoeffding":
         share = _union_share(np.array([n_]), k_)
         first, last = _accepted_range(x, truth, (n_ // k_) * t, alpha * (1.0 - share),

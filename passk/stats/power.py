@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -368,11 +369,16 @@ def _betting_power(delta: Any, var_d: Any, t_count: Any, alpha: float) -> np.nda
 
 def _proved_power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: float
                   ) -> np.ndarray:
-    """P(verdict "worse") of the comparison as it is: its interval is the union of the
-    floored t's and the betting interval's, so a drop is shown only when both show it; the
-    plan takes the smaller of the two powers (:func:`_power`, :func:`_betting_power`)."""
-    power: np.ndarray = np.minimum(_power(delta, var_d, floor_var, t_count, alpha),
-                                   _betting_power(delta, var_d, t_count, alpha))
+    """P(verdict "worse") of the comparison as it is, from below: its interval is the union
+    of the floored t's and the betting interval's at ``alpha * (1 - DIFFERENCE_SHARE)``,
+    intersected with the difference of the suite intervals; the union shows a drop only
+    when both of its parts do, so the plan takes the smaller of the two powers
+    (:func:`_power`, :func:`_betting_power`), and leaves out what the intersection adds
+    (it only shortens the interval)."""
+    from passk.stats.compare import DIFFERENCE_SHARE
+    alpha_u = alpha * (1.0 - DIFFERENCE_SHARE)
+    power: np.ndarray = np.minimum(_power(delta, var_d, floor_var, t_count, alpha_u),
+                                   _betting_power(delta, var_d, t_count, alpha_u))
     return power
 
 
@@ -388,6 +394,48 @@ def _worst_within(n: int, k: int) -> float:
     res = optimize.minimize_scalar(lambda p: -float(poly(p, coef)), bounds=(lo, hi),
                                    method="bounded", options={"xatol": 1e-12})
     return max(float(-res.fun), float(poly(grid[j], coef)))
+
+
+@lru_cache(maxsize=256)
+def _within_envelope(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (p, value) of a concave function above :math:`V_n(p)` on [0, 1], at most
+    the least concave majorant plus the grid's step: each grid interval's upper bound
+    (every term of :math:`V_n` is monotone on it), hulled from above. By Jensen, no law of
+    the rates with a given mean has a larger mean :math:`V_n`."""
+    pi = _overlap(n, k)  # V_n(p) = sum_{i>=1} pi_i p^(2k-i) - (1 - pi_0) p^(2k)
+    p = np.unique(np.concatenate([np.linspace(0.0, 1.0, 4001),
+                                  1.0 - np.geomspace(1e-6, 1e-2, 50)]))
+    a, b = p[:-1], p[1:]
+    # on [a, b] each term rises with p: V <= sum pi_i b^(2k-i) - (1 - pi_0) a^(2k) =: u
+    u = -(1.0 - pi[0]) * a ** (2 * k)
+    for i in range(1, k + 1):
+        u = u + pi[i] * b ** (2 * k - i)
+    u = np.maximum(u, 0.0) * (1.0 + 1e-12)
+    v = np.maximum(np.concatenate([u[:1], u]), np.concatenate([u, u[-1:]]))
+    hull: list[int] = []
+    for i in range(p.size):
+        while len(hull) >= 2:
+            i0, i1 = hull[-2], hull[-1]
+            if (p[i1] - p[i0]) * (v[i] - v[i0]) - (v[i1] - v[i0]) * (p[i] - p[i0]) >= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return p[hull], v[hull]
+
+
+def _worst_law(n: int, k: int, mean: float, size: int = 1000) -> tuple[float, np.ndarray]:
+    """The largest mean of :math:`V_n` over laws of the rates with this mean, and a sample
+    of ``size`` rates from the two-point law that attains it (the hull's vertices round the
+    mean, in proportion)."""
+    vertices, values = _within_envelope(n, k)
+    mean = float(np.clip(mean, 0.0, 1.0))
+    j = int(np.clip(np.searchsorted(vertices, mean), 1, vertices.size - 1))
+    a, b = float(vertices[j - 1]), float(vertices[j])
+    share = 0.0 if b <= a else (mean - a) / (b - a)
+    upper = round(share * size)
+    rates = np.concatenate([np.full(size - upper, a), np.full(upper, b)])
+    return float(np.interp(mean, vertices, values)), rates
 
 
 def _beta_binomial_fit(c: np.ndarray, m: np.ndarray) -> tuple[float, float]:
@@ -468,7 +516,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
         detectable drop.
     successes, totals : array_like of int, optional
         A pilot run of the old version (per-task counts, each with at least
-        k runs). Without one, the default population of
+        k runs, or one run: see Notes). Without one, the default population of
         :func:`task_population` (30 % of tasks near 0, 30 % near 1, 40 %
         in between) stands in, deterministically.
     correlation : float, optional
@@ -536,7 +584,14 @@ def plan_comparison(k: int, *, delta: float | None = None,
     :math:`\mathrm E\,p^j = \prod_{i<j}(a+c+i)/(a+b+m+i)` (empirical Bayes):
     a model, so neither bound nor unbiased, but within 0.10 of the simulated
     power on the study's populations (``benchmarks/bench_compare.py``, part
-    5). :math:`\sigma_b^2`, the variance of :math:`p^k` across
+    5). From one run a task (m = 1) even that fit is not identified: the
+    likelihood of Bernoulli outcomes depends on the rates' mean only. Then the
+    plan takes the within-task variance at its largest for that mean, the least
+    concave majorant of :math:`V_n` at the pilot's mean rate (Jensen: no law of
+    the rates with that mean has a larger :math:`\mathrm E\,V_n`), and the
+    two-point law of rates that attains it stands in for the floor and the new
+    version's variance (issue 38; before, such a plan was optimistic by +0.13 to
+    +0.16). :math:`\sigma_b^2`, the variance of :math:`p^k` across
     tasks, is the pilot's variance of :math:`\hat h` less its mean
     :math:`V_m` (from the same fit where :math:`m < 2k`). Without a pilot the
     default population's rates are known and the means exact.
@@ -594,8 +649,9 @@ def plan_comparison(k: int, *, delta: float | None = None,
     change), ``correlation`` or ``between_variance`` (the CLI:
     ``passk plan --compare --correlation R``). The assumption caps the power
     with few tasks: :math:`\delta/\mathrm{SE} \le \sqrt{T f/(1-f)}` whatever
-    the drop or the runs, so below about :math:`(z_{1-\alpha/2} +
-    z_{\text{power}})^2 (1-f)/f` tasks (71 at 95 %, 80 %, f = 0.1) no drop
+    the drop or the runs, so below about :math:`(z_{1-\alpha/4} +
+    z_{\text{power}})^2 (1-f)/f` tasks (86 at 95 %, 80 %, f = 0.1; the union the
+    plan counts on is at level :math:`1 - \alpha/2` since issue 38) no drop
     reaches the power and ``detectable`` is inf: the tenth of a small suite
     that carries the change is too few tasks to tell it from the rest.
 
@@ -635,22 +691,22 @@ def plan_comparison(k: int, *, delta: float | None = None,
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8))
     >>> plan.power.round(2)
     array([[0.  , 0.01],
-           [0.  , 0.02]])
-    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 1711 × 8 = 13688 runs < 4135 × 4 = 16540
-    ((4135, 1711), 8)
+           [0.  , 0.01]])
+    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 1888 × 8 = 15104 runs < 4555 × 4 = 18220
+    ((4555, 1888), 8)
 
     As if the tasks were the default population's (the default before issue 29):
 
     >>> plan = plan_comparison(4, delta=0.05, tasks=(50, 100), runs=(4, 8),
     ...                        assume="default-population")
     >>> plan.power.round(2)
-    array([[0.02, 0.02],
-           [0.04, 0.09]])
+    array([[0.01, 0.01],
+           [0.03, 0.05]])
     >>> plan.power_even.round(2)  # if every task's logit moved alike
-    array([[0.02, 0.01],
-           [0.05, 0.11]])
-    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 483 × 8 = 3864 runs < 999 × 4 = 3996
-    ((999, 483), 8)
+    array([[0.01, 0.  ],
+           [0.03, 0.06]])
+    >>> plan.tasks_needed, plan.runs[plan.cheapest]  # 538 × 8 = 4304 runs < 1106 × 4 = 4424
+    ((1106, 538), 8)
     """
     from scipy import optimize
     k_ = check.whole(k, "k", minimum=1)
@@ -671,6 +727,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
     if assume not in ("worst-case", "default-population"):
         raise BadInput(f"assume ({assume!r}) must be worst-case or default-population")
     worst = successes is None and totals is None and assume == "worst-case"
+    rates_for: dict[int, np.ndarray] = {}  # per planned n, where the pilot leaves it open
     if successes is None or totals is None:
         if successes is not None or totals is not None:
             raise BadInput("a pilot needs both successes and totals")
@@ -691,15 +748,27 @@ def plan_comparison(k: int, *, delta: float | None = None,
         c, n = c.ravel(), n.ravel()
         if c.size < 2:
             raise BadInput(f"a pilot needs at least 2 tasks, not {c.size}")
-        if np.any(n < k_):
-            raise BadInput(f"pilot tasks need at least k ({k_}) runs; the fewest is "
-                             f"{int(n.min())}")
-        sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
-        rates = _posterior_rates(c, n)  # for the new version's share, and the floor
-        source = f"pilot of {c.size} tasks" + ("" if unbiased else
-                                               f" (fewer than 2k = {2 * k_} runs on some: "
-                                               "within-task variance from a beta-binomial "
-                                               "fit)")
+        if np.any(n < 2):  # one run a task: the spread of the rates is not identified
+            mean = float(np.sum(c) / np.sum(n))
+            laws_at = {r: _worst_law(r, k_, mean) for r in run_grid}
+            within = tuple(laws_at[r][0] for r in run_grid)
+            rates_for = {r: laws_at[r][1] for r in run_grid}
+            rates = laws_at[run_grid[0]][1]
+            # the largest variance of p^k in [0, 1] with E p^k <= E p = mean
+            sigma_b2 = 0.25 if mean > 0.5 else mean * (1.0 - mean)
+            source = (f"pilot of {c.size} tasks (one run on some: the spread of the rates "
+                      "is not identified; within-task variance at its largest for the "
+                      f"pilot's mean rate {mean:.3f})")
+        else:
+            if np.any(n < k_):
+                raise BadInput(f"pilot tasks need at least k ({k_}) runs (or one run "
+                               f"each); the fewest is {int(n.min())}")
+            sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid)
+            rates = _posterior_rates(c, n)  # for the new version's share, and the floor
+            source = f"pilot of {c.size} tasks" + ("" if unbiased else
+                                                   f" (fewer than 2k = {2 * k_} runs on "
+                                                   "some: within-task variance from a "
+                                                   "beta-binomial fit)")
     spread = (1.0 / changed_share - 1.0)
 
     def omega2_at(drop: float, even: float) -> float:
@@ -717,14 +786,15 @@ def plan_comparison(k: int, *, delta: float | None = None,
         assumption = (f"the change on as few as {changed_share:.0%} of the tasks: at least "
                       f"(1/{changed_share:g} - 1) delta^2")
     t_arr = np.array(task_grid, dtype=float)[:, None]
-    laws = [_hat_law(rates, r, k_) for r in run_grid]
+    rates_for = rates_for or dict.fromkeys(run_grid, rates)
+    laws = [_hat_law(rates_for[r], r, k_) for r in run_grid]
     pw = _proved_power
 
     def design(r: int, x: float, w: float, law: tuple[np.ndarray, np.ndarray]
                ) -> tuple[float, float, float]:
         if worst:  # both versions' noise and the floor at their largest; no even spread
             return 2.0 * w, float(_floor_weight(k_, r)) * 0.5, 0.0
-        return _design(rates, r, k_, x, w, law)
+        return _design(rates_for[r], r, k_, x, w, law)
     grid_power = grid_even = None
     floor: tuple[float, ...] = ()
     omega2 = math.nan
@@ -789,6 +859,7 @@ class PilotSpread:
     median: float
     high: float
     replicates: int
+    note: str = ""  # why the spread may not be the whole story (one run a task)
 
 
 def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: npt.ArrayLike,
@@ -802,7 +873,12 @@ def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: n
     same size and runs are drawn from that law, each is planned again
     (:func:`plan_comparison` at ``tasks`` × ``runs``), and the quantiles of the
     planned power are returned beside the plan from the pilot itself. A wide
-    spread says the pilot is too small to plan on.
+    spread says the pilot is too small to plan on. From one run a task the
+    spread of the rates is not identified (the beta-binomial's likelihood is
+    flat in it): each plan then takes the within-task variance at its largest
+    for the pilot's mean rate (issue 38; before, the plan from such a pilot was
+    optimistic by +0.13 to +0.16 and the bootstrap's range, e.g. [0.162, 0.174],
+    sat round that wrong value), and ``note`` says so.
 
     Examples
     --------
@@ -826,7 +902,13 @@ def pilot_power_spread(k: int, delta: float, successes: npt.ArrayLike, totals: n
     a, b = _beta_binomial_fit(c, m)
     draws = [planned_from(gen.binomial(m, gen.beta(a, b, c.size))) for _ in range(replicates)]
     lo, hi = np.quantile(draws, quantiles)
-    return PilotSpread(planned, float(lo), float(np.median(draws)), float(hi), replicates)
+    note = ""
+    if np.any(m < 2):
+        note = ("one run a task: the spread of the rates is not identified; each plan takes "
+                "the within-task variance at its largest for the pilot's mean rate, and the "
+                "spread shows only how that mean could move")
+    return PilotSpread(planned, float(lo), float(np.median(draws)), float(hi), replicates,
+                       note)
 
 
 publish(globals())  # the names passk.__all__ takes from here say 'passk' (passk._public)

@@ -28,7 +28,8 @@ from passk.metrics import (
     pass_hat_k_ci,
 )
 
-__all__ = ["SUITE_CI_METHODS", "SUITE_MIN_TASKS", "SuiteInterval", "mean_pass_hat_k_ci"]
+__all__ = ["PRODUCT_MAX_TASKS", "SUITE_CI_METHODS", "SUITE_MIN_TASKS", "SuiteInterval",
+           "mean_pass_hat_k_ci"]
 
 # --------------------------------------------------------------------------
 # the suite: an interval for the mean over tasks of pass^k
@@ -41,6 +42,7 @@ _DIRECT_RESAMPLING_MAX = 4_000_000
 #: Methods of :func:`mean_pass_hat_k_ci`, with the label a report prints.
 SUITE_CI_METHODS: dict[str, str] = {
     "hoeffding": "binomial-dominated bound (Hoeffding–Bentkus) with the exact union, proved",
+    "product": "exact product of the tasks' own Clopper–Pearson intervals (Šidák), proved",
     "score": "score interval (worst-case within-task variance), approximate",
     "union": "exact per-task Clopper–Pearson at level 1 - alpha/T, averaged",
     "studentized": "studentized normal (within-task binomial variance)",
@@ -692,6 +694,76 @@ def _dominated_interval(pc: np.ndarray, pn: np.ndarray, counts: np.ndarray, valu
     return low, high
 
 
+# --------------------------------------------------------------------------
+# the exact product: each task's own Clopper–Pearson interval, Šidák's level
+# --------------------------------------------------------------------------
+
+#: Up to this many tasks the default weighs the exact product against the
+#: binomial-dominated bound (from the design); above, the product is never narrower.
+PRODUCT_MAX_TASKS = 10
+
+#: The values of pass^k at which the design's two expected widths are compared.
+_REFERENCE_THETAS = (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98)
+
+
+def _design_key(pn: np.ndarray, counts: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """The design as (n, tasks) pairs, sorted: what :func:`_product_chosen` sees."""
+    ns, where = np.unique(pn, return_inverse=True)
+    tasks = np.bincount(where.ravel(), weights=counts).astype(np.int64)
+    return tuple(zip(ns.tolist(), tasks.tolist()))
+
+
+def _sidak_side(alpha: float, tasks: int) -> float:
+    """Each task's one-sided error in the product: ``1 - (1 - alpha/2)^(1/T)``."""
+    return float(-np.expm1(np.log1p(-alpha / 2.0) / tasks))
+
+
+def _product_ends(c: np.ndarray, n: np.ndarray, weights: np.ndarray, k: int,
+                  alpha: float, tasks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The product's ends: the weighted mean of each task's Clopper–Pearson ends to the k,
+    every task at one-sided :func:`_sidak_side` (weights: tasks per (c, n) pair, last axis)."""
+    low_p, high_p = _clopper_pearson(c, n, 2.0 * _sidak_side(alpha, tasks))
+    return (np.asarray((weights * low_p**k).sum(axis=-1) / tasks),
+            np.asarray((weights * high_p**k).sum(axis=-1) / tasks))
+
+
+@lru_cache(maxsize=1024)
+def _product_chosen(design: tuple[tuple[int, int], ...], k: int, alpha: float) -> bool:
+    """Whether the default takes the exact product for this design (pairs (n, tasks)).
+
+    From the design alone (never the outcomes), so that either choice keeps its proved
+    level: always at T = 1 (the product is then the task's own exact interval); never
+    above :data:`PRODUCT_MAX_TASKS`; in between, when the product's expected width,
+    averaged over identical tasks at the pass^k of :data:`_REFERENCE_THETAS`, is below
+    the binomial-dominated part's width at a suite mean equal to each of them.
+    """
+    from scipy import stats
+
+    t = sum(m for _, m in design)
+    if t == 1:
+        return True
+    if t > PRODUCT_MAX_TASKS:
+        return False
+    thetas = np.array(_REFERENCE_THETAS)
+    p = thetas ** (1.0 / k)
+    product = np.zeros(thetas.size)
+    for n, m in design:
+        c = np.arange(n + 1)
+        low, high = _clopper_pearson(c, np.full(n + 1, n), 2.0 * _sidak_side(alpha, t))
+        pmf = stats.binom.pmf(c[None, :], n, p[:, None])
+        product += m / t * (pmf @ (high**k - low**k))
+    ns = np.repeat([n for n, _ in design], [m for _, m in design])
+    share = _union_share(ns, k)
+    dominated = np.zeros(thetas.size)
+    pn = np.array([n for n, _ in design], dtype=np.int64)
+    counts = np.array([m for _, m in design], dtype=np.int64)
+    for i, theta in enumerate(thetas.tolist()):
+        low_d, high_d = _dominated_interval(pn, pn, counts, np.full(pn.size, theta), k,
+                                            alpha * (1.0 - share))
+        dominated[i] = high_d - low_d
+    return bool(product.mean() < dominated.mean())
+
+
 def mean_pass_hat_k_ci(
     successes: ArrayLike,
     totals: ArrayLike,
@@ -713,7 +785,8 @@ def mean_pass_hat_k_ci(
         out, and counted in ``n_excluded``.
     confidence : float, default 0.95
         Two-sided confidence level, any number in (0, 1).
-    method : {'hoeffding', 'score', 'union', 'studentized', 't', 'percentile'}, default 'hoeffding'
+    method : str, default 'hoeffding'
+        One of 'hoeffding', 'product', 'score', 'union', 'studentized', 't', 'percentile'.
         See Notes. :data:`SUITE_CI_METHODS` holds the printable labels.
         ``'score'`` on fewer than :data:`SUITE_MIN_TASKS` tasks is ``'union'``.
     rng : int, numpy.random.Generator or None
@@ -864,6 +937,31 @@ def mean_pass_hat_k_ci(
 
     *The union part*, ``'union'`` below at level :math:`1 - \alpha_u`.
 
+    *When the default is the exact product* (issue 38). The default becomes
+    ``'product'`` (and says so in ``method``) from the design alone, never the
+    outcomes, so either choice keeps its proved level: always at T = 1, where the
+    product is the task's own exact interval (:func:`pass_hat_k_ci`, the same
+    numbers: the binomial-dominated bound from :math:`\lfloor n/k\rfloor` blocks was
+    up to 2.76 times wider there); never above :data:`PRODUCT_MAX_TASKS` tasks; in
+    between, when the product's expected width, averaged over identical tasks at
+    :math:`p^k` = 0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98 (summed exactly over the
+    binomial), is below the binomial-dominated part's width at a suite mean equal
+    to each (at T = 2-5 this picks the product only for k near n, e.g. n = 12,
+    k = 8 at T = 2; ``tests/test_suite_interval_small_t.py`` enumerates the level).
+    Where n < 2k, Bentkus's variance form (the tail of a sum compared with that of
+    a two-point law of the same variance, with its constant) might narrow the part
+    that now uses Hoeffding's (1963) variance bound by 12-23 %; it is not adopted,
+    because that comparison is not proved here for these bounded U-statistics.
+
+    ``'product'``: each task's Clopper–Pearson interval for :math:`p_i`, every end
+    at one-sided error :math:`\beta = 1 - (1 - \alpha/2)^{1/T}`, mapped through
+    :math:`p \mapsto p^k` and averaged: :math:`[\frac1T\sum L_i^k,
+    \frac1T\sum U_i^k]`. If every :math:`L_i^k \le p_i^k` then their mean is at most
+    :math:`\theta`, so the lower end misses only if some task's does; the tasks are
+    independent, so that has probability at most :math:`1 - (1-\beta)^T = \alpha/2`
+    (Šidák), and the same on the upper side. It is ``'union'`` with the per-task
+    level :math:`1 - 2\beta \le 1 - \alpha/T`, so never wider than ``'union'``.
+
     ``'score'`` (the default before issue 23, approximate): no variance is estimated from the runs.
     The exact
     variance of :math:`\hat\theta_i` is a known function of :math:`\theta_i`,
@@ -974,6 +1072,9 @@ def mean_pass_hat_k_ci(
     >>> low = mean_pass_hat_k_ci([1, 0, 2, 0, 1], 12, 8)  # k near n, low pass^k
     >>> [round(x, 4) for x in low.ci]
     [0.0, 0.0143]
+    >>> one = mean_pass_hat_k_ci([10], [12], 5)  # one task: its own exact interval
+    >>> one.method, [round(x, 4) for x in one.ci]
+    ('product', [0.0365, 0.8999])
     >>> mean_pass_hat_k_ci([4, 3, 2, 4, 1], 4, 4, method="t").level
     '95% nominal, not guaranteed'
     """
@@ -1014,7 +1115,12 @@ def mean_pass_hat_k_ci(
                 f"measured: {SUITE_CI_METHODS['union']}")
         method = "union"
     n_min = int(pn.min())
-    if method == "hoeffding":
+    if method == "hoeffding" and _product_chosen(_design_key(pn, counts), k_int, alpha):
+        method = "product"
+    if method == "product":
+        low_a, high_a = _product_ends(pc, pn, counts, k_int, alpha, t)
+        low, high = float(low_a), float(high_a)
+    elif method == "hoeffding":
         share = _union_share(pn, k_int)
         low, high = _dominated_interval(pc, pn, counts, values, k_int, alpha * (1.0 - share))
         if share > 0:
@@ -1075,7 +1181,12 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
 
     c = np.asarray(c, dtype=np.int64)
     n = np.asarray(n, dtype=np.int64)
+    k, alpha = int(k), float(alpha)
     t = n.size
+    if _product_chosen(_design_key(n, np.ones(t, dtype=np.int64)), k, alpha):
+        low_p, high_p = _product_ends(c, np.broadcast_to(n, c.shape), np.ones(c.shape), k,
+                                      alpha, t)
+        return np.clip(low_p, 0.0, 1.0), np.clip(high_p, 0.0, 1.0)
     values = np.asarray(estimate_pass_hat_k(c, n[None, :], k), dtype=float)
     estimate = values.mean(axis=1)
     share = _union_share(n, k)

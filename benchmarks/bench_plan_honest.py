@@ -1,0 +1,158 @@
+"""Is the comparison planner ever optimistic, and how cautious is it? (issue 38, item 7)
+
+On 22 designs (the ten of ``bench_plan.py`` and twelve more, populations and designs the
+planner was not built on) the script simulates ``--replicates`` suites of the comparison
+as it is (``simulate_intervals``, method 't': the verdict "worse" when the interval lies
+below 0) and prints the simulated power with its Monte Carlo standard error beside
+``plan_comparison``'s power
+
+- without a pilot (the worst case over every population, the default);
+- from a pilot of 60 tasks with the design's runs, drawn from the population
+  (the mean over ``--pilots`` pilots);
+- from a pilot of 60 tasks with one run each (the same mean).
+
+Each planned-minus-simulated gap is printed; the promise is [-0.10, +0.02]. ``--save F``
+writes the rows as JSON, and ``--before F`` prints a saved run's gaps beside this one's
+(run the script once with ``PYTHONPATH`` at the code before, with ``--save``).
+
+    nice -n 10 python benchmarks/bench_plan_honest.py --replicates 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+from bench_plan import even_drop, top_tenth_drop
+from bench_plan import populations as repo_populations
+
+from passk.stats.power import plan_comparison
+from passk.stats.simulation import TaskPopulation, simulate_intervals
+
+
+def populations(rng: np.random.Generator, size: int = 20_000) -> dict[str, np.ndarray]:
+    out = repo_populations(rng, size)
+    out.update({
+        "Beta(8, 2)": rng.beta(8, 2, size),
+        "Beta(0.5, 2)": rng.beta(0.5, 2, size),
+        "three points 0.05/0.6/0.99": rng.choice([0.05, 0.6, 0.99], size),
+        "Uniform(0, 1)": rng.uniform(0.0, 1.0, size),
+        "all p = 0.7": np.full(size, 0.7),
+        "Beta(50, 1)": rng.beta(50, 1, size),
+    })
+    return out
+
+
+#: (population, k, tasks, runs, drop, change, new): the ten of bench_plan.py, then twelve new.
+DESIGNS = (
+    ("Beta(2, 2)", 1, 80, 4, 0.06, "even", False),
+    ("Beta(5, 1)", 2, 150, 4, 0.05, "even", False),
+    ("Beta(0.3, 0.3)", 1, 60, 8, 0.08, "top tenth", False),
+    ("near-saturated Beta(30, 1)", 3, 100, 6, 0.04, "even", False),
+    ("two points 0.2 / 0.98", 2, 120, 4, 0.06, "top tenth", False),
+    ("Uniform(0.3, 1)", 2, 200, 8, 0.04, "even", False),
+    ("all p = 0.9", 4, 60, 12, 0.08, "even", False),
+    ("Beta(1, 3)", 1, 300, 2, 0.05, "even", False),
+    ("Beta(5, 1)", 4, 250, 8, 0.06, "top tenth", False),
+    ("Beta(2, 2)", 2, 400, 3, 0.03, "top tenth", False),
+    ("Beta(8, 2)", 1, 200, 4, 0.08, "even", True),
+    ("Beta(8, 2)", 2, 300, 6, 0.10, "top tenth", True),
+    ("Beta(0.5, 2)", 1, 150, 4, 0.05, "even", True),
+    ("three points 0.05/0.6/0.99", 2, 200, 4, 0.08, "even", True),
+    ("Uniform(0, 1)", 1, 100, 8, 0.10, "even", True),
+    ("Uniform(0, 1)", 3, 300, 6, 0.06, "top tenth", True),
+    ("all p = 0.7", 1, 120, 2, 0.10, "even", True),
+    ("all p = 0.7", 2, 250, 4, 0.08, "even", True),
+    ("Beta(50, 1)", 1, 100, 4, 0.03, "even", True),
+    ("Beta(50, 1)", 4, 200, 8, 0.10, "top tenth", True),
+    ("Beta(2, 2)", 1, 500, 1, 0.06, "even", True),
+    ("Beta(5, 1)", 1, 400, 2, 0.06, "even", True),
+)
+
+
+def run(args: argparse.Namespace) -> list[dict[str, object]]:
+    rng = np.random.default_rng(args.seed)
+    pools = populations(rng)
+    rows = []
+    print(f"{'population':<27} {'k':>2} {'T':>4} {'n':>3} {'D':>5} {'change':>9} {'new':>3} | "
+          f"{'sim':>6} {'s.e.':>5} | {'none':>6} {'gap':>6} | {'pilot':>6} {'gap':>6} | "
+          f"{'1 run':>6} {'gap':>6}")
+    for name, k, t, n, delta, change, new in DESIGNS:
+        p_old = np.clip(pools[name], 1e-9, 1 - 1e-9)
+        p_new = (even_drop if change == "even" else top_tenth_drop)(p_old, k, delta)
+        if p_new is None:
+            continue
+        sim_t = simulate_intervals(TaskPopulation(p_old, p_new, "drop"), t, n, k,
+                                   methods=("t",), replicates=args.replicates,
+                                   p_values=False, rng=int(rng.integers(2**63)))["t"]
+        sim = float(np.mean(sim_t.high < 0))
+        se = math.sqrt(max(sim * (1 - sim), 1.0 / args.replicates) / args.replicates)
+        none = float(plan_comparison(k, delta=delta, tasks=(t,), runs=(n,)).power[0, 0])
+        planned = []
+        for runs in (n, 1):
+            values = []
+            for _ in range(args.pilots):
+                pilot = rng.binomial(runs, p_old[rng.integers(0, p_old.size, 60)])
+                try:
+                    grid = plan_comparison(k, delta=delta, successes=pilot, totals=runs,
+                                           tasks=(t,), runs=(n,)).power
+                except ValueError:  # the code before: a pilot needs at least k runs
+                    values.append(math.nan)
+                    continue
+                values.append(float(grid[0, 0]))
+            planned.append(float(np.mean(values)))
+        row = {"design": f"{name} k={k} T={t} n={n} D={delta} {change}", "new": new,
+               "sim": sim, "se": se, "none": none, "pilot": planned[0], "one_run": planned[1]}
+        rows.append(row)
+        print(f"{name:<27} {k:>2} {t:>4} {n:>3} {delta:5.3f} {change:>9} "
+              f"{'yes' if new else '':>3} | {sim:6.3f} {se:5.3f} | {none:6.3f} "
+              f"{none - sim:+6.3f} | {planned[0]:6.3f} {planned[0] - sim:+6.3f} | "
+              f"{planned[1]:6.3f} {planned[1] - sim:+6.3f}", flush=True)
+    return rows
+
+
+def summary(rows: list[dict[str, object]], label: str) -> None:
+    for key in ("none", "pilot", "one_run"):
+        gaps = np.array([float(r[key]) - float(r["sim"]) for r in rows])  # type: ignore[arg-type]
+        gaps = gaps[np.isfinite(gaps)]
+        if gaps.size == 0:
+            print(f"{label} {key:8}: no plan")
+            continue
+        inside = int(np.sum((gaps >= -0.10) & (gaps <= 0.02)))
+        print(f"{label} {key:8}: planned - simulated in [{gaps.min():+.3f}, {gaps.max():+.3f}]"
+              f", in [-0.10, +0.02] on {inside} of {gaps.size}; optimistic by more than "
+              f"0.02 on {int(np.sum(gaps > 0.02))}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--replicates", type=int, default=1000)
+    ap.add_argument("--pilots", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=3838)
+    ap.add_argument("--save", help="write the rows as JSON")
+    ap.add_argument("--before", help="a saved run of the code before, to print beside")
+    args = ap.parse_args()
+    start = time.perf_counter()
+    rows = run(args)
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as f:
+            json.dump(rows, f)
+    if args.before:
+        with open(args.before, encoding="utf-8") as f:
+            before = json.load(f)
+        print("\nbefore (the saved run) and after, planned - simulated:")
+        for b, a in zip(before, rows):
+            print(f"{a['design']:<58} " + " ".join(
+                f"{key}: {float(b[key]) - float(b['sim']):+.3f} -> "
+                f"{float(a[key]) - float(a['sim']):+.3f}"  # type: ignore[arg-type]
+                for key in ("none", "pilot", "one_run")))
+        summary(before, "before")
+    summary(rows, "after ")
+    print(f"[{time.perf_counter() - start:.0f} s]")
+
+
+if __name__ == "__main__":
+    main()

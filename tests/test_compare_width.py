@@ -1,0 +1,149 @@
+"""The paired comparison against the difference of the two versions' proved suite intervals
+(issue 38, item 6): never wider than that difference at the level it is given (alpha/2),
+narrower than before on saturated suites, and each side still misses at most alpha/2, by
+exact enumeration of every outcome (scipy.stats.binom) and by seeded Monte Carlo."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from passk import compare_pass_hat_k, mean_pass_hat_k_ci
+from passk.metrics import estimate_pass_hat_k
+from passk.stats.compare import DIFFERENCE_SHARE, _floored, _union, paired_difference_test
+
+LEVELS = (0.90, 0.95, 0.99)
+
+
+def suite_difference(c_old, n_old, c_new, n_new, k, alpha):
+    """[L_new - U_old, U_new - L_old] from the public suite interval, each at 1 - alpha/2."""
+    old = mean_pass_hat_k_ci(c_old, n_old, k, confidence=1 - alpha / 2).ci
+    new = mean_pass_hat_k_ci(c_new, n_new, k, confidence=1 - alpha / 2).ci
+    return new.low - old.high, new.high - old.low
+
+
+def draws(kind: str, t: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == "saturated":
+        return rng.beta(20, 0.3, t)
+    if kind == "bimodal":
+        return rng.beta(0.5, 0.5, t)
+    return rng.uniform(0.3, 1.0, t)
+
+
+@pytest.mark.parametrize("confidence", LEVELS)
+@pytest.mark.parametrize("kind,t,n_old,n_new,k", [
+    ("saturated", 50, 4, 4, 1), ("saturated", 30, 6, 6, 2), ("bimodal", 40, 4, 4, 2),
+    ("spread", 60, 8, 8, 4), ("spread", 25, 16, 1, 1), ("saturated", 12, 3, 3, 3)])
+def test_never_wider_than_the_difference_of_the_suite_intervals(kind, t, n_old, n_new, k,
+                                                                confidence):
+    """Per suite, from the public API on both sides: the comparison lies inside the
+    difference of the suite intervals at the share of alpha it gives them."""
+    rng = np.random.default_rng(38 + t + k)
+    alpha = 1 - confidence
+    for _ in range(3):
+        p = draws(kind, t, rng)
+        c_old, c_new = rng.binomial(n_old, p), rng.binomial(n_new, p)
+        res = compare_pass_hat_k(c_old, n_old, c_new, n_new, k, confidence=confidence)
+        low, high = suite_difference(c_old, n_old, c_new, n_new, k, alpha * DIFFERENCE_SHARE)
+        assert res.ci.high - res.ci.low <= (high - low) * (1 + 1e-9) + 1e-12
+        assert res.ci.low >= low - 1e-9 and res.ci.high <= high + 1e-9
+
+
+def test_saturated_cell_narrower_than_before():
+    """T = 50, n = 4, k = 1, tasks from Beta(20, 0.3), 95 %: the union alone (before) was
+    1.30 times the difference of the suite intervals at the full alpha; now at most 1.15."""
+    rng = np.random.default_rng(6)
+    p = rng.beta(20, 0.3, (60, 50))
+    c_old, c_new = rng.binomial(4, p), rng.binomial(4, p)
+    h_old = np.asarray(estimate_pass_hat_k(c_old, 4, 1), dtype=float)
+    h_new = np.asarray(estimate_pass_hat_k(c_new, 4, 1), dtype=float)
+    base = paired_difference_test(h_new - h_old)
+    before = _union(base, h_old, h_new, 1, 4, 4, 0.05, p_value=False)
+    after = _floored(base, h_old, h_new, 1, 4, 4, 0.05, p_value=False)
+    full = np.array([np.subtract(*suite_difference(c_old[r], 4, c_new[r], 4, 1, 0.05)[::-1])
+                     for r in range(p.shape[0])])
+    ratio_before = np.mean((before.high - before.low) / full)
+    ratio_after = np.mean((after.high - after.low) / full)
+    assert ratio_before > 1.2 and ratio_after < 1.15 and ratio_after < ratio_before
+
+
+# --------------------------------------------------------------------------
+# each side's error, exactly: every outcome of both versions of a small suite
+# --------------------------------------------------------------------------
+
+def exact_side_errors(rates_old, rates_new, n_old, n_new, k, confidence):
+    """P(low > change) and P(high < change), summed over every outcome (both versions)."""
+    t = len(rates_old)
+    truth = float(np.mean(np.array(rates_new) ** k - np.array(rates_old) ** k))
+    outcomes = np.array(list(itertools.product(*([range(n_old + 1)] * t
+                                                  + [range(n_new + 1)] * t))))
+    c_old, c_new = outcomes[:, :t], outcomes[:, t:]
+    weight = np.ones(len(outcomes))
+    for i in range(t):
+        weight *= stats.binom.pmf(c_old[:, i], n_old, rates_old[i])
+        weight *= stats.binom.pmf(c_new[:, i], n_new, rates_new[i])
+    h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
+    h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
+    alpha = 1 - confidence
+    res = _floored(paired_difference_test(h_new - h_old, confidence=confidence), h_old, h_new,
+                   k, n_old, n_new, alpha, p_value=False)
+    low, high = np.maximum(res.low, -1.0), np.minimum(res.high, 1.0)
+    return float(weight @ (low > truth + 1e-12)), float(weight @ (high < truth - 1e-12))
+
+
+CASES = [((0.9, 0.99), (0.9, 0.99), 3, 3, 1), ((0.99, 0.999), (0.9, 0.999), 3, 3, 1),
+         ((0.5, 0.97), (0.7, 0.8), 2, 2, 2), ((0.999, 0.999), (0.95, 0.95), 4, 1, 1)]
+
+
+@pytest.mark.parametrize("confidence", LEVELS)
+@pytest.mark.parametrize("rates_old,rates_new,n_old,n_new,k", CASES)
+def test_each_side_at_most_half_alpha_exactly(rates_old, rates_new, n_old, n_new, k,
+                                              confidence):
+    above, below = exact_side_errors(rates_old, rates_new, n_old, n_new, k, confidence)
+    half = (1 - confidence) / 2
+    assert above <= half and below <= half
+
+
+def monte_carlo_side_errors(kind: str, t: int, n_old: int, n_new: int, k: int,
+                            confidence: float, reps: int, seed: int):
+    rng = np.random.default_rng(seed)
+    if kind == "slip":  # one task 0 -> 1, the rest slip from 0.97: no change overall
+        p_old = np.full((reps, t), 0.97)
+        p_old[:, 0] = 0.0
+        p_new = np.clip(p_old**k - 1 / (t - 1), 0, 1) ** (1 / k)
+        p_new[:, 0] = 1.0
+    else:
+        p_old = np.stack([draws(kind, t, rng) for _ in range(reps)])
+        p_new = p_old
+    truth = (p_new**k - p_old**k).mean(axis=1)
+    h_old = np.asarray(estimate_pass_hat_k(rng.binomial(n_old, p_old), n_old, k), dtype=float)
+    h_new = np.asarray(estimate_pass_hat_k(rng.binomial(n_new, p_new), n_new, k), dtype=float)
+    res = _floored(paired_difference_test(h_new - h_old, confidence=confidence), h_old, h_new,
+                   k, n_old, n_new, 1 - confidence, p_value=False)
+    return float(np.mean(res.low > truth + 1e-12)), float(np.mean(res.high < truth - 1e-12))
+
+
+def _check_mc(kind, t, n_old, n_new, k, confidence, reps, seed):
+    up, down = monte_carlo_side_errors(kind, t, n_old, n_new, k, confidence, reps, seed)
+    half = (1 - confidence) / 2
+    limit = half + 2 * math.sqrt(half * (1 - half) / reps)
+    assert up <= limit and down <= limit, (up, down, limit)
+
+
+@pytest.mark.parametrize("kind,t,n_old,n_new,k", [("saturated", 50, 4, 4, 1),
+                                                  ("slip", 40, 16, 1, 1)])
+def test_each_side_by_monte_carlo(kind, t, n_old, n_new, k):
+    _check_mc(kind, t, n_old, n_new, k, 0.90, 300, 7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("confidence", LEVELS)
+@pytest.mark.parametrize("kind,t,n_old,n_new,k", [
+    ("saturated", 50, 4, 4, 1), ("saturated", 100, 8, 8, 2), ("bimodal", 40, 4, 4, 2),
+    ("spread", 80, 2, 12, 2), ("slip", 80, 16, 1, 1), ("slip", 10, 4, 4, 2)])
+def test_each_side_by_monte_carlo_more_cells(kind, t, n_old, n_new, k, confidence):
+    _check_mc(kind, t, n_old, n_new, k, confidence, 2000, 11)
