@@ -317,7 +317,7 @@ def simulate_comparison(population: TaskPopulation, tasks: int, runs: int, k: in
     >>> pop = task_population(10_000, rng=1)
     >>> out = simulate_comparison(pop, 50, 4, 2, methods=("t",), replicates=400, rng=2)
     >>> round(out["t"]["reject"], 3), round(out["t"]["cover"], 3)
-    (0.005, 0.995)
+    (0.003, 0.998)
     """
     truth = population.delta(check.whole(k, "k", minimum=1))
     out = simulate_intervals(population, tasks, runs, k, methods=methods, replicates=replicates,
