@@ -325,24 +325,26 @@ class AsyncSlowOnSeeds(SlowOnSeeds):
 
 @pytest.mark.parametrize("kind", ["async", "sync", "sync-pool"])
 def test_timeout_is_a_failure_not_retried(kind):
+    # the fast runs return at once and the slow ones sleep past the limit; the limit is
+    # wide enough (1 s) that a fast run on a busy machine is never taken for a slow one
     tasks = [Task("a"), Task("b")]
     slow_pairs = {("a", 1), ("b", 0), ("b", 3)}
     slow = seeds_of(0, slow_pairs)
     if kind == "async":
-        adapter = AsyncSlowOnSeeds(slow, 5.0)  # cancelled at the timeout
+        adapter = AsyncSlowOnSeeds(slow, 30.0)  # cancelled at the timeout
         extra = {"max_concurrency": 4}
     else:
-        adapter = SlowOnSeeds(slow, 0.3)
+        adapter = SlowOnSeeds(slow, 1.5)
         extra = {"max_concurrency": 4} if kind == "sync-pool" else {}
-    run = run_suite(adapter, tasks, {"read-only": 4}, timeout=0.1, progress=False,
+    run = run_suite(adapter, tasks, {"read-only": 4}, timeout=1.0, progress=False,
                     backoff=0, **extra)
-    if kind == "async":  # the slow runs were cancelled at the timeout, not awaited for 5 s
+    if kind == "async":  # the slow runs were cancelled at the timeout, not awaited for 30 s
         assert adapter.slept_out == 0
     assert adapter.calls == 8  # not retried
     for r in run.results:
         if (r.task_id, r.run_index) in slow_pairs:
             assert r.success is False and not r.infrastructure_error
-            assert r.error.startswith("TimeoutError") and "0.1" in r.error
+            assert r.error.startswith("TimeoutError") and "1.0 s" in r.error
         else:
             assert r.success is True and r.error is None
     assert run.retries == {"a": 0, "b": 0}
