@@ -21,7 +21,7 @@ from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
 from passk.results.read import Results
 from passk.stability import DEFAULT_CRITERIA, GateCriteria, RepeatPolicy
-from passk.stats.operating import OperatingCharacteristic, mean_reaches
+from passk.stats.operating import OperatingCharacteristic, mean_reaches, population
 
 __all__ = ["BaselinePlan", "GatePlan", "TaskPlan", "baseline_operating_characteristic",
            "format_gate_plan", "format_plan", "plan_gate", "plan_tasks", "policy_max_runs"]
@@ -532,19 +532,7 @@ def baseline_operating_characteristic(
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise ValueError(f"replicates ({replicates!r}) must be a whole number >= 1")
     gen = np.random.default_rng(rng)
-    beta: tuple[np.ndarray, np.ndarray] | None = None
-    if pilot is not None:
-        if rates is not None:
-            raise ValueError("give rates or a pilot, not both")
-        pc = np.asarray(pilot[0], dtype=float).ravel()
-        pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
-        beta = (pc + 0.5, pm - pc + 0.5)
-        rates = beta[0] / (beta[0] + beta[1])
-    if rates is None:
-        raise ValueError("rates (or a pilot) are needed: the population the gate meets")
-    p = np.asarray(rates, dtype=float).ravel()
-    if p.size == 0 or np.any(~((p >= 0) & (p <= 1))):
-        raise ValueError("rates: one rate in [0, 1] per task, at least one task")
+    p, beta = population(rates, pilot)  # the same population the operating characteristic meets
     n = np.broadcast_to(np.asarray(runs, dtype=np.int64), p.shape).ravel()
     if np.any(n < 1):
         raise ValueError("runs must be whole numbers >= 1")

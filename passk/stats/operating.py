@@ -59,6 +59,7 @@ __all__ = [
     "lowered_rates",
     "mean_reaches",
     "operating_characteristic",
+    "population",
     "rerun_pass_sentence",
     "runs_to_prove_steady",
     "steady_false_pass",
@@ -714,6 +715,45 @@ def lowered_rates(rates: npt.ArrayLike, k: int, target: float) -> np.ndarray:
     return np.asarray(np.where(p == 0, 0.0, special.expit(logit + shift)))
 
 
+def population(rates: npt.ArrayLike | None, pilot: tuple[npt.ArrayLike, npt.ArrayLike] | None
+               ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """The tasks' pass rates a gate meets, from ``rates`` or a pilot's counts (one of them).
+
+    From a pilot ``(successes, totals)`` each task's rate is drawn from its Jeffreys
+    posterior Beta(c + 1/2, n − c + 1/2), returned as ``beta`` with its mean as the rate.
+
+    Raises
+    ------
+    BadInput
+        Both or neither given, a pilot's successes outside [0, totals], no task, or a
+        rate outside [0, 1].
+
+    Examples
+    --------
+    >>> p, beta = population(None, ([3, 5], [5, 5]))
+    >>> p.round(3).tolist(), beta[0].tolist()
+    [0.583, 0.917] [3.5, 5.5]
+    """
+    beta: tuple[np.ndarray, np.ndarray] | None = None
+    if pilot is not None:
+        if rates is not None:
+            raise BadInput("give rates or a pilot, not both")
+        pc = np.asarray(pilot[0], dtype=float).ravel()
+        pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
+        if np.any(pc < 0) or np.any(pc > pm):
+            raise BadInput("pilot: successes must lie between 0 and their totals")
+        beta = (pc + 0.5, pm - pc + 0.5)
+        rates = beta[0] / (beta[0] + beta[1])
+    if rates is None:
+        raise BadInput("rates (or a pilot) are needed: the population the gate meets")
+    p = np.asarray(rates, dtype=float).ravel()
+    if p.size == 0:
+        raise BadInput("rates: a suite needs at least one task")
+    if np.any(~((p >= 0) & (p <= 1))):
+        raise BadInput(f"rates must lie in [0, 1]; got {p[~((p >= 0) & (p <= 1))][0]!r}")
+    return p, beta
+
+
 def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
                              rates: npt.ArrayLike | None = None, *,
                              pilot: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
@@ -798,23 +838,7 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
     """
     if method not in ("auto", "exact", "monte carlo"):
         raise BadInput(f"method ({method!r}) must be one of auto, exact, monte carlo")
-    beta: tuple[np.ndarray, np.ndarray] | None = None
-    if pilot is not None:
-        if rates is not None:
-            raise BadInput("give rates or a pilot, not both")
-        pc = np.asarray(pilot[0], dtype=float).ravel()
-        pm = np.broadcast_to(np.asarray(pilot[1], dtype=float), pc.shape).ravel()
-        if np.any(pc < 0) or np.any(pc > pm):
-            raise BadInput("pilot: successes must lie between 0 and their totals")
-        beta = (pc + 0.5, pm - pc + 0.5)
-        rates = beta[0] / (beta[0] + beta[1])
-    if rates is None:
-        raise BadInput("rates (or a pilot) are needed: the population the gate meets")
-    p = np.asarray(rates, dtype=float).ravel()
-    if p.size == 0:
-        raise BadInput("rates: a suite needs at least one task")
-    if np.any(~((p >= 0) & (p <= 1))):
-        raise BadInput(f"rates must lie in [0, 1]; got {p[~((p >= 0) & (p <= 1))][0]!r}")
+    p, beta = population(rates, pilot)
     n = np.broadcast_to(np.asarray(runs, dtype=np.int64), p.shape).ravel()
     kk = np.broadcast_to(np.asarray(criteria.k if ks is None else ks, dtype=np.int64),
                          p.shape).ravel()
