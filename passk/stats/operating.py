@@ -732,7 +732,7 @@ def population(rates: npt.ArrayLike | None, pilot: tuple[npt.ArrayLike, npt.Arra
     --------
     >>> p, beta = population(None, ([3, 5], [5, 5]))
     >>> p.round(3).tolist(), beta[0].tolist()
-    [0.583, 0.917] [3.5, 5.5]
+    ([0.583, 0.917], [3.5, 5.5])
     """
     beta: tuple[np.ndarray, np.ndarray] | None = None
     if pilot is not None:
