@@ -21,6 +21,7 @@ writes the rows as JSON, and ``--before F`` prints a saved run's gaps beside thi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import time
@@ -42,81 +43,150 @@ def populations(rng: np.random.Generator, size: int = 20_000) -> dict[str, np.nd
         "Uniform(0, 1)": rng.uniform(0.0, 1.0, size),
         "all p = 0.7": np.full(size, 0.7),
         "Beta(50, 1)": rng.beta(50, 1, size),
+        # issue 38's second pass: bimodal, near p = 1, and a population the old code never saw
+        "bimodal Beta(0.2, 0.2)": rng.beta(0.2, 0.2, size),
+        "near 1 Beta(100, 1)": rng.beta(100, 1, size),
+        "Beta(3, 1)": rng.beta(3, 1, size),
     })
     return out
 
 
-#: (population, k, tasks, runs, drop, change, new): the ten of bench_plan.py, then twelve new.
+def share_drop(p: np.ndarray, k: int, delta: float, share: float,
+               rng: np.random.Generator) -> np.ndarray | None:
+    """The change on a random ``share`` of the tasks, each of them losing delta / share of
+    pass^k (only tasks with at least that much to lose are chosen): the stated assumption
+    ``changed_share=share`` exactly (variance of the change (1/share - 1) delta^2)."""
+    theta = np.clip(p, 1e-9, 1 - 1e-9) ** k
+    step = delta / share
+    able = np.flatnonzero(theta >= step)
+    count = round(share * p.size)
+    if able.size < count:
+        return None
+    theta = theta.copy()
+    theta[rng.choice(able, count, replace=False)] -= step
+    return np.asarray(np.clip(theta, 1e-12, 1.0) ** (1.0 / k))
+
+
+#: The stated assumption each change is planned under (``changed_share``).
+SHARES = {"even": 1.0, "top tenth": 0.1, "a third": 1 / 3, "a quarter": 0.25}
+
+#: (population, k, tasks, runs, drop, change, new, pilot runs): the ten of bench_plan.py,
+#: then twelve from issue 38's first pass, then ten more of its second (new populations,
+#: uneven changes on a third or a quarter of the tasks, pilots with mixed runs "2-8").
 DESIGNS = (
-    ("Beta(2, 2)", 1, 80, 4, 0.06, "even", False),
-    ("Beta(5, 1)", 2, 150, 4, 0.05, "even", False),
-    ("Beta(0.3, 0.3)", 1, 60, 8, 0.08, "top tenth", False),
-    ("near-saturated Beta(30, 1)", 3, 100, 6, 0.04, "even", False),
-    ("two points 0.2 / 0.98", 2, 120, 4, 0.06, "top tenth", False),
-    ("Uniform(0.3, 1)", 2, 200, 8, 0.04, "even", False),
-    ("all p = 0.9", 4, 60, 12, 0.08, "even", False),
-    ("Beta(1, 3)", 1, 300, 2, 0.05, "even", False),
-    ("Beta(5, 1)", 4, 250, 8, 0.06, "top tenth", False),
-    ("Beta(2, 2)", 2, 400, 3, 0.03, "top tenth", False),
-    ("Beta(8, 2)", 1, 200, 4, 0.08, "even", True),
-    ("Beta(8, 2)", 2, 300, 6, 0.10, "top tenth", True),
-    ("Beta(0.5, 2)", 1, 150, 4, 0.05, "even", True),
-    ("three points 0.05/0.6/0.99", 2, 200, 4, 0.08, "even", True),
-    ("Uniform(0, 1)", 1, 100, 8, 0.10, "even", True),
-    ("Uniform(0, 1)", 3, 300, 6, 0.06, "top tenth", True),
-    ("all p = 0.7", 1, 120, 2, 0.10, "even", True),
-    ("all p = 0.7", 2, 250, 4, 0.08, "even", True),
-    ("Beta(50, 1)", 1, 100, 4, 0.03, "even", True),
-    ("Beta(50, 1)", 4, 200, 8, 0.10, "top tenth", True),
-    ("Beta(2, 2)", 1, 500, 1, 0.06, "even", True),
-    ("Beta(5, 1)", 1, 400, 2, 0.06, "even", True),
+    ("Beta(2, 2)", 1, 80, 4, 0.06, "even", False, "n"),
+    ("Beta(5, 1)", 2, 150, 4, 0.05, "even", False, "n"),
+    ("Beta(0.3, 0.3)", 1, 60, 8, 0.08, "top tenth", False, "n"),
+    ("near-saturated Beta(30, 1)", 3, 100, 6, 0.04, "even", False, "n"),
+    ("two points 0.2 / 0.98", 2, 120, 4, 0.06, "top tenth", False, "n"),
+    ("Uniform(0.3, 1)", 2, 200, 8, 0.04, "even", False, "n"),
+    ("all p = 0.9", 4, 60, 12, 0.08, "even", False, "n"),
+    ("Beta(1, 3)", 1, 300, 2, 0.05, "even", False, "n"),
+    ("Beta(5, 1)", 4, 250, 8, 0.06, "top tenth", False, "n"),
+    ("Beta(2, 2)", 2, 400, 3, 0.03, "top tenth", False, "n"),
+    ("Beta(8, 2)", 1, 200, 4, 0.08, "even", True, "n"),
+    ("Beta(0.5, 2)", 1, 150, 4, 0.05, "even", True, "n"),
+    ("three points 0.05/0.6/0.99", 2, 200, 4, 0.08, "even", True, "n"),
+    ("Uniform(0, 1)", 1, 100, 8, 0.10, "even", True, "n"),
+    ("Uniform(0, 1)", 3, 300, 6, 0.06, "top tenth", True, "n"),
+    ("all p = 0.7", 1, 120, 2, 0.10, "even", True, "n"),
+    ("all p = 0.7", 2, 250, 4, 0.08, "even", True, "n"),
+    ("Beta(50, 1)", 1, 100, 4, 0.03, "even", True, "n"),
+    ("Beta(50, 1)", 4, 200, 8, 0.10, "top tenth", True, "n"),
+    ("Beta(2, 2)", 1, 500, 1, 0.06, "even", True, "n"),
+    ("Beta(5, 1)", 1, 400, 2, 0.06, "even", True, "n"),
+    ("bimodal Beta(0.2, 0.2)", 1, 200, 4, 0.06, "even", True, "n"),
+    ("bimodal Beta(0.2, 0.2)", 2, 300, 4, 0.06, "a third", True, "2-8"),
+    ("near 1 Beta(100, 1)", 1, 300, 4, 0.02, "even", True, "n"),
+    ("near 1 Beta(100, 1)", 2, 400, 2, 0.03, "a quarter", True, "2-8"),
+    ("Beta(3, 1)", 1, 300, 4, 0.05, "a third", True, "n"),
+    ("Beta(3, 1)", 2, 200, 8, 0.08, "even", True, "2-8"),
+    ("Beta(8, 2)", 1, 400, 2, 0.06, "a quarter", True, "n"),
+    ("Uniform(0, 1)", 2, 150, 4, 0.10, "even", True, "2-8"),
+    ("Beta(0.5, 2)", 1, 300, 8, 0.04, "a third", True, "n"),
+    ("all p = 0.9", 1, 100, 4, 0.05, "even", True, "2-8"),
 )
+
+
+def changed(p_old: np.ndarray, k: int, delta: float, change: str,
+            rng: np.random.Generator) -> np.ndarray | None:
+    if change == "even":
+        return even_drop(p_old, k, delta)
+    if change == "top tenth":
+        return top_tenth_drop(p_old, k, delta)
+    return share_drop(p_old, k, delta, SHARES[change], rng)
+
+
+def pilot_runs(spec: str, n: int, k: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A pilot's runs per task: the design's n, one run, or mixed (2, 4 or 8, at least k)."""
+    if spec == "n":
+        return np.full(size, n)
+    if spec == "1":
+        return np.ones(size, dtype=np.int64)
+    return rng.choice([r for r in (2, 4, 8) if r >= k], size)
 
 
 def run(args: argparse.Namespace) -> list[dict[str, object]]:
     rng = np.random.default_rng(args.seed)
     pools = populations(rng)
+    cache: dict[str, float] = {}
+    if args.sims:
+        with contextlib.suppress(FileNotFoundError), open(args.sims, encoding="utf-8") as f:
+            cache = json.load(f)
     rows = []
     print(f"{'population':<27} {'k':>2} {'T':>4} {'n':>3} {'D':>5} {'change':>9} {'new':>3} | "
-          f"{'sim':>6} {'s.e.':>5} | {'none':>6} {'gap':>6} | {'pilot':>6} {'gap':>6} | "
-          f"{'1 run':>6} {'gap':>6}")
-    for name, k, t, n, delta, change, new in DESIGNS:
+          f"{'sim':>6} {'s.e.':>5} | {'worst':>6} {'gap':>6} | {'rate':>6} {'gap':>6} | "
+          f"{'pilot':>6} {'gap':>6} | {'1 run':>6} {'gap':>6}")
+    for name, k, t, n, delta, change, new, spec in DESIGNS:
         p_old = np.clip(pools[name], 1e-9, 1 - 1e-9)
-        p_new = (even_drop if change == "even" else top_tenth_drop)(p_old, k, delta)
+        p_new = changed(p_old, k, delta, change, rng)
         if p_new is None:
+            print(f"{name}: cannot lose {delta} ({change})")
             continue
-        sim_t = simulate_intervals(TaskPopulation(p_old, p_new, "drop"), t, n, k,
-                                   methods=("t",), replicates=args.replicates,
-                                   p_values=False, rng=int(rng.integers(2**63)))["t"]
-        sim = float(np.mean(sim_t.high < 0))
+        key = f"{name} k={k} T={t} n={n} D={delta} {change} {args.replicates}"
+        if key not in cache:
+            sim_t = simulate_intervals(TaskPopulation(p_old, p_new, "drop"), t, n, k,
+                                       methods=("t",), replicates=args.replicates,
+                                       p_values=False, rng=int(rng.integers(2**63)))["t"]
+            cache[key] = float(np.mean(sim_t.high < 0))
+            if args.sims:
+                with open(args.sims, "w", encoding="utf-8") as f:
+                    json.dump(cache, f)
+        sim = cache[key]
         se = math.sqrt(max(sim * (1 - sim), 1.0 / args.replicates) / args.replicates)
-        none = float(plan_comparison(k, delta=delta, tasks=(t,), runs=(n,)).power[0, 0])
+        share = SHARES[change]  # the same stated assumption in every plan
+        kw = {"delta": delta, "tasks": (t,), "runs": (n,), "changed_share": share}
+        worst = float(plan_comparison(k, **kw).power[0, 0])
+        rate = float(plan_comparison(k, pass_rate=float(np.mean(p_old)), **kw).power[0, 0])
         planned = []
-        for runs in (n, 1):
+        for runs_spec in (spec, "1"):
             values = []
             for _ in range(args.pilots):
-                pilot = rng.binomial(runs, p_old[rng.integers(0, p_old.size, 60)])
+                m = pilot_runs(runs_spec, n, k, 60, rng)
+                pilot = rng.binomial(m, p_old[rng.integers(0, p_old.size, 60)])
                 try:
-                    grid = plan_comparison(k, delta=delta, successes=pilot, totals=runs,
-                                           tasks=(t,), runs=(n,)).power
+                    grid = plan_comparison(k, successes=pilot, totals=m, **kw).power
                 except ValueError:  # the code before: a pilot needs at least k runs
                     values.append(math.nan)
                     continue
                 values.append(float(grid[0, 0]))
             planned.append(float(np.mean(values)))
         row = {"design": f"{name} k={k} T={t} n={n} D={delta} {change}", "new": new,
-               "sim": sim, "se": se, "none": none, "pilot": planned[0], "one_run": planned[1]}
+               "sim": sim, "se": se, "worst": worst, "rate": rate, "pilot": planned[0],
+               "one_run": planned[1]}
         rows.append(row)
         print(f"{name:<27} {k:>2} {t:>4} {n:>3} {delta:5.3f} {change:>9} "
-              f"{'yes' if new else '':>3} | {sim:6.3f} {se:5.3f} | {none:6.3f} "
-              f"{none - sim:+6.3f} | {planned[0]:6.3f} {planned[0] - sim:+6.3f} | "
+              f"{'yes' if new else '':>3} | {sim:6.3f} {se:5.3f} | {worst:6.3f} "
+              f"{worst - sim:+6.3f} | {rate:6.3f} {rate - sim:+6.3f} | "
+              f"{planned[0]:6.3f} {planned[0] - sim:+6.3f} | "
               f"{planned[1]:6.3f} {planned[1] - sim:+6.3f}", flush=True)
     return rows
 
 
 def summary(rows: list[dict[str, object]], label: str) -> None:
-    for key in ("none", "pilot", "one_run"):
-        gaps = np.array([float(r[key]) - float(r["sim"]) for r in rows])  # type: ignore[arg-type]
+    for key in ("worst", "rate", "pilot", "one_run"):
+        gaps = np.array([float(r[key]) - float(r["sim"])  # type: ignore[arg-type]
+                         for r in rows if key in r])
         gaps = gaps[np.isfinite(gaps)]
         if gaps.size == 0:
             print(f"{label} {key:8}: no plan")
@@ -134,6 +204,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3838)
     ap.add_argument("--save", help="write the rows as JSON")
     ap.add_argument("--before", help="a saved run of the code before, to print beside")
+    ap.add_argument("--sims", help="a JSON cache of the simulated powers (read and written)")
     args = ap.parse_args()
     start = time.perf_counter()
     rows = run(args)
@@ -148,7 +219,7 @@ def main() -> None:
             print(f"{a['design']:<58} " + " ".join(
                 f"{key}: {float(b[key]) - float(b['sim']):+.3f} -> "
                 f"{float(a[key]) - float(a['sim']):+.3f}"  # type: ignore[arg-type]
-                for key in ("none", "pilot", "one_run")))
+                for key in ("worst", "rate", "pilot", "one_run") if key in b))
         summary(before, "before")
     summary(rows, "after ")
     print(f"[{time.perf_counter() - start:.0f} s]")

@@ -382,6 +382,62 @@ def _proved_power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: f
     return power
 
 
+#: Above this many tasks the suite intervals' half-widths are taken from this many, scaled
+#: by the square root of the ratio (their widths fall like 1/sqrt(T)).
+_SUITE_WIDTH_TASKS = 2000
+
+
+@lru_cache(maxsize=512)
+def _suite_half_widths(t: int, n: int, k: int, alpha: float
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The default suite interval of T tasks with n runs each at ``1 - alpha/2`` (as
+    :func:`passk.stats.compare._difference` takes it): at suite means x on a grid (each
+    task at c = 0 or c = n, in proportion), the half-widths above (U - x) and below
+    (x - L)."""
+    from passk.stats.suite_interval import _hoeffding_suites
+    ones = np.unique(np.round(np.linspace(0.0, 1.0, 41) * t).astype(np.int64))
+    c = np.where(np.arange(t)[None, :] < ones[:, None], n, 0)
+    low, high = _hoeffding_suites(c, np.full(t, n), k, alpha / 2)
+    x = ones / t
+    return x, np.asarray(high - x, dtype=float), np.asarray(x - low, dtype=float)
+
+
+def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
+                      thetas: np.ndarray, alpha: float) -> np.ndarray:
+    r"""P(the difference of the two suite intervals lies below 0) for a true drop
+    ``delta``, at its share of alpha (:data:`passk.stats.compare.DIFFERENCE_SHARE`).
+
+    Its upper end is :math:`U_{new} - L_{old} = \bar d + h^+(\theta - \delta) +
+    h^-(\theta)`, the half-widths h of each version's suite interval at its mean
+    (:func:`_suite_half_widths`, taken as fixed at the expected means), and
+    :math:`\bar d \sim N(-\delta, \sigma_d^2/T)`; the smallest power over the old
+    version's mean pass^k in ``thetas`` (what the plan cannot tell apart). A normal
+    approximation, not a bound: where trial noise is small (near-saturated suites) this
+    is the part of the comparison that shows a drop."""
+    from scipy import special
+
+    from passk.stats.compare import DIFFERENCE_SHARE
+    delta, var_d, t_count = np.broadcast_arrays(
+        *(np.asarray(x, dtype=float) for x in (delta, var_d, t_count)))
+    out = np.zeros(delta.shape)
+    flat = out.reshape(-1)
+    for i, (d, v, t) in enumerate(zip(delta.ravel(), var_d.ravel(), t_count.ravel())):
+        if not (math.isfinite(v) and math.isfinite(d)) or t < 2:
+            continue
+        # T on a grid of ratio sqrt(2) (the widths' factor sqrt(T_grid / T) is within 19 %
+        # of 1), so that a search over T reuses them
+        t_used = int(min(2 ** (round(2 * math.log2(t)) / 2), _SUITE_WIDTH_TASKS))
+        t_used = max(t_used, 2)
+        x, up, down = _suite_half_widths(t_used, runs, k, alpha * DIFFERENCE_SHARE)
+        scale = math.sqrt(t_used / t)
+        th = thetas[thetas >= d] if np.any(thetas >= d) else np.array([d])
+        half = scale * (np.interp(th - d, x, up) + np.interp(th, x, down))
+        sd = math.sqrt(max(v, 0.0) / t)
+        gap = d - float(half.max())
+        flat[i] = float(special.ndtr(gap / sd)) if sd > 0 else float(gap > 0)
+    return out
+
+
 def _worst_within(n: int, k: int) -> float:
     """max over p of V_n(p), the unbiased pass^k's variance from n runs: on a grid, then
     refined by a bounded search round the grid's best."""
@@ -436,6 +492,19 @@ def _worst_law(n: int, k: int, mean: float, size: int = 1000) -> tuple[float, np
     upper = round(share * size)
     rates = np.concatenate([np.full(size - upper, a), np.full(upper, b)])
     return float(np.interp(mean, vertices, values)), rates
+
+
+def _worst_at_mean(mean: float, run_grid: tuple[int, ...], k: int
+                   ) -> tuple[tuple[float, ...], dict[int, np.ndarray], np.ndarray, float]:
+    """Where only the rates' mean is known (a pilot of one run a task, or ``pass_rate``):
+    per planned n the largest mean within-task variance over every law of the rates with
+    that mean and the two-point law attaining it (:func:`_worst_law`), the first n's law,
+    and the largest variance of p^k in [0, 1] with E p^k <= E p = mean."""
+    laws_at = {r: _worst_law(r, k, mean) for r in run_grid}
+    within = tuple(laws_at[r][0] for r in run_grid)
+    rates_for = {r: laws_at[r][1] for r in run_grid}
+    sigma_b2 = 0.25 if mean > 0.5 else mean * (1.0 - mean)
+    return within, rates_for, laws_at[run_grid[0]][1], sigma_b2
 
 
 def _beta_binomial_fit(c: np.ndarray, m: np.ndarray) -> tuple[float, float]:
@@ -499,6 +568,7 @@ def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
 
 def plan_comparison(k: int, *, delta: float | None = None,
                     successes: npt.ArrayLike | None = None, totals: npt.ArrayLike | None = None,
+                    pass_rate: float | None = None,
                     correlation: float | None = None,
                     between_variance: float | None = None,
                     changed_share: float = DEFAULT_CHANGED_SHARE,
@@ -726,9 +796,20 @@ def plan_comparison(k: int, *, delta: float | None = None,
     run_grid = tuple(int(r) for r in check.whole_array(runs, "runs", minimum=k_).ravel())
     if assume not in ("worst-case", "default-population"):
         raise BadInput(f"assume ({assume!r}) must be worst-case or default-population")
-    worst = successes is None and totals is None and assume == "worst-case"
+    if pass_rate is not None:
+        pass_rate = check.real(pass_rate, "pass_rate", low=0.0, high=1.0)
+        if successes is not None or totals is not None:
+            raise BadInput("give a pilot (successes, totals) or pass_rate, not both: a pilot "
+                           "already says what pass rate to expect")
+    worst = (successes is None and totals is None and pass_rate is None
+             and assume == "worst-case")
     rates_for: dict[int, np.ndarray] = {}  # per planned n, where the pilot leaves it open
-    if successes is None or totals is None:
+    known_mean = pass_rate  # where only the rates' mean is known
+    if pass_rate is not None:  # the stated mean rate: the worst case over laws with it
+        within, rates_for, rates, sigma_b2 = _worst_at_mean(pass_rate, run_grid, k_)
+        source = (f"stated mean pass rate {pass_rate:.3f}, no pilot (within-task variance "
+                  "at its largest over every population with that mean)")
+    elif successes is None or totals is None:
         if successes is not None or totals is not None:
             raise BadInput("a pilot needs both successes and totals")
         rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
@@ -749,13 +830,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
         if c.size < 2:
             raise BadInput(f"a pilot needs at least 2 tasks, not {c.size}")
         if np.any(n < 2):  # one run a task: the spread of the rates is not identified
-            mean = float(np.sum(c) / np.sum(n))
-            laws_at = {r: _worst_law(r, k_, mean) for r in run_grid}
-            within = tuple(laws_at[r][0] for r in run_grid)
-            rates_for = {r: laws_at[r][1] for r in run_grid}
-            rates = laws_at[run_grid[0]][1]
-            # the largest variance of p^k in [0, 1] with E p^k <= E p = mean
-            sigma_b2 = 0.25 if mean > 0.5 else mean * (1.0 - mean)
+            mean = known_mean = float(np.sum(c) / np.sum(n))
+            within, rates_for, rates, sigma_b2 = _worst_at_mean(mean, run_grid, k_)
             source = (f"pilot of {c.size} tasks (one run on some: the spread of the rates "
                       "is not identified; within-task variance at its largest for the "
                       f"pilot's mean rate {mean:.3f})")
@@ -788,7 +864,26 @@ def plan_comparison(k: int, *, delta: float | None = None,
     t_arr = np.array(task_grid, dtype=float)[:, None]
     rates_for = rates_for or dict.fromkeys(run_grid, rates)
     laws = [_hat_law(rates_for[r], r, k_) for r in run_grid]
-    pw = _proved_power
+    # the old version's mean pass^k, or the range the plan cannot tell apart: with only the
+    # mean rate known, E p^k lies in [mean^k, mean]; with nothing known, anywhere
+    if worst:
+        thetas = np.linspace(0.0, 1.0, 21)
+    elif known_mean is not None:
+        thetas = np.linspace(known_mean**k_, known_mean, 9)
+    else:
+        thetas = np.array([float(np.mean(np.clip(rates, 0.0, 1.0) ** k_))])
+
+    def pw_at(r: int) -> Any:
+        """The comparison's power at r runs: its union's, or the difference's of the suite
+        intervals where that is larger (the intersection shows a drop when either does;
+        with nothing known of the rates the difference's is taken at its smallest, which
+        is about 0: left out)."""
+        def fn(x: Any, var_d: Any, floor_var: Any, t: Any, a: float) -> np.ndarray:
+            union = _proved_power(x, var_d, floor_var, t, a)
+            if worst:
+                return union
+            return np.maximum(union, _difference_power(x, var_d, t, r, k_, thetas, a))
+        return fn
 
     def design(r: int, x: float, w: float, law: tuple[np.ndarray, np.ndarray]
                ) -> tuple[float, float, float]:
@@ -803,9 +898,10 @@ def plan_comparison(k: int, *, delta: float | None = None,
         floor = tuple(f for _, f, _ in designs)
         even = float(np.mean([e for _, _, e in designs]))
         omega2 = omega2_at(delta, even)
-        var_w = np.array([v for v, _, _ in designs])[None, :]
-        grid_power = pw(delta, omega2 + var_w, np.array(floor)[None, :], t_arr, alpha)
-        grid_even = pw(delta, even + var_w, np.array(floor)[None, :], t_arr, alpha)
+        grid_power = np.column_stack([pw_at(r)(delta, omega2 + v, f, t_arr[:, 0], alpha)
+                                      for r, (v, f, _) in zip(run_grid, designs)])
+        grid_even = np.column_stack([pw_at(r)(delta, even + v, f, t_arr[:, 0], alpha)
+                                     for r, (v, f, _) in zip(run_grid, designs)])
     elif between_variance is not None or correlation is not None:
         omega2 = omega2_at(0.0, 0.0)
     detectable = np.empty((len(task_grid), len(run_grid)))
@@ -815,15 +911,15 @@ def plan_comparison(k: int, *, delta: float | None = None,
     for j, (r, w) in enumerate(zip(run_grid, within)):
         at = np.array([design(r, x, w, laws[j]) for x in drops])
         for i, t_ in enumerate(task_grid):
-            def short(x: float, at: np.ndarray = at, t_: int = t_) -> float:
+            def short(x: float, at: np.ndarray = at, t_: int = t_, r: int = r) -> float:
                 v, f, e = (float(np.interp(x, drops, at[:, col])) for col in (0, 1, 2))
-                return float(pw(x, omega2_at(x, e) + v, f, t_, alpha)) - power
+                return float(pw_at(r)(x, omega2_at(x, e) + v, f, t_, alpha)) - power
             detectable[i, j] = optimize.brentq(short, drops[0], top, xtol=1e-5) \
                 if short(top) > 0 and short(drops[0]) < 0 else math.inf
     needed: tuple[int | None, ...] | None = None
     if delta is not None:
-        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power, fn=pw)
-                       for v, f, _ in designs)
+        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power, fn=pw_at(r))
+                       for r, (v, f, _) in zip(run_grid, designs))
     return ComparisonPlan(k_, delta, 1 - alpha, power, task_grid, run_grid, grid_power,
                           detectable, needed, omega2, tuple(within), source, floor,
                           grid_even, assumption)
