@@ -136,6 +136,7 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
     rows = []
     print(f"{'population':<27} {'k':>2} {'T':>4} {'n':>3} {'D':>5} {'change':>9} {'new':>3} | "
           f"{'sim':>6} {'s.e.':>5} | {'worst':>6} {'gap':>6} | {'rate':>6} {'gap':>6} | "
+          f"{'pop.':>6} {'gap':>6} | "
           f"{'pilot':>6} {'gap':>6} | {'1 run':>6} {'gap':>6}")
     for name, k, t, n, delta, change, new, spec in DESIGNS:
         p_old = np.clip(pools[name], 1e-9, 1 - 1e-9)
@@ -158,6 +159,7 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
         kw = {"delta": delta, "tasks": (t,), "runs": (n,), "changed_share": share}
         worst = float(plan_comparison(k, **kw).power[0, 0])
         rate = float(plan_comparison(k, pass_rate=float(np.mean(p_old)), **kw).power[0, 0])
+        stated = float(plan_comparison(k, population=p_old[:4000], **kw).power[0, 0])
         planned = []
         for runs_spec in (spec, "1"):
             values = []
@@ -172,19 +174,21 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
                 values.append(float(grid[0, 0]))
             planned.append(float(np.mean(values)))
         row = {"design": f"{name} k={k} T={t} n={n} D={delta} {change}", "new": new,
-               "sim": sim, "se": se, "worst": worst, "rate": rate, "pilot": planned[0],
+               "sim": sim, "se": se, "worst": worst, "rate": rate, "population": stated,
+               "pilot": planned[0],
                "one_run": planned[1]}
         rows.append(row)
         print(f"{name:<27} {k:>2} {t:>4} {n:>3} {delta:5.3f} {change:>9} "
               f"{'yes' if new else '':>3} | {sim:6.3f} {se:5.3f} | {worst:6.3f} "
               f"{worst - sim:+6.3f} | {rate:6.3f} {rate - sim:+6.3f} | "
+              f"{stated:6.3f} {stated - sim:+6.3f} | "
               f"{planned[0]:6.3f} {planned[0] - sim:+6.3f} | "
               f"{planned[1]:6.3f} {planned[1] - sim:+6.3f}", flush=True)
     return rows
 
 
 def summary(rows: list[dict[str, object]], label: str) -> None:
-    for key in ("worst", "rate", "pilot", "one_run"):
+    for key in ("worst", "rate", "population", "pilot", "one_run"):
         gaps = np.array([float(r[key]) - float(r["sim"])  # type: ignore[arg-type]
                          for r in rows if key in r])
         gaps = gaps[np.isfinite(gaps)]
@@ -219,7 +223,7 @@ def main() -> None:
             print(f"{a['design']:<58} " + " ".join(
                 f"{key}: {float(b[key]) - float(b['sim']):+.3f} -> "
                 f"{float(a[key]) - float(a['sim']):+.3f}"  # type: ignore[arg-type]
-                for key in ("worst", "rate", "pilot", "one_run") if key in b))
+                for key in ("worst", "rate", "population", "pilot", "one_run") if key in b))
         summary(before, "before")
     summary(rows, "after ")
     print(f"[{time.perf_counter() - start:.0f} s]")

@@ -568,7 +568,7 @@ def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
 
 def plan_comparison(k: int, *, delta: float | None = None,
                     successes: npt.ArrayLike | None = None, totals: npt.ArrayLike | None = None,
-                    pass_rate: float | None = None,
+                    pass_rate: float | None = None, population: npt.ArrayLike | None = None,
                     correlation: float | None = None,
                     between_variance: float | None = None,
                     changed_share: float = DEFAULT_CHANGED_SHARE,
@@ -796,12 +796,22 @@ def plan_comparison(k: int, *, delta: float | None = None,
     run_grid = tuple(int(r) for r in check.whole_array(runs, "runs", minimum=k_).ravel())
     if assume not in ("worst-case", "default-population"):
         raise BadInput(f"assume ({assume!r}) must be worst-case or default-population")
+    stated = [name for name, x in (("a pilot", successes if successes is not None else
+                                    totals), ("pass_rate", pass_rate),
+                                   ("population", population))
+              if x is not None]
+    if len(stated) > 1:
+        raise BadInput(f"give one of a pilot (successes, totals), pass_rate or rates, not "
+                       f"{' and '.join(stated)}: each says what rates to expect")
     if pass_rate is not None:
         pass_rate = check.real(pass_rate, "pass_rate", low=0.0, high=1.0)
-        if successes is not None or totals is not None:
-            raise BadInput("give a pilot (successes, totals) or pass_rate, not both: a pilot "
-                           "already says what pass rate to expect")
-    worst = (successes is None and totals is None and pass_rate is None
+    stated_rates: np.ndarray | None = None
+    if population is not None:
+        stated_rates = np.asarray(check.real_array(population, "population"),
+                                  dtype=float).ravel()
+        if stated_rates.size == 0 or np.any(~((stated_rates >= 0) & (stated_rates <= 1))):
+            raise BadInput("population must be one or more success rates in [0, 1]")
+    worst = (successes is None and totals is None and pass_rate is None and population is None
              and assume == "worst-case")
     rates_for: dict[int, np.ndarray] = {}  # per planned n, where the pilot leaves it open
     known_mean = pass_rate  # where only the rates' mean is known
@@ -812,12 +822,15 @@ def plan_comparison(k: int, *, delta: float | None = None,
     elif successes is None or totals is None:
         if successes is not None or totals is not None:
             raise BadInput("a pilot needs both successes and totals")
-        rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
+        rates = (stated_rates if stated_rates is not None else
+                 task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old)
         sigma_b2 = float(np.var(rates**k_))
         poly = np.polynomial.polynomial.polyval
         within = tuple(float(np.mean(poly(rates, _variance_polynomial(r, k_))))
                        for r in run_grid)
-        source = "default population (30% of tasks near 0, 30% near 1, 40% in between)"
+        source = ("default population (30% of tasks near 0, 30% near 1, 40% in between)"
+                  if stated_rates is None else
+                  f"stated population of {stated_rates.size} task rates, no pilot")
         if worst:
             within = tuple(_worst_within(r, k_) for r in run_grid)
             source = ("worst case over every population of rates (no pilot: the largest "
