@@ -15,8 +15,23 @@ than the difference at alpha. Then each side's error after, by Monte Carlo with 
 standard error (no change: the wrong claim "better" or "worse"; one task 0 -> 1 while
 the rest slip: "better").
 
+The cells are the nine above and the designs of the error grid
+(``bench_compare_errors.py``: n_old/n_new/k = 16/1/1, 1/16/1, 2/12/2, 4/4/2, T = 10, 40,
+320, saturated, bimodal and tau-bench tasks). Beside "after" the script prints the union
+alone at the full alpha (what the comparison would be without the suite intervals) and the
+difference at alpha/2 (what the split costs where the union never helps). ``--power``
+prints the power table on the error grid's designs: the share of suites whose interval lies
+below 0 when every task's pass^k falls by the same share (a drop of 0.05 in the mean, 0.01
+on saturated tasks), for the comparison, the difference of the suite intervals at the
+full alpha and the union at the full alpha. ``--direct`` prints the direct interval for
+the change (idea (a) of issue 38's second pass: one test of the difference with the two
+versions' variances added, its nuisance, the level, bounded by Berger and Boos's
+confidence set) at the outcome where every run passed, against the difference of the
+suite intervals.
+
     nice -n 10 python benchmarks/bench_compare_width.py            # 400 suites a cell
     nice -n 10 python benchmarks/bench_compare_width.py --reps 100 # quick
+    nice -n 10 python benchmarks/bench_compare_width.py --reps 200 --power --direct
 """
 
 from __future__ import annotations
@@ -43,6 +58,10 @@ CELLS = (  # (population, T, n, k)
     ("tau-bench rates", 200, 4, 4),
     ("bimodal Beta(0.5, 0.5)", 50, 4, 2),
 )
+#: The error grid's designs (n_old, n_new, k), tasks and populations (bench_compare_errors.py).
+GRID_DESIGNS = ((16, 1, 1), (1, 16, 1), (2, 12, 2), (4, 4, 2))
+GRID_TASKS = (10, 40, 320)
+GRID_POPULATIONS = ("saturated Beta(20, 0.3)", "bimodal Beta(0.5, 0.5)", "tau-bench rates")
 
 
 def draw(name: str, shape: tuple[int, int], rng: np.random.Generator,
@@ -54,24 +73,89 @@ def draw(name: str, shape: tuple[int, int], rng: np.random.Generator,
     return tau[rng.integers(0, tau.size, shape)]
 
 
-def widths(name: str, t: int, n: int, k: int, confidence: float, reps: int,
-           rng: np.random.Generator, tau: np.ndarray) -> tuple[float, float, float, float]:
+def _suite_difference(c_old: np.ndarray, n_old: int, c_new: np.ndarray, n_new: int, k: int,
+                      alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """[L_new - U_old, U_new - L_old], each suite interval at 1 - alpha/2."""
+    t = c_old.shape[-1]
+    lo_o, hi_o = _hoeffding_suites(c_old, np.full(t, n_old), k, alpha / 2)
+    lo_n, hi_n = _hoeffding_suites(c_new, np.full(t, n_new), k, alpha / 2)
+    return lo_n - hi_o, hi_n - lo_o
+
+
+def widths(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
+           rng: np.random.Generator, tau: np.ndarray) -> dict[str, float]:
+    """Mean width ratios to the difference of the suite intervals at the full alpha."""
     alpha = 1 - confidence
     p = draw(name, (reps, t), rng, tau)
-    c_old, c_new = rng.binomial(n, p), rng.binomial(n, p)
-    h_old = np.asarray(estimate_pass_hat_k(c_old, n, k), dtype=float)
-    h_new = np.asarray(estimate_pass_hat_k(c_new, n, k), dtype=float)
+    c_old, c_new = rng.binomial(n_old, p), rng.binomial(n_new, p)
+    h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
+    h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
     base = paired_difference_test(h_new - h_old, confidence=confidence)
-    before = _union(base, h_old, h_new, k, n, n, alpha, p_value=False)
-    after = _floored(base, h_old, h_new, k, n, n, alpha, p_value=False)
-    lo_o, hi_o = _hoeffding_suites(c_old, np.full(t, n), k, alpha / 2)
-    lo_n, hi_n = _hoeffding_suites(c_new, np.full(t, n), k, alpha / 2)
-    full = (hi_n - lo_o) - (lo_n - hi_o)
+    before = _union(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
+    after = _floored(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
+    low, high = _suite_difference(c_old, n_old, c_new, n_new, k, alpha)
+    low2, high2 = _suite_difference(c_old, n_old, c_new, n_new, k, alpha / 2)
+    full = high - low
     w_before = np.minimum(before.high, 1) - np.maximum(before.low, -1)
     w_after = np.minimum(after.high, 1) - np.maximum(after.low, -1)
-    r_before, r_after = w_before / full, w_after / full
-    return (float(r_before.mean()), float(r_after.mean()), float(r_after.max()),
-            float(np.mean(r_after > 1 + 1e-12)))
+    r_after = w_after / full
+    return {"before": float(np.mean(w_before / full)), "after": float(r_after.mean()),
+            "max": float(r_after.max()), "wider": float(np.mean(r_after > 1 + 1e-12)),
+            "half": float(np.mean((high2 - low2) / full))}
+
+
+def powers(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
+           rng: np.random.Generator, tau: np.ndarray) -> tuple[float, dict[str, float]]:
+    """The drop, and the share of suites shown worse (interval below 0) by the comparison,
+    the difference of the suite intervals at the full alpha, and the union at the full
+    alpha: every task's pass^k scaled so that the mean falls by the drop."""
+    alpha = 1 - confidence
+    drop = 0.01 if name.startswith("saturated") else 0.05
+    p_old = draw(name, (reps, t), rng, tau)
+    theta = p_old**k
+    scale = np.clip(1.0 - drop / np.maximum(theta.mean(axis=1, keepdims=True), 1e-12), 0, 1)
+    p_new = (theta * scale) ** (1 / k)
+    c_old, c_new = rng.binomial(n_old, p_old), rng.binomial(n_new, p_new)
+    h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
+    h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
+    base = paired_difference_test(h_new - h_old, confidence=confidence)
+    union = _union(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
+    now = _floored(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
+    _, high = _suite_difference(c_old, n_old, c_new, n_new, k, alpha)
+    return drop, {"now": float(np.mean(now.high < 0)), "difference": float(np.mean(high < 0)),
+                  "union": float(np.mean(union.high < 0))}
+
+
+def direct_all_pass(runs: int, confidence: float) -> dict[str, float]:
+    """Idea (a), at its most favourable: identical tasks, k = 1 (the tail is the binomial's,
+    exactly), every one of ``runs`` runs passed in both versions. The direct test of a change
+    delta0 compares the two failure counts, P(F_new <= F_old) at (theta, theta + delta0); its
+    level depends on theta (the nuisance), so theta is confined by Berger and Boos's
+    confidence set at gamma (gamma/2 to each version's count) and the test gets
+    alpha/2 - gamma. Returns the lower ends of that interval and of the difference of the
+    suite intervals at the full alpha and at alpha/2."""
+    from scipy import stats
+    alpha = 1 - confidence
+    f = np.arange(runs + 1)
+    every = np.full((1, 50), runs // 50)  # 50 tasks, every run passed
+    out = {}
+    for label, a in (("difference", alpha), ("difference at alpha/2", alpha / 2)):
+        low, _ = _suite_difference(every, runs // 50, every, runs // 50, 1, a)
+        out[label] = float(low[0])
+    for label, gamma in (("direct, gamma = alpha/20", alpha / 20),
+                         ("direct, gamma = alpha/10", alpha / 10),
+                         ("direct, gamma = alpha/4", alpha / 4)):
+        level = alpha / 2 - gamma
+        box = (gamma / 2) ** (1 / runs)  # every run passed: theta below this is rejected
+        grid = np.linspace(box, 1.0, 1500)
+        tail = stats.binom.cdf(f[None, :], runs, 1 - grid[:, None])  # P(F_new <= j)
+        best = 0.0
+        for theta_old in np.linspace(box, 1.0, 300):
+            accepted = grid[tail @ stats.binom.pmf(f, runs, 1 - theta_old) > level]
+            if accepted.size:
+                best = min(best, float(accepted.min()) - theta_old)
+        out[label] = best
+    return out
 
 
 def side_errors(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float,
@@ -97,32 +181,66 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--seed", type=int, default=38)
+    ap.add_argument("--power", action="store_true", help="the power table on the error grid")
+    ap.add_argument("--direct", action="store_true", help="idea (a) at the all-pass outcome")
+    ap.add_argument("--no-errors", action="store_true", help="skip each side's error")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     tau = tau_rates()
-    start = time.perf_counter()
-    print("width / the difference of the suite intervals at the full alpha (mean over suites)")
-    print(f"{'population':25} {'T':>4} {'n':>2} {'k':>2} {'conf':>5} | {'before':>6} "
-          f"{'after':>6} {'max':>6} {'wider':>6}")
-    for name, t, n, k in CELLS:
+    start = time.process_time()
+    cells = [(name, t, n, n, k) for name, t, n, k in CELLS]
+    cells += [(name, t, n_old, n_new, k) for name in GRID_POPULATIONS
+              for n_old, n_new, k in GRID_DESIGNS for t in GRID_TASKS]
+    print("width / the difference of the suite intervals at the full alpha (mean over suites):"
+          " before (the union at alpha), after (now), its largest, the share of suites where"
+          " it is wider, and the difference at alpha/2")
+    print(f"{'population':25} {'T':>4} {'n':>5} {'k':>2} {'conf':>5} | {'before':>6} "
+          f"{'after':>6} {'max':>6} {'wider':>6} {'D(a/2)':>6}")
+    summary = []
+    for name, t, n_old, n_new, k in cells:
         for conf in (0.90, 0.95, 0.99):
-            b, a, top, wider = widths(name, t, n, k, conf, args.reps, rng, tau)
-            print(f"{name:25} {t:>4} {n:>2} {k:>2} {conf:>5.0%} | {b:6.3f} {a:6.3f} "
-                  f"{top:6.3f} {wider:6.1%}", flush=True)
-    print("\neach side's error after (Monte Carlo, s.e. in brackets), alpha/2 beside it")
-    for name, t, n_old, n_new, k in (("saturated Beta(20, 0.3)", 50, 4, 4, 1),
-                                     ("tau-bench rates", 50, 4, 4, 2),
-                                     ("0->1, rest slip", 80, 16, 1, 1),
-                                     ("0->1, rest slip", 10, 4, 4, 2)):
+            w = widths(name, t, n_old, n_new, k, conf, args.reps, rng, tau)
+            summary.append(w["after"])
+            print(f"{name:25} {t:>4} {n_old:>2}/{n_new:<2} {k:>2} {conf:>5.0%} | "
+                  f"{w['before']:6.3f} {w['after']:6.3f} {w['max']:6.3f} {w['wider']:6.1%} "
+                  f"{w['half']:6.3f}", flush=True)
+    a = np.array(summary)
+    print(f"after / D(alpha) over {a.size} cell-levels: {a.min():.3f}-{a.max():.3f}, at most 1 "
+          f"in {int(np.sum(a <= 1.0))}")
+    if args.power:
+        print("\npower (interval below 0) on the error grid's designs: the comparison now, the "
+              "difference of the suite intervals at alpha, the union at alpha")
+        for name in GRID_POPULATIONS:
+            for n_old, n_new, k in GRID_DESIGNS:
+                for t in (40, 320):
+                    for conf in (0.90, 0.95, 0.99):
+                        drop, pw = powers(name, t, n_old, n_new, k, conf, args.reps, rng, tau)
+                        print(f"{name:25} {n_old:>2}/{n_new:<2} k={k} T={t:<4} {conf:>4.0%} "
+                              f"drop {drop:.2f}: now {pw['now']:.3f}, difference "
+                              f"{pw['difference']:.3f}, union {pw['union']:.3f}", flush=True)
+    if args.direct:
+        print("\nidea (a) where every run passed (T = 50, n = 4, k = 1: 200 runs a version), "
+              "the lower end of the change's interval")
         for conf in (0.90, 0.95, 0.99):
-            reps = args.reps * 5
-            up, down = side_errors(name, t, n_old, n_new, k, conf, reps, rng, tau)
-            half = (1 - conf) / 2
-            se = [math.sqrt(max(x, 1 / reps) * (1 - x) / reps) for x in (up, down)]
-            print(f"{name:25} T={t:<4} n={n_old}/{n_new} k={k} {conf:>4.0%}: better "
-                  f"{up:.4f} ({se[0]:.4f}), worse {down:.4f} ({se[1]:.4f}), alpha/2 "
-                  f"{half:.3f}", flush=True)
-    print(f"[{time.perf_counter() - start:.0f} s]")
+            ends = direct_all_pass(200, conf)
+            base = ends["difference"]
+            print(f"{conf:.0%}: " + ", ".join(f"{key} {v:+.4f} ({v / base:.2f}x)"
+                                              for key, v in ends.items()), flush=True)
+    if not args.no_errors:
+        print("\neach side's error after (Monte Carlo, s.e. in brackets), alpha/2 beside it")
+        for name, t, n_old, n_new, k in (("saturated Beta(20, 0.3)", 50, 4, 4, 1),
+                                         ("tau-bench rates", 50, 4, 4, 2),
+                                         ("0->1, rest slip", 80, 16, 1, 1),
+                                         ("0->1, rest slip", 10, 4, 4, 2)):
+            for conf in (0.90, 0.95, 0.99):
+                reps = args.reps * 5
+                up, down = side_errors(name, t, n_old, n_new, k, conf, reps, rng, tau)
+                half = (1 - conf) / 2
+                se = [math.sqrt(max(x, 1 / reps) * (1 - x) / reps) for x in (up, down)]
+                print(f"{name:25} T={t:<4} n={n_old}/{n_new} k={k} {conf:>4.0%}: better "
+                      f"{up:.4f} ({se[0]:.4f}), worse {down:.4f} ({se[1]:.4f}), alpha/2 "
+                      f"{half:.3f}", flush=True)
+    print(f"[{time.process_time() - start:.0f} s CPU]")
 
 
 if __name__ == "__main__":

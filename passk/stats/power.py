@@ -403,7 +403,8 @@ def _suite_half_widths(t: int, n: int, k: int, alpha: float
 
 
 def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
-                      thetas: np.ndarray, alpha: float) -> np.ndarray:
+                      thetas: np.ndarray, alpha: float, *, identified: bool = True
+                      ) -> np.ndarray:
     r"""P(the difference of the two suite intervals lies below 0) for a true drop
     ``delta``, at its share of alpha (:data:`passk.stats.compare.DIFFERENCE_SHARE`).
 
@@ -411,7 +412,10 @@ def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
     h^-(\theta)`, the half-widths h of each version's suite interval at its mean
     (:func:`_suite_half_widths`, taken as fixed at the expected means), and
     :math:`\bar d \sim N(-\delta, \sigma_d^2/T)`; the smallest power over the old
-    version's mean pass^k in ``thetas`` (what the plan cannot tell apart). A normal
+    version's mean pass^k in ``thetas`` (what the plan cannot tell apart). The suite
+    intervals do not widen with the noise, so where the drop is smaller than the half-widths
+    more noise *raises* this power: where the within-task variance is not identified (taken
+    at its largest, ``identified=False``) that part is left out (power 0 there). A normal
     approximation, not a bound: where trial noise is small (near-saturated suites) this
     is the part of the comparison that shows a drop."""
     from scipy import special
@@ -434,6 +438,8 @@ def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
         half = scale * (np.interp(th - d, x, up) + np.interp(th, x, down))
         sd = math.sqrt(max(v, 0.0) / t)
         gap = d - float(half.max())
+        if gap < 0 and not identified:
+            continue
         flat[i] = float(special.ndtr(gap / sd)) if sd > 0 else float(gap > 0)
     return out
 
@@ -895,7 +901,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
             union = _proved_power(x, var_d, floor_var, t, a)
             if worst:
                 return union
-            return np.maximum(union, _difference_power(x, var_d, t, r, k_, thetas, a))
+            return np.maximum(union, _difference_power(x, var_d, t, r, k_, thetas, a,
+                                                       identified=known_mean is None))
         return fn
 
     def design(r: int, x: float, w: float, law: tuple[np.ndarray, np.ndarray]
