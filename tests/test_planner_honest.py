@@ -130,3 +130,114 @@ def test_never_optimistic_against_simulation(name, k, tasks, runs, delta):
 @pytest.mark.parametrize("name,k,tasks,runs,delta", HEAVY)
 def test_never_optimistic_against_simulation_more_designs(name, k, tasks, runs, delta):
     _check(name, k, tasks, runs, delta, replicates=1000, pilots=3)
+
+
+# --------------------------------------------------------------------------
+# issue 38, second pass: what the plan is told in place of a pilot
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k,n,mean", [(1, 4, 0.8), (2, 4, 0.55), (3, 6, 0.93)])
+def test_a_stated_pass_rate_plans_as_a_one_run_pilot_with_that_mean(k, n, mean):
+    """Both know the rates' mean only: the same worst case over every law with it."""
+    pilot = np.array([1] * round(100 * mean) + [0] * (100 - round(100 * mean)))
+    kw = {"delta": 0.05, "tasks": (80, 300), "runs": (n, 2 * n), "changed_share": 0.25}
+    stated = plan_comparison(k, pass_rate=float(pilot.mean()), **kw)
+    one_run = plan_comparison(k, successes=pilot, totals=1, **kw)
+    np.testing.assert_allclose(stated.power, one_run.power, rtol=0, atol=1e-12)
+    assert stated.within_variance == one_run.within_variance
+    assert "stated mean pass rate" in stated.source and "not identified" in one_run.source
+
+
+def test_a_stated_population_plans_as_the_default_population_does_for_its_rates():
+    """``population=`` is the default population's path with the user's rates: the default
+    population's own rates give the default population's plan."""
+    from passk.stats.simulation import _PLAN_POPULATION_SIZE, task_population
+    rates = task_population(_PLAN_POPULATION_SIZE, change="none", rng=0).p_old
+    kw = {"delta": 0.05, "tasks": (100, 400), "runs": (4, 8)}
+    stated = plan_comparison(2, population=rates, **kw)
+    default = plan_comparison(2, assume="default-population", **kw)
+    np.testing.assert_allclose(stated.power, default.power, rtol=0, atol=1e-12)
+    assert stated.tasks_needed == default.tasks_needed
+    assert "stated population of 4000" in stated.source
+
+
+@pytest.mark.parametrize("kw,words", [
+    ({"pass_rate": 0.8, "population": [0.5, 0.9]}, "pass_rate and population"),
+    ({"pass_rate": 0.8, "successes": [1, 0, 1], "totals": 1}, "a pilot and pass_rate"),
+    ({"population": [0.8], "successes": [3, 4], "totals": 4}, "a pilot and population"),
+    ({"pass_rate": 1.5}, "pass_rate"),
+    ({"pass_rate": float("nan")}, "pass_rate"),
+    ({"population": [0.2, 1.2]}, "population must be"),
+    ({"population": []}, "population must be"),
+    ({"population": ["a"]}, "population"),
+])
+def test_what_the_plan_is_told_is_checked(kw, words):
+    from passk.errors import BadInput
+    with pytest.raises(BadInput, match=words):
+        plan_comparison(1, delta=0.05, tasks=(50,), runs=(4,), **kw)
+
+
+@pytest.mark.parametrize("t,n,k", [(50, 4, 1), (120, 8, 2), (30, 3, 3), (200, 2, 1)])
+def test_the_difference_part_uses_the_public_suite_interval(t, n, k):
+    """The half-widths the plan puts into the difference's power are the public suite
+    interval's (each at 1 - alpha/2), at suites of tasks that all passed or all failed."""
+    from passk import mean_pass_hat_k_ci
+    from passk.stats.power import _suite_half_widths
+    alpha = 0.025
+    x, up, down = _suite_half_widths(t, n, k, alpha)
+    for j in (0, len(x) // 3, len(x) - 1):
+        ones = round(x[j] * t)
+        c = np.array([n] * ones + [0] * (t - ones))
+        ci = mean_pass_hat_k_ci(c, n, k, confidence=1 - alpha / 2).ci
+        assert math.isclose(x[j] + up[j], ci.high, abs_tol=1e-9)
+        assert math.isclose(x[j] - down[j], ci.low, abs_tol=1e-9)
+
+
+def stated_gaps(name, k, tasks, runs, delta, share, replicates, seed):
+    """Planned minus simulated power under one stated assumption: the population (its rates,
+    given to the plan) and how the change spreads (``changed_share``; 1 = every logit alike,
+    else that share of the tasks, each losing delta / share of pass^k)."""
+    rng = np.random.default_rng(seed)
+    rates = population(name, rng)
+    if share == 1.0:
+        from scipy import optimize, special
+        logit = special.logit(np.clip(rates, 1e-9, 1 - 1e-9))
+        target = float(np.mean(special.expit(logit) ** k)) - delta
+        shift = optimize.brentq(
+            lambda x: float(np.mean(special.expit(logit - x) ** k)) - target, 0.0, 60.0)
+        p_new = special.expit(logit - shift)
+    else:
+        theta = np.clip(rates, 1e-9, 1 - 1e-9) ** k
+        able = np.flatnonzero(theta >= delta / share)
+        theta = theta.copy()
+        theta[rng.choice(able, round(share * rates.size), replace=False)] -= delta / share
+        p_new = np.clip(theta, 1e-12, 1) ** (1 / k)
+    res = simulate_intervals(TaskPopulation(rates, p_new, "drop"), tasks, runs, k,
+                             methods=("t",), replicates=replicates, p_values=False,
+                             rng=seed)["t"]
+    sim = float(np.mean(res.high < 0))
+    se = math.sqrt(max(sim * (1 - sim), 1.0 / replicates) / replicates)
+    plan = float(plan_comparison(k, delta=delta, population=rates[:4000], tasks=(tasks,),
+                                 runs=(runs,), changed_share=share).power[0, 0])
+    return plan - sim, se
+
+
+STATED = [("Beta(8, 2)", 1, 200, 4, 0.08, 1.0), ("Beta(5, 1)", 2, 300, 4, 0.08, 0.25)]
+STATED_HEAVY = [*STATED, ("Uniform(0, 1)", 1, 100, 8, 0.10, 1.0),
+                ("Beta(50, 1)", 1, 100, 4, 0.03, 1.0), ("all p = 0.7", 2, 250, 4, 0.08, 1 / 3),
+                ("Beta(2, 2)", 1, 300, 4, 0.08, 0.1)]
+
+
+@pytest.mark.parametrize("name,k,tasks,runs,delta,share", STATED)
+def test_stated_population_within_the_promise(name, k, tasks, runs, delta, share):
+    """Under the same stated assumption, planned minus simulated lies in [-0.10, +0.02]
+    (beyond the simulation's noise, two standard errors)."""
+    gap, se = stated_gaps(name, k, tasks, runs, delta, share, replicates=200, seed=38)
+    assert -0.10 - 2 * se <= gap <= 0.02 + 2 * se, (gap, se)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,k,tasks,runs,delta,share", STATED_HEAVY)
+def test_stated_population_within_the_promise_more_designs(name, k, tasks, runs, delta, share):
+    gap, se = stated_gaps(name, k, tasks, runs, delta, share, replicates=1000, seed=83)
+    assert -0.10 - 2 * se <= gap <= 0.02 + 2 * se, (gap, se)

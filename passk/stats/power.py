@@ -403,8 +403,8 @@ def _suite_half_widths(t: int, n: int, k: int, alpha: float
 
 
 def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
-                      thetas: np.ndarray, alpha: float, *, identified: bool = True
-                      ) -> np.ndarray:
+                      thetas: np.ndarray, alpha: float, *, identified: bool = True,
+                      noise: float | None = None) -> np.ndarray:
     r"""P(the difference of the two suite intervals lies below 0) for a true drop
     ``delta``, at its share of alpha (:data:`passk.stats.compare.DIFFERENCE_SHARE`).
 
@@ -414,7 +414,9 @@ def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
     :math:`\bar d \sim N(-\delta, \sigma_d^2/T)`; the smallest power over the old
     version's mean pass^k in ``thetas`` (what the plan cannot tell apart). The suite
     intervals do not widen with the noise, so where the drop is smaller than the half-widths
-    more noise *raises* this power: where the within-task variance is not identified (taken
+    more noise *raises* this power: there it is taken with the trial noise alone
+    (``noise``, both versions' within-task variance, without the spread of the change across
+    tasks, which the plan assumes), and where that noise is not identified either (taken
     at its largest, ``identified=False``) that part is left out (power 0 there). A normal
     approximation, not a bound: where trial noise is small (near-saturated suites) this
     is the part of the comparison that shows a drop."""
@@ -440,6 +442,8 @@ def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
         gap = d - float(half.max())
         if gap < 0 and not identified:
             continue
+        if gap < 0 and noise is not None:
+            sd = min(sd, math.sqrt(max(noise, 0.0) / t))
         flat[i] = float(special.ndtr(gap / sd)) if sd > 0 else float(gap > 0)
     return out
 
@@ -892,7 +896,7 @@ def plan_comparison(k: int, *, delta: float | None = None,
     else:
         thetas = np.array([float(np.mean(np.clip(rates, 0.0, 1.0) ** k_))])
 
-    def pw_at(r: int) -> Any:
+    def pw_at(r: int, noise: float) -> Any:
         """The comparison's power at r runs: its union's, or the difference's of the suite
         intervals where that is larger (the intersection shows a drop when either does;
         with nothing known of the rates the difference's is taken at its smallest, which
@@ -902,7 +906,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
             if worst:
                 return union
             return np.maximum(union, _difference_power(x, var_d, t, r, k_, thetas, a,
-                                                       identified=known_mean is None))
+                                                       identified=known_mean is None,
+                                                       noise=noise))
         return fn
 
     def design(r: int, x: float, w: float, law: tuple[np.ndarray, np.ndarray]
@@ -918,9 +923,9 @@ def plan_comparison(k: int, *, delta: float | None = None,
         floor = tuple(f for _, f, _ in designs)
         even = float(np.mean([e for _, _, e in designs]))
         omega2 = omega2_at(delta, even)
-        grid_power = np.column_stack([pw_at(r)(delta, omega2 + v, f, t_arr[:, 0], alpha)
+        grid_power = np.column_stack([pw_at(r, v)(delta, omega2 + v, f, t_arr[:, 0], alpha)
                                       for r, (v, f, _) in zip(run_grid, designs)])
-        grid_even = np.column_stack([pw_at(r)(delta, even + v, f, t_arr[:, 0], alpha)
+        grid_even = np.column_stack([pw_at(r, v)(delta, even + v, f, t_arr[:, 0], alpha)
                                      for r, (v, f, _) in zip(run_grid, designs)])
     elif between_variance is not None or correlation is not None:
         omega2 = omega2_at(0.0, 0.0)
@@ -933,12 +938,12 @@ def plan_comparison(k: int, *, delta: float | None = None,
         for i, t_ in enumerate(task_grid):
             def short(x: float, at: np.ndarray = at, t_: int = t_, r: int = r) -> float:
                 v, f, e = (float(np.interp(x, drops, at[:, col])) for col in (0, 1, 2))
-                return float(pw_at(r)(x, omega2_at(x, e) + v, f, t_, alpha)) - power
+                return float(pw_at(r, v)(x, omega2_at(x, e) + v, f, t_, alpha)) - power
             detectable[i, j] = optimize.brentq(short, drops[0], top, xtol=1e-5) \
                 if short(top) > 0 and short(drops[0]) < 0 else math.inf
     needed: tuple[int | None, ...] | None = None
     if delta is not None:
-        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power, fn=pw_at(r))
+        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power, fn=pw_at(r, v))
                        for r, (v, f, _) in zip(run_grid, designs))
     return ComparisonPlan(k_, delta, 1 - alpha, power, task_grid, run_grid, grid_power,
                           detectable, needed, omega2, tuple(within), source, floor,
