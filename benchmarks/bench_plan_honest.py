@@ -219,7 +219,11 @@ def main() -> None:
         with open(args.before, encoding="utf-8") as f:
             before = json.load(f)
         print("\nbefore (the saved run) and after, planned - simulated:")
-        for b, a in zip(before, rows):
+        earlier = {str(b["design"]): b for b in before}
+        for a in rows:
+            b = earlier.get(str(a["design"]))
+            if b is None:
+                continue
             print(f"{a['design']:<58} " + " ".join(
                 f"{key}: {float(b[key]) - float(b['sim']):+.3f} -> "
                 f"{float(a[key]) - float(a['sim']):+.3f}"  # type: ignore[arg-type]
