@@ -1,21 +1,27 @@
 """Is the comparison planner ever optimistic, and how cautious is it? (issue 38, item 7)
 
-On 22 designs (the ten of ``bench_plan.py`` and twelve more, populations and designs the
-planner was not built on) the script simulates ``--replicates`` suites of the comparison
-as it is (``simulate_intervals``, method 't': the verdict "worse" when the interval lies
-below 0) and prints the simulated power with its Monte Carlo standard error beside
-``plan_comparison``'s power
+On 31 designs (the ten of ``bench_plan.py``, eleven from issue 38's first pass and ten
+from its second: bimodal and near-p = 1 populations, changes on a third or a quarter of
+the tasks, pilots with mixed runs) the script simulates ``--replicates`` suites of the
+comparison as it is (``simulate_intervals``, method 't': the verdict "worse" when the
+interval lies below 0) and prints the simulated power with its Monte Carlo standard error
+beside ``plan_comparison``'s power, every plan under the design's own stated assumption of
+how the change spreads (``changed_share``: 1 for an even change, 0.1 for the top tenth,
+1/3 or 1/4 for a change on that share of the tasks, each losing delta/share):
 
-- without a pilot (the worst case over every population, the default);
-- from a pilot of 60 tasks with the design's runs, drawn from the population
-  (the mean over ``--pilots`` pilots);
-- from a pilot of 60 tasks with one run each (the same mean).
+- worst: no pilot, nothing stated (the worst case over every population);
+- rate: no pilot, the population's mean rate stated (``pass_rate=``);
+- pop.: no pilot, the population stated (``population=``, 4,000 of its rates);
+- pilot: from a pilot of 60 tasks drawn from the population, with the design's runs (or
+  mixed 2/4/8 runs, "2-8"), the mean over ``--pilots`` pilots;
+- 1 run: from a pilot of 60 tasks with one run each (the same mean).
 
 Each planned-minus-simulated gap is printed; the promise is [-0.10, +0.02]. ``--save F``
-writes the rows as JSON, and ``--before F`` prints a saved run's gaps beside this one's
-(run the script once with ``PYTHONPATH`` at the code before, with ``--save``).
+writes the rows as JSON, ``--before F`` prints a saved run's gaps beside this one's (run the
+script once with ``PYTHONPATH`` at the code before, with ``--save``), ``--sims F`` keeps the
+simulated powers in a JSON cache (they do not depend on the plan).
 
-    nice -n 10 python benchmarks/bench_plan_honest.py --replicates 400
+    nice -n 10 python benchmarks/bench_plan_honest.py --replicates 1000 --sims /tmp/sims.json
 """
 
 from __future__ import annotations
