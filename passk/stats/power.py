@@ -948,7 +948,11 @@ def plan_comparison(k: int, *, delta: float | None = None,
                ) -> tuple[float, float, float]:
         if worst:  # both versions' noise and the floor at their largest; no even spread
             return 2.0 * w, float(_floor_weight(k_, r)) * 0.5, 0.0
-        return _design(rates_for[r], r, k_, x, w, law)
+        var, floor_var, even = _design(rates_for[r], r, k_, x, w, law)
+        if known_mean is not None:  # the two-point law's floor can be below identical
+            # tasks' (a floor too low plans optimistically): the larger of the two
+            floor_var = max(floor_var, _design(np.array([known_mean]), r, k_, x, w)[1])
+        return var, floor_var, even
     grid_power = grid_even = None
     floor: tuple[float, ...] = ()
     omega2 = math.nan
