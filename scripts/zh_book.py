@@ -34,6 +34,10 @@ once). The exceptions:
   ``passk`` and the figure catalog are unchanged: about 5 minutes for all on 2 cores,
   then nothing).
 
+The generated ``_toc.yml`` is the English one with each part's caption in Chinese,
+from ``locales/zh_CN/_toc_captions.yml`` (:func:`chinese_toc`; a caption it lacks
+fails the build).
+
 The book's Chinese terms (one word per concept: 任务集, 分层, 召回, harness, 拦下,
 提前终止, 置信下限, 第 N 页...) are kept by ``TERM_RULES``, which ``terms`` applies to the
 prose of every catalog.
