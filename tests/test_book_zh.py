@@ -776,7 +776,7 @@ def test_every_page_has_a_chinese_twin(built):
 
 
 
-def test_chinese_sidebar_shows_chinese_part_captions(built):
+def test_built_chinese_sidebar_shows_chinese_part_captions(built):
     from bs4 import BeautifulSoup
 
     table = yaml.safe_load(zh_book.TOC_CAPTIONS.read_text(encoding="utf-8"))
