@@ -30,10 +30,12 @@ import contextlib
 import csv
 import importlib.util
 import io
+import itertools
 import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from math import comb
 from pathlib import Path
 from typing import Any
@@ -180,7 +182,7 @@ def section_tau2_histograms(conf: float) -> None:
 
     print("\n## 2. tau2-bench #540: the leaderboard's 4-trial submissions (published pass^1..4)")
     rows = json.loads((FIX / "tau2_histograms.json").read_text())
-    groups = {"8 agents: tau2 1.0.1, user simulator gpt-5.2":
+    groups: dict[str, Callable[[dict[str, Any]], bool]] = {"8 agents: tau2 1.0.1, user simulator gpt-5.2":
               lambda r: r["tau2_bench_version"] == "1.0.1" and r["user_simulator"] == "gpt-5.2",
               "June 2025 baselines (v0.1.3, user gpt-4.1)":
               lambda r: r["submission"].endswith("_2024-06-20")}
@@ -198,7 +200,7 @@ def section_tau2_histograms(conf: float) -> None:
             for r in sel:
                 exact = r["valid"] and r["max_abs_difference_points"] <= 0.01
                 if not exact:
-                    print(f"    {r['submission']:<40} {str(r['histogram_c0_to_c4']):<20} "
+                    print(f"    {r['submission']:<40} {r['histogram_c0_to_c4']!s:<20} "
                           f"{'no':>5}  published pass^k are not those of {r['tasks']} tasks x "
                           f"4 trials (off by {r['max_abs_difference_points']} pts): not read")
                     continue
@@ -209,7 +211,7 @@ def section_tau2_histograms(conf: float) -> None:
                 bands.append(100 * nf.rerun_band)
                 mixes.append(nf.mixed_share)
                 flips.append(nf.flip_rate)
-                print(f"    {r['submission']:<40} {str(r['histogram_c0_to_c4']):<20} {'yes':>5} "
+                print(f"    {r['submission']:<40} {r['histogram_c0_to_c4']!s:<20} {'yes':>5} "
                       f"{r['published_pass_hat_k'][0]:>6.2f} {nf.mixed_share:>6.0%} "
                       f"{nf.flip_rate:>6.1%} {100 * nf.rerun_band:>8.1f}")
             if bands:
@@ -255,8 +257,9 @@ def section_swebench_verified(conf: float) -> None:
     print("\n".join(rank_table(res, extra)))
     sep, adj = adjacent_summary(res)
     tied_thread = sum(1 for n in names[1:9] if pcc[n] >= 0.05)
-    print(f"  #621: {tied_thread} entries McNemar (uncorrected, vs #1) cannot separate from #1, "
-          f"#1 first separated at rank 9; passk at {conf:.0%} family-wise: "
+    print(f"  #621: the top {tied_thread + 1} (#1 and {tied_thread} more) not separable from #1 "
+          f"by McNemar (uncorrected), #1 first separated at rank 9; passk at {conf:.0%} "
+          "family-wise: "
           f"{len(res['groups'])} tie group(s), {sum(1 for v in res['versions'] if v['rank_best'] == 1)}"
           f" of {len(names)} could be #1, adjacent pairs separated {sep} of {adj}")
 
@@ -271,7 +274,7 @@ def section_swebench_bash_only(conf: float) -> None:
     cpu = time.process_time() - t0
     order = [Path(v["version"]).stem for v in res["versions"]]
     idx = {n: i for i, n in enumerate(names)}
-    adj_exact = [mcnemar_exact(x[idx[a]], x[idx[b]]) for a, b in zip(order, order[1:])]
+    adj_exact = [mcnemar_exact(x[idx[a]], x[idx[b]]) for a, b in itertools.pairwise(order)]
     all_pairs = [mcnemar_exact(x[i], x[j]) for i in range(len(names))
                  for j in range(i + 1, len(names))]
     print("\n".join(rank_table(res)))

@@ -61,26 +61,26 @@ OUT = ROOT / "tests" / "fixtures" / "leaderboards"
 TAU2_COMMIT_HEAD = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
 TAU2_AIRLINE: tuple[tuple[str, str, str, str], ...] = (
     ("distyl-button-claude-opus-4-6", "dfdc3f7bf914cebb203339e3d03fcccf4de22437",
-     "web/leaderboard/public/submissions/button-claude-opus-4-6_distyl-ai_2026-03-04/"
-     "trajectories/airline.json", "gpt-4.1"),
+     ("web/leaderboard/public/submissions/button-claude-opus-4-6_distyl-ai_2026-03-04/"
+     "trajectories/airline.json"), "gpt-4.1"),
     ("ironshell-gpt-5.4", "17044a0b19619b426f63a8dbbd008f7d4c0b32ba",
-     "web/leaderboard/public/submissions/ironshell-ironforge_ironshell-ui_2026-03-09/"
-     "trajectories/ironshell_airline_gpt54_run1.json", "gpt-4.1"),
+     ("web/leaderboard/public/submissions/ironshell-ironforge_ironshell-ui_2026-03-09/"
+     "trajectories/ironshell_airline_gpt54_run1.json"), "gpt-4.1"),
     ("adaptive-agent-opus-4-6", "e09732d2ea5534950135572bfbedee0872f2b22e",
-     "web/leaderboard/public/submissions/adaptive-agent_ironshell-ui_2026-03-22/"
-     "trajectories/adaptive-agent_airline_claude-opus-4-6_1trial.json", "gpt-4.1"),
+     ("web/leaderboard/public/submissions/adaptive-agent_ironshell-ui_2026-03-22/"
+     "trajectories/adaptive-agent_airline_claude-opus-4-6_1trial.json"), "gpt-4.1"),
     ("adaptive-agent-opus-4-6-cascata", "59b1453eaabb3c95c168709177e61e9ce49b6a9f",
-     "web/leaderboard/public/submissions/adaptive-agent_community_2026-03-23/"
-     "trajectories/adaptive_agent_airline_opus46_cascata.json", "gpt-4.1"),
+     ("web/leaderboard/public/submissions/adaptive-agent_community_2026-03-23/"
+     "trajectories/adaptive_agent_airline_opus46_cascata.json"), "gpt-4.1"),
     ("aide-claude-sonnet-4-5", "3059a91e162dfc651237bfa6d90db604d6d8ef9f",
-     "web/leaderboard/public/submissions/claude-sonnet-4-5_aide-platform_2025-10-31/"
-     "trajectories/claude-sonnet-4-5_airline_default_gpt4.1_1trials.json", "gpt-4.1"),
+     ("web/leaderboard/public/submissions/claude-sonnet-4-5_aide-platform_2025-10-31/"
+     "trajectories/claude-sonnet-4-5_airline_default_gpt4.1_1trials.json"), "gpt-4.1"),
     ("langchain-gpt-oss-120b", "52a4ed7b7b19189595e49dd10702cdfcbccdcb56",
-     "web/leaderboard/public/submissions/gpt-oss-120b_openai_2025-11-26/trajectories/"
-     "langchain_agent_airline_2025-11-26_00-37-06.json", "gpt-oss-120b"),
+     ("web/leaderboard/public/submissions/gpt-oss-120b_openai_2025-11-26/trajectories/"
+     "langchain_agent_airline_2025-11-26_00-37-06.json"), "gpt-oss-120b"),
     ("qwen2.5-7b", "3a8b3437f40f519ae7204ffe0b8bd5192ffe2fad",
-     "src/experiments/eval/data/qwen2.5-7b-retries/ollama_chat/"
-     "qwen2.5:7b_airline_default_gpt-4.1-2025-04-14_1trials.json", "gpt-4.1"),
+     ("src/experiments/eval/data/qwen2.5-7b-retries/ollama_chat/"
+     "qwen2.5:7b_airline_default_gpt-4.1-2025-04-14_1trials.json"), "gpt-4.1"),
 )
 TAU2_SUBMISSIONS = "web/leaderboard/public/submissions"
 TAU2_TASKS = {"airline": 50, "retail": 114}
@@ -140,8 +140,8 @@ def split_wide(path: Path, outdir: Path) -> list[Path]:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(["task_id", "trial", "success"])
             for i, t in enumerate(tasks):
-                for trial, values in runs:
-                    w.writerow([t, trial, values[i]])
+                for number, values in runs:
+                    w.writerow([t, number, values[i]])
         written.append(out)
     return written
 

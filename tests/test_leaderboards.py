@@ -127,7 +127,7 @@ def test_verified_top_is_the_file_behind_621():
 
 
 def test_verified_top_ranks_into_one_tie_group(cwd):
-    tasks, names, x = wide("swebench_verified_top.csv")
+    _tasks, names, x = wide("swebench_verified_top.csv")
     files = DERIVE.split_wide(FIX / "swebench_verified_top.csv", cwd / "v")[:9]
     res = rank_json(files)  # the thread's top 9 (36 pairs)
     assert res["k"] == 1 and res["tasks"] == 500
@@ -137,7 +137,7 @@ def test_verified_top_ranks_into_one_tie_group(cwd):
     tied = [names[i] for i in range(1, 9) if cc_mcnemar(x[0], x[i]) >= 0.05]
     assert len(tied) == 7
     first = next(v for v in res["versions"] if Path(v["version"]).stem == names[0])
-    assert not set(map(lambda s: Path(s).stem, first["shown_better_than"])) & set(tied)
+    assert not {Path(s).stem for s in first["shown_better_than"]} & set(tied)
     assert len(res["groups"]) == 1 and all(v["rank_best"] == 1 for v in res["versions"])
     assert not any(a["separated"] for a in res["adjacent"])
     # one run per task: the noise floor is not identified, and said so (null), never a number
