@@ -105,6 +105,8 @@ class Divergence:
         A failing run and a passing run to read side by side at the step.
     sides : tuple of (tuple of Step, tuple of Step) or None
         Their steps up to and including the step where they part.
+    whole : tuple of (tuple of Step, tuple of Step) or None
+        Their steps from first to last (what the HTML view aligns side by side).
     unrecorded : int
         Runs of the task without a recorded trajectory, left out.
     why : str
@@ -123,6 +125,7 @@ class Divergence:
     sides: tuple[tuple[Step, ...], tuple[Step, ...]] | None = None
     unrecorded: int = 0
     why: str = ""
+    whole: tuple[tuple[Step, ...], tuple[Step, ...]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as JSON-ready values."""
@@ -144,6 +147,10 @@ class Divergence:
                         {"failing_run": self.example[0], "passing_run": self.example[1],
                          "failing_steps": [str(s) for s in self.sides[0]] if self.sides else [],
                          "passing_steps": [str(s) for s in self.sides[1]] if self.sides
+                         else [],
+                         "failing_all_steps": [step(s) for s in self.whole[0]] if self.whole
+                         else [],
+                         "passing_all_steps": [step(s) for s in self.whole[1]] if self.whole
                          else []}),
             "unrecorded": self.unrecorded,
         }
@@ -240,11 +247,12 @@ def _part(task: str, fails: Sequence[Trajectory], passes: Sequence[Trajectory], 
     first = groups[0]
     failing = next(r for r in fails if _at(r, i) == first.step)
     passing_run = _nearest(first.step, passes, i)
-    sides = (tuple((failing.steps or ())[:i + 1]), tuple((passing_run.steps or ())[:i + 1]))
+    whole = (tuple(failing.steps or ()), tuple(passing_run.steps or ()))
+    sides = (whole[0][:i + 1], whole[1][:i + 1])
     why = f"the runs part at step {i + 1}: " + first.sentence(len(fails), len(passes))
     return Divergence(task, len(passes), len(fails), "found", i + 1, first.kind,
                       tuple(groups), tuple(Counter(at_pass).most_common()),
-                      (failing.run, passing_run.run), sides, unrecorded, why)
+                      (failing.run, passing_run.run), sides, unrecorded, why, whole)
 
 
 def first_divergence(runs: Sequence[Trajectory]) -> Divergence:
