@@ -62,12 +62,16 @@ def _text(content: Any) -> Any:
 
 
 def _step_calls(step: dict[str, Any], report_as: Path, where: str) -> Iterator[Step]:
-    calls = step.get("tool_calls") or []
+    calls = step.get("tool_calls")
+    calls = [] if calls is None else calls
     if not isinstance(calls, list):
         raise ResultsError(report_as, where, f"field 'tool_calls' must be a list, got "
                            f"{type(calls).__name__}")
-    observation = step.get("observation") or {}
-    results = observation.get("results") if isinstance(observation, dict) else None
+    observation = step.get("observation")
+    if observation is not None and not isinstance(observation, dict):
+        raise ResultsError(report_as, where, "field 'observation' must be an object with "
+                           f"'results', got {type(observation).__name__}")
+    results = (observation or {}).get("results")
     if results is not None and not isinstance(results, list):
         raise ResultsError(report_as, where, "field 'observation.results' must be a list, "
                            f"got {type(results).__name__}")
