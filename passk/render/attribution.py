@@ -210,11 +210,11 @@ def _task_section(d: Mapping[str, Any], anchor: str) -> list[str]:
     fails = "failure" if d["failures"] == 1 else "failures"
     found = f"they part at step {d['step']} ({d['kind']})" if d["status"] == "found" \
         else d["status"]
-    out = [f'<h2 id="{anchor}">{_esc(d["task_id"])}: {_esc(d["passes"])} passes, '
-           f"{_esc(d['failures'])} {fails}; {_esc(found)}</h2>"]
+    out = [(f'<h2 id="{anchor}">{_esc(d["task_id"])}: {_esc(d["passes"])} passes, '
+           f"{_esc(d['failures'])} {fails}; {_esc(found)}</h2>")]
     box = "why" if d["status"] == "found" else "none"
     out.append(f'<p class="{box}">{_esc(d["why"])}</p>')
-    others = [g for g in d.get("groups", [])[1:]]
+    others = list(d.get("groups", [])[1:])
     if others:
         out.append('<ul class="groups">' + "".join(
             f"<li>{_esc(g['sentence'])}{' (also in passes)' if g['kind'] == 'shared' else ''}"
@@ -234,11 +234,11 @@ def _page(title: str, body: Sequence[str], ignored: Sequence[str]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_esc(title)}</title><style>{_PAGE_STYLE}</style></head><body>",
         f"<h1>{_esc(title)}</h1>", *body,
-        f'<p class="muted">Compared: the i-th tool call of each run (its tool, its arguments, '
+        (f'<p class="muted">Compared: the i-th tool call of each run (its tool, its arguments, '
         f"its answer). Ignored: {_esc('; '.join(ignored))}. The highlighted row is the first "
         "step at which a failing run did what no passing run did there; the passing run shown "
         "is the one closest to it at that step. Opens offline: no request leaves this "
-        "page.</p>",
+        "page.</p>"),
         "</body></html>", ""])
 
 
@@ -256,8 +256,8 @@ def divergence_page(report: Mapping[str, Any]) -> str:
     """
     flaky: Sequence[Mapping[str, Any]] = report["flaky_tasks"]
     title = f"Where the runs part: {report['source']}"
-    body = [f"<p>{len(flaky)} flaky task{'' if len(flaky) == 1 else 's'} (runs that both pass "
-            f"and fail), {len(report['stable_tasks'])} stable.</p>"]
+    body = [(f"<p>{len(flaky)} flaky task{'' if len(flaky) == 1 else 's'} (runs that both pass "
+            f"and fail), {len(report['stable_tasks'])} stable.</p>")]
     if not flaky:
         body.append('<p class="none">No task both passes and fails: nothing to part.</p>')
     for i, d in enumerate(flaky):
@@ -282,10 +282,10 @@ def attribution_page(report: Mapping[str, Any]) -> str:
     tasks: Sequence[Mapping[str, Any]] = report["tasks"]
     title = "Why is it flaky? The controlled comparison"
     base = ", ".join(f"{k}={v}" for k, v in report["baseline"].items()) or "the adapter as given"
-    body = [f"<p>Baseline: {_esc(base)}; each variant changes one variable, {report['runs']} "
+    body = [(f"<p>Baseline: {_esc(base)}; each variant changes one variable, {report['runs']} "
             f"runs each on the same seeds (seed {_esc(report['seed'])}). Test: exact paired "
             f"sign test (McNemar), {_esc(report['correction'])} across {report['tests']} task "
-            f"&times; variant tests at &alpha; {report['alpha']}.</p>"]
+            f"&times; variant tests at &alpha; {report['alpha']}.</p>")]
     if not tasks:
         body.append('<p class="none">No task is flaky under the baseline: nothing to '
                     "attribute.</p>")

@@ -43,7 +43,7 @@ _HARBOR_OPTIONS = frozenset({"eval_key", "score_key", "success_threshold",
 _MAX_PARTS = 100
 
 
-def _load(path: Path, report_as: Path, where: str) -> Any:
+def _load(path: Path, report_as: Path, where: str | None) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
