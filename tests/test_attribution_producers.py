@@ -379,3 +379,26 @@ def test_the_controlled_comparisons_html_shows_verdicts_and_the_runs(tmp_path):
 def test_the_pages_own_examples_hold():
     empty = {"source": "s", "stable_tasks": [], "ignored": ["x"], "flaky_tasks": []}
     assert "nothing to part" in divergence_page(empty)
+
+
+# --------------------------------------------------------------------------
+# terminal-bench 1: no trajectory passk can compare, said for every flaky task
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["run", "run/results.json", "submission"])
+def test_a_terminal_bench_1_run_says_no_trajectory_for_each_flaky_task(target, capsys):
+    path = FIXTURES / "terminal_bench" / target
+    counts = read_results(path)
+    report = read_divergences(path)
+    flaky = [t for t, s, n in zip(counts.task_ids, counts.successes, counts.totals)
+             if 0 < s < n]
+    assert [d.task_id for d in report.tasks] == flaky and flaky
+    for d in report.tasks:
+        i = counts.task_ids.index(d.task_id)
+        assert (d.status, d.passes, d.failures) == (
+            "no trajectory", counts.successes[i], counts.totals[i] - counts.successes[i])
+        assert d.unrecorded == counts.totals[i]
+    code, out, _ = _cli(["attribute", str(path), "--json"], capsys)
+    assert code == 0
+    assert {d["status"] for d in json.loads(out)["flaky_tasks"]} == {"no trajectory"}

@@ -1048,7 +1048,7 @@ def _add_attribute(add: _Add) -> None:
                    "tau2-bench run (results.json or its directory) or a Harbor job "
                    "(terminal-bench 2; its trials' agent/trajectory.json)")
     p.add_argument("--format", default="auto",
-                   choices=("auto", "jsonl", "inspect", "tau2", "harbor"),
+                   choices=("auto", "jsonl", "inspect", "tau2", "harbor", "terminal-bench"),
                    help="FILE's producer (default auto: by extension and content)")
     p.add_argument("--scorer", default=None,
                    help="Inspect logs: the scorer whose value decides success")

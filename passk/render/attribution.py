@@ -52,8 +52,9 @@ def divergence_text(report: Mapping[str, Any], *, markdown: bool = False) -> str
     for d in flaky:
         found = f"step {d['step']} ({d['kind']})" if d["status"] == "found" else d["status"]
         fails = "failure" if d["failures"] == 1 else "failures"
-        lines += ["", _heading(f"{d['task_id']}: {d['passes']} passes, {d['failures']} {fails}; "
-                               f"{found}", markdown)]
+        passes = "pass" if d["passes"] == 1 else "passes"
+        lines += ["", _heading(f"{d['task_id']}: {d['passes']} {passes}, {d['failures']} "
+                               f"{fails}; {found}", markdown)]
         lines.append(("" if markdown else "  ") + one_line(d["why"]))
         if d["status"] == "found" and d.get("unrecorded"):
             n = d["unrecorded"]
@@ -210,7 +211,8 @@ def _task_section(d: Mapping[str, Any], anchor: str) -> list[str]:
     fails = "failure" if d["failures"] == 1 else "failures"
     found = f"they part at step {d['step']} ({d['kind']})" if d["status"] == "found" \
         else d["status"]
-    out = [(f'<h2 id="{anchor}">{_esc(d["task_id"])}: {_esc(d["passes"])} passes, '
+    passes = "pass" if d["passes"] == 1 else "passes"
+    out = [(f'<h2 id="{anchor}">{_esc(d["task_id"])}: {_esc(d["passes"])} {passes}, '
            f"{_esc(d['failures'])} {fails}; {_esc(found)}</h2>")]
     box = "why" if d["status"] == "found" else "none"
     out.append(f'<p class="{box}">{_esc(d["why"])}</p>')
