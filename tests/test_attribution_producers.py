@@ -362,7 +362,7 @@ def test_an_html_path_that_cannot_be_written_is_bad_input(tmp_path, capsys, wher
 
 def test_the_controlled_comparisons_html_shows_verdicts_and_the_runs(tmp_path):
     found = attribute_variants(OnCallSimulator(), demo_tasks()[:1],
-                               [("deterministic_sort", True), ("temperature", 0.0)], runs=24,
+                               [("deterministic_sort", True), ("temperature", 0.0)], runs=16,
                                seed=3)
     payload = found.to_dict()
     page = attribution_page(payload)
