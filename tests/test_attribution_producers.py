@@ -182,8 +182,11 @@ def test_harbor_each_flaky_task_parts_or_says_why_not():
     assert report.stable == ("hello-world",)
     by = {d.task_id: d for d in report.tasks}
     d = by["fix-git"]
-    assert (d.status, d.step, d.kind, d.failures, d.passes) == ("found", 2, "observation", 2, 4)
+    # the reflog's two lines in the other order: the tie order, in a terminal's output
+    assert (d.status, d.step, d.kind, d.failures, d.passes) == ("found", 2, "order", 2, 4)
     assert "git reflog" in d.groups[0].step.args and d.groups[0].passes == 0
+    assert d.groups[0].reordered == 4
+    assert d.why.endswith("the same lines in another order in 4 of 4 passes")
     d = by["regex-log"]
     assert (d.status, d.step, d.kind, d.unrecorded) == ("found", 3, "arguments", 1)
     assert (d.failures, d.passes) == (2, 3)
@@ -211,7 +214,7 @@ def test_passk_attribute_on_the_harbor_job_in_every_format(flag, capsys):
         assert got["regex-log"]["unrecorded"] == 1
         assert got["fix-git"]["example"]["failing_all_steps"][1]["tool"] == "bash_command"
     else:
-        assert "fix-git: 4 passes, 2 failures; step 2 (observation)" in out
+        assert "fix-git: 4 passes, 2 failures; step 2 (order)" in out
         assert "1 run without a recorded trajectory left out" in out
         assert "build-cython-ext: 2 passes, 4 failures; no trajectory" in out
 
@@ -382,6 +385,49 @@ def test_the_pages_own_examples_hold():
 
 
 # --------------------------------------------------------------------------
+# a text answer's lines in another order: named as order, whatever the producer
+# --------------------------------------------------------------------------
+
+
+def _text_runs(passing: list[str], failing: list[str]):
+    from passk.results.trajectory import Step, Trajectory
+
+    runs = [Trajectory("t", f"p{i}", True, (Step.of("sh", "ls", out),))
+            for i, out in enumerate(passing)]
+    return runs + [Trajectory("t", f"f{i}", False, (Step.of("sh", "ls", out),))
+                   for i, out in enumerate(failing)]
+
+
+@pytest.mark.parametrize(("passing", "failing", "kind", "reordered"), [
+    (["a\nb\nc"], ["c\na\nb"], "order", 1),
+    (["a\nb", "b\na"], ["b\na\n"], None, 0),            # the same text as a pass: none
+    (["a\n  b  \n"], ["b\na"], "order", 1),              # white space within lines ignored
+    (["a\nb"], ["a\nc"], "observation", 0),               # other lines
+    (["a\nb"], ["a\nb\nb"], "observation", 0),           # a line repeated is not the same
+    (["one line"], ["other line"], "observation", 0),
+    (['["a", "b"]'], ["b\na"], "observation", 0),          # a list and a text: not alike
+])
+def test_a_texts_lines_in_another_order_are_order(passing, failing, kind, reordered):
+    from passk.analysis.divergence import first_divergence
+
+    d = first_divergence(_text_runs(passing, failing))
+    if kind is None:
+        assert d.status == "identical"
+        return
+    assert (d.status, d.step, d.kind, d.groups[0].reordered) == ("found", 1, kind, reordered)
+    assert ("the same lines in another order" in d.why) == bool(reordered)
+
+
+def test_lines_do_not_change_what_is_equal():
+    from passk.results.trajectory import Step
+
+    assert Step.of("sh", "ls", "a\nb") == Step.of("sh", "ls", "a b")   # the answer is compared
+    assert Step.of("sh", "ls", "a\nb").lines == ("a", "b")
+    assert Step.of("sh", "ls", "a b").lines is None
+    assert "lines" not in repr(Step.of("sh", "ls", "a\nb"))
+
+
+# --------------------------------------------------------------------------
 # terminal-bench 1: no trajectory passk can compare, said for every flaky task
 # --------------------------------------------------------------------------
 
@@ -402,3 +448,17 @@ def test_a_terminal_bench_1_run_says_no_trajectory_for_each_flaky_task(target, c
     code, out, _ = _cli(["attribute", str(path), "--json"], capsys)
     assert code == 0
     assert {d["status"] for d in json.loads(out)["flaky_tasks"]} == {"no trajectory"}
+
+
+def test_the_html_shows_a_texts_lines_one_a_line_each_escaped(tmp_path, capsys):
+    log = tmp_path / "log.jsonl"
+    outs = ["<i>a</i>\nb", "b\n<i>a</i>", "<i>a</i>\nb"]
+    recs = [{"task_id": "t", "trial": i, "success": i != 1, "trajectory": [
+        {"tool": "sh", "argument": "ls", "observation": o}]} for i, o in enumerate(outs)]
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = tmp_path / "view.html"
+    assert _cli(["attribute", str(log), "--html", str(out)], capsys)[0] == 0
+    page = out.read_text()
+    assert "<i>" not in page and "\\n" not in page
+    assert "b<br>&lt;i&gt;a&lt;/i&gt;" in page and "&lt;i&gt;a&lt;/i&gt;<br>b" in page
+    assert "step 1 (order)" in page

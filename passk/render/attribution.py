@@ -182,12 +182,17 @@ def _esc(text: Any) -> str:
 def _call_cell(step: Mapping[str, Any] | None) -> str:
     if step is None:
         return '<td class="call ended">(the run had ended)</td>'
-    items = step.get("items")
-    answer = ("[" + ", ".join(items) + "]") if items is not None else step.get("answer", "")
+    items, lines = step.get("items"), step.get("lines")
+    if items is not None:
+        answer = _esc("[" + ", ".join(items) + "]")
+    elif lines:  # a text's lines, one a line, each escaped
+        answer = "<br>".join(_esc(line) for line in lines)
+    else:
+        answer = _esc(step.get("answer", ""))
     error = ' <span class="muted">(error)</span>' if step.get("error") else ""
     return (f'<td class="call"><span class="tool">{_esc(step["tool"])}</span>'
             f"({_esc(step.get('arguments', ''))})"
-            f'<span class="answer">{_esc(answer) or _NO_ANSWER}</span>{error}</td>')
+            f'<span class="answer">{answer or _NO_ANSWER}</span>{error}</td>')
 
 
 def _side_by_side(d: Mapping[str, Any]) -> str:
