@@ -193,6 +193,22 @@ def read_harbor_trajectories(path: str | os.PathLike[str], **options: Any) -> li
     ------
     ResultsError
         For a job or a trajectory passk cannot read, naming the file and the field.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> trial = pathlib.Path(tempfile.mkdtemp()) / "hello__x1"
+    >>> (trial / "agent").mkdir(parents=True)
+    >>> _ = (trial / "result.json").write_text(json.dumps({
+    ...     "task_name": "hello", "trial_name": "hello__x1", "source": "terminal-bench",
+    ...     "agent_info": {"name": "terminus-2", "version": "2"},
+    ...     "verifier_result": {"rewards": {"reward": 1}}}))
+    >>> _ = (trial / "agent" / "trajectory.json").write_text(json.dumps({"steps": [
+    ...     {"step_id": 1, "source": "agent", "message": "", "tool_calls": [
+    ...         {"tool_call_id": "c", "function_name": "mark_task_complete", "arguments": {}}]}
+    ... ]}))
+    >>> [(t.task_id, t.success, [s.name for s in t.steps]) for t in read_harbor_trajectories(trial)]
+    [('hello', True, ['mark_task_complete'])]
     """
     from passk.results.formats.harbor import read_harbor
 
