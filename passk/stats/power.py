@@ -395,11 +395,21 @@ def _suite_half_widths(t: int, n: int, k: int, alpha: float
     task at c = 0 or c = n, in proportion), the half-widths above (U - x) and below
     (x - L)."""
     from passk.stats.suite_interval import _hoeffding_suites
-    ones = np.unique(np.round(np.linspace(0.0, 1.0, 41) * t).astype(np.int64))
+    ends = np.geomspace(0.5 / t, 0.1, 16)  # dense near 0 and 1, where they change fast
+    grid = np.concatenate([np.linspace(0.0, 1.0, 41), ends, 1.0 - ends])
+    ones = np.unique(np.round(grid * t).astype(np.int64))
     c = np.where(np.arange(t)[None, :] < ones[:, None], n, 0)
     low, high = _hoeffding_suites(c, np.full(t, n), k, alpha / 2)
     x = ones / t
     return x, np.asarray(high - x, dtype=float), np.asarray(x - low, dtype=float)
+
+
+def _bracket_max(at: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The larger of y at the two grid points round each of ``at`` (x increasing): never
+    below the half-width between them where it is monotone there."""
+    j = np.clip(np.searchsorted(x, at), 1, x.size - 1)
+    out: np.ndarray = np.maximum(y[j - 1], y[j])
+    return out
 
 
 def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
@@ -411,7 +421,8 @@ def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
     Its upper end is :math:`U_{new} - L_{old} = \bar d + h^+(\theta - \delta) +
     h^-(\theta)`, the half-widths h of each version's suite interval at its mean
     (:func:`_suite_half_widths`, taken as fixed at the expected means), and
-    :math:`\bar d \sim N(-\delta, \sigma_d^2/T)`; the smallest power over the old
+    :math:`\bar d \sim N(-\delta, \sigma_d^2/T)`, each half-width the larger of its two
+    grid neighbours (:func:`_bracket_max`); the smallest power over the old
     version's mean pass^k in ``thetas`` (what the plan cannot tell apart). The suite
     intervals do not widen with the noise, so where the drop is smaller than the half-widths
     more noise *raises* this power: there it is taken with the trial noise alone
@@ -437,7 +448,7 @@ def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
         x, up, down = _suite_half_widths(t_used, runs, k, alpha * DIFFERENCE_SHARE)
         scale = math.sqrt(t_used / t)
         th = thetas[thetas >= d] if np.any(thetas >= d) else np.array([d])
-        half = scale * (np.interp(th - d, x, up) + np.interp(th, x, down))
+        half = scale * (_bracket_max(th - d, x, up) + _bracket_max(th, x, down))
         sd = math.sqrt(max(v, 0.0) / t)
         gap = d - float(half.max())
         if gap < 0 and not identified:
