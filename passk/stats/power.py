@@ -2,7 +2,9 @@ r"""How many tasks and runs does a comparison need? Power planning for :func:`co
 
 :func:`plan_comparison` predicts the power of the paired comparison of
 :mod:`passk.stats.compare` for a grid of tasks × runs per task, from a pilot
-run or from the default population of :func:`passk.stats.simulation.task_population`.
+run, a stated population of rates or mean rate, or the worst case over every
+population, under a stated assumption of how the change spreads over tasks. Its
+accuracy is an empirical statement (its Notes give the study's figures), not a bound.
 
 References
 ----------
