@@ -1057,36 +1057,114 @@ def _add_attribute(add: _Add) -> None:
                    help="no progress bar")
 
 
+class _Version(argparse.Action):
+    """``passk --version``: the distribution's version (:func:`passk._version.version`), read
+    only when asked, so that no other command pays for :mod:`importlib.metadata`."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # noqa: A002
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> NoReturn:
+        from passk._version import version
+
+        print(f"passk {version()}")
+        parser.exit()
+
+
+def close_names(typed: str, known: Sequence[str]) -> list[str]:
+    """The names in ``known`` closest to ``typed`` (:func:`difflib.get_close_matches`, at
+    most three, nearest first); an option's ``=VALUE`` is not part of its name.
+
+    Examples
+    --------
+    >>> close_names("--min-overal=0.7", ["--min-overall", "--max-flakiness", "--min-runs"])
+    ['--min-overall', '--min-runs']
+    >>> close_names("--zzz", ["--k"])
+    []
+    """
+    import difflib
+
+    return difflib.get_close_matches(typed.split("=", 1)[0], list(known), n=3)
+
+
+def _did_you_mean(names: Sequence[str]) -> str:
+    return ("did you mean " + (names[0] if len(names) == 1 else
+                               ", ".join(names[:-1]) + " or " + names[-1]) + "?")
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a suggestion for a mistyped option or command (as Python 3.14's
-    ``suggest_on_error`` gives): ``passk gate --min-overal 0.8`` says ``did you mean
-    --min-overall?``."""
+    """argparse, with every usage error one line (no usage block) that names the unknown
+    option or command and the nearest of the command's own (``passk gate f.jsonl
+    --min-overal 0.7``: ``passk gate: error: unknown option --min-overal (did you mean
+    --min-overall?)``), exit 2. Options are never abbreviated: a prefix that reads today
+    as one option would read as another, or as an error, once an option is added."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def _own_options(self) -> list[str]:
+        return sorted({s for a in self._actions for s in a.option_strings
+                       if s not in ("-h", "--help")})
+
+    def _commands(self) -> dict[str, argparse.ArgumentParser]:
+        for a in self._actions:
+            if isinstance(a, argparse._SubParsersAction):  # noqa: SLF001
+                return dict(a.choices)
+        return {}
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        """Parse; anything left over is an error here, in the parser it was given to, so
+        that the suggestion comes from this command's own options."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self._unknown(extras)
+        return parsed, extras
+
+    def _unknown(self, extras: Sequence[str]) -> NoReturn:
+        typed = next((e for e in extras if e.startswith("-") and e != "-"), None)
+        if typed is None:
+            self.error(f"unexpected argument{'s' if len(extras) > 1 else ''} "
+                       f"{' '.join(map(repr, extras))}: {self.prog} --help lists what it "
+                       "takes")
+        close = close_names(typed, self._own_options())
+        self.error(f"unknown option {typed.split('=', 1)[0]} (" + (
+            _did_you_mean(close) if close else f"{self.prog} --help lists the options") + ")")
 
     def error(self, message: str) -> NoReturn:
-        import difflib
+        """One line on stderr, ``PROG: error: MESSAGE``, and exit 2 (argparse's status)."""
         import re
 
-        typed = re.findall(r"(?:unrecognized arguments|invalid choice): '?([^\s',]+)", message)
-        known = [s for a in self._actions for s in a.option_strings]
-        for a in self._actions:
-            if isinstance(a.choices, dict):  # the subcommands: a name -> parser mapping
-                known += list(a.choices)
-                known += [s for sub in a.choices.values() for b in sub._actions  # noqa: SLF001
-                          for s in b.option_strings]
-        close = difflib.get_close_matches(typed[0].split("=")[0], known, n=1) if typed else []
-        super().error(message + (f" (did you mean {close[0]}?)" if close else ""))
+        from passk.render.tables import escape_text
+
+        wrong = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        if wrong:  # a mistyped command: the nearest commands, not the whole list
+            close = close_names(wrong.group(1), list(self._commands()))
+            message = f"unknown command {wrong.group(1)!r} (" + (
+                _did_you_mean(close) if close else
+                "commands: " + ", ".join(self._commands())) + ")"
+        else:
+            choice = re.match(r"argument (\S+): invalid choice: '([^']*)'", message)
+            action = next((a for a in self._actions if choice and choice.group(1) in
+                           a.option_strings and a.choices is not None), None)
+            if choice and action is not None and action.choices is not None:
+                close = close_names(choice.group(2), [str(c) for c in action.choices])
+                message += f" ({_did_you_mean(close)})" if close else ""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {escape_text(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``passk`` parser: one ``_add_<command>`` function per command (a new command
     is one more such function, named in the tuple below)."""
-    import passk
-
     parser = _Parser(
         prog="passk",
         description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
     )
-    parser.add_argument("--version", action="version", version=f"passk {passk.__version__}")
+    parser.add_argument("--version", action=_Version, help="print passk's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
 
