@@ -507,11 +507,10 @@ def _run_settings(args: argparse.Namespace) -> InForce:
     option where given, else the policy's, else the default; an option looser than the
     policy is refused), and the runs per risk (the option, else the policy's, else the
     default)."""
-    if args.policy_file in STOPPING:  # the old spelling: --policy fixed|curtailed
-        if args.stopping not in (None, args.policy_file):
-            raise BadInput(f"--policy {args.policy_file} and --stopping {args.stopping} "
-                           "disagree: give --stopping only")
-        args.stopping, args.policy_file = args.policy_file, None
+    if args.policy_file in STOPPING and not Path(args.policy_file).exists():
+        raise BadInput(f"--policy names the policy file, and there is no file "
+                       f"{args.policy_file!r}: the stopping rule is --stopping "
+                       f"{args.policy_file}")
     args.stopping = args.stopping or "fixed"
     policy = _policy(args)
     runs = {risk: n for risk, n in (("high-risk-write", args.runs_high_risk),
@@ -995,8 +994,8 @@ def _add_run(add: _Add) -> None:
     p.add_argument("--policy", dest="policy_file", default=None, metavar="FILE",
                    help="the gate policy (default: passk.toml or [tool.passk] found walking "
                    "up from the working directory); the run takes its k, criteria and runs, "
-                   "and a looser option is refused. `--policy fixed|curtailed` is the old "
-                   "spelling of --stopping")
+                   "and a looser option is refused (the stopping rule is --stopping, not "
+                   "--policy)")
     p.add_argument("--runs-high-risk", type=positive_int, default=None,
                    help="runs for high-risk-write and previously flaky tasks (default: the "
                    "policy's, else 12)")
