@@ -43,7 +43,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-
 #: Each public name, and the module that owns it.
 _OWNER = {
     # the chapter's modules

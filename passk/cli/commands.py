@@ -706,6 +706,21 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    "gate --baseline exit 1, plan counts what never ran")
 
 
+def add_no_policy(p: argparse.ArgumentParser, command: str) -> None:
+    """``--no-policy``: offered where it may set the policy aside (``report``, ``plan``:
+    :data:`passk.gate.policy.SET_ASIDE_BY`) and refused, with the reason, where the command
+    decides (:func:`passk.gate.policy.set_aside_refusal`, through the one binding)."""
+    from passk.gate.policy import SET_ASIDE_BY
+
+    p.add_argument("--no-policy", action="store_true", help=(
+        "set the repository's policy aside, to explore data it does not cover (another "
+        "producer, other tasks): the criteria are the command line's and the defaults, and "
+        "the verdict line says 'policy set aside'. passk gate never sets the policy aside"
+        if command in SET_ASIDE_BY else
+        f"refused: passk {command} decides under the repository's policy and never sets it "
+        "aside (passk report --no-policy explores data the policy does not cover)"))
+
+
 def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> None:
     """The dual gate's two numbers.
 
@@ -786,6 +801,7 @@ def _add_report(add: _Add) -> None:
     p = add("report", cmd_report, "score a results file per task, with the suite curve over k")
     p.add_argument("file", nargs="+", metavar="FILE", help=_FILES_HELP)
     add_input_options(p)
+    add_no_policy(p, "report")
     add_gate_options(p)
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
     p.add_argument("--plot", metavar="FILE.png", default=None,
@@ -801,6 +817,7 @@ def _add_gate(add: _Add) -> None:
             "2 bad input)")
     p.add_argument("file", nargs="+", metavar="FILE", help=_FILES_HELP)
     add_input_options(p)
+    add_no_policy(p, "gate")
     add_gate_options(p)
     p.add_argument("--baseline", default=None, metavar="OLD",
                    help="also block when the suite's mean pass^k is worse than OLD's (paired "
@@ -832,6 +849,7 @@ def _add_plan(add: _Add) -> None:
             "with a FILE, which tasks more runs could still change")
     p.add_argument("file", nargs="?", default=None, help=_FILE_HELP)
     add_input_options(p)
+    add_no_policy(p, "plan")
     add_gate_options(p)
     p.add_argument("--target", type=probability, default=None,
                    help="without FILE: the claim pass^k >= target (default: a table)")
@@ -893,6 +911,7 @@ def _add_diff(add: _Add) -> None:
     p.add_argument("old", help="results of the old version")
     p.add_argument("new", help="results of the new version")
     add_input_options(p)
+    add_no_policy(p, "diff")
     p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the smallest n over both files)")
     p.add_argument("--alpha", type=open_probability, default=None,
@@ -932,6 +951,7 @@ def _add_rank(add: _Add) -> None:
     p.add_argument("file", nargs="+", metavar="FILE",
                    help="one results file per version (" + _FILE_HELP + ")")
     add_input_options(p)
+    add_no_policy(p, "rank")
     p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the policy's or the runs' protocol, else the "
                    "smallest n over every file)")
@@ -996,6 +1016,7 @@ def _add_run(add: _Add) -> None:
                    "up from the working directory); the run takes its k, criteria and runs, "
                    "and a looser option is refused (the stopping rule is --stopping, not "
                    "--policy)")
+    add_no_policy(p, "run")
     p.add_argument("--runs-high-risk", type=positive_int, default=None,
                    help="runs for high-risk-write and previously flaky tasks (default: the "
                    "policy's, else 12)")
@@ -1061,7 +1082,7 @@ class _Version(argparse.Action):
     only when asked, so that no other command pays for :mod:`importlib.metadata`."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # noqa: A002
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
         super().__init__(option_strings, dest, nargs=0, default=default, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
