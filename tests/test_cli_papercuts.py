@@ -323,3 +323,4 @@ def test_one(passk_run):
     bound = pytester.runpytest(*quiet)
     text = bound.stdout.str()
     assert "policy passk.toml" in text and "set aside" not in text
+
