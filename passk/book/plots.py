@@ -41,6 +41,7 @@ __all__ = [
     "plot_report",
     "plot_run_strip",
     "plot_task_classes",
+    "report_figure",
     "shown_sizes",
     "shown_texts",
     "smallest_text",
@@ -383,8 +384,35 @@ def shown_sizes() -> list[tuple[str | None, dict[str, Any]]]:
     return list(_LANGUAGE["sizes"])
 
 
+def _wrapped(title: str, width: int = 62) -> str:
+    """A panel title broken into lines that fit its half of the figure (a long interval
+    method would run past the figure's edge and be cut: constrained layout makes room for
+    the lines a title has, and never breaks one).
+
+    Examples
+    --------
+    >>> print(_wrapped("suite of 3 tasks; shaded: 95% interval over tasks (a long method)", 30))
+    suite of 3 tasks; shaded: 95%
+    interval over tasks (a long
+    method)
+    """
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, width, break_on_hyphens=False)) or title
+
+
 def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
-    """Write a two-panel PNG: pass@k and pass^k over k with intervals; flakiness per task."""
+    """Write a two-panel PNG (``passk report --plot``): :func:`report_figure`."""
+    fig = report_figure(fr)  # says which extra to install when matplotlib is missing
+    import matplotlib.pyplot as plt
+
+    fig.savefig(os.fspath(path), dpi=110)
+    plt.close(fig)
+
+
+def report_figure(fr: FileReport) -> Figure:
+    """Two panels: pass@k and pass^k over k with intervals; flakiness per task. Every title
+    fits its panel (wrapped), inside the figure (constrained layout)."""
     try:
         import matplotlib as mpl
 
@@ -408,7 +436,9 @@ def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
     left.set_ylim(-0.02, 1.02)
     left.set_xticks(ks if ks.size <= 20 else ks[:: max(1, ks.size // 10)])
     conf = fr.options.get("confidence", 0.95)
-    left.set_title(f"{cv.tasks} tasks; shaded: {conf:.0%} interval over tasks ({cv.method})",
+    left.set_title(_wrapped(f"suite of {cv.tasks} tasks; shaded: {conf:.0%} interval over "
+                            f"tasks ({cv.method})" if cv.method else
+                            f"suite of {cv.tasks} tasks (no interval: too few runs)"),
                    fontsize=9)
     left.legend(loc="center right")
     left.grid(alpha=0.3)
@@ -425,17 +455,17 @@ def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
         right.axvline(cap, color="black", ls="--", lw=1, label=f"cap {cap:g}")
         right.set_xlim(0, 1)
         right.set_xlabel("flakiness 4·p̂·(1−p̂)")
-        right.set_title("flakiness per task (above the cap in vermillion)")
+        right.set_title("flakiness per task (above the cap in vermillion)", fontsize=9)
     else:  # many tasks: the sorted profile
         right.plot(np.arange(order.size), flak[order].clip(min=0), color=_VERMILLION)
         right.axhline(cap, color="black", ls="--", lw=1, label=f"cap {cap:g}")
         right.set_ylim(0, 1.02)
         right.set_xlabel("tasks, flakiest first")
         right.set_ylabel("flakiness 4·p̂·(1−p̂)")
-        right.set_title(f"flakiness of {order.size} tasks, sorted")
-    right.legend(loc="upper right")
-    fig.savefig(os.fspath(path), dpi=110)
-    plt.close(fig)
+        right.set_title(f"flakiness of {order.size} tasks, sorted", fontsize=9)
+    # the bars run flakiest first from the top: the legend sits where they are shortest
+    right.legend(loc="lower right" if order.size <= 40 else "upper right")
+    return fig
 
 
 #: The task classes' colours (Okabe-Ito) and markers, in the order a legend lists them.
