@@ -196,7 +196,9 @@ class Evaluation:
         if self._bound is not None:
             return self._bound
         f = bind(self._asked(), self.policy(), results.protocol, front=self.front,
-                 producer=results.source, said=self._said)
+                 producer=results.source, said=self._said, recorded_k=results.recorded_k)
+        if results.recorded_k is not None and f.origins["k"].startswith("the log's"):
+            self.note(f"k = {f.k}, from {f.origins['k']} (--k to choose)")
         refused = curtailment_refusal(
             results.protocol, {"k": f.k, "min_overall_pass_hat_k": f.value("bar"),
                                "max_flakiness": f.value("cap"), "gate_on": f.value("on"),

@@ -470,7 +470,8 @@ def _bind_runs(asked: Mapping[str, Any], policy: Policy | None, floor: int | Non
 
 def bind(asked: Mapping[str, Any], policy: Policy | None = None,
          protocol: Protocol | None = None, *, front: str = "cli",
-         producer: str | None = None, said: Sequence[str] = ()) -> InForce:
+         producer: str | None = None, said: Sequence[str] = (),
+         recorded_k: tuple[int, str] | None = None) -> InForce:
     """The criteria in force, each with its origin, and every choice that changes what counts.
 
     Parameters
@@ -494,6 +495,11 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     said : sequence of str
         What applying the policy's errors rule did (:func:`passk.gate.policy.count_errors`),
         named with the choices.
+    recorded_k : tuple of (int, str), optional
+        The k the evidence's producer records and where
+        (:attr:`passk.results.counts.Results.recorded_k`): k's value when nothing
+        else gives one (not asked, declared or the policy's), in place of the
+        smallest number of runs.
 
     Returns
     -------
@@ -522,6 +528,8 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
         values[c.name], origins[c.name], line = _one(c, asked.get(c.name), held, declared,
                                                      policy, protocol, front)
         stricter += [line] if line else []
+    if values["k"] is None and recorded_k is not None:  # the producer's own k, not the runs'
+        values["k"], origins["k"] = recorded_k[0], f"the log's {recorded_k[1]}"
     floor = values["k"] if (declared.get("k") is not None or policy is not None) else None
     k_for = _bind_runs(asked, policy, floor, front, origins)
     reader, phrases = _bind_choices(asked, policy, front, producer)
