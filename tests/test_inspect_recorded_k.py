@@ -92,7 +92,7 @@ def test_the_mean_pass_hat_k_metrics_k_is_the_default_and_said(evals, monkeypatc
     monkeypatch.chdir(evals["d"])
     log = evals["metric"]
     for command in ("report", "gate"):
-        status, out, err = passk(command, log.location, "--json")
+        _, out, err = passk(command, log.location, "--json")
         assert "k = 4, from the log's mean_pass_hat_k metric (--k to choose)" in err
         data = json.loads(out)
         assert data["k"] == 4
@@ -113,7 +113,7 @@ def test_an_asked_k_or_a_policys_k_comes_first(evals, monkeypatch, tmp_path, log
     (repo / ".git").mkdir(parents=True)
     (repo / "passk.toml").write_text("[gate]\nk = 5\n", encoding="utf-8")
     monkeypatch.chdir(repo)
-    status, out, err = passk("report", path, "--json")
+    _, out, err = passk("report", path, "--json")
     assert json.loads(out)["k"] == 5 and "from the log's" not in err
 
 
@@ -124,7 +124,7 @@ def test_a_log_without_a_k_falls_back_to_the_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     log = write_log(tmp_path / "plain.eval", {(i, e): "C" if (i + e) % 3 else "I"
                                               for i in (1, 2, 3) for e in range(1, 6)})
-    status, out, err = passk("report", log, "--json")
+    _, out, err = passk("report", log, "--json")
     assert json.loads(out)["k"] == 5
     assert "k = 5, the smallest number of runs of any task" in err and "from the log" not in err
     assert read_inspect(log).recorded_k is None
@@ -205,8 +205,8 @@ def test_the_results_metrics_params_are_read_too(tmp_path):
     log = _log(tmp_path / "res.eval", scores=[score])
     assert read_inspect(log).recorded_k == (3, "mean_pass_hat_k metric")
     header = {"results": {"scores": [score.model_dump()]}}
-    assert recorded_k(header, "other") is None and recorded_k(header) == (3, "mean_pass_hat_k "
-                                                                                 "metric")
+    assert recorded_k(header, "other") is None
+    assert recorded_k(header) == (3, "mean_pass_hat_k metric")
 
 
 def test_a_recorded_k_above_the_epochs_blocks_naming_the_runs(tmp_path, monkeypatch):
