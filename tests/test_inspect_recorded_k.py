@@ -107,7 +107,7 @@ def test_the_mean_pass_hat_k_metrics_k_is_the_default_and_said(evals, monkeypatc
 def test_an_asked_k_or_a_policys_k_comes_first(evals, monkeypatch, tmp_path, log_name):
     monkeypatch.chdir(evals["d"])
     path = evals[log_name].location
-    status, out, err = passk("report", path, "--k", "2", "--json")
+    _, out, err = passk("report", path, "--k", "2", "--json")
     assert json.loads(out)["k"] == 2 and "from the log's" not in err
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
