@@ -135,6 +135,21 @@ class Evaluation:
         """Read each input (a file, or several as trials of one suite); ``judged`` marks the
         evidence the gate judges (``passk gate NEW --baseline OLD``: NEW judged, OLD not).
 
+        Where the command may set the policy aside (``passk report``, ``plan``), a refusal
+        by the policy, or evidence the policy's task set does not cover, says how
+        (``--no-policy``).
+        """
+        try:
+            return self._read_all(inputs)
+        except PolicyError as exc:
+            if self._policy is None or set_aside_refusal(self.command) is not None:
+                raise
+            raise PolicyError(f"{exc}; or, to explore, passk {self.command} --no-policy sets "
+                              "the policy aside (passk gate never does)") from None
+
+    def _read_all(self, inputs: Sequence[tuple[Input, bool]]) -> list[Results]:
+        """:meth:`read_all`, step by step.
+
         Step by step, for every input: the binding refuses an option that would loosen the
         policy and gives the readers the success rule in force; each input is read; a log
         that stopped early is verified from its own records; the policy's errors rule is
@@ -186,7 +201,13 @@ class Evaluation:
             if judged:
                 self._said = said
                 if policy is not None:
+                    gaps = len(results.incomplete)
                     results = apply_policy(policy, results, label(path))
+                    if len(results.incomplete) > gaps and set_aside_refusal(
+                            self.command) is None:
+                        self.note(f"the policy {policy.path} does not cover all of "
+                                  f"{label(path)}: to explore it, passk {self.command} "
+                                  "--no-policy sets the policy aside (passk gate never does)")
             out.append(results)
         return out
 

@@ -324,3 +324,22 @@ def test_one(passk_run):
     text = bound.stdout.str()
     assert "policy passk.toml" in text and "set aside" not in text
 
+
+
+@pytest.mark.parametrize("command", ["report", "plan"])
+def test_an_exploring_command_says_how_to_set_the_policy_aside(repo, command):
+    status, _, err = passk(command, "other/b.jsonl")
+    assert status == 0
+    assert ("the policy passk.toml does not cover all of other/b.jsonl: to explore it, passk "
+            f"{command} --no-policy sets the policy aside (passk gate never does)") in err
+    status, _, err = passk(command, "other/b.jsonl", "--min-overall", "0.1")
+    assert status == 2 and err.count("\n") == 1
+    assert "would loosen the policy's bar 0.7 (passk.toml)" in err
+    assert f"passk {command} --no-policy sets the policy aside" in err
+
+
+def test_a_gate_is_never_told_to_set_the_policy_aside(repo):
+    status, _, err = passk("gate", "other/b.jsonl")
+    assert status == 1 and "--no-policy" not in err
+    status, _, err = passk("gate", "other/b.jsonl", "--min-overall", "0.1")
+    assert status == 2 and "--no-policy" not in err
