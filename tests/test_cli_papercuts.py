@@ -343,3 +343,18 @@ def test_a_gate_is_never_told_to_set_the_policy_aside(repo):
     assert status == 1 and "--no-policy" not in err
     status, _, err = passk("gate", "other/b.jsonl", "--min-overall", "0.1")
     assert status == 2 and "--no-policy" not in err
+
+
+@pytest.mark.parametrize(("argv", "option", "owners"), [
+    (["report", "f.jsonl", "--baseline", "old"], "--baseline", ["gate", "plan"]),
+    (["gate", "f.jsonl", "--plot", "x.png"], "--plot", ["report"]),
+    (["diff", "a", "b", "--stopping", "curtailed"], "--stopping", ["run"]),
+])
+def test_another_commands_option_is_named_as_such(argv, option, owners):
+    status, _, err = passk(*argv)
+    holders = [c for c in ("report", "gate", "plan", "diff", "rank", "run", "attribute")
+               if option in _options(c)]  # the reference: the parser's own tables
+    assert holders == owners
+    assert status == 2 and err.count("\n") == 1
+    assert f"unknown option {option} ({option} is an option of passk " in err
+    assert all(c in err for c in owners) and f"not of passk {argv[0]})" in err

@@ -1182,8 +1182,13 @@ class _Parser(argparse.ArgumentParser):
             self.error(f"unexpected argument{'s' if len(extras) > 1 else ''} "
                        f"{' '.join(map(repr, extras))}: {self.prog} --help lists what it "
                        "takes")
+        name = typed.split("=", 1)[0]
         close = close_names(typed, self._own_options())
-        self.error(f"unknown option {typed.split('=', 1)[0]} (" + (
+        elsewhere = getattr(self, "elsewhere", {}).get(name, [])
+        others = (", ".join(elsewhere[:-1]) + " and " + elsewhere[-1] if len(elsewhere) > 1
+                  else "".join(elsewhere))
+        self.error(f"unknown option {name} (" + (
+            f"{name} is an option of passk {others}, not of {self.prog}" if elsewhere else
             _did_you_mean(close) if close else f"{self.prog} --help lists the options") + ")")
 
     def error(self, message: str) -> NoReturn:
@@ -1229,6 +1234,11 @@ def build_parser() -> argparse.ArgumentParser:
     for declare in (_add_demo, _add_curves, _add_report, _add_gate, _add_plan, _add_diff,
                     _add_rank, _add_policy, _add_run, _add_attribute):
         declare(add)
+    commands = {name: {s for a in p._actions for s in a.option_strings}  # noqa: SLF001
+                for name, p in sub.choices.items()}
+    for name, p in sub.choices.items():  # an option of another command is named as such
+        p.elsewhere = {o: [c for c in commands if o in commands[c]]  # type: ignore[attr-defined]
+                       for other in commands.values() for o in other - commands[name]}
     return parser
 
 
