@@ -83,7 +83,10 @@ NOTEBOOKS = [p for p in PAGES if p.endswith(".ipynb")]
 #     TRANSLATION_PENDING = {"notebooks/05_the_gate.ipynb"}
 # and remove it when `python scripts/zh_book.py status` says it is done (strict xfail:
 # a complete page still listed here fails).
-TRANSLATION_PENDING: set[str] = set()
+TRANSLATION_PENDING: set[str] = {
+    # Part II, the manual, moved out of the README (issue 37): its Chinese is being written
+    *(p for p in PAGES if p.startswith("book/using/")),
+}
 HTML_PAGES = [f"{Path(p).with_suffix('').as_posix()}.html" for p in PAGES]
 ZH_PAGES = [*HTML_PAGES, "search.html", "genindex.html"]
 
