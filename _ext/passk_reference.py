@@ -3,7 +3,7 @@
 ``{passk-help} gate`` renders ``passk gate --help`` as the command prints it (the
 parser is :func:`passk.cli.commands.build_parser`, the one the command runs), so the
 book's command reference cannot fall behind an option; with no argument it renders
-``passk --help``. The width is fixed (88 columns) so that the page does not depend on
+``passk --help``. The width is fixed (76 columns, what the page shows without scrolling) so that the page does not depend on
 the terminal that built it. An unknown command is a build warning (so ``-W`` fails),
 naming the commands there are.
 """
@@ -18,7 +18,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-WIDTH = "88"
+WIDTH = "76"
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
@@ -76,7 +76,15 @@ def unique_citations(app: Sphinx, what: str, name: str, obj: object, options: ob
         lines[i] = _CITATION.sub(lambda m: f"[{tag}-{m.group(1)}]_", line)
 
 
+def always_reread(app: Sphinx, env: object, added: set[str], changed: set[str],
+                  removed: set[str]) -> list[str]:
+    """The pages that draw from the parser or the docstrings are read again on every build:
+    their text is the package's, which Sphinx does not see change."""
+    return [doc for doc in ("book/using/cli", "book/using/api") if doc in env.found_docs]
+
+
 def setup(app: Sphinx) -> dict[str, bool]:
+    app.connect("env-get-outdated", always_reread)
     app.setup_extension("sphinx.ext.autodoc")
     app.add_directive("passk-help", PasskHelp)
     app.connect("autodoc-process-docstring", unique_citations)

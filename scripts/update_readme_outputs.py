@@ -5,7 +5,7 @@ outputs back into them.
     python scripts/update_readme_outputs.py --check    # change nothing; exit 1 on a mismatch
     python scripts/update_readme_outputs.py book/using/gate.md   # one document
 
-The documents are :data:`DOCUMENTS`: ``README.md`` and every page of ``book/using/``
+The documents are :data:`DOCUMENTS`: ``README.md``, ``README.zh-CN.md`` and every page of ``book/using/``
 (the book's Part II, "Using passk"), whose sessions are the reference's examples.
 
 **The convention.** A fenced block whose info string is ``console`` is a shell session:
@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: Every document whose ``console`` blocks are run: the README and the book's Part II.
-DOCUMENTS = [README, *sorted((ROOT / "book" / "using").rglob("*.md"))]
+DOCUMENTS = [README, ROOT / "README.zh-CN.md", *sorted((ROOT / "book" / "using").rglob("*.md"))]
 PROMPT = "$ "
 ELLIPSIS = "..."
 MARK = "@@readme-session-command-done@@"
