@@ -34,6 +34,7 @@ __all__ = [
     "displayed_text_px",
     "drawing_in",
     "fit_text",
+    "plot_attribution",
     "plot_coverage",
     "plot_curves",
     "plot_gate",
@@ -861,6 +862,96 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     ax.set_xlabel("flakiness 4p̂(1−p̂)\n(0 = repeatable, 1 = coin flip)")
     ax.set_ylabel(f"estimated pass$^{{{suite.k}}}$ per task")
     fit_text(ax, small)
+    return fig
+
+
+def plot_attribution(task: Any, *, labels: dict[str, str] | None = None,
+                     threshold: float | None = None, ax: Axes | None = None) -> Figure:
+    """One flaky task's flakiness under the baseline and under each variant.
+
+    The controlled comparison of :func:`passk.run.attribute.attribute_variants`, drawn:
+    one bar for the baseline and one per variant (the baseline with one variable
+    changed, on the same seeds), each labelled with the runs it passed, and the class
+    rule's threshold as a dashed line. A variable that explains the flakiness brings
+    its bar under the line. Bars differ by hatching as well as colour.
+
+    Parameters
+    ----------
+    task : TaskAttribution
+        One task of an :class:`~passk.run.attribute.Attribution` (its ``tasks``): its
+        ``variants`` each hold ``variable``, ``value``, ``before`` and ``after``
+        (``successes``, ``runs``, ``flakiness``).
+    labels : dict, optional
+        A label per variable name (and ``"baseline"``); default ``name = value``.
+    threshold : float, optional
+        The flakiness above which a task is flaky; default
+        :data:`passk.stability.CLASS_THRESHOLD`.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new 7 x 3.6 inch figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on; the caller shows or saves it.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` has no variants.
+    MissingExtra
+        When matplotlib is not installed.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from passk import OnCallSimulator, demo_tasks
+    >>> from passk.run.attribute import attribute_variants
+    >>> found = attribute_variants(OnCallSimulator(), demo_tasks(),
+    ...                            [("temperature", 0), ("deterministic_sort", True)],
+    ...                            runs=30, seed=1)
+    >>> fig = plot_attribution(found.tasks[0])
+    >>> [round(float(b.get_height()), 3) for b in fig.axes[0].patches]
+    [0.782, 0.782, 0.0]
+    >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    ['baseline', 'temperature = 0', 'deterministic_sort = True']
+    >>> plt.close(fig)
+    """
+    plt = _pyplot("plot_attribution")
+    from passk.stability import CLASS_THRESHOLD
+
+    variants = list(task.variants)
+    if not variants:
+        raise ValueError("the task has no variants to draw")
+    names = dict(labels or {})
+    cut = CLASS_THRESHOLD if threshold is None else float(threshold)
+    first = variants[0].before
+    rows = [(names.get("baseline", "baseline"), first)] + [
+        (names.get(v.variable, f"{v.variable} = {v.value!r}".replace("'", "")), v.after)
+        for v in variants]
+    fig: Figure
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+    else:
+        fig = _root_figure(ax)
+    small = book_points(fig)
+    x = np.arange(len(rows))
+    heights = [float(o.flakiness) for _, o in rows]
+    colours = [_VERMILLION if h > cut else _BLUE for h in heights]
+    hatches = ["//" if h > cut else "" for h in heights]
+    for i, (h, colour, hatch) in enumerate(zip(heights, colours, hatches)):
+        ax.bar(x[i], h, 0.55, color=colour, hatch=hatch, edgecolor="white")
+    for i, (_, o) in enumerate(rows):
+        ax.annotate(f"{o.successes}/{o.runs} passed", (x[i], heights[i]), xytext=(0, 4),
+                    textcoords="offset points", ha="center", fontsize=small)
+    ax.axhline(cut, color="0.4", ls="--", lw=1, label=f"flaky above {cut:g}")
+    ax.set_xticks(x, [label for label, _ in rows])
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("flakiness (0 = deterministic, 1 = coin)")
+    ax.set_title(f"{task.task_id}: one variable changed at a time "
+                 f"({first.runs} paired runs each)")
+    ax.legend(frameon=False, loc="upper right")
+    fit_text(ax, small)
+    fig.tight_layout()
     return fig
 
 
