@@ -117,3 +117,22 @@ def test_the_api_and_the_verdicts_own_rendering_carry_the_baseline(versions):
     assert shown[0] == fr.gate.verdict() and shown[1].startswith("baseline ")
     assert "a regression is shown" in shown[1]
     assert fr.to_dict()["gate"]["baseline"] == dict(fr.gate.baseline)
+
+
+def test_the_html_page_says_what_the_comparison_found(versions):
+    import html
+    import re
+
+    page = versions["old"].parent / "page.html"
+    status, _, _ = passk("gate", versions["drop"], "--baseline", versions["old"], *LOOSE,
+                         "--html", page)
+    _, js, _ = passk("gate", versions["drop"], "--baseline", versions["old"], *LOOSE, "--json")
+    found = json.loads(js)["gate"]["baseline"]
+    shown = re.search(r'<p id="baseline">(.*?)</p>', page.read_text(encoding="utf-8"))
+    assert status == 1 and shown is not None
+    text = html.unescape(shown.group(1))
+    assert text.startswith(f"baseline {versions['old']}: mean pass^2 change "
+                           f"{found['suite']['delta']:+.3f}")
+    assert "a regression is shown" in text
+    status, _, _ = passk("gate", versions["same"], *LOOSE, "--html", page)
+    assert status == 0 and 'id="baseline"' not in page.read_text(encoding="utf-8")
