@@ -925,7 +925,8 @@ _PROSE = r"""
   // stay as the reader sees them; blocks of code and outputs go.
   const article = (document.querySelector('article') || document.querySelector('main'))
     .cloneNode(true);
-  article.querySelectorAll('pre, .cell_input, .cell_output, script, style')
+  // A button's label (a code block's "复制到剪贴板") is the theme's, not prose.
+  article.querySelectorAll('pre, .cell_input, .cell_output, script, style, button')
     .forEach(el => el.remove());
   article.querySelectorAll('code, .math, mjx-container')
     .forEach(el => el.replaceWith(document.createTextNode('\u25a1')));

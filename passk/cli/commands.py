@@ -1067,9 +1067,10 @@ def _add_attribute(add: _Add) -> None:
                    help="a passk run log (.jsonl), an Inspect log (.eval, .json), a "
                    "tau2-bench run (results.json or its directory) or a Harbor job "
                    "(terminal-bench 2; its trials' agent/trajectory.json)")
-    p.add_argument("--format", default="auto",
+    p.add_argument("--format", default="auto", metavar="FORMAT",
                    choices=("auto", "jsonl", "inspect", "tau2", "harbor", "terminal-bench"),
-                   help="FILE's producer (default auto: by extension and content)")
+                   help="FILE's producer: auto (the default: by extension and content), "
+                   "jsonl, inspect, tau2, harbor or terminal-bench")
     p.add_argument("--scorer", default=None,
                    help="Inspect logs: the scorer whose value decides success")
     p.add_argument("--success-value", action="append", default=None, metavar="VALUE",
