@@ -359,6 +359,44 @@ def _window(size: int) -> int:
     return int(np.ceil(np.sqrt(size * -np.log(_CUT) / 2.0))) + 1
 
 
+#: The grid points of :func:`_variance_majorant` that do not depend on k (uniform in p, and
+#: geometric near p = 1); each k adds its own ``linspace ** (1/k)``.
+_SHARED_P = np.unique(np.concatenate([np.linspace(0.0, 1.0, 2001),
+                                      1.0 - np.geomspace(1e-9, 0.5, 600), [0.0, 1.0]]))
+_SHARED_P.setflags(write=False)
+
+#: Largest table of powers ``p ** e`` of the shared grid points kept for one n (entries).
+_POWER_TABLE_MAX = 2**23
+
+#: Rows of terms summed at once in :func:`_variance_majorant` (bounds its memory).
+_TERM_ROWS = 128
+
+
+class _SharedPowers:
+    """``_SHARED_P ** e`` for e = 0..2n, each row computed (by ``np.power``) the first time
+    it is asked for: every k of a curve over one n reuses the rows of the others."""
+
+    def __init__(self, n: int) -> None:
+        self.table = np.empty((2 * n + 1, _SHARED_P.size))
+        self.done = np.zeros(2 * n + 1, dtype=bool)
+
+    def rows(self, exponents: np.ndarray) -> np.ndarray:
+        todo = exponents[~self.done[exponents]]
+        if todo.size:
+            self.table[todo] = _SHARED_P[None, :] ** todo[:, None].astype(float)
+            self.done[todo] = True
+        out: np.ndarray = self.table[exponents]
+        return out
+
+
+@lru_cache(maxsize=2)
+def _shared_powers(n: int) -> _SharedPowers | None:
+    """The table of powers of the shared grid points for this n (None when too large)."""
+    if (2 * n + 1) * _SHARED_P.size > _POWER_TABLE_MAX:
+        return None
+    return _SharedPowers(n)
+
+
 @lru_cache(maxsize=256)
 def _variance_majorant(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     r"""A concave function above :math:`\theta \mapsto v_n(\theta)` everywhere: its vertices.
@@ -371,16 +409,39 @@ def _variance_majorant(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     intervals, and the upper hull of those points (Andrew's monotone chain) is concave
     and at least :math:`\min(u_a, u_a) \ge v` on every interval. So it is above the
     least concave majorant, with no grid error. ``np.interp`` on the vertices evaluates it.
+
+    The sum over j is taken term by term in increasing j (the same additions in the
+    same order as a loop over j), with every power
+    ``p ** e`` by ``np.power``; the powers of the grid points shared by every k come
+    from a table kept per n (:func:`_shared_powers`), so that a curve over k = 1..K
+    raises each of them to each power once (issue 41).
     """
     grid = np.linspace(0.0, 1.0, 2001)
     p = np.unique(np.concatenate([grid, grid ** (1.0 / k), 1.0 - np.geomspace(1e-9, 0.5, 600),
                                   [0.0, 1.0]]))
     log_pairs = float(_log_comb(float(n), k))
     a, b = p[:-1], p[1:]
+    a2k = a ** (2 * k)
+    js = np.arange(max(1, 2 * k - n), k + 1)
+    h = np.exp(_log_comb(float(k), js) + _log_comb(float(n - k), k - js) - log_pairs)
+    table = _shared_powers(n)
+    at = np.searchsorted(_SHARED_P, b)
+    shared = (at < _SHARED_P.size) & (_SHARED_P[np.minimum(at, _SHARED_P.size - 1)] == b)
+    own = ~shared
     u = np.zeros(a.size)
-    for j in range(max(1, 2 * k - n), k + 1):
-        h_j = float(np.exp(_log_comb(float(k), j) + _log_comb(float(n - k), k - j) - log_pairs))
-        u += h_j * (b ** (2 * k - j) - a ** (2 * k))
+    for first in range(0, js.size, _TERM_ROWS):
+        j = js[first:first + _TERM_ROWS]
+        e = 2 * k - j
+        powers = np.empty((j.size, b.size))
+        if table is None:
+            powers[...] = b[None, :] ** e[:, None].astype(float)
+        else:
+            powers[:, shared] = table.rows(e)[:, at[shared]]
+            powers[:, own] = b[own][None, :] ** e[:, None].astype(float)
+        powers -= a2k[None, :]
+        powers *= h[first:first + _TERM_ROWS, None]
+        for row in powers:  # the running sum, then each term in turn
+            u += row
     u = np.maximum(u, 0.0) * (1.0 + 1e-12) + 1e-300
     w = np.maximum(np.concatenate([u[:1], u]), np.concatenate([u, u[-1:]]))
     theta = p**k
