@@ -373,12 +373,12 @@ _TERM_ROWS = 128
 
 
 class _SharedPowers:
-    """``_SHARED_P ** e`` for e = 0..2n, each row computed (by ``np.power``) the first time
+    """``_SHARED_P ** e`` for e = 0..n (2k - j is at most n), each row computed (by ``np.power``) the first time
     it is asked for: every k of a curve over one n reuses the rows of the others."""
 
     def __init__(self, n: int) -> None:
-        self.table = np.empty((2 * n + 1, _SHARED_P.size))
-        self.done = np.zeros(2 * n + 1, dtype=bool)
+        self.table = np.empty((n + 1, _SHARED_P.size))
+        self.done = np.zeros(n + 1, dtype=bool)
 
     def rows(self, exponents: np.ndarray) -> np.ndarray:
         todo = exponents[~self.done[exponents]]
@@ -392,7 +392,7 @@ class _SharedPowers:
 @lru_cache(maxsize=2)
 def _shared_powers(n: int) -> _SharedPowers | None:
     """The table of powers of the shared grid points for this n (None when too large)."""
-    if (2 * n + 1) * _SHARED_P.size > _POWER_TABLE_MAX:
+    if (n + 1) * _SHARED_P.size > _POWER_TABLE_MAX:
         return None
     return _SharedPowers(n)
 
