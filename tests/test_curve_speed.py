@@ -109,10 +109,8 @@ def _random_designs(seed: int, count: int) -> list[tuple[np.ndarray, np.ndarray]
     designs = []
     for i in range(count):
         t = [1, 2, 3, 4, 5, 13][i % 6]
-        if i % 3 == 0:
-            n = np.full(t, int(rng.integers(1, 30)))  # one n, sometimes 1
-        else:
-            n = rng.integers(1, 25, size=t)  # mixed n, some below k
+        # one n (sometimes 1), or mixed n, some below k
+        n = np.full(t, int(rng.integers(1, 30))) if i % 3 == 0 else rng.integers(1, 25, size=t)
         c = rng.binomial(n, rng.beta(2, 0.7, size=t))
         designs.append((c, n))
     return designs

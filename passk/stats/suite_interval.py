@@ -373,8 +373,9 @@ _TERM_ROWS = 128
 
 
 class _SharedPowers:
-    """``_SHARED_P ** e`` for e = 0..n (2k - j is at most n), each row computed (by ``np.power``) the first time
-    it is asked for: every k of a curve over one n reuses the rows of the others."""
+    """``_SHARED_P ** e`` for e = 0..n (2k - j is at most n), each row computed (by
+    ``np.power``) the first time it is asked for: every k of a curve over one n reuses the
+    rows of the others."""
 
     def __init__(self, n: int) -> None:
         self.table = np.empty((n + 1, _SHARED_P.size))
