@@ -239,7 +239,7 @@ def _posterior_variance(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     return variance
 
 
-def _log_comb(n: FloatOrArray, k: int) -> FloatOrArray:
+def _log_comb(n: FloatOrArray, k: int | np.ndarray) -> FloatOrArray:
     """``log C(n, k)`` through log-gamma, for ``0 <= k <= n``."""
     from scipy.special import gammaln
 
