@@ -1251,7 +1251,14 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
         low_p, high_p = _product_ends(c, np.broadcast_to(n, c.shape), np.ones(c.shape), k,
                                       alpha, t)
         return np.clip(low_p, 0.0, 1.0), np.clip(high_p, 0.0, 1.0)
-    values = np.asarray(estimate_pass_hat_k(c, n[None, :], k), dtype=float)
+    # every per-task figure is a function of (c, n): computed once per pair of the design
+    # and looked up (elementwise functions: the same floats as on the whole array)
+    ns, column = np.unique(n, return_inverse=True)
+    pair_c = np.concatenate([np.arange(m + 1) for m in ns.tolist()])
+    pair_n = np.repeat(ns, ns + 1)
+    first = np.concatenate([[0], np.cumsum(ns + 1)[:-1]])
+    at = first[column.ravel()][None, :] + c  # the pair of each (replicate, task)
+    values = np.asarray(estimate_pass_hat_k(pair_c, pair_n, k), dtype=float)[at]
     estimate = values.mean(axis=1)
     share = _union_share(n, k)
     blocks = n // k
@@ -1274,9 +1281,9 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
         low += t_g / t * lo[where.ravel()]
         high += t_g / t * hi[where.ravel()]
     if share > 0:
-        ends = pass_hat_k_ci(c, n[None, :], k, confidence=1.0 - alpha * share / t)
-        low = np.maximum(low, np.asarray(ends.low).mean(axis=1))
-        high = np.minimum(high, np.asarray(ends.high).mean(axis=1))
+        ends = pass_hat_k_ci(pair_c, pair_n, k, confidence=1.0 - alpha * share / t)
+        low = np.maximum(low, np.asarray(ends.low)[at].mean(axis=1))
+        high = np.minimum(high, np.asarray(ends.high)[at].mean(axis=1))
         low, high = np.minimum(low, estimate), np.maximum(high, estimate)
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
