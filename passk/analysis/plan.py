@@ -458,9 +458,11 @@ def _methods_lines(plan: GatePlan) -> list[str]:
                 se = max(max(s, t) for s, t, m in zip(plan.good_se.get(mode, ()),
                                                        plan.bad_se.get(mode, ()), methods,
                                                        strict=True) if m == method)
+                spread = (f"s.e. at most {se:.4f}, a-b the estimate +- 2 s.e." if se > 0 else
+                          "every rerun of each figure decided alike: s.e. 0 as estimated, "
+                          f"within 3/{plan.replicates:,} at 95%")
                 parts.append(f"Monte Carlo at {', '.join(ns)} ({plan.replicates:,} reruns a "
-                             f"figure, each task's own check exact; s.e. at most {se:.4f}, "
-                             "a-b the estimate +- 2 s.e.)")
+                             f"figure, each task's own check exact; {spread})")
             else:
                 parts.append(f"{method} at {', '.join(ns)}")
         out.append(f"{mode}: " + "; ".join(parts))

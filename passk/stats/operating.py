@@ -1057,7 +1057,7 @@ def _proved_passes(draws: np.ndarray, n: int, k: int, criteria: GateCriteria, p:
                    beta: tuple[np.ndarray, np.ndarray] | None,
                    rng: int | np.random.Generator | None) -> np.ndarray:
     """Does each rerun (a row of counts) clear the bar by the proved suite interval's lower end?"""
-    from passk.stats.suite_interval import _hoeffding_suites
+    from passk.stats.suite_interval import PRODUCT_MAX_TASKS, _hoeffding_suites
 
     tasks = draws.shape[1]
     bar = criteria.min_overall_pass_hat_k
@@ -1072,10 +1072,18 @@ def _proved_passes(draws: np.ndarray, n: int, k: int, criteria: GateCriteria, p:
             mean = values[draws].mean(axis=1)
             passed = mean >= x_hi
             again = (mean > x_lo) & (mean < x_hi)
-    if again.all():  # no threshold: every rerun's lower end, batched
-        low, _ = _hoeffding_suites(draws, nn, k, 2.0 - 2.0 * criteria.confidence)
-        passed = low >= bar
-        again = np.abs(low - bar) <= 1e-9
+    if again.all():  # no threshold: the lower end of every rerun that can pass, batched
+        passed = np.zeros(draws.shape[0], dtype=bool)
+        again = np.zeros(draws.shape[0], dtype=bool)
+        # above PRODUCT_MAX_TASKS the lower end is at most the estimate (the bound accepts
+        # theta = the mean; the union part is widened to hold it): a rerun whose mean is
+        # below the bar fails
+        can = (values[draws].mean(axis=1) >= bar - 1e-9 if tasks > PRODUCT_MAX_TASKS
+               else np.ones(draws.shape[0], dtype=bool))
+        if can.any():
+            low, _ = _hoeffding_suites(draws[can], nn, k, 2.0 - 2.0 * criteria.confidence)
+            passed[can] = low >= bar
+            again[can] = np.abs(low - bar) <= 1e-9
     for row in np.flatnonzero(again).tolist():  # near the bar: the public interval decides
         passed[row] = bool(mean_reaches([_proved_low(draws[row], nn, k,
                                                      criteria.confidence)], bar))
