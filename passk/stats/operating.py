@@ -991,10 +991,7 @@ def _task_laws(n: int, p: np.ndarray, beta: tuple[np.ndarray, np.ndarray] | None
     from scipy import stats
 
     c = np.arange(n + 1)
-    if beta is None:
-        keys = p[:, None]
-    else:
-        keys = np.stack([beta[0], beta[1]], axis=1)
+    keys = p[:, None] if beta is None else np.stack([beta[0], beta[1]], axis=1)
     distinct, times = np.unique(keys, axis=0, return_counts=True)
     laws = (stats.binom.pmf(c[None, :], n, distinct[:, :1]) if beta is None else
             stats.betabinom.pmf(c[None, :], n, distinct[:, :1], distinct[:, 1:2]))
