@@ -312,11 +312,17 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
     pass^k is the bar (:func:`passk.stats.operating.lowered_rates`), and
     identical tasks at :math:`p = \text{bar}^{1/k}`. For each mode and each n of
     the grid, :func:`passk.stats.operating.operating_characteristic` gives
-    P(pass) on each (exact where it can), and ``needed`` is the fewest runs
-    with false block (1 - P(pass | good)) at most ``false_block`` and false
-    pass at most ``false_pass``. With ``pilot`` (observed counts) instead of
-    rates, each task's rate is its Jeffreys posterior (the rerun is
-    beta-binomial), and the bad suites are built from the posterior means.
+    P(pass) on each: exact where the estimates' lattice spans at most
+    :data:`PLAN_BUDGET` steps (or some task can never pass its own check: 0),
+    otherwise a Monte Carlo of :data:`PLAN_REPLICATES` reruns with its standard
+    error (``methods``, ``good_se``, ``bad_se``; each task's own check exact, the
+    suite's sum sampled), so that a plan of 300 tasks over the default grid costs
+    seconds (issue 41). ``needed`` is the fewest runs with false block
+    (1 - P(pass | good)) at most ``false_block`` and false pass at most
+    ``false_pass``, each judged on the worse end (a Monte Carlo figure's 2 s.e.).
+    With ``pilot`` (observed counts) instead of rates, each task's rate is its
+    Jeffreys posterior (the rerun is beta-binomial), and the bad suites are built
+    from the posterior means.
 
     With ``baseline`` (the results the gate compares with, ``passk gate NEW --baseline
     OLD``), :attr:`GatePlan.baseline` is the gate in the criteria's mode with that
