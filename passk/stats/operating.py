@@ -790,9 +790,9 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
     budget : int, optional
         None (the default): exact on the estimates' lattice up to ``_GRID`` steps, a
         bracket beyond, Monte Carlo where no sum decides. An int (the planner's, issue 41):
-        exact only where the lattice spans at most ``budget`` steps; everywhere else a
-        Monte Carlo of ``replicates`` reruns drawn from each task's exact law, vectorized
-        (:func:`_sampled`), never a bracket.
+        exact only where the lattice spans at most ``budget`` steps (a bracket where its
+        grid at full resolution does); everywhere else a Monte Carlo of ``replicates``
+        reruns drawn from each task's exact law, vectorized (:func:`_sampled`).
 
     Returns
     -------
@@ -884,7 +884,8 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
     """P(pass) by the law of the suite's sum (module Notes), or None where it has none here.
 
     ``grid``: None, the lattice up to ``_GRID`` steps and a bracket beyond; an int, the
-    lattice only up to that many steps, and None beyond (no bracket)."""
+    lattice up to that many steps, a bracket where ``_BRACKET_STEPS`` a task fit it, and
+    None beyond."""
     from scipy import stats
     tasks = p.size
     proved = criteria.mode != "chapter"
@@ -906,9 +907,9 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
             if lattice * tasks > (_GRID if grid is None else grid):
                 lattice = 0
                 break
-    if grid is not None and not lattice:
-        return None
-    scale = lattice or max(min(_GRID // tasks, _BRACKET_STEPS), 1)
+    if grid is not None and not lattice and tasks * _BRACKET_STEPS > grid:
+        return None  # a bracket at full resolution would not fit the budget either
+    scale = lattice or max(min((_GRID if grid is None else grid) // tasks, _BRACKET_STEPS), 1)
     steps = {d: _steps(values[d], *d, scale, bool(lattice), on_bound) for d in designs}
     pmfs, lows, highs = [], [], []
     for i in range(tasks):
