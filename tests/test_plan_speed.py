@@ -143,3 +143,22 @@ def test_plan_monte_carlo_figures_bracket_the_exact_ones(tmp_path) -> None:  # t
     se = plan.good_se["proved-warn"][0]
     assert plan.pass_good["proved-warn"][0] - 2 * se <= exact.probability + 1e-3
     assert exact.probability <= plan.good_high["proved-warn"][0] + 2 * se + 1e-3
+
+
+@pytest.mark.parametrize(("tasks", "method"), [(3, "bracket"), (4, "bracket"), (5, "monte carlo")])
+def test_budget_keeps_a_bracket_only_where_its_grid_fits(tasks: int, method: str) -> None:
+    """Lower bounds have no lattice: a bracket of 2**16 steps a task while tasks x 2**16 fit
+    the budget (2**18: up to 4 tasks), Monte Carlo beyond; without a budget, always a bracket."""
+    from passk.analysis.plan import PLAN_BUDGET
+
+    crit = GateCriteria(k=2, min_overall_pass_hat_k=0.3, max_flakiness=0.8, on="lower-bound")
+    rates = np.linspace(0.7, 0.99, tasks)
+    got = operating_characteristic(crit, 6, rates, rng=0, replicates=2000, budget=PLAN_BUDGET)
+    assert got.method == method
+    full = operating_characteristic(crit, 6, rates, rng=0)
+    assert full.method == "bracket"
+    if method == "bracket":
+        assert (got.low, got.high) == (full.low, full.high)
+    else:
+        assert full.low - 4 * got.standard_error - 1e-3 <= got.probability
+        assert got.probability <= full.high + 4 * got.standard_error + 1e-3
