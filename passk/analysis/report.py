@@ -19,7 +19,7 @@ Which tasks more runs could still change is :mod:`passk.analysis.plan`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -145,7 +145,8 @@ class FileReport:
     def curve(self) -> Curve:
         """The suite's pass@k and pass^k for k = 1..K (:func:`suite_curve`)."""
         return suite_curve(self.results.successes, self.results.totals, self.kmax,
-                           confidence=self.report.confidence)
+                           confidence=self.report.confidence,
+                           ks=curve_ks(self.kmax, keep=np.unique(self.ks).tolist()))
 
     def with_curve(self, curve: Curve) -> FileReport:
         """This report with the given curve in place of the one it would compute."""
@@ -233,6 +234,39 @@ def _incomplete(results: Results) -> tuple[str, ...]:
 # --------------------------------------------------------------------------
 
 
+#: Every k up to this one is on the curve; beyond it, the 1-2-2.5-3-4-5-6-8 series of each
+#: decade (25, 30, 40, 50, 60, 80, 100, ...), the largest k and the gate's k: a curve of
+#: 1,000 runs a task is 35 rows, not 1,000, and costs what a curve of 100 runs costs.
+CURVE_EVERY_K_UP_TO = 20
+_SERIES = (1.0, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+
+
+def curve_ks(kmax: int, keep: Sequence[int] = ()) -> np.ndarray:
+    """The ks the suite's curve shows: 1..:data:`CURVE_EVERY_K_UP_TO`, then the
+    1-2-2.5-3-4-5-6-8 series of each decade, ``kmax`` and each of ``keep`` up to ``kmax``.
+
+    Examples
+    --------
+    >>> curve_ks(5).tolist()
+    [1, 2, 3, 4, 5]
+    >>> curve_ks(130, keep=[12, 97]).tolist()[18:]
+    [19, 20, 25, 30, 40, 50, 60, 80, 97, 100, 130]
+    >>> len(curve_ks(1000)), curve_ks(1000).tolist()[-10:]
+    (35, [80, 100, 200, 250, 300, 400, 500, 600, 800, 1000])
+    """
+    if kmax < 1:
+        return np.arange(1, 1, dtype=np.int64)
+    ks = set(range(1, min(kmax, CURVE_EVERY_K_UP_TO) + 1))
+    decade = 10
+    while decade <= kmax:
+        ks.update(int(decade * m) for m in _SERIES
+                  if CURVE_EVERY_K_UP_TO < decade * m <= kmax)
+        decade *= 10
+    ks.add(int(kmax))
+    ks.update(int(k) for k in keep if 1 <= k <= kmax)
+    return np.asarray(sorted(ks), dtype=np.int64)
+
+
 def _curve_matrix(c: np.ndarray, n: np.ndarray, kmax: int, *, at: bool) -> np.ndarray:
     ks = np.arange(1, kmax + 1)
     f = estimate_pass_at_k if at else estimate_pass_hat_k
@@ -242,13 +276,15 @@ def _curve_matrix(c: np.ndarray, n: np.ndarray, kmax: int, *, at: bool) -> np.nd
 
 
 def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
-                confidence: float = 0.95) -> Curve:
-    """The suite's mean pass@k and pass^k for k = 1..``kmax``, with intervals over tasks.
+                confidence: float = 0.95, ks: Sequence[int] | None = None) -> Curve:
+    """The suite's mean pass@k and pass^k for k = 1..``kmax`` (or at ``ks``, each at most
+    ``kmax``), with intervals over tasks.
 
     Every k uses the same tasks, those with at least ``kmax`` runs; the
     others are counted in ``left_out``. The interval for each mean is
     :func:`passk.stats.suite_interval.mean_pass_hat_k_ci` (pass@k through its dual:
-    pass@k = 1 - the pass^k of the failures).
+    pass@k = 1 - the pass^k of the failures). ``passk report`` asks for
+    :func:`curve_ks`: every k up to 20, then a sparser grid.
 
     Examples
     --------
@@ -259,11 +295,12 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
     c, n = np.asarray(successes), np.asarray(totals)
     keep = n >= kmax
     c, n = c[keep], n[keep]
-    ks = np.arange(1, kmax + 1)
-    hat = np.full(kmax, np.nan)
-    at = np.full(kmax, np.nan)
-    hat_ci = np.full((kmax, 2), np.nan)
-    at_ci = np.full((kmax, 2), np.nan)
+    ks = (np.arange(1, kmax + 1) if ks is None
+          else np.asarray(sorted({int(k) for k in ks if 1 <= k <= kmax}), dtype=np.int64))
+    hat = np.full(ks.size, np.nan)
+    at = np.full(ks.size, np.nan)
+    hat_ci = np.full((ks.size, 2), np.nan)
+    at_ci = np.full((ks.size, 2), np.nan)
     labels: list[str] = []
     kept = True
     if c.size:
@@ -453,8 +490,11 @@ def format_curve(fr: FileReport, *, markdown: bool = False) -> str:
             if cv.left_out else "")
     how = (f"{level} {cv.method}" if cv.method else
            f"no {conf} interval: no task has {kmax} counted runs to estimate from")
+    sparse = (f", shown at every k up to {CURVE_EVERY_K_UP_TO}, then at "
+              f"{', '.join(str(k) for k in cv.ks.tolist()[CURVE_EVERY_K_UP_TO:])}"
+              if cv.ks.size and cv.ks.size < kmax else "")
     title = (f"suite of {cv.tasks} tasks, the same for every k, pass@k and pass^k by k "
-             f"({how}){left}:")
+             f"({how}){left}{sparse}:")
     header = ["k", "pass@k", f"{conf} CI", "pass^k", f"{conf} CI "]
     body = [[str(k), cell(a), f"[{cell(alo)}, {cell(ahi)}]", cell(h),
              f"[{cell(hlo)}, {cell(hhi)}]"]
