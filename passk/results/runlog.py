@@ -10,7 +10,6 @@ re-run from its line. :func:`read_run_log` is the one parser.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -41,6 +40,10 @@ __all__ = [
     "trajectory_field",
     "whole_field",
 ]
+
+
+#: ``json.dumps(value, separators=(",", ":"))`` with its encoder made once.
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,13 @@ class RunRecord:
     def to_json(self) -> str:
         """The record as one line of JSON (without the newline); ``trajectory`` only when
         recorded, so a log without trajectories reads as before."""
-        fields = dataclasses.asdict(self)
-        if fields["trajectory"] is None:
-            del fields["trajectory"]
-        return json.dumps(fields, separators=(",", ":"))
+        fields = {"task_id": self.task_id, "trial": self.trial, "success": self.success,
+                  "attempt": self.attempt, "seconds": self.seconds, "error": self.error,
+                  "infrastructure_error": self.infrastructure_error, "cached": self.cached,
+                  "seed": self.seed, "risk": self.risk}  # dataclasses.asdict's, made directly
+        if self.trajectory is not None:
+            fields["trajectory"] = self.trajectory
+        return _COMPACT(fields)
 
 
 @dataclass(frozen=True)
