@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from passk.results.counts import ResultsError
@@ -41,6 +42,10 @@ __all__ = [
     "whole_field",
 ]
 
+
+#: A line's JSON value: the same as ``json.loads`` wherever it decodes (it refuses NaN,
+#: numbers beyond a float and lone surrogates, which json.loads then reads).
+_DECODE = msgspec.json.Decoder().decode
 
 #: ``json.dumps(value, separators=(",", ":"))`` with its encoder made once.
 _COMPACT = json.JSONEncoder(separators=(",", ":")).encode
@@ -275,12 +280,15 @@ def iter_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
                     good_end += len(raw)
                 continue
             try:
-                value = json.loads(body.decode("utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                if is_last and torn_tail:
-                    break
-                read_run_log(p, torn_tail=torn_tail)  # raises, naming the line as it does
-                raise  # not reached: the same bytes fail there too
+                value = _DECODE(body)  # json.loads' value wherever msgspec takes the line
+            except msgspec.MsgspecError:
+                try:  # NaN, 1e400, a lone surrogate, or bad JSON: json.loads decides
+                    value = json.loads(body.decode("utf-8"))
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    if is_last and torn_tail:
+                        break
+                    read_run_log(p, torn_tail=torn_tail)  # raises, naming the line as it does
+                    raise  # not reached: the same bytes fail there too
             if is_header(value):
                 if not first:
                     raise ResultsError(path, number, "a protocol record must come first")
