@@ -118,9 +118,9 @@ def _log_records(path: str | os.PathLike[str], *, repair: bool = False
             return
         except ResultsError as exc:
             raise BadInput(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
-        if type(fields) is not dict or "success" not in fields:
-            if is_settled(fields):  # a curtailed run's note on a settled task, not a run
-                continue
+        # a curtailed run's note on a settled task, not a run (a run has "success")
+        if (type(fields) is not dict or "success" not in fields) and is_settled(fields):
+            continue
         try:
             record = LogRecord(**fields)
         except TypeError as exc:

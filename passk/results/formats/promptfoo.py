@@ -84,7 +84,7 @@ def sniff(data: Any, path: Path) -> bool:
 
 
 class _Row(NamedTuple):
-    where: str
+    at: int  # the row's index in results.results
     key: str
     test_idx: int
     prompt_idx: int
@@ -93,6 +93,10 @@ class _Row(NamedTuple):
     row_id: str
     planned: int
     ident: tuple[str, ...]  # provider id and label, promptId, description, vars
+
+    @property
+    def where(self) -> str:
+        return f"results.results[{self.at}]"
 
 
 #: ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
@@ -212,13 +216,23 @@ def _rows(path: Path, data: dict[str, Any], rows: list[Any]) -> list[_Row]:
         case = row.get("testCase")
         if type(case) is not dict:
             case = case if isinstance(case, dict) else {}
-        vars_text = _canonical(row.get("vars"))
-        ident = (str(provider.get("id")), str(provider.get("label")),
-                 str(row.get("promptId") or prompt_text(row.get("prompt"))),
-                 str(case.get("description")), vars_text)
+        variables = row.get("vars")
+        vars_text = _canonical(variables)
+        prompt = row.get("prompt")
+        description = case.get("description")
+        ident = (str(provider["id"]), str(provider.get("label")),
+                 str(row.get("promptId") or prompt_text(prompt)), str(description), vars_text)
+        # task_key(row), from what is at hand
+        prompt = prompt or {}
+        test = vars_text if variables else _canonical(
+            row.get("vars", case.get("vars")) or {})
+        if description:
+            test = f"{description} {test}"
+        name = (prompt.get("label") or prompt.get("raw")) if isinstance(prompt, dict) else prompt
+        key = f"{provider.get('label') or provider['id']} | {name} | {test}"
         options = case.get("options")
-        out.append(_Row(f"results.results[{i}]", _task_key(row, vars_text), row["testIdx"],
-                        row["promptIdx"], success, reason, str(row.get("id") or ""),
+        out.append(_Row(i, key, row["testIdx"], row["promptIdx"], success, reason,
+                        str(row.get("id") or ""),
                         default if options is None else _planned(case, default), ident))
     seen: dict[str, _Row] = {}
     for r in out:
