@@ -340,3 +340,48 @@ def test_a_records_json_is_as_before() -> None:
                RunRecord("t", 2, False, seconds=float("nan"), risk=None)]
     for record in records:
         assert record.to_json() == _old_to_json(copy.deepcopy(record))
+
+
+# --------------------------------------------------------------------------
+# a run log's plan checked over arrays
+# --------------------------------------------------------------------------
+
+
+def test_plan_gaps_in_bulk_as_task_by_task(monkeypatch) -> None:
+    """plan_gaps with its bulk check and without it, on random plans met and short."""
+    from passk.results import counts
+    from passk.results.protocol import Protocol
+
+    rng = np.random.default_rng(7)
+    for case in range(400):
+        m = int(rng.integers(1, 12))
+        tasks = [f"t{i}" for i in range(m)]
+        risks = [str(rng.choice(["read-only", "high-risk-write", "other"])) for _ in tasks]
+        by_risk = {"read-only": int(rng.integers(1, 6)), "high-risk-write": int(rng.integers(1, 9))}
+        settings = {"tasks": list(tasks), "runs_by_risk": by_risk,
+                    "default_runs": int(rng.integers(1, 5)),
+                    "stopping": str(rng.choice(["fixed", "curtailed", "sequential"]))}
+        if case % 3 == 0:
+            settings["previously_flaky_runs"] = int(rng.integers(1, 12))
+        if case % 7 == 0:
+            settings["tasks"] = tasks[:-1] or tasks  # a task the plan does not list
+        if case % 11 == 0:
+            settings["tasks"] = [*tasks, "never-ran"]
+        if case % 13 == 0:
+            settings["runs_by_risk"] = {**by_risk, "read-only": "5"}
+        if case % 17 == 0:
+            settings["stop_early"] = {"looks": 3}
+        runs = rng.integers(0, 10, size=m)
+        most = runs + rng.integers(0, 4, size=m)
+        protocol = Protocol(settings)
+        fast = counts.plan_gaps(protocol, tasks, risks, runs, most)
+        with monkeypatch.context() as patch:
+            patch.setattr(counts, "_fixed_plan_met", lambda *a: False)
+            slow = counts.plan_gaps(protocol, tasks, risks, runs, most)
+        assert fast == slow, settings
+    met = Protocol({"tasks": ["a", "b"], "runs_by_risk": {"read-only": 3}, "default_runs": 2,
+                    "stopping": "fixed"})
+    assert counts._fixed_plan_met(met.settings, ["b", "a"], ["read-only", "x"],
+                                  np.array([3, 2]), None)  # the bulk check decides this one
+    assert counts.plan_gaps(met, ["b", "a"], ["read-only", "x"], np.array([3, 2])) == ()
+    assert counts.plan_gaps(met, ["b", "a"], ["read-only", "x"], np.array([2, 2])) != ()
