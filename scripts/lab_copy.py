@@ -31,12 +31,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def numbered_chapters(toc: dict) -> list[dict]:
+    """The toc's numbered chapters, in order: Part I's (a part with ``numbered: true``), or
+    the chapters of a toc without parts. Part II, the manual, is not numbered.
+
+    >>> numbered_chapters({"parts": [{"numbered": True, "chapters": [{"file": "a"}]},
+    ...                              {"numbered": False, "chapters": [{"file": "b"}]}]})
+    [{'file': 'a'}]
+    """
+    if "parts" in toc:
+        return [c for part in toc["parts"] if part.get("numbered") for c in part["chapters"]]
+    return list(toc.get("chapters", []))
+
+
 def page_number(notebook: Path, root: Path = ROOT) -> int:
     """The book's number for ``notebook``: its place among the toc's chapters, from 1."""
     import yaml
 
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files = [Path(str(c["file"])).with_suffix("").as_posix() for c in toc.get("chapters", [])]
+    files = [Path(str(c["file"])).with_suffix("").as_posix() for c in numbered_chapters(toc)]
     name = f"notebooks/{Path(notebook).stem}"
     if name not in files:
         raise ValueError(f"{notebook}: not a chapter of {root / '_toc.yml'} "

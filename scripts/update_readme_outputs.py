@@ -1,7 +1,12 @@
-"""Run the README's shell sessions, and write their real outputs back into it.
+"""Run the shell sessions of the README and of the book's Part II, and write their real
+outputs back into them.
 
-    python scripts/update_readme_outputs.py            # rewrite README.md's outputs
+    python scripts/update_readme_outputs.py            # rewrite every document's outputs
     python scripts/update_readme_outputs.py --check    # change nothing; exit 1 on a mismatch
+    python scripts/update_readme_outputs.py book/using/gate.md   # one document
+
+The documents are :data:`DOCUMENTS`: ``README.md``, ``README.zh-CN.md`` and every page of ``book/using/``
+(the book's Part II, "Using passk"), whose sessions are the reference's examples.
 
 **The convention.** A fenced block whose info string is ``console`` is a shell session:
 each line that starts with ``$ `` is a command, the lines after it (up to the next
@@ -36,6 +41,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: Every document whose ``console`` blocks are run: the README and the book's Part II.
+DOCUMENTS = [README, ROOT / "README.zh-CN.md", *sorted((ROOT / "book" / "using").rglob("*.md"))]
 PROMPT = "$ "
 ELLIPSIS = "..."
 MARK = "@@readme-session-command-done@@"
@@ -128,7 +135,9 @@ def run(session: Session, *, activate: bool = True) -> list[list[str]]:
         proc = subprocess.run(["bash", "--noprofile", "--norc"], input="\n".join(script),
                               cwd=workdir, env=fresh_shell_env(), capture_output=True,
                               text=True, timeout=TIMEOUT_S, check=False)
-    chunks = (proc.stdout + proc.stderr).split(MARK + "\n")
+    # the session's directory is a fresh temporary one: shown as the root it stands for
+    out = (proc.stdout + proc.stderr).replace(f"{workdir}/", "").replace(str(workdir), ".")
+    chunks = out.split(MARK + "\n")
     outputs = [chunk.rstrip("\n").split("\n") if chunk.strip("\n") else []
                for chunk in chunks[:len(session.commands)]]
     while len(outputs) < len(session.commands):
@@ -200,9 +209,14 @@ def diff(expected: list[str], actual: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("documents", nargs="*", type=Path, default=DOCUMENTS)
     args = parser.parse_args(argv)
-    text = args.readme.read_text(encoding="utf-8")
+    return max(_update(doc.resolve(), check=args.check) for doc in args.documents)
+
+
+def _update(document: Path, *, check: bool) -> int:
+    """Run one document's sessions; rewrite its outputs unless ``check``."""
+    text = document.read_text(encoding="utf-8")
     lines = text.split("\n")
     failed = 0
     for session in reversed(parse(text)):  # from the end: indices stay valid
@@ -221,12 +235,13 @@ def main(argv: list[str] | None = None) -> int:
                 new = command.expected
             body += new
         lines[session.start:session.end] = body
-    if failed and not args.check:
-        args.readme.write_text("\n".join(lines), encoding="utf-8")
-        print(f"update_readme_outputs: rewrote {failed} output(s) in {args.readme}")
+    name = document.relative_to(ROOT)
+    if failed and not check:
+        document.write_text("\n".join(lines), encoding="utf-8")
+        print(f"update_readme_outputs: rewrote {failed} output(s) in {name}")
     elif not failed:
-        print("update_readme_outputs: every output in the README is what its command prints")
-    return 1 if (failed and args.check) else 0
+        print(f"update_readme_outputs: every output in {name} is what its command prints")
+    return 1 if (failed and check) else 0
 
 
 if __name__ == "__main__":

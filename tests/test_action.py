@@ -197,18 +197,24 @@ def test_an_annotation_stays_on_one_line():
         "::error title=passk gate::a%0Ab%25%0D::error::x")
 
 
-# --- actionlint on the README's example --------------------------------------------------
+# --- actionlint on the documented example (the book's "In CI" page, and the README's) ------
 
-def _readme_workflow() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## In CI: the GitHub Action", 1)[1]
-    return re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1)
+def _documented_workflows() -> list[str]:
+    texts = [(ROOT / "book" / "using" / "ci.md").read_text(encoding="utf-8"),
+             (ROOT / "README.md").read_text(encoding="utf-8")]
+    found = [m.group(1) for t in texts for m in re.finditer(r"```yaml\n(.*?)```", t, re.DOTALL)]
+    assert found, "neither the CI page nor the README shows a workflow"
+    return found
 
 
-def test_the_readme_workflow_passes_actionlint_against_this_action(tmp_path):
+@pytest.mark.parametrize("index", range(2))
+def test_the_documented_workflow_passes_actionlint_against_this_action(tmp_path, index):
     if not ACTIONLINT.exists():
         pytest.fail(f"{ACTIONLINT} not found: pip install -e '.[lint]'", pytrace=False)
-    workflow = _readme_workflow()
+    workflows = _documented_workflows()
+    if index >= len(workflows):
+        pytest.fail(f"expected the CI page's and the README's workflows, found {len(workflows)}")
+    workflow = workflows[index]
     uses = re.findall(r"uses: (\S+/passk@\S+)", workflow)
     assert len(uses) == 1, workflow
     (tmp_path / ".github" / "workflows").mkdir(parents=True)

@@ -539,9 +539,17 @@ def test_index_lists_the_glossary_terms(built_site):
     assert 'href="../genindex.html"' in intro, "the intro does not link to the index"
 
 
+# Part II (book/using/) shows what the commands print as a terminal prints it: a report's
+# table keeps its columns and scrolls sideways rather than wrap into an unreadable one,
+# and a docstring's example is the doctest as written. The teaching pages, and the command
+# reference's help texts (drawn at 76 columns), must fit.
+NO_SCROLL_PAGES = [p for p in PAGES
+                   if not p.startswith("book/using/") or p == "book/using/cli.html"]
+
+
 def test_no_code_block_scrolls(visit):
     report, total = [], 0
-    for page_path in PAGES:
+    for page_path in NO_SCROLL_PAGES:
         wide = visit(page_path)["wide"]
         if not wide["wide"]:
             continue

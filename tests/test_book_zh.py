@@ -131,6 +131,72 @@ def test_catalogs_belong_to_pages():
                                "(run `python scripts/zh_book.py sync`)")
 
 
+
+# ----------------------------------------------------------------- the sidebar's parts
+
+
+_HAN_CHAR = re.compile(r"[\u3400-\u9fff]")
+
+
+def _without_captions(toc: dict) -> dict:
+    return {**toc, "parts": [{k: v for k, v in part.items() if k != "caption"}
+                             for part in toc.get("parts") or []]}
+
+
+def test_chinese_sidebar_names_its_parts_in_chinese():
+    """The Chinese _toc.yml is the English one (same pages, order, numbering) with each
+    part's caption in Chinese (locales/zh_CN/_toc_captions.yml)."""
+    english = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    chinese = yaml.safe_load(zh_book.chinese_toc(ROOT))
+    table = yaml.safe_load(zh_book.TOC_CAPTIONS.read_text(encoding="utf-8"))
+    en_captions = [part["caption"] for part in english["parts"]]
+    zh_captions = [part["caption"] for part in chinese["parts"]]
+    assert len(en_captions) >= 2, en_captions   # Part I, the chapter; Part II, using passk
+    assert zh_captions == [table[c] for c in en_captions]
+    for en, zh in zip(en_captions, zh_captions):
+        assert zh != en and _HAN_CHAR.search(zh), (en, zh)
+        assert not re.search(r"(?i)\bpart\b|chapter|using", zh), zh   # no English left
+    assert zh_captions[0].startswith("第一部分") and zh_captions[1].startswith("第二部分")
+    assert "passk" in zh_captions[1]
+    # the same pages under each part, in the same order, numbered the same
+    assert _without_captions(chinese) == _without_captions(english)
+
+
+@pytest.mark.parametrize("captions", [
+    '"Part I: the chapter": "第一部分：本章内容"\n',          # Part II missing
+    '"Part I: the chapter": "第一部分：本章内容"\n"Part II: using Passk": "第二部分"\n',
+    "",                                                     # an empty map
+])
+def test_a_part_caption_without_chinese_fails_the_build(tmp_path, captions):
+    (tmp_path / "_toc.yml").write_bytes((ROOT / "_toc.yml").read_bytes())
+    table = tmp_path / "_toc_captions.yml"
+    table.write_text(captions, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"part caption 'Part I+: [a-z ]+' has no Chinese "
+                       r"in .*_toc_captions\.yml: add it there"):
+        zh_book.chinese_toc(tmp_path, table)
+
+
+@pytest.mark.parametrize("captions", [
+    '- "Part I: the chapter"\n',                              # a list, not a map
+    '"Part I: the chapter": ""\n"Part II: using passk": "第二部分：使用 passk"\n',
+    '"Part I: the chapter": 1\n"Part II: using passk": "第二部分：使用 passk"\n',
+])
+def test_a_malformed_caption_map_is_named(tmp_path, captions):
+    (tmp_path / "_toc.yml").write_bytes((ROOT / "_toc.yml").read_bytes())
+    table = tmp_path / "_toc_captions.yml"
+    table.write_text(captions, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"_toc_captions\.yml: map each English part caption"):
+        zh_book.chinese_toc(tmp_path, table)
+
+
+def test_generated_source_uses_the_chinese_captions(tmp_path):
+    """write_source puts chinese_toc's _toc.yml into the Chinese book's source."""
+    zh_book.write_source(tmp_path, ROOT)
+    written = yaml.safe_load((tmp_path / "_toc.yml").read_text(encoding="utf-8"))
+    assert written == yaml.safe_load(zh_book.chinese_toc(ROOT))
+    assert "Part I" not in (tmp_path / "_toc.yml").read_text(encoding="utf-8")
+
+
 _ROLE = re.compile(r"\{([a-z:-]+)\}`([^`]*)`")
 _LABEL = re.compile(r"^\s*:(label|name):\s*(\S+)|^\((\S+)\)=\s*$|^\$\$\s*\((\S+)\)", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^\s*(`{3,}|:{3,})\{([a-z-]+)\}\s*(\S*)", re.MULTILINE)
@@ -707,6 +773,18 @@ def built() -> Path:
 def test_every_page_has_a_chinese_twin(built):
     missing = [p for p in ZH_PAGES if not (HTML_ZH / p).exists()]
     assert not missing, f"pages of the English book missing from _build/html/zh/: {missing}"
+
+
+
+def test_built_chinese_sidebar_shows_chinese_part_captions(built):
+    from bs4 import BeautifulSoup
+
+    table = yaml.safe_load(zh_book.TOC_CAPTIONS.read_text(encoding="utf-8"))
+    for page, html_dir in (("book/using/gate.html", HTML_ZH), ("book/using/gate.html", HTML)):
+        soup = BeautifulSoup((html_dir / page).read_text(encoding="utf-8"), "html.parser")
+        shown = [c.get_text(" ", strip=True) for c in soup.select(".bd-sidebar .caption")]
+        want = list(table.values()) if html_dir == HTML_ZH else list(table)
+        assert shown == want, (html_dir, shown)
 
 
 def _shown(page_html: str) -> dict[str, list[str]]:

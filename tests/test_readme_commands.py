@@ -1,6 +1,7 @@
-"""The README's shell sessions run as written, and print what the README shows.
+"""The shell sessions of the README and of the book's Part II run as written, and print
+what the page shows.
 
-Every ```` ```console ```` block of README.md is run by
+Every ```` ```console ```` block of README.md and of every ``book/using/`` page is run by
 ``scripts/update_readme_outputs.py``'s runner (one bash process per block, from a fresh
 directory that holds the repository's files, so "from the repository root" without
 writing into the checkout; a fresh shell's environment, with only what the README says to
@@ -25,22 +26,28 @@ readme = importlib.util.module_from_spec(_spec)
 sys.modules["update_readme_outputs"] = readme  # dataclasses look their module up there
 _spec.loader.exec_module(readme)
 
-SESSIONS = readme.parse(readme.README.read_text(encoding="utf-8"))
+SESSIONS = [(doc.relative_to(readme.ROOT).as_posix(), session)
+            for doc in readme.DOCUMENTS
+            for session in readme.parse(doc.read_text(encoding="utf-8"))]
+USING = readme.ROOT / "book" / "using" / "index.md"
 
 
-def test_the_readme_has_sessions_that_use_shipped_files():
-    commands = [c.line for s in SESSIONS for c in s.commands]
-    assert len(SESSIONS) >= 4 and len(commands) >= 8, commands
+def test_the_documents_have_sessions_that_use_shipped_files():
+    commands = [c.line for _, s in SESSIONS for c in s.commands]
+    assert len(SESSIONS) >= 8 and len(commands) >= 16, commands
     for name in ("passk report", "passk gate", "passk diff", "passk curves", "passk plan",
-                 "passk run"):
+                 "passk run", "passk rank", "passk policy"):
         assert any(c.startswith(name) for c in commands), f"no `{name}` session"
+    assert any(doc == "README.md" for doc, _ in SESSIONS), "the README shows no session"
 
 
-def test_the_readme_says_how_the_command_is_reached():
-    text = readme.README.read_text(encoding="utf-8")
-    assert f"{readme.ACTIVATE}     #" in text, f"the README no longer says `{readme.ACTIVATE}`"
-    assert ".venv/bin/passk --help" in text
-    assert f"after\n`{readme.ACTIVATE}`" in text  # said where the sessions are introduced
+def test_the_documents_say_how_the_command_is_reached():
+    for doc in (readme.README, USING):
+        text = doc.read_text(encoding="utf-8")
+        assert f"{readme.ACTIVATE}     #" in text, f"{doc.name} no longer says `{readme.ACTIVATE}`"
+        assert ".venv/bin/passk --help" in text, doc
+    using = " ".join(USING.read_text(encoding="utf-8").split())
+    assert f"after `{readme.ACTIVATE}`" in using  # said where the sessions are introduced
 
 
 def _session(*lines: str) -> readme.Session:
@@ -58,16 +65,18 @@ def test_a_fresh_shell_finds_passk_only_after_activating():
     assert activated == [[str(bin_dir / "passk"), str(bin_dir / "python")]]
 
 
-@pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.name[:60])
-def test_readme_session_prints_what_the_readme_shows(session):
+@pytest.mark.parametrize(("document", "session"), SESSIONS,
+                         ids=[f"{d}:{s.name[:50]}" for d, s in SESSIONS])
+def test_session_prints_what_the_page_shows(document, session):
     outputs = readme.run(session)
     problems = []
     for command, actual in zip(session.commands, outputs):
         if not readme.matches(command.expected, actual):
             problems.append(f"$ {command.line}\n{readme.diff(command.expected, actual)}")
     assert not problems, (
-        "README.md shows outputs that its commands do not print (if the change is "
-        "intended: python scripts/update_readme_outputs.py):\n\n" + "\n\n".join(problems))
+        f"{document} shows outputs that its commands do not print (if the change is "
+        f"intended: python scripts/update_readme_outputs.py {document}):\n\n"
+        + "\n\n".join(problems))
 
 
 @pytest.mark.parametrize(("expected", "actual", "ok"), [

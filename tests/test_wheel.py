@@ -461,11 +461,10 @@ def test_the_pytest_plugin_is_registered_and_logs(venv, cwd):
     assert len(runs) == 4 and all(r["success"] is True for r in runs), log
 
 
-# --- the README's pytest plugin example, as a newcomer meets it --------------------------
+# --- the plugin page's example (book/using/pytest.md), as a newcomer meets it --------------
 
 def _plugin_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return text.split("## pytest plugin", 1)[1].split("\n## ", 1)[0]
+    return (ROOT / "book" / "using" / "pytest.md").read_text(encoding="utf-8")
 
 
 def _console_scripts(dist: importlib.metadata.Distribution, bin_dir: Path) -> None:

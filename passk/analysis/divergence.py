@@ -76,7 +76,8 @@ class DivergenceGroup:
 
     def sentence(self, failures: int, passes: int) -> str:
         """``in 5 of 5 failures search_runbook(...) answered [...]; in 0 of 25 passes``."""
-        more = (f"; the same items in another order in {self.reordered} of {passes} passes"
+        what = "lines" if self.step is not None and self.step.items is None else "items"
+        more = (f"; the same {what} in another order in {self.reordered} of {passes} passes"
                 if self.reordered else "")
         return (f"in {self.failures} of {failures} failures {self.did()}; in {self.passes} of "
                 f"{passes} passes{more}")
@@ -105,6 +106,8 @@ class Divergence:
         A failing run and a passing run to read side by side at the step.
     sides : tuple of (tuple of Step, tuple of Step) or None
         Their steps up to and including the step where they part.
+    whole : tuple of (tuple of Step, tuple of Step) or None
+        Their steps from first to last (what the HTML view aligns side by side).
     unrecorded : int
         Runs of the task without a recorded trajectory, left out.
     why : str
@@ -123,6 +126,7 @@ class Divergence:
     sides: tuple[tuple[Step, ...], tuple[Step, ...]] | None = None
     unrecorded: int = 0
     why: str = ""
+    whole: tuple[tuple[Step, ...], tuple[Step, ...]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as JSON-ready values."""
@@ -130,6 +134,8 @@ class Divergence:
             return None if s is None else {"tool": s.name, "arguments": s.args,
                                            "answer": s.observation, "items": (
                                                list(s.items) if s.items is not None else None),
+                                           "lines": (list(s.lines) if s.lines is not None
+                                                     else None),
                                            "error": s.error}
         return {
             "task_id": self.task_id, "passes": self.passes, "failures": self.failures,
@@ -144,6 +150,10 @@ class Divergence:
                         {"failing_run": self.example[0], "passing_run": self.example[1],
                          "failing_steps": [str(s) for s in self.sides[0]] if self.sides else [],
                          "passing_steps": [str(s) for s in self.sides[1]] if self.sides
+                         else [],
+                         "failing_all_steps": [step(s) for s in self.whole[0]] if self.whole
+                         else [],
+                         "passing_all_steps": [step(s) for s in self.whole[1]] if self.whole
                          else []}),
             "unrecorded": self.unrecorded,
         }
@@ -175,8 +185,9 @@ class DivergenceReport:
         return {"source": self.source, "flaky_tasks": [d.to_dict() for d in self.tasks],
                 "stable_tasks": list(self.stable), "ignored": list(self.ignored),
                 "compared": "the i-th tool call of each run: tool, arguments (JSON, keys "
-                            "sorted), answer (white space collapsed; a list's items in the "
-                            "order the tool gave them, the same items in another order "
+                            "sorted), answer (white space collapsed; a list's items, or a "
+                            "text's lines, in the order the tool gave them, the same items "
+                            "or lines in another order "
                             "reported as 'order')"}
 
 
@@ -198,17 +209,26 @@ def _kind(s: Step | None, passing: Sequence[Step | None]) -> str:
     same_args = [p for p in same_tool if p.args == s.args]
     if not same_args:
         return "arguments"
-    if s.items is not None and any(p.items is not None and sorted(p.items) == sorted(s.items)
-                                   for p in same_args):
+    if _same_parts(s, same_args):
         return "order"
     return "observation"
 
 
+def _same_parts(s: Step, others: Sequence[Step]) -> bool:
+    """Some other step's answer has the same parts (list items, text lines) in another
+    order."""
+    mine = s.parts()
+    if mine is None:
+        return False
+    return any((p.items is None) == (s.items is None) and p.parts() is not None
+               and sorted(p.parts() or ()) == sorted(mine) for p in others)
+
+
 def _reordered(s: Step | None, passing: Sequence[Step | None]) -> int:
-    if s is None or s.items is None:
+    if s is None or s.parts() is None:
         return 0
     return sum(1 for p in passing if p is not None and p != s and p.name == s.name
-               and p.args == s.args and p.items is not None and sorted(p.items) == sorted(s.items))
+               and p.args == s.args and _same_parts(s, [p]))
 
 
 def _nearest(s: Step | None, passes: Sequence[Trajectory], i: int) -> Trajectory:
@@ -220,8 +240,7 @@ def _nearest(s: Step | None, passes: Sequence[Trajectory], i: int) -> Trajectory
             return 0
         if p.args != s.args:
             return 1
-        same_items = (p.items is not None and s.items is not None
-                      and sorted(p.items) == sorted(s.items))
+        same_items = _same_parts(s, [p])
         return 3 if same_items else 2
     return max(passes, key=closeness)  # the first of the closest: max keeps the first
 
@@ -240,11 +259,12 @@ def _part(task: str, fails: Sequence[Trajectory], passes: Sequence[Trajectory], 
     first = groups[0]
     failing = next(r for r in fails if _at(r, i) == first.step)
     passing_run = _nearest(first.step, passes, i)
-    sides = (tuple((failing.steps or ())[:i + 1]), tuple((passing_run.steps or ())[:i + 1]))
+    whole = (tuple(failing.steps or ()), tuple(passing_run.steps or ()))
+    sides = (whole[0][:i + 1], whole[1][:i + 1])
     why = f"the runs part at step {i + 1}: " + first.sentence(len(fails), len(passes))
     return Divergence(task, len(passes), len(fails), "found", i + 1, first.kind,
                       tuple(groups), tuple(Counter(at_pass).most_common()),
-                      (failing.run, passing_run.run), sides, unrecorded, why)
+                      (failing.run, passing_run.run), sides, unrecorded, why, whole)
 
 
 def first_divergence(runs: Sequence[Trajectory]) -> Divergence:

@@ -594,7 +594,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     ``passk attribute --run ADAPTER TASKS --vary NAME=VALUE ...``: the controlled
     comparison, one variable at a time on the same seeds, with the first divergence of
     the baseline's runs."""
-    from passk.render.attribution import attribution_text, divergence_text
+    from passk.render.attribution import (
+        attribution_page,
+        attribution_text,
+        divergence_page,
+        divergence_text,
+    )
 
     if args.run is None:
         if args.file is None:
@@ -609,12 +614,15 @@ def cmd_attribute(args: argparse.Namespace) -> int:
                                      ("success_values", args.success_value),
                                      ("success_threshold", args.success_threshold),
                                      ("score_key", args.score_key),
-                                     ("errors", args.errors)) if v is not None}
+                                     ("errors", args.errors),
+                                     ("eval_key", args.eval_key)) if v is not None}
         fmt = None if args.format == "auto" else args.format
-        if options and fmt not in (None, "inspect"):
-            raise BadInput(f"--scorer, --success-value, --success-threshold, --score-key and "
-                           f"--errors are for Inspect logs, not --format {fmt}")
+        if options and fmt not in (None, "inspect", "harbor"):
+            raise BadInput(f"--scorer, --success-value, --success-threshold, --score-key, "
+                           f"--errors and --eval-key are for Inspect logs and Harbor jobs, not "
+                           f"--format {fmt}")
         report = read_divergences(args.file, format=fmt, **options).to_dict()
+        _write_attribution_html(args.html, report, divergence_page)
         if args.json:
             _print_json(report)
         else:
@@ -632,11 +640,25 @@ def cmd_attribute(args: argparse.Namespace) -> int:
                                k=args.k, alpha=args.alpha,
                                progress=args.progress and sys.stderr.isatty())
     payload = found.to_dict()
+    _write_attribution_html(args.html, payload, attribution_page)
     if args.json:
         _print_json(payload)
     else:
         _emit(attribution_text(payload, markdown=args.markdown), markdown=args.markdown)
     return EXIT_OK
+
+
+def _write_attribution_html(out: str | None, payload: dict[str, Any],
+                            page: Callable[[dict[str, Any]], str]) -> None:
+    """``passk attribute --html OUT``: write the page, and say so on stderr."""
+    if not out:
+        return
+    try:
+        Path(out).write_text(page(payload), encoding="utf-8")
+    except OSError as e:
+        raise BadInput(f"--html {out}: cannot write it ({e.strerror or e}); give a path in a "
+                       "folder that exists and that you may write to") from None
+    print(f"passk attribute: wrote {out}", file=sys.stderr)
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
@@ -1022,9 +1044,11 @@ def _add_attribute(add: _Add) -> None:
             "controlled comparison: --run ADAPTER TASKS --vary NAME=VALUE, one variable at a "
             "time on the same seeds, each change tested (exit 0, 2 bad input)")
     p.add_argument("file", nargs="?", default=None, metavar="FILE",
-                   help="a passk run log (.jsonl), an Inspect log (.eval, .json) or a "
-                   "tau2-bench run (results.json or its directory)")
-    p.add_argument("--format", default="auto", choices=("auto", "jsonl", "inspect", "tau2"),
+                   help="a passk run log (.jsonl), an Inspect log (.eval, .json), a "
+                   "tau2-bench run (results.json or its directory) or a Harbor job "
+                   "(terminal-bench 2; its trials' agent/trajectory.json)")
+    p.add_argument("--format", default="auto",
+                   choices=("auto", "jsonl", "inspect", "tau2", "harbor", "terminal-bench"),
                    help="FILE's producer (default auto: by extension and content)")
     p.add_argument("--scorer", default=None,
                    help="Inspect logs: the scorer whose value decides success")
@@ -1033,10 +1057,14 @@ def _add_attribute(add: _Add) -> None:
     p.add_argument("--success-threshold", type=float, default=None, metavar="X",
                    help="Inspect logs: a numeric score of at least X is a success")
     p.add_argument("--score-key", default=None, metavar="KEY",
-                   help="Inspect logs with dict-valued scores: the key whose value is judged")
+                   help="Inspect logs with dict-valued scores, Harbor trials with several "
+                   "rewards: the key whose value is judged")
     p.add_argument("--errors", choices=("fail", "exclude"), default=None,
                    help="Inspect logs: an errored sample epoch is a failure (default) or left "
                    "out")
+    p.add_argument("--eval-key", default=None, metavar="KEY",
+                   help="Harbor jobs holding several evaluations: the one to read "
+                   "(<agent>__<model>__<dataset>)")
     p.add_argument("--run", nargs=2, default=None, metavar=("ADAPTER", "TASKS"),
                    help="run the controlled comparison: ADAPTER as passk run takes it "
                    "(module:attribute; it must offer with_setting(name, value)), TASKS a JSON "
@@ -1053,6 +1081,9 @@ def _add_attribute(add: _Add) -> None:
                    help="the tests' family-wise error rate, Holm across tasks x variants "
                    "(default 0.05)")
     p.add_argument("--markdown", action="store_true", help="Markdown")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="also write one self-contained HTML page: per flaky task a failing "
+                   "and a passing run side by side, the step where they part highlighted")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar")
 

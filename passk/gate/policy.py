@@ -984,7 +984,7 @@ def policy_init(results: Results, files: Sequence[str],
         runs_line = [f"runs = {int(positive.min()) if positive.size else 1}"]
     lines = [f"# passk gate policy, written by `passk policy init` from {', '.join(files)}.",
              "# Review it like code: the gate refuses any option or results file looser than",
-             '# it. See the passk README ("The gate policy") for every key.',
+             "# it. Every key is in the book's page The gate and the policy (book/using/gate.md).",
              f"producer = {_toml(results.source)}",
              *(["require_protocol = true  # the run log's header must be there"]
                if results.protocol is not None else []),

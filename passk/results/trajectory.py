@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["IGNORED", "Step", "Trajectory", "by_task", "normalise", "step_items",
-           "steps_of_calls"]
+           "step_lines", "steps_of_calls"]
 
 #: What every reader leaves out of a step, said with every comparison.
 IGNORED = ("white space within text", "the order of keys in arguments",
@@ -90,6 +90,24 @@ def step_items(observation: Any) -> tuple[str, ...] | None:
     return tuple(normalise(x) for x in parsed)
 
 
+def step_lines(observation: Any) -> tuple[str, ...] | None:
+    """A text answer's lines (each normalised, blank ones left out) when it has two or more,
+    so that the same lines in another order (a terminal's output, a log) can be told from
+    other lines; None for a list, a structure, or text of one line.
+
+    Examples
+    --------
+    >>> step_lines("b  HEAD@{2}\\na HEAD@{1}\\n")
+    ('b HEAD@{2}', 'a HEAD@{1}')
+    >>> step_lines("one line") is None, step_lines(["a", "b"]) is None
+    (True, True)
+    """
+    if not isinstance(observation, str) or step_items(observation) is not None:
+        return None
+    lines = tuple(normalise(line) for line in observation.splitlines() if line.strip())
+    return lines if len(lines) >= 2 else None
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a run: a tool called, with its arguments and its answer.
@@ -108,6 +126,9 @@ class Step:
         The answer's items in the order given, when the answer is a list.
     error : bool
         The tool reported an error (its answer is the error's text).
+    lines : tuple of str or None
+        A text answer's lines, when it has several (:func:`step_lines`); not compared (the
+        answer itself is), only used to name the same lines in another order.
 
     Examples
     --------
@@ -122,13 +143,18 @@ class Step:
     observation: str = ""
     items: tuple[str, ...] | None = None
     error: bool = False
+    lines: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, name: Any, args: Any = None, observation: Any = None, *,
            error: bool = False) -> Step:
         """A tool step from what a producer recorded, normalised."""
         return cls("tool", normalise(name), normalise(args), normalise(observation),
-                   step_items(observation), bool(error))
+                   step_items(observation), bool(error), step_lines(observation))
+
+    def parts(self) -> tuple[str, ...] | None:
+        """The answer's parts whose order may differ: a list's items, else a text's lines."""
+        return self.items if self.items is not None else self.lines
 
     def answered(self) -> str:
         """The answer as shown: a list as ``[a, b]``, else the text."""

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from passk.adapter import HarnessAdapter, RunResult, Task
-from passk.analysis.divergence import first_divergence
+from passk.analysis.divergence import Divergence, first_divergence
 from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k, flakiness
-from passk.results.trajectory import Trajectory, steps_of_calls
+from passk.results.trajectory import IGNORED, Trajectory, steps_of_calls
 from passk.run.runner import run_suite
 from passk.stability import RepeatPolicy, classify
 from passk.stats.paired import holm, paired_change_test, paired_test_power
@@ -126,6 +126,7 @@ class TaskAttribution:
     task_id: str
     variants: tuple[VariantVerdict, ...]
     divergence: str = ""
+    detail: Divergence | None = None
 
     @property
     def explained_by(self) -> tuple[VariantVerdict, ...]:
@@ -153,6 +154,7 @@ class TaskAttribution:
         return {"task_id": self.task_id,
                 "explained_by": [v.variable for v in found] or None,
                 "finding": self.finding(), "divergence": self.divergence or None,
+                "first_divergence": None if self.detail is None else self.detail.to_dict(),
                 "variants": [v.to_dict() for v in self.variants]}
 
 
@@ -184,7 +186,8 @@ class Attribution:
                 "correction": self.correction, "tests": self.tests,
                 "pairing": "run i of a task has the same seed under the baseline and every "
                            "variant (the final attempt of each run is compared)",
-                "tasks": [t.to_dict() for t in self.tasks], "stable_tasks": list(self.stable)}
+                "tasks": [t.to_dict() for t in self.tasks], "stable_tasks": list(self.stable),
+                "ignored": list(IGNORED)}
 
 
 def parse_variations(specs: Sequence[str]) -> list[tuple[str, Any]]:
@@ -232,11 +235,11 @@ def _outcomes(results: Sequence[RunResult], task_id: str) -> dict[int, bool]:
             if r.task_id == task_id and r.counted}
 
 
-def _divergence(results: Sequence[RunResult], task_id: str) -> str:
+def _divergence(results: Sequence[RunResult], task_id: str) -> Divergence | None:
     runs = [Trajectory(task_id, f"run {r.run_index}", bool(r.success),
                        steps_of_calls(r.trajectory))
             for r in results if r.task_id == task_id and r.counted]
-    return first_divergence(runs).why if runs else ""
+    return first_divergence(runs) if runs else None
 
 
 def attribute_variants(adapter: HarnessAdapter, tasks: Sequence[Task],
@@ -330,7 +333,9 @@ def attribute_variants(adapter: HarnessAdapter, tasks: Sequence[Task],
         verdicts[task_id].append(VariantVerdict(
             name, value, b_out, a_out, test.fixed, test.broken, test.pairs, test.p_value,
             float(adj), shown, stable_after, power, note or ""))
-    found = tuple(TaskAttribution(t, tuple(verdicts[t]), _divergence(first.results, t))
+    details = {t: _divergence(first.results, t) for t in flaky_ids}
+    found = tuple(TaskAttribution(t, tuple(verdicts[t]),
+                                  d.why if (d := details[t]) is not None else "", d)
                   for t in flaky_ids)
     settings_of = getattr(base, "settings", None)
     settings = dict(settings_of()) if callable(settings_of) else {}

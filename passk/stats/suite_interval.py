@@ -1211,8 +1211,9 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
                                    bernoulli=bernoulli, spread=(t_g, info[group[0]][3], k))
         low += t_g / t * lo[where.ravel()]
         high += t_g / t * hi[where.ravel()]
-    if share > 0:
-        ends = pass_hat_k_ci(c, n[None, :], k, confidence=1.0 - alpha * share / t)
+    level = 1.0 - alpha * share / t
+    if share > 0 and level < 1.0:  # a level that rounds to 1 tightens nothing: kept as is
+        ends = pass_hat_k_ci(c, n[None, :], k, confidence=level)
         low = np.maximum(low, np.asarray(ends.low).mean(axis=1))
         high = np.minimum(high, np.asarray(ends.high).mean(axis=1))
         low, high = np.minimum(low, estimate), np.maximum(high, estimate)
