@@ -16,6 +16,9 @@ code at commit 9f3cb8f (``git archive``'d into a temporary folder, first on the 
   (1,000,000 runs; nothing left to run), a no-op adapter: CPU and peak memory.
 - **curve**: ``suite_curve`` (every k = 1..n) on 1,000 tasks x 1,000 runs against 10,000 x
   100, the same million runs (``--no-curve`` skips it: it takes minutes).
+- **plan**: ``passk plan --gate FILE`` (its default grid, k and modes) on a pilot of 300
+  tasks x 12 runs, the CPU of the command from its import on, against the 10 s target
+  (``--no-plan-before`` skips *before*: it takes minutes).
 - **promptfoo**: ``read_results`` on a 50,000-row ``promptfoo eval -o`` file from Python
   (the collector as the process has it: on), against ``json.load`` and a count.
 - **harbor**: ``read_results`` on a Harbor job of 5,000 trials, against reading each
@@ -131,6 +134,35 @@ cv = suite_curve(c, n, runs)
 cpu = time.process_time() - t
 report(cpu, [float(cv.pass_hat_k[-1]), float(cv.hat_ci[-1][0])])
 """
+
+#: ``passk plan --gate FILE`` as the command runs it (the collector off), timed from the import.
+PLAN = MEASURE + r"""
+import contextlib, gc, io
+gc.disable()
+t = time.process_time()
+from passk.cli.commands import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(["plan", "--gate", sys.argv[1], *sys.argv[2:]])
+cpu = time.process_time() - t
+report(cpu, [code, sum("Monte Carlo" in line for line in out.getvalue().splitlines())])
+"""
+
+#: The plan's target (issue 41): CPU seconds for ``plan --gate`` on 300 tasks.
+PLAN_TARGET = 10.0
+
+
+def make_plan_pilot(path: Path, tasks: int, runs: int) -> None:
+    """A pilot: ``tasks`` tasks x ``runs`` runs, each task's rate from Beta(8, 1), seeded."""
+    import random
+
+    gen = random.Random(41)
+    rates = [gen.betavariate(8, 1) for _ in range(tasks)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(json.dumps({"task_id": f"t{t:03d}", "trial": r,
+                                 "success": gen.random() < rates[t]}) + "\n"
+                     for t in range(tasks) for r in range(runs))
+
 
 #: The adapter is ``__main__.Noop`` in the child that writes the log and in the one that
 #: resumes it, so that the protocol (which names the adapter) is the same.
@@ -322,12 +354,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-curve", action="store_true", help="skip the curve (minutes)")
+    ap.add_argument("--no-plan-before", action="store_true",
+                    help="plan: skip the code before (minutes)")
     ap.add_argument("--only", nargs="*", default=None,
-                    help="some of: log resume curve promptfoo harbor runner dask")
+                    help="some of: log resume curve plan promptfoo harbor runner dask")
     args = ap.parse_args()
-    want = set(args.only or ["log", "resume", "curve", "promptfoo", "harbor"])
-    if args.only is None:
-        want |= {"runner", "dask"}
+    want = set(args.only or ["log", "resume", "curve", "plan", "promptfoo", "harbor", "runner",
+                             "dask"])
     if args.no_curve:
         want.discard("curve")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -381,6 +414,21 @@ def main() -> int:
                   got["after, 10,000 x 100"])
             ratio("before: 1,000 x 1,000 / 10,000 x 100", got["before, 1,000 x 1,000"],
                   got["before, 10,000 x 100"])
+        if "plan" in want:
+            pilot = tmp / "pilot.jsonl"
+            make_plan_pilot(pilot, 300, 12)
+            sides = {"after, 300 tasks x 12 runs": (PLAN, after, (str(pilot),)),
+                     "after, the same, --k 5": (PLAN, after, (str(pilot), "--k", "5"))}
+            if not args.no_plan_before:
+                sides = {"before, 300 tasks x 12 runs": (PLAN, before, (str(pilot),)), **sides}
+            got = shape("plan --gate: 300 tasks, its default grid (8 runs counts to 96)",
+                        sides, args.repeats)
+            for side in ("after, 300 tasks x 12 runs", "after, the same, --k 5"):
+                print(f"  {side}: {cpu(got[side]):.2f} s CPU, {cpu(got[side]) / PLAN_TARGET:.2f}x "
+                      f"the {PLAN_TARGET:g} s target")
+            if not args.no_plan_before:
+                ratio("after / before", got["after, 300 tasks x 12 runs"],
+                      got["before, 300 tasks x 12 runs"])
         if "promptfoo" in want:
             pf = tmp / "promptfoo.json"
             make_promptfoo(pf, 12_500, 4)

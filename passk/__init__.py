@@ -43,8 +43,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 #: Each public name, and the module that owns it.
 _OWNER = {
     # the chapter's modules
@@ -112,6 +110,11 @@ __all__ = [  # noqa: RUF022 (grouped by the module that owns each name, as the m
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # the distribution's (passk._version), read on first use
+        from passk._version import version
+
+        globals()["__version__"] = value = version()
+        return value
     if name in _OWNER:
         value = getattr(importlib.import_module(f"{__name__}.{_OWNER[name]}"), name)
         globals()[name] = value  # the next lookup is a plain attribute
@@ -126,6 +129,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load on first use
+    __version__: str
     from passk.adapter import *
     from passk.criteria import GateCriteria
     from passk.errors import PasskError

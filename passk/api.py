@@ -31,10 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from passk.errors import BadInput
+from passk.errors import BadInput, PolicyError
 from passk.gate.bind import InForce, bind
 from passk.gate.criteria import curtailment_refusal
-from passk.gate.policy import Policy, apply_policy, count_errors, policy_in_force
+from passk.gate.policy import (
+    Policy,
+    apply_policy,
+    count_errors,
+    policy_in_force,
+    set_aside_refusal,
+)
 from passk.results.counts import Results, ResultsError
 from passk.results.formats import FORMAT_OPTIONS
 from passk.results.protocol import require_same_protocol
@@ -110,10 +116,16 @@ class Evaluation:
     def policy(self, paths: Sequence[str] = ()) -> Policy | None:
         """The policy in force, read once (:func:`passk.gate.policy.policy_in_force`)."""
         if not self._policy_read:
+            aside = bool(self.asked.get("no_policy"))
             self._policy = policy_in_force(self.policy_file, cwd=self.cwd,
                                            results=[p for p in paths if p != "-"],
-                                           ref=self.policy_ref)
+                                           ref=self.policy_ref,
+                                           set_aside_by=self.command if aside else None)
             self._policy_read = True
+            if aside:
+                self.note("policy set aside (--no-policy): the repository's policy is not "
+                          "applied; the criteria are the command line's and the defaults, "
+                          "and passk gate still applies the policy")
         return self._policy
 
     def _asked(self, files: int = 1) -> dict[str, Any]:
@@ -122,6 +134,21 @@ class Evaluation:
     def read_all(self, inputs: Sequence[tuple[Input, bool]]) -> list[Results]:
         """Read each input (a file, or several as trials of one suite); ``judged`` marks the
         evidence the gate judges (``passk gate NEW --baseline OLD``: NEW judged, OLD not).
+
+        Where the command may set the policy aside (``passk report``, ``plan``), a refusal
+        by the policy, or evidence the policy's task set does not cover, says how
+        (``--no-policy``).
+        """
+        try:
+            return self._read_all(inputs)
+        except PolicyError as exc:
+            if self._policy is None or set_aside_refusal(self.command) is not None:
+                raise
+            raise PolicyError(f"{exc}; or, to explore, passk {self.command} --no-policy sets "
+                              "the policy aside (passk gate never does)") from None
+
+    def _read_all(self, inputs: Sequence[tuple[Input, bool]]) -> list[Results]:
+        """:meth:`read_all`, step by step.
 
         Step by step, for every input: the binding refuses an option that would loosen the
         policy and gives the readers the success rule in force; each input is read; a log
@@ -174,7 +201,13 @@ class Evaluation:
             if judged:
                 self._said = said
                 if policy is not None:
+                    gaps = len(results.incomplete)
                     results = apply_policy(policy, results, label(path))
+                    if len(results.incomplete) > gaps and set_aside_refusal(
+                            self.command) is None:
+                        self.note(f"the policy {policy.path} does not cover all of "
+                                  f"{label(path)}: to explore it, passk {self.command} "
+                                  "--no-policy sets the policy aside (passk gate never does)")
             out.append(results)
         return out
 
@@ -184,7 +217,9 @@ class Evaluation:
         if self._bound is not None:
             return self._bound
         f = bind(self._asked(), self.policy(), results.protocol, front=self.front,
-                 producer=results.source, said=self._said)
+                 producer=results.source, said=self._said, recorded_k=results.recorded_k)
+        if results.recorded_k is not None and f.origins["k"].startswith("the log's"):
+            self.note(f"k = {f.k}, from {f.origins['k']} (--k to choose)")
         refused = curtailment_refusal(
             results.protocol, {"k": f.k, "min_overall_pass_hat_k": f.value("bar"),
                                "max_flakiness": f.value("cap"), "gate_on": f.value("on"),
@@ -254,6 +289,9 @@ class Evaluation:
     def gate(self, files: Input, baseline: Input | None = None) -> FileReport:
         """``passk gate``: the judged report on ``files`` (with ``baseline``: the paired
         comparison too, the judge deciding once on both)."""
+        refused = set_aside_refusal("gate") if self.asked.get("no_policy") else None
+        if refused is not None:  # a gate stays bound, whatever this evaluation is called
+            raise PolicyError(refused)
         if baseline is None and self.asked.get("margin") is not None:
             raise BadInput("--margin needs --baseline OLD to compare against")
         inputs: list[tuple[Input, bool]] = [(files, True)]
@@ -271,6 +309,9 @@ class Evaluation:
         policy's (or the asked) alpha (:func:`passk.analysis.rank.rank_results`)."""
         from passk.analysis.rank import rank_results
 
+        refused = set_aside_refusal("rank") if self.asked.get("no_policy") else None
+        if refused is not None:  # a ranking may gate a release: it stays bound
+            raise PolicyError(refused)
         labels = [label(f) for f in files]
         if len(files) < 2:
             raise BadInput(f"rank needs at least 2 results inputs, one per version (got "

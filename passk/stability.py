@@ -33,6 +33,7 @@ from passk.metrics import (
     pass_hat_k_lower_bound,
 )
 from passk.render.tables import (
+    baseline_line,
     cell,
     cells,
     escape_markdown,
@@ -203,6 +204,10 @@ class GateResult:
     applied: tuple[str, ...] = ()
     #: The bar and cap are the ones the run's protocol declared before the runs.
     as_declared: bool = False
+    #: What the comparison with a baseline found, JSON-ready (the judge's
+    #: ``passk.gate.judge.baseline_found``), rendered after the verdict line
+    #: (:func:`passk.render.tables.baseline_line`); None without a baseline.
+    baseline: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def named(self) -> tuple[str, ...]:
@@ -248,6 +253,10 @@ class GateResult:
         """
         verdict = f"**{self.verdict()}**" if markdown else self.verdict()
         lines = reason_lines(self.reasons, markdown=markdown, limit=limit)
+        if self.baseline is not None:  # what the comparison found, passed or blocked
+            found = baseline_line(self.baseline)
+            return "\n".join([verdict, "", found, *([""] if lines else []), *lines] if markdown
+                             else [verdict, found, *lines])
         return "\n".join([verdict, "", *lines] if markdown and lines else [verdict, *lines])
 
     def __str__(self) -> str:

@@ -162,7 +162,7 @@ def test_a_curtailed_passk_run_log_gated_again_exits_as_the_run(tmp_path, monkey
     log = tmp_path / "c.jsonl"
     run_code, ran, _ = passk("run", "always_passes:AlwaysPasses", tasks, "--k", "2",
                              "--runs-read-only", "1", "--max-flakiness", "0.5",
-                             "--policy", "curtailed", "--log", log, "--no-progress")
+                             "--stopping", "curtailed", "--log", log, "--no-progress")
     assert run_code == 1  # r1 can never reach k = 2 runs: settled before its first run
     settled = [json.loads(line) for line in log.read_text().splitlines() if '"settled"' in line]
     assert {r["task_id"]: r["settled"]["runs_made"] for r in settled}["r1"] == 0

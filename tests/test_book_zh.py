@@ -342,7 +342,7 @@ def test_translated_outputs_follow_the_english(page):
 
 # The Chinese edition's figures: each of the English notebooks' figures, drawn by the
 # same code in Chinese (zh_book.chinese_figures executes the notebook for them).
-FIGURE_COUNT = 17
+FIGURE_COUNT = 18  # page 4 gained the attribution figure (issue 37)
 
 
 def test_every_figure_is_drawn_in_chinese():
@@ -925,7 +925,8 @@ _PROSE = r"""
   // stay as the reader sees them; blocks of code and outputs go.
   const article = (document.querySelector('article') || document.querySelector('main'))
     .cloneNode(true);
-  article.querySelectorAll('pre, .cell_input, .cell_output, script, style')
+  // A button's label (a code block's "复制到剪贴板") is the theme's, not prose.
+  article.querySelectorAll('pre, .cell_input, .cell_output, script, style, button')
     .forEach(el => el.remove());
   article.querySelectorAll('code, .math, mjx-container')
     .forEach(el => el.replaceWith(document.createTextNode('\u25a1')));

@@ -353,9 +353,11 @@ def test_a_policy_file_that_is_not_there_is_exit_2(tmp_path, capsys):
     assert "nope.toml: no such policy file" in err and err.count("\n") == 1
 
 
-def test_run_stopping_and_the_old_policy_spelling_must_agree(tmp_path, capsys):
+def test_run_policy_names_a_file_not_the_stopping_rule(tmp_path, capsys):
+    """``--policy fixed`` (no such file) is refused, pointing to ``--stopping``."""
     tasks = Path(__file__).resolve().parents[1] / "examples" / "oncall_tasks.jsonl"
     assert main(["run", "passk.flaky_adapter:OnCallSimulator", str(tasks), "--log",
                  str(tmp_path / "x.jsonl"), "--policy", "fixed", "--stopping",
                  "curtailed"]) == 2
-    assert "--policy fixed and --stopping curtailed disagree" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the stopping rule is --stopping fixed" in err and err.count("\n") == 1

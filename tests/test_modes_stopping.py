@@ -137,7 +137,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("mode", PROVED)
-@pytest.mark.parametrize("spelling", [["--stopping", "curtailed"], ["--policy", "curtailed"]])
+@pytest.mark.parametrize("spelling", [["--stopping", "curtailed"]])
 def test_passk_run_curtailed_under_a_proved_policy_exits_2(tmp_path, monkeypatch, mode,
                                                            spelling):
     monkeypatch.chdir(tmp_path)

@@ -945,14 +945,14 @@ def run_cli(capsys, *argv: str) -> tuple[int, dict]:
 
 def test_cli_left_out_run_does_not_block_a_curtailed_suite(tmp_path, capsys):
     """Issue 9, item 5: with an infrastructure error left out (--max-retries 0), fixed n
-    PASSED and --policy curtailed BLOCKED with "stopped early ... (12 planned)"."""
+    PASSED and --stopping curtailed BLOCKED with "stopped early ... (12 planned)"."""
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(f'{{"task_id": "t{i}", "p": 1.0}}\n' for i in range(6)))
     common = ["runner_helpers:CrashTarget", str(tasks), "--seed", str(CRASH_SEED),
               "--max-retries", "0", "--runs-read-only", "12"]
     code_fixed, fixed = run_cli(capsys, *common, "--log", str(tmp_path / "f.jsonl"))
     code_cut, cut = run_cli(capsys, *common, "--log", str(tmp_path / "c.jsonl"),
-                            "--policy", "curtailed")
+                            "--stopping", "curtailed")
     assert sum(fixed["runs"]["infrastructure_errors"].values()) > 0  # the case of the bug
     assert (code_fixed, code_cut) == (0, 0)
     assert fixed["gate"]["passed"] is cut["gate"]["passed"] is True
@@ -968,7 +968,7 @@ def test_cli_says_which_tasks_were_settled_early(tmp_path, capsys):
     tasks.write_text("".join(f'{{"task_id": "t{i}", "p": {p}}}\n'
                              for i, p in enumerate([1.0, 0.5, 0.0])))
     code = cli_main(["run", "runner_helpers:SeedCoin", str(tasks), "--log",
-                     str(tmp_path / "c.jsonl"), "--policy", "curtailed", "--k", "2",
+                     str(tmp_path / "c.jsonl"), "--stopping", "curtailed", "--k", "2",
                      "--max-flakiness", "1", "--min-overall", "0", "--runs-read-only", "12",
                      "--no-progress"])
     out = capsys.readouterr().out
@@ -1028,7 +1028,7 @@ def test_a_curtailed_log_is_not_regated_under_another_gate(tmp_path, capsys):
               "--min-overall", "0.0002", "--max-flakiness", "1", "--runs-read-only", "3",
               "--no-progress"]
     cut, fixed = tmp_path / "cut.jsonl", tmp_path / "fixed.jsonl"
-    assert cli_main(["run", *common, "--log", str(cut), "--policy", "curtailed"]) == 1
+    assert cli_main(["run", *common, "--log", str(cut), "--stopping", "curtailed"]) == 1
     assert cli_main(["run", *common, "--log", str(fixed)]) == 1
     capsys.readouterr()
     assert gate_cli(capsys, str(fixed), "--on", "lower-bound")[0] == 0  # PASSED on n = 3
@@ -1056,7 +1056,7 @@ def test_a_curtailed_log_is_regated_when_its_runs_decide_exactly(tmp_path, capsy
                              for i, p in enumerate([1.0, 0.5, 0.0])))
     log = tmp_path / "c.jsonl"
     assert cli_main(["run", "runner_helpers:SeedCoin", str(tasks), "--log", str(log),
-                     "--policy", "curtailed", "--k", "2", "--max-flakiness", "1",
+                     "--stopping", "curtailed", "--k", "2", "--max-flakiness", "1",
                      "--min-overall", "0", "--runs-read-only", "12", "--no-progress"]) == 0
     capsys.readouterr()
     code, out, err = gate_cli(capsys, str(log), "--min-overall", "0.9")
@@ -1066,7 +1066,7 @@ def test_a_curtailed_log_is_regated_when_its_runs_decide_exactly(tmp_path, capsy
 
 
 def test_passk_run_curtails_for_the_gate_it_declares(tmp_path, capsys):
-    """``passk run --on lower-bound --policy curtailed``: the log's protocol declares the
+    """``passk run --on lower-bound --stopping curtailed``: the log's protocol declares the
     lower bound, curtailment served it (t0 runs its third run), and ``passk gate`` on the
     log decides as the fixed-n log of the same runs, with no refusal."""
     tasks = tmp_path / "tasks.jsonl"
@@ -1075,7 +1075,7 @@ def test_passk_run_curtails_for_the_gate_it_declares(tmp_path, capsys):
               "--min-overall", "0.0002", "--max-flakiness", "1", "--runs-read-only", "3",
               "--on", "lower-bound", "--no-progress"]
     cut, fixed = tmp_path / "cut.jsonl", tmp_path / "fixed.jsonl"
-    assert cli_main(["run", *common, "--log", str(cut), "--policy", "curtailed"]) == 0
+    assert cli_main(["run", *common, "--log", str(cut), "--stopping", "curtailed"]) == 0
     assert cli_main(["run", *common, "--log", str(fixed)]) == 0
     header = json.loads(cut.read_text().splitlines()[0])["protocol"]["settings"]
     assert (header["gate_on"], header["confidence"], header["stopping"]) == (

@@ -185,6 +185,13 @@ class GatePlan:
     #: the gate with its baseline, in the mode in force (:class:`BaselinePlan`), or None
     baseline: BaselinePlan | None = None
 
+    #: each figure's Monte Carlo standard error (0 where exact or a bracket), per mode: the
+    #: good suite's and the worse bad suite's
+    good_se: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    bad_se: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: reruns a Monte Carlo figure draws
+    replicates: int = 0
+
     def false_block_range(self, mode: str) -> list[tuple[float, float]]:
         """Each run count's false block as (least, most): one number twice when exact."""
         high = self.good_high.get(mode, self.pass_good[mode])
@@ -205,9 +212,13 @@ class GatePlan:
                               "false_block": [1 - x for x in self.pass_good[m]],
                               "false_pass_at_bar": list(self.pass_bad[m]),
                               "method": list(self.methods[m]),
+                              "standard_error": {
+                                  "false_block": list(self.good_se.get(m, ())),
+                                  "false_pass_at_bar": list(self.bad_se.get(m, ()))},
                               "false_block_range": [list(r) for r in self.false_block_range(m)],
                               "false_pass_range": [list(r) for r in self.false_pass_range(m)],
                               "runs_needed": self.needed[m]} for m in self.pass_good},
+                "monte_carlo_replicates": self.replicates,
                 "warning_miss_rate": list(self.miss_rate),
                 "bad_suites": "at the bar: the good suite with every logit lowered alike, and "
                               "identical tasks; false pass is the larger",
@@ -252,6 +263,16 @@ class BaselinePlan:
                                                   self.without, strict=True)]}
 
 
+#: The planner's exact path: the estimates' lattice up to this many steps (the suite's sum,
+#: tasks x lcm C(n, k)); beyond, a Monte Carlo of :data:`PLAN_REPLICATES` reruns a figure
+#: (issue 41: a bracket on a 2**22-step grid cost 1-2 s a figure, 139 s a plan of 300 tasks).
+PLAN_BUDGET = 2**18
+
+#: Reruns a Monte Carlo figure of the plan draws (each task's check exact, the suite's sum
+#: sampled: :func:`passk.stats.operating.operating_characteristic` with ``budget``).
+PLAN_REPLICATES = 10_000
+
+
 def _baseline_plan(criteria: GateCriteria, good_kw: dict[str, object], bads: list[np.ndarray],
                    baseline: Results, columns: list[tuple[str, np.ndarray]], *,
                    task_ids: Sequence[str] | None, margin: float | None, replicates: int,
@@ -291,11 +312,17 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
     pass^k is the bar (:func:`passk.stats.operating.lowered_rates`), and
     identical tasks at :math:`p = \text{bar}^{1/k}`. For each mode and each n of
     the grid, :func:`passk.stats.operating.operating_characteristic` gives
-    P(pass) on each (exact where it can), and ``needed`` is the fewest runs
-    with false block (1 - P(pass | good)) at most ``false_block`` and false
-    pass at most ``false_pass``. With ``pilot`` (observed counts) instead of
-    rates, each task's rate is its Jeffreys posterior (the rerun is
-    beta-binomial), and the bad suites are built from the posterior means.
+    P(pass) on each: exact where the estimates' lattice spans at most
+    :data:`PLAN_BUDGET` steps (or some task can never pass its own check: 0),
+    otherwise a Monte Carlo of :data:`PLAN_REPLICATES` reruns with its standard
+    error (``methods``, ``good_se``, ``bad_se``; each task's own check exact, the
+    suite's sum sampled), so that a plan of 300 tasks over the default grid costs
+    seconds (issue 41). ``needed`` is the fewest runs with false block
+    (1 - P(pass | good)) at most ``false_block`` and false pass at most
+    ``false_pass``, each judged on the worse end (a Monte Carlo figure's 2 s.e.).
+    With ``pilot`` (observed counts) instead of rates, each task's rate is its
+    Jeffreys posterior (the rerun is beta-binomial), and the bad suites are built
+    from the posterior means.
 
     With ``baseline`` (the results the gate compares with, ``passk gate NEW --baseline
     OLD``), :attr:`GatePlan.baseline` is the gate in the criteria's mode with that
@@ -343,22 +370,29 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
     needed: dict[str, int | None] = {}
     good_high: dict[str, tuple[float, ...]] = {}
     bad_low: dict[str, tuple[float, ...]] = {}
+    good_se: dict[str, tuple[float, ...]] = {}
+    bad_se: dict[str, tuple[float, ...]] = {}
     for mode in chosen:
         crit = replace(criteria, mode=mode)
-        g, gh, b, bl, m = [], [], [], [], []
+        g, gh, b, bl, m, gs, bs = [], [], [], [], [], [], []
         for n in grid:
-            oc = operating_characteristic(crit, n, rng=rng, replicates=2000,
+            oc = operating_characteristic(crit, n, rng=rng, replicates=PLAN_REPLICATES,
+                                          budget=PLAN_BUDGET,
                                           **good_kw)  # type: ignore[arg-type]
-            ocs = [operating_characteristic(crit, n, q, rng=rng, replicates=2000) for q in bads]
+            ocs = [operating_characteristic(crit, n, q, rng=rng, replicates=PLAN_REPLICATES,
+                                            budget=PLAN_BUDGET) for q in bads]
             worst = max(ocs, key=lambda o: o.high)
-            g.append(oc.low)
-            gh.append(oc.high if oc.method == "bracket" else oc.low)
+            g.append(oc.low)  # the worse end: exact, a bracket's, or 2 s.e. below
+            gh.append(oc.high)
             b.append(worst.high)
-            bl.append(max(o.low if o.method == "bracket" else o.high for o in ocs))
+            bl.append(max(o.low for o in ocs))
+            gs.append(oc.standard_error)
+            bs.append(worst.standard_error)
             methods = {oc.method, *(o.method for o in ocs)}  # the least exact of the cell
             m.append(next(x for x in ("monte carlo", "bracket", "exact") if x in methods))
         good[mode], bad[mode], how[mode] = tuple(g), tuple(b), tuple(m)
         good_high[mode], bad_low[mode] = tuple(gh), tuple(bl)
+        good_se[mode], bad_se[mode] = tuple(gs), tuple(bs)
         needed[mode] = next((n for n, x, y in zip(grid, g, b, strict=True)
                              if 1 - x <= false_block and y <= false_pass), None)
     miss = tuple(warning_miss_rate(n, criteria.max_flakiness) for n in grid)
@@ -376,7 +410,8 @@ def plan_gate(criteria: GateCriteria, rates: Sequence[float] | np.ndarray | None
                                        task_ids=task_ids, margin=margin,
                                        replicates=baseline_replicates, rng=rng)
     return GatePlan(criteria, p.size, float(np.mean(p**k)), grid, good, bad, how, needed,
-                    false_block, false_pass, miss, good_high, bad_low, with_baseline)
+                    false_block, false_pass, miss, good_high, bad_low, with_baseline,
+                    good_se, bad_se, PLAN_REPLICATES)
 
 
 def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
@@ -410,9 +445,36 @@ def format_gate_plan(plan: GatePlan, *, markdown: bool = False) -> str:
     if any("bracket" in m for m in plan.methods.values()):
         lines.append("a-b: a bracket (the values rounded down and up to a grid that could not "
                      "hold their lattice); runs needed are judged on the worse end.")
+    lines += _methods_lines(plan)
     if plan.baseline is not None:
         lines += ["", *_format_baseline(plan.baseline, markdown=markdown)]
     return "\n".join(lines)
+
+
+def _methods_lines(plan: GatePlan) -> list[str]:
+    """How each mode's figures were computed, by runs: exact, or Monte Carlo with its s.e."""
+    out = []
+    for mode, methods in plan.methods.items():
+        parts = []
+        for method in ("exact", "bracket", "monte carlo"):
+            ns = [str(n) for n, m in zip(plan.runs, methods, strict=True) if m == method]
+            if not ns:
+                continue
+            if method == "monte carlo":
+                se = max(max(s, t) for s, t, m in zip(plan.good_se.get(mode, ()),
+                                                       plan.bad_se.get(mode, ()), methods,
+                                                       strict=True) if m == method)
+                spread = (f"s.e. at most {se:.4f}, a-b the estimate +- 2 s.e." if se > 0 else
+                          "every rerun of each figure decided alike: s.e. 0 as estimated, "
+                          f"within 3/{plan.replicates:,} at 95%")
+                parts.append(f"Monte Carlo at {', '.join(ns)} ({plan.replicates:,} reruns a "
+                             f"figure, each task's own check exact; {spread})")
+            else:
+                parts.append(f"{method} at {', '.join(ns)}")
+        out.append(f"{mode}: " + "; ".join(parts))
+    if any("monte carlo" in m for m in plan.methods.values()):
+        out.append("runs needed are judged on the worse end of each figure.")
+    return out
 
 
 def _format_baseline(b: BaselinePlan, *, markdown: bool) -> list[str]:

@@ -31,6 +31,7 @@ from passk.gate.bind import InForce
 from passk.gate.judge import judge_suite
 from passk.metrics import estimate_pass_at_k, estimate_pass_hat_k
 from passk.render.tables import (
+    baseline_line,
     cell,
     cells,
     format_columns,
@@ -200,7 +201,9 @@ class FileReport:
                             "policy": opts.get("policy"),
                             "policy_sha256": opts.get("policy_sha256"),
                             "policy_line": self.gate.policy_line,
-                            "overrides": list(self.gate.named)})
+                            "overrides": list(self.gate.named),
+                            "baseline": (None if self.gate.baseline is None
+                                         else dict(self.gate.baseline))})
         if self.results.protocol is not None:
             out["protocol"] = self.results.protocol.to_dict()
         out["format"] = self.results.source
@@ -466,4 +469,8 @@ def format_gate(fr: FileReport, *, markdown: bool = False, limit: int | None = N
     gate = fr.gate
     verdict = gate.verdict()
     lines = list_items(gate.reasons, markdown=markdown, limit=limit)
+    if gate.baseline is not None:  # the judge's finding, said whether the gate passed or not
+        found = baseline_line(gate.baseline)
+        return "\n".join([f"**{verdict}**", "", found, *([""] if lines else []), *lines]
+                         if markdown else [verdict, found, *lines])
     return "\n".join([f"**{verdict}**" if markdown else verdict, *lines])

@@ -34,6 +34,7 @@ __all__ = [
     "displayed_text_px",
     "drawing_in",
     "fit_text",
+    "plot_attribution",
     "plot_coverage",
     "plot_curves",
     "plot_gate",
@@ -41,6 +42,7 @@ __all__ = [
     "plot_report",
     "plot_run_strip",
     "plot_task_classes",
+    "report_figure",
     "shown_sizes",
     "shown_texts",
     "smallest_text",
@@ -383,8 +385,35 @@ def shown_sizes() -> list[tuple[str | None, dict[str, Any]]]:
     return list(_LANGUAGE["sizes"])
 
 
+def _wrapped(title: str, width: int = 62) -> str:
+    """A panel title broken into lines that fit its half of the figure (a long interval
+    method would run past the figure's edge and be cut: constrained layout makes room for
+    the lines a title has, and never breaks one).
+
+    Examples
+    --------
+    >>> print(_wrapped("suite of 3 tasks; shaded: 95% interval over tasks (a long method)", 30))
+    suite of 3 tasks; shaded: 95%
+    interval over tasks (a long
+    method)
+    """
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, width, break_on_hyphens=False)) or title
+
+
 def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
-    """Write a two-panel PNG: pass@k and pass^k over k with intervals; flakiness per task."""
+    """Write a two-panel PNG (``passk report --plot``): :func:`report_figure`."""
+    fig = report_figure(fr)  # says which extra to install when matplotlib is missing
+    import matplotlib.pyplot as plt
+
+    fig.savefig(os.fspath(path), dpi=110)
+    plt.close(fig)
+
+
+def report_figure(fr: FileReport) -> Figure:
+    """Two panels: pass@k and pass^k over k with intervals; flakiness per task. Every title
+    fits its panel (wrapped), inside the figure (constrained layout)."""
     try:
         import matplotlib as mpl
 
@@ -408,7 +437,9 @@ def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
     left.set_ylim(-0.02, 1.02)
     left.set_xticks(ks if ks.size <= 20 else ks[:: max(1, ks.size // 10)])
     conf = fr.options.get("confidence", 0.95)
-    left.set_title(f"{cv.tasks} tasks; shaded: {conf:.0%} interval over tasks ({cv.method})",
+    left.set_title(_wrapped(f"suite of {cv.tasks} tasks; shaded: {conf:.0%} interval over "
+                            f"tasks ({cv.method})" if cv.method else
+                            f"suite of {cv.tasks} tasks (no interval: too few runs)"),
                    fontsize=9)
     left.legend(loc="center right")
     left.grid(alpha=0.3)
@@ -425,17 +456,17 @@ def plot_report(fr: FileReport, path: str | os.PathLike[str]) -> None:
         right.axvline(cap, color="black", ls="--", lw=1, label=f"cap {cap:g}")
         right.set_xlim(0, 1)
         right.set_xlabel("flakiness 4·p̂·(1−p̂)")
-        right.set_title("flakiness per task (above the cap in vermillion)")
+        right.set_title("flakiness per task (above the cap in vermillion)", fontsize=9)
     else:  # many tasks: the sorted profile
         right.plot(np.arange(order.size), flak[order].clip(min=0), color=_VERMILLION)
         right.axhline(cap, color="black", ls="--", lw=1, label=f"cap {cap:g}")
         right.set_ylim(0, 1.02)
         right.set_xlabel("tasks, flakiest first")
         right.set_ylabel("flakiness 4·p̂·(1−p̂)")
-        right.set_title(f"flakiness of {order.size} tasks, sorted")
-    right.legend(loc="upper right")
-    fig.savefig(os.fspath(path), dpi=110)
-    plt.close(fig)
+        right.set_title(f"flakiness of {order.size} tasks, sorted", fontsize=9)
+    # the bars run flakiest first from the top: the legend sits where they are shortest
+    right.legend(loc="lower right" if order.size <= 40 else "upper right")
+    return fig
 
 
 #: The task classes' colours (Okabe-Ito) and markers, in the order a legend lists them.
@@ -831,6 +862,96 @@ def plot_gate(report: FileReport | SuiteReport, *, ax: Axes | None = None,
     ax.set_xlabel("flakiness 4p̂(1−p̂)\n(0 = repeatable, 1 = coin flip)")
     ax.set_ylabel(f"estimated pass$^{{{suite.k}}}$ per task")
     fit_text(ax, small)
+    return fig
+
+
+def plot_attribution(task: Any, *, labels: dict[str, str] | None = None,
+                     threshold: float | None = None, ax: Axes | None = None) -> Figure:
+    """One flaky task's flakiness under the baseline and under each variant.
+
+    The controlled comparison of :func:`passk.run.attribute.attribute_variants`, drawn:
+    one bar for the baseline and one per variant (the baseline with one variable
+    changed, on the same seeds), each labelled with the runs it passed, and the class
+    rule's threshold as a dashed line. A variable that explains the flakiness brings
+    its bar under the line. Bars differ by hatching as well as colour.
+
+    Parameters
+    ----------
+    task : TaskAttribution
+        One task of an :class:`~passk.run.attribute.Attribution` (its ``tasks``): its
+        ``variants`` each hold ``variable``, ``value``, ``before`` and ``after``
+        (``successes``, ``runs``, ``flakiness``).
+    labels : dict, optional
+        A label per variable name (and ``"baseline"``); default ``name = value``.
+    threshold : float, optional
+        The flakiness above which a task is flaky; default
+        :data:`passk.stability.CLASS_THRESHOLD`.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new 7 x 3.6 inch figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on; the caller shows or saves it.
+
+    Raises
+    ------
+    ValueError
+        When ``task`` has no variants.
+    MissingExtra
+        When matplotlib is not installed.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from passk import OnCallSimulator, demo_tasks
+    >>> from passk.run.attribute import attribute_variants
+    >>> found = attribute_variants(OnCallSimulator(), demo_tasks(),
+    ...                            [("temperature", 0), ("deterministic_sort", True)],
+    ...                            runs=30, seed=1)
+    >>> fig = plot_attribution(found.tasks[0])
+    >>> [round(float(b.get_height()), 3) for b in fig.axes[0].patches]
+    [0.782, 0.782, 0.0]
+    >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    ['baseline', 'temperature = 0', 'deterministic_sort = True']
+    >>> plt.close(fig)
+    """
+    plt = _pyplot("plot_attribution")
+    from passk.stability import CLASS_THRESHOLD
+
+    variants = list(task.variants)
+    if not variants:
+        raise ValueError("the task has no variants to draw")
+    names = dict(labels or {})
+    cut = CLASS_THRESHOLD if threshold is None else float(threshold)
+    first = variants[0].before
+    rows = [(names.get("baseline", "baseline"), first)] + [
+        (names.get(v.variable, f"{v.variable} = {v.value!r}".replace("'", "")), v.after)
+        for v in variants]
+    fig: Figure
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+    else:
+        fig = _root_figure(ax)
+    small = book_points(fig)
+    x = np.arange(len(rows))
+    heights = [float(o.flakiness) for _, o in rows]
+    colours = [_VERMILLION if h > cut else _BLUE for h in heights]
+    hatches = ["//" if h > cut else "" for h in heights]
+    for i, (h, colour, hatch) in enumerate(zip(heights, colours, hatches)):
+        ax.bar(x[i], h, 0.55, color=colour, hatch=hatch, edgecolor="white")
+    for i, (_, o) in enumerate(rows):
+        ax.annotate(f"{o.successes}/{o.runs} passed", (x[i], heights[i]), xytext=(0, 4),
+                    textcoords="offset points", ha="center", fontsize=small)
+    ax.axhline(cut, color="0.4", ls="--", lw=1, label=f"flaky above {cut:g}")
+    ax.set_xticks(x, [label for label, _ in rows])
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("flakiness (0 = deterministic, 1 = coin)")
+    ax.set_title(f"{task.task_id}: one variable changed at a time "
+                 f"({first.runs} paired runs each)")
+    ax.legend(frameon=False, loc="upper right")
+    fit_text(ax, small)
+    fig.tight_layout()
     return fig
 
 

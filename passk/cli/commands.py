@@ -507,11 +507,10 @@ def _run_settings(args: argparse.Namespace) -> InForce:
     option where given, else the policy's, else the default; an option looser than the
     policy is refused), and the runs per risk (the option, else the policy's, else the
     default)."""
-    if args.policy_file in STOPPING:  # the old spelling: --policy fixed|curtailed
-        if args.stopping not in (None, args.policy_file):
-            raise BadInput(f"--policy {args.policy_file} and --stopping {args.stopping} "
-                           "disagree: give --stopping only")
-        args.stopping, args.policy_file = args.policy_file, None
+    if args.policy_file in STOPPING and not Path(args.policy_file).exists():
+        raise BadInput(f"--policy names the policy file, and there is no file "
+                       f"{args.policy_file!r}: the stopping rule is --stopping "
+                       f"{args.policy_file}")
     args.stopping = args.stopping or "fixed"
     policy = _policy(args)
     runs = {risk: n for risk, n in (("high-risk-write", args.runs_high_risk),
@@ -729,6 +728,21 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    "gate --baseline exit 1, plan counts what never ran")
 
 
+def add_no_policy(p: argparse.ArgumentParser, command: str) -> None:
+    """``--no-policy``: offered where it may set the policy aside (``report``, ``plan``:
+    :data:`passk.gate.policy.SET_ASIDE_BY`) and refused, with the reason, where the command
+    decides (:func:`passk.gate.policy.set_aside_refusal`, through the one binding)."""
+    from passk.gate.policy import SET_ASIDE_BY
+
+    p.add_argument("--no-policy", action="store_true", help=(
+        "set the repository's policy aside, to explore data it does not cover (another "
+        "producer, other tasks): the criteria are the command line's and the defaults, and "
+        "the verdict line says 'policy set aside'. passk gate never sets the policy aside"
+        if command in SET_ASIDE_BY else
+        f"refused: passk {command} decides under the repository's policy and never sets it "
+        "aside (passk report --no-policy explores data the policy does not cover)"))
+
+
 def add_bar_and_cap(p: argparse.ArgumentParser, *, declare: bool = False) -> None:
     """The dual gate's two numbers.
 
@@ -809,6 +823,7 @@ def _add_report(add: _Add) -> None:
     p = add("report", cmd_report, "score a results file per task, with the suite curve over k")
     p.add_argument("file", nargs="+", metavar="FILE", help=_FILES_HELP)
     add_input_options(p)
+    add_no_policy(p, "report")
     add_gate_options(p)
     p.add_argument("--markdown", action="store_true", help="Markdown tables")
     p.add_argument("--plot", metavar="FILE.png", default=None,
@@ -824,6 +839,7 @@ def _add_gate(add: _Add) -> None:
             "2 bad input)")
     p.add_argument("file", nargs="+", metavar="FILE", help=_FILES_HELP)
     add_input_options(p)
+    add_no_policy(p, "gate")
     add_gate_options(p)
     p.add_argument("--baseline", default=None, metavar="OLD",
                    help="also block when the suite's mean pass^k is worse than OLD's (paired "
@@ -855,6 +871,7 @@ def _add_plan(add: _Add) -> None:
             "with a FILE, which tasks more runs could still change")
     p.add_argument("file", nargs="?", default=None, help=_FILE_HELP)
     add_input_options(p)
+    add_no_policy(p, "plan")
     add_gate_options(p)
     p.add_argument("--target", type=probability, default=None,
                    help="without FILE: the claim pass^k >= target (default: a table)")
@@ -916,6 +933,7 @@ def _add_diff(add: _Add) -> None:
     p.add_argument("old", help="results of the old version")
     p.add_argument("new", help="results of the new version")
     add_input_options(p)
+    add_no_policy(p, "diff")
     p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the smallest n over both files)")
     p.add_argument("--alpha", type=open_probability, default=None,
@@ -955,6 +973,7 @@ def _add_rank(add: _Add) -> None:
     p.add_argument("file", nargs="+", metavar="FILE",
                    help="one results file per version (" + _FILE_HELP + ")")
     add_input_options(p)
+    add_no_policy(p, "rank")
     p.add_argument("--k", type=positive_int, default=None,
                    help="k of pass^k (default: the policy's or the runs' protocol, else the "
                    "smallest n over every file)")
@@ -1017,8 +1036,9 @@ def _add_run(add: _Add) -> None:
     p.add_argument("--policy", dest="policy_file", default=None, metavar="FILE",
                    help="the gate policy (default: passk.toml or [tool.passk] found walking "
                    "up from the working directory); the run takes its k, criteria and runs, "
-                   "and a looser option is refused. `--policy fixed|curtailed` is the old "
-                   "spelling of --stopping")
+                   "and a looser option is refused (the stopping rule is --stopping, not "
+                   "--policy)")
+    add_no_policy(p, "run")
     p.add_argument("--runs-high-risk", type=positive_int, default=None,
                    help="runs for high-risk-write and previously flaky tasks (default: the "
                    "policy's, else 12)")
@@ -1047,9 +1067,10 @@ def _add_attribute(add: _Add) -> None:
                    help="a passk run log (.jsonl), an Inspect log (.eval, .json), a "
                    "tau2-bench run (results.json or its directory) or a Harbor job "
                    "(terminal-bench 2; its trials' agent/trajectory.json)")
-    p.add_argument("--format", default="auto",
+    p.add_argument("--format", default="auto", metavar="FORMAT",
                    choices=("auto", "jsonl", "inspect", "tau2", "harbor", "terminal-bench"),
-                   help="FILE's producer (default auto: by extension and content)")
+                   help="FILE's producer: auto (the default: by extension and content), "
+                   "jsonl, inspect, tau2, harbor or terminal-bench")
     p.add_argument("--scorer", default=None,
                    help="Inspect logs: the scorer whose value decides success")
     p.add_argument("--success-value", action="append", default=None, metavar="VALUE",
@@ -1088,36 +1109,119 @@ def _add_attribute(add: _Add) -> None:
                    help="no progress bar")
 
 
+class _Version(argparse.Action):
+    """``passk --version``: the distribution's version (:func:`passk._version.version`), read
+    only when asked, so that no other command pays for :mod:`importlib.metadata`."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> NoReturn:
+        from passk._version import version
+
+        print(f"passk {version()}")
+        parser.exit()
+
+
+def close_names(typed: str, known: Sequence[str]) -> list[str]:
+    """The names in ``known`` closest to ``typed`` (:func:`difflib.get_close_matches`, at
+    most three, nearest first); an option's ``=VALUE`` is not part of its name.
+
+    Examples
+    --------
+    >>> close_names("--min-overal=0.7", ["--min-overall", "--max-flakiness", "--min-runs"])
+    ['--min-overall', '--min-runs']
+    >>> close_names("--zzz", ["--k"])
+    []
+    """
+    import difflib
+
+    return difflib.get_close_matches(typed.split("=", 1)[0], list(known), n=3)
+
+
+def _did_you_mean(names: Sequence[str]) -> str:
+    return ("did you mean " + (names[0] if len(names) == 1 else
+                               ", ".join(names[:-1]) + " or " + names[-1]) + "?")
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a suggestion for a mistyped option or command (as Python 3.14's
-    ``suggest_on_error`` gives): ``passk gate --min-overal 0.8`` says ``did you mean
-    --min-overall?``."""
+    """argparse, with every usage error one line (no usage block) that names the unknown
+    option or command and the nearest of the command's own (``passk gate f.jsonl
+    --min-overal 0.7``: ``passk gate: error: unknown option --min-overal (did you mean
+    --min-overall?)``), exit 2. Options are never abbreviated: a prefix that reads today
+    as one option would read as another, or as an error, once an option is added."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def _own_options(self) -> list[str]:
+        return sorted({s for a in self._actions for s in a.option_strings
+                       if s not in ("-h", "--help")})
+
+    def _commands(self) -> dict[str, argparse.ArgumentParser]:
+        for a in self._actions:
+            if isinstance(a, argparse._SubParsersAction):  # noqa: SLF001
+                return dict(a.choices)
+        return {}
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        """Parse; anything left over is an error here, in the parser it was given to, so
+        that the suggestion comes from this command's own options."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self._unknown(extras)
+        return parsed, extras
+
+    def _unknown(self, extras: Sequence[str]) -> NoReturn:
+        typed = next((e for e in extras if e.startswith("-") and e != "-"), None)
+        if typed is None:
+            self.error(f"unexpected argument{'s' if len(extras) > 1 else ''} "
+                       f"{' '.join(map(repr, extras))}: {self.prog} --help lists what it "
+                       "takes")
+        name = typed.split("=", 1)[0]
+        close = close_names(typed, self._own_options())
+        elsewhere = getattr(self, "elsewhere", {}).get(name, [])
+        others = (", ".join(elsewhere[:-1]) + " and " + elsewhere[-1] if len(elsewhere) > 1
+                  else "".join(elsewhere))
+        self.error(f"unknown option {name} (" + (
+            f"{name} is an option of passk {others}, not of {self.prog}" if elsewhere else
+            _did_you_mean(close) if close else f"{self.prog} --help lists the options") + ")")
 
     def error(self, message: str) -> NoReturn:
-        import difflib
+        """One line on stderr, ``PROG: error: MESSAGE``, and exit 2 (argparse's status)."""
         import re
 
-        typed = re.findall(r"(?:unrecognized arguments|invalid choice): '?([^\s',]+)", message)
-        known = [s for a in self._actions for s in a.option_strings]
-        for a in self._actions:
-            if isinstance(a.choices, dict):  # the subcommands: a name -> parser mapping
-                known += list(a.choices)
-                known += [s for sub in a.choices.values() for b in sub._actions  # noqa: SLF001
-                          for s in b.option_strings]
-        close = difflib.get_close_matches(typed[0].split("=")[0], known, n=1) if typed else []
-        super().error(message + (f" (did you mean {close[0]}?)" if close else ""))
+        from passk.render.tables import escape_text
+
+        wrong = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        if wrong:  # a mistyped command: the nearest commands, not the whole list
+            close = close_names(wrong.group(1), list(self._commands()))
+            message = f"unknown command {wrong.group(1)!r} (" + (
+                _did_you_mean(close) if close else
+                "commands: " + ", ".join(self._commands())) + ")"
+        else:
+            choice = re.match(r"argument (\S+): invalid choice: '([^']*)'", message)
+            action = next((a for a in self._actions if choice and choice.group(1) in
+                           a.option_strings and a.choices is not None), None)
+            if choice and action is not None and action.choices is not None:
+                close = close_names(choice.group(2), [str(c) for c in action.choices])
+                message += f" ({_did_you_mean(close)})" if close else ""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {escape_text(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``passk`` parser: one ``_add_<command>`` function per command (a new command
     is one more such function, named in the tuple below)."""
-    import passk
-
     parser = _Parser(
         prog="passk",
         description="pass@k, pass^k and flakiness for AI agents: report, gate, plan and diff.",
     )
-    parser.add_argument("--version", action="version", version=f"passk {passk.__version__}")
+    parser.add_argument("--version", action=_Version, help="print passk's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
 
@@ -1131,6 +1235,11 @@ def build_parser() -> argparse.ArgumentParser:
     for declare in (_add_demo, _add_curves, _add_report, _add_gate, _add_plan, _add_diff,
                     _add_rank, _add_policy, _add_run, _add_attribute):
         declare(add)
+    commands = {name: {s for a in p._actions for s in a.option_strings}  # noqa: SLF001
+                for name, p in sub.choices.items()}
+    for name, p in sub.choices.items():  # an option of another command is named as such
+        p.elsewhere = {o: [c for c in commands if o in commands[c]]  # type: ignore[attr-defined]
+                       for other in commands.values() for o in other - commands[name]}
     return parser
 
 

@@ -320,7 +320,7 @@ def asked_from(values: Mapping[str, Any], front: str) -> dict[str, Any]:
         if ch.name == "success_values":
             key = "success_value" if front == "cli" else ch.name
         out[ch.name] = values.get(key, values.get(ch.name))
-    for extra in ("k_for", "runs", "files"):
+    for extra in ("k_for", "runs", "files", "no_policy"):
         if extra in values:
             out[extra] = values[extra]
     return out
@@ -470,7 +470,8 @@ def _bind_runs(asked: Mapping[str, Any], policy: Policy | None, floor: int | Non
 
 def bind(asked: Mapping[str, Any], policy: Policy | None = None,
          protocol: Protocol | None = None, *, front: str = "cli",
-         producer: str | None = None, said: Sequence[str] = ()) -> InForce:
+         producer: str | None = None, said: Sequence[str] = (),
+         recorded_k: tuple[int, str] | None = None) -> InForce:
     """The criteria in force, each with its origin, and every choice that changes what counts.
 
     Parameters
@@ -478,7 +479,9 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     asked : Mapping[str, Any]
         What the user gave, by :data:`CRITERIA`'s and :data:`CHOICES`' names
         (:func:`asked_from`), plus ``k_for`` (risk -> k), ``runs`` (risk ->
-        runs, for a run) and ``files`` (how many results files are pooled);
+        runs, for a run), ``files`` (how many results files are pooled) and
+        ``no_policy`` (the policy was set aside, by
+        :func:`passk.gate.policy.policy_in_force`: the verdict line says so);
         ``None`` (and ``False``, empty, ``min_runs`` 0): not given.
     policy : Policy, optional
         The repository's policy (:func:`passk.gate.policy.policy_in_force`).
@@ -492,6 +495,11 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     said : sequence of str
         What applying the policy's errors rule did (:func:`passk.gate.policy.count_errors`),
         named with the choices.
+    recorded_k : tuple of (int, str), optional
+        The k the evidence's producer records and where
+        (:attr:`passk.results.counts.Results.recorded_k`): k's value when nothing
+        else gives one (not asked, declared or the policy's), in place of the
+        smallest number of runs.
 
     Returns
     -------
@@ -505,6 +513,10 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
     LoosenedCriteria
         An option looser than what the protocol declared before the runs.
     """
+    if asked.get("no_policy") and policy is not None:  # set aside, yet read: never both
+        raise PolicyError(f"--no-policy, yet the policy {policy.path} was read: a policy in "
+                          "force is never set aside here (passk.gate.policy.policy_in_force "
+                          "sets it aside, for the commands that may)")
     held = _policy_values(policy) if policy is not None else {}
     settings = protocol.settings if protocol is not None else {}
     declared = {c.protocol: settings[c.protocol] for c in CRITERIA
@@ -516,18 +528,21 @@ def bind(asked: Mapping[str, Any], policy: Policy | None = None,
         values[c.name], origins[c.name], line = _one(c, asked.get(c.name), held, declared,
                                                      policy, protocol, front)
         stricter += [line] if line else []
+    if values["k"] is None and recorded_k is not None:  # the producer's own k, not the runs'
+        values["k"], origins["k"] = recorded_k[0], f"the log's {recorded_k[1]}"
     floor = values["k"] if (declared.get("k") is not None or policy is not None) else None
     k_for = _bind_runs(asked, policy, floor, front, origins)
     reader, phrases = _bind_choices(asked, policy, front, producer)
     criteria = GateCriteria(
         k=int(values["k"]) if values["k"] is not None else DEFAULT_CRITERIA.k,
         **{c.field: values[c.name] for c in CRITERIA if c.name != "k"})
-    from passk.gate.policy import NO_POLICY
+    from passk.gate.policy import NO_POLICY, POLICY_SET_ASIDE
 
     return InForce(criteria, None if values["k"] is None else int(values["k"]), k_for, origins,
                    (*phrases, *said), policy,
-                   policy.phrase if policy is not None else NO_POLICY, reader, declared,
-                   tuple(stricter))
+                   policy.phrase if policy is not None else
+                   POLICY_SET_ASIDE if asked.get("no_policy") else NO_POLICY,
+                   reader, declared, tuple(stricter))
 
 
 def choices_for(reader: Mapping[str, Any], taken: Sequence[str]) -> dict[str, Any]:

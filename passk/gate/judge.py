@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,10 +46,11 @@ from passk.stability import (
 )
 
 if TYPE_CHECKING:
+    from passk.analysis.diff import SuiteDiff
     from passk.results.counts import Results
     from passk.results.protocol import Protocol
 
-__all__ = ["Verdict", "judge", "judge_suite"]
+__all__ = ["Verdict", "baseline_found", "judge", "judge_suite"]
 
 #: The gate's verdict: PASSED or BLOCKED, the overall figure, every reason.
 Verdict = GateResult
@@ -88,20 +89,23 @@ def _curtailment(rows: Sequence[TaskReport], results: Results, criteria: GateCri
 
 def _baseline_reasons(results: Results, baseline: Results, criteria: GateCriteria,
                       ks: Sequence[int], accept_incomplete: bool, margin: float | None
-                      ) -> list[str]:
-    """The comparison with a baseline, as reasons; it fails closed on what it cannot see."""
+                      ) -> tuple[list[str], dict[str, Any]]:
+    """The comparison with a baseline, as reasons (it fails closed on what it cannot see),
+    and what it found (:func:`baseline_found`)."""
     from passk.analysis.diff import baseline_gaps, diff_results  # below the gate
 
-    reasons = list(baseline_gaps(baseline, results))  # fails closed, whatever is accepted
+    gaps = list(baseline_gaps(baseline, results))  # fails closed, whatever is accepted
     d = diff_results(baseline, results, k=max(ks, default=1), alpha=criteria.alpha,
                      correction=criteria.correction,
                      margin=criteria.margin if criteria.margin is not None else margin)
-    reasons += [f"task {t.task_id}: regressed against the baseline beyond repeat noise "
-                f"(adjusted p = {t.p_adjusted:.3g})" for t in d.regressed]
+    reasons = gaps + [f"task {t.task_id}: regressed against the baseline beyond repeat noise "
+                      f"(adjusted p = {t.p_adjusted:.3g})" for t in d.regressed]
     if not accept_incomplete:
         where = " + ".join(s.path for s in baseline.sources) or "<baseline>"
-        reasons += [f"baseline incomplete input {where}: {why} (--accept-incomplete to "
-                    "compare anyway)" for why in baseline.incomplete]
+        gaps += [f"baseline incomplete input {where}: {why} (--accept-incomplete to "
+                 "compare anyway)" for why in baseline.incomplete]
+        reasons += gaps[len(gaps) - len(baseline.incomplete):]
+    found = baseline_found(baseline, d, gaps)
     s = d.suite
     if s is not None:
         shown = (f"mean pass^{s.k} {s.delta:+.3f} against the baseline, {s.confidence:.0%} "
@@ -111,7 +115,40 @@ def _baseline_reasons(results: Results, baseline: Results, criteria: GateCriteri
             reasons.append(f"suite: worse: {shown}")
         elif s.margin is not None and s.verdict != "non-inferior":
             reasons.append(f"suite: non-inferiority within {s.margin:g} not shown: {shown}")
-    return reasons
+    return reasons, found
+
+
+def baseline_found(baseline: Results, d: SuiteDiff, gaps: Sequence[str] = ()
+                   ) -> dict[str, Any]:
+    """What the comparison with a baseline found, JSON-ready: the gate's ``baseline``.
+
+    Parameters
+    ----------
+    baseline : Results
+        The baseline as read: its files (``path``, ``sha256``; ``path`` joins several
+        with `` + ``, and ``sha256`` is None for several: ``files`` lists each).
+    d : SuiteDiff
+        :func:`passk.analysis.diff.diff_results` of the baseline and the results.
+    gaps : sequence of str
+        The reasons the comparison fails closed on (a baseline task the results lack,
+        an incomplete baseline).
+
+    Returns
+    -------
+    dict
+        ``path``, ``sha256``, ``files``, ``k``, ``alpha``, ``correction``, ``margin``,
+        ``decision`` (:attr:`~passk.analysis.diff.SuiteDiff.decision`: ``worse``, ``no
+        regression shown``, ``non-inferior``, ``inconclusive``), ``suite`` (the paired
+        comparison, :meth:`passk.stats.compare.PairedComparison.to_dict`, or None),
+        ``regressed`` (task ids), ``gaps``.
+    """
+    files = [{"path": src.path, "sha256": src.sha256} for src in baseline.sources]
+    return {"path": " + ".join(f["path"] for f in files) or "<baseline>",
+            "sha256": files[0]["sha256"] if len(files) == 1 else None, "files": files,
+            "k": d.k, "alpha": d.alpha, "correction": d.correction,
+            "margin": d.suite.margin if d.suite is not None else None,
+            "decision": d.decision, "suite": d.suite.to_dict() if d.suite is not None else None,
+            "regressed": [t.task_id for t in d.regressed], "gaps": list(gaps)}
 
 
 def _proved_gate(rows: Sequence[TaskReport], criteria: GateCriteria, ks: Sequence[int],
@@ -251,9 +288,11 @@ def judge(
     if not accept_incomplete:
         reasons += [f"incomplete results: {why} (--accept-incomplete to gate on them anyway)"
                     for why in results.incomplete]
+    found = None
     if baseline is not None:
-        reasons += _baseline_reasons(results, baseline, criteria, ks_, accept_incomplete,
-                                     margin)
+        compared, found = _baseline_reasons(results, baseline, criteria, ks_,
+                                            accept_incomplete, margin)
+        reasons += compared
     overrides = tuple(getattr(results, "overrides", ()) or ())
     if accept_incomplete and (results.incomplete or (baseline is not None and
                                                      baseline.incomplete)) and not any(
@@ -262,7 +301,7 @@ def judge(
     return GateResult(math.nan if unfinished else gate.overall, not reasons, gate.flaky_tasks,
                       tuple(reasons), what=gate.what, bar=gate.bar, cap=gate.cap,
                       overrides=overrides, policy_line=policy_line, applied=tuple(applied),
-                      as_declared=as_declared)
+                      as_declared=as_declared, baseline=found)
 
 
 def judge_suite(

@@ -94,6 +94,7 @@ __all__ = [
     "ERRORS",
     "NO_POLICY",
     "POLICY_FILE",
+    "POLICY_SET_ASIDE",
     "POOLING",
     "Policy",
     "PolicyError",
@@ -107,12 +108,19 @@ __all__ = [
     "policy_init",
     "protocol_refusal",
     "repository_root",
+    "set_aside_refusal",
 ]
 
 #: The policy's own file name.
 POLICY_FILE = "passk.toml"
 #: What the verdict line says when no policy is in force.
 NO_POLICY = "no policy: criteria from the command line"
+#: What the verdict line says when the repository's policy was set aside (``--no-policy``).
+POLICY_SET_ASIDE = "policy set aside (--no-policy): criteria from the command line"
+#: The commands that may set the repository's policy aside: they explore and decide
+#: nothing (their exit status never depends on the verdict). A gate, a comparison that
+#: blocks on a regression, a ranking with a release gate and a run never may.
+SET_ASIDE_BY = ("report", "plan")
 #: What errored samples count as: ``fail`` (a failure, unless the producer calls it an
 #: infrastructure failure: Harbor's error policy, tau2's and passk's infrastructure
 #: errors), ``exclude`` (left out, counted and shown), ``fail-all`` (a failure even
@@ -467,19 +475,57 @@ def load_policy(path: str | os.PathLike[str], *, content: bytes | None = None,
     return replace(parse_policy(data, label), sha256=digest)
 
 
+def set_aside_refusal(command: str) -> str | None:
+    """Why ``command`` may not set the repository's policy aside, or None when it may.
+
+    Only the exploratory commands of :data:`SET_ASIDE_BY` may: what they print is read,
+    not obeyed. Everything that decides (``passk gate``, the Action, the pytest plugin,
+    ``passk diff`` and ``rank`` whose exit status blocks, ``passk run``) stays bound by the
+    policy a reviewer approved.
+
+    Examples
+    --------
+    >>> set_aside_refusal("report") is None
+    True
+    >>> print(set_aside_refusal("gate"))  # doctest: +ELLIPSIS
+    --no-policy: passk gate decides under the repository's policy and cannot set it aside...
+    """
+    if command in SET_ASIDE_BY:
+        return None
+    return (f"--no-policy: passk {command} decides under the repository's policy and cannot "
+            "set it aside (a gate bound by a reviewed policy stays bound); to explore data "
+            "the policy does not cover, use passk report --no-policy or passk plan "
+            "--no-policy, or name another policy with --policy FILE")
+
+
 def policy_in_force(given: str | os.PathLike[str] | None = None, *,
                     cwd: str | os.PathLike[str] | None = None,
                     results: Sequence[str | os.PathLike[str]] = (),
-                    ref: str | None = None) -> Policy | None:
+                    ref: str | None = None, set_aside_by: str | None = None
+                    ) -> Policy | None:
     """The repository's policy: ``given`` (``--policy FILE``), else the one found
     (:func:`find_policy`); with ``ref``, the one that commit holds (the pull request's base:
     the policy a reviewer approved, not the one the change under test brings).
 
+    ``set_aside_by`` names the command that asks to set the policy aside
+    (``passk report --no-policy``): None is returned when that command may
+    (:func:`set_aside_refusal`), and the verdict then says so
+    (:data:`POLICY_SET_ASIDE`, bound by :func:`passk.gate.bind.bind`).
+
     Raises
     ------
     PolicyError
-        As :func:`find_policy` and :func:`load_policy`; with ``ref``, a commit git cannot read.
+        As :func:`find_policy` and :func:`load_policy`; with ``ref``, a commit git cannot read;
+        a policy set aside by a command that decides, or set aside and named at once.
     """
+    if set_aside_by is not None:
+        refused = set_aside_refusal(set_aside_by)
+        if refused is not None:
+            raise PolicyError(refused)
+        if given is not None or ref is not None:
+            named = f"--policy {given}" if given is not None else f"--policy-ref {ref}"
+            raise PolicyError(f"--no-policy and {named} contradict each other: give one")
+        return None
     if ref is not None:
         return _policy_at(ref, given, Path(cwd if cwd is not None else Path.cwd()).resolve())
     if given is not None:

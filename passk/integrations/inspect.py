@@ -9,7 +9,7 @@ entry point), so its reducer and metric are also known by name, as
 - :class:`Curtailment` is Inspect's ``EarlyStopping``
   (``Task(early_stopping=Curtailment(...))``): it skips a sample's remaining
   epochs exactly when passk's settle rule (:mod:`passk.gate.curtailment`, the rule
-  of ``passk run --policy curtailed``) says no outcome of them can change the
+  of ``passk run --stopping curtailed``) says no outcome of them can change the
   gate's decision. What it stopped, and the protocol it served, go into the
   log (``results.early_stopping``), where ``passk report`` and ``passk gate``
   read them.
@@ -79,7 +79,7 @@ class Curtailment:
     mean pass^k (or its lower bound) at least the bar and no sample flakier
     than the cap. The gate on the epochs made is then the gate on all n, for
     every sample (see :mod:`passk.gate.curtailment`; the rule is the one of
-    ``passk run --policy curtailed`` and of the pytest plugin).
+    ``passk run --stopping curtailed`` and of the pytest plugin).
 
     Inspect may run epochs of a sample concurrently and finish them out of
     order: an epoch in flight counts as open until its score arrives, so a

@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from passk.render.tables import cell, escape_text, show_id
+from passk.render.tables import baseline_line, cell, escape_text, show_id
 
 __all__ = ["curve_svg", "escape_html", "report_page"]
 
@@ -294,6 +294,8 @@ def report_page(report: Mapping[str, Any], *, verdict: str,
              f"<h1>{escape_html(title)}</h1>",
              (f'<div id="verdict" class="verdict {"passed" if passed else "blocked"}">'
              f"{escape_html(verdict)}</div>")]
+    if gate.get("baseline"):  # what the comparison found, passed or blocked (the judge's)
+        parts.append(f'<p id="baseline">{escape_html(baseline_line(gate["baseline"]))}</p>')
     if reasons:
         parts += [(f'<h2 id="reasons-heading">Why it is blocked: {len(reasons)} '
                   f"reason{'s' if len(reasons) != 1 else ''}</h2>"),

@@ -18,11 +18,12 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["cell", "cells", "escape_markdown", "escape_text", "format_columns", "format_rows",
-           "json_number", "list_items", "markdown_cell", "one_line", "show_id", "signed"]
+__all__ = ["baseline_line", "cell", "cells", "escape_markdown", "escape_text", "format_columns",
+           "format_rows", "json_number", "list_items", "markdown_cell", "one_line", "show_id",
+           "signed"]
 
 #: Characters Python counts as printable that draw nothing of their own: the rest of
 #: Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt; ``unicodedata`` has no
@@ -309,3 +310,55 @@ def list_items(items: Sequence[str], *, markdown: bool = False, limit: int | Non
         where = where.replace("reasons", "`reasons`")
     more = f"{bullet}... and {rest} more {noun} (all {len(lines)} are in {where})"
     return [bullet + r for r in lines[:limit]] + [more]
+
+
+def baseline_line(found: Mapping[str, Any]) -> str:
+    """What the comparison with a baseline found, one line after the gate's verdict, whether
+    the gate passed or blocked: the suite's change in mean pass^k, its interval, and the
+    decision (a regression shown or not; with a margin, non-inferiority shown or not).
+
+    ``found`` is the judge's finding (:func:`passk.gate.judge.baseline_found`, the ``baseline``
+    key of the gate's JSON); nothing is computed here.
+
+    Examples
+    --------
+    >>> suite = {"k": 2, "delta": 0.0125, "ci_low": -0.031, "ci_high": 0.056,
+    ...          "confidence": 0.95, "paired_tasks": 12, "verdict": "inconclusive"}
+    >>> print(baseline_line({"path": "old.jsonl", "suite": suite, "regressed": [],
+    ...                      "decision": "no regression shown", "margin": None, "gaps": []}))
+    baseline old.jsonl: mean pass^2 change +0.013, 95% interval [-0.031, +0.056] over 12 paired tasks: no regression shown
+    """  # noqa: E501  # a doctest's output line cannot wrap
+    s = found.get("suite")
+    margin = found.get("margin")
+    regressed = [str(t) for t in found.get("regressed") or ()]
+    line = f"baseline {one_line(str(found.get('path') or '<baseline>'))}: "
+    if s is not None:
+        paired = int(s["paired_tasks"])
+        line += (f"mean pass^{s['k']} change {signed(s['delta'])}, {s['confidence']:.0%} "
+                 f"interval [{signed(s['ci_low'])}, {signed(s['ci_high'])}] over {paired} "
+                 f"paired task{'' if paired == 1 else 's'}: ")
+    else:
+        line += "no suite comparison (no task has enough runs in both versions): "
+    decision = found.get("decision")
+    if decision == "worse":
+        why = ([] if s is None or s.get("verdict") != "worse" else
+               ["the suite's interval lies below 0"])
+        if regressed:
+            shown = ", ".join(show_id(t) for t in regressed[:3]) + (
+                f" and {len(regressed) - 3} more" if len(regressed) > 3 else "")
+            why.append(f"{len(regressed)} task{'' if len(regressed) == 1 else 's'} regressed "
+                       f"beyond repeat noise ({shown})")
+        line += "a regression is shown" + (f": {'; '.join(why)}" if why else "")
+    elif decision == "non-inferior":
+        line += f"non-inferior within the margin {margin:g}"
+    elif decision == "inconclusive" and margin is not None:
+        line += f"non-inferiority within the margin {margin:g} not shown"
+    else:
+        line += "no regression shown" + (
+            " (a gain is shown)" if s is not None and s.get("verdict") == "better" else "")
+    gaps = len(found.get("gaps") or ())
+    if gaps:
+        line += (f"; {gaps} baseline gap{'' if gaps == 1 else 's'} (a task not compared, an "
+                 "incomplete input): see the reasons")
+    return line
+

@@ -191,6 +191,11 @@ class Results:
         records one.
     unidentified : int
         Records without a run identity.
+    recorded_k : tuple of (int, str), optional
+        The k the producer's own evaluation records, and where (an Inspect log's
+        ``mean_pass_hat_k`` metric, ``pass_k`` or ``pass_at`` reducer): the default
+        k when none is asked for, declared or the policy's
+        (:func:`passk.gate.bind.bind`), said on stderr.
     """
 
     task_ids: tuple[str, ...]
@@ -210,6 +215,7 @@ class Results:
     overrides: tuple[str, ...] = ()
     run_ids: frozenset[tuple[str, ...]] = frozenset()
     unidentified: int = 0
+    recorded_k: tuple[int, str] | None = None
 
     def __len__(self) -> int:
         return len(self.task_ids)

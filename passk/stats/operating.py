@@ -759,8 +759,8 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
                              pilot: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
                              ks: npt.ArrayLike | None = None, method: str = "auto",
                              replicates: int = 4000,
-                             rng: int | np.random.Generator | None = None
-                             ) -> OperatingCharacteristic:
+                             rng: int | np.random.Generator | None = None,
+                             budget: int | None = None) -> OperatingCharacteristic:
     r"""Probability that the gate passes a rerun of a suite: its operating characteristic.
 
     Parameters
@@ -787,6 +787,12 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
         Simulated reruns for Monte Carlo.
     rng : int, numpy.random.Generator or None
         Seed for Monte Carlo.
+    budget : int, optional
+        None (the default): exact on the estimates' lattice up to ``_GRID`` steps, a
+        bracket beyond, Monte Carlo where no sum decides. An int (the planner's, issue 41):
+        exact only where the lattice spans at most ``budget`` steps (a bracket where its
+        grid at full resolution does); everywhere else a Monte Carlo of ``replicates``
+        reruns drawn from each task's exact law, vectorized (:func:`_sampled`).
 
     Returns
     -------
@@ -847,12 +853,14 @@ def operating_characteristic(criteria: GateCriteria, runs: npt.ArrayLike,
     if np.any((n < np.maximum(kk, criteria.min_runs)) | (n == 0)):
         return OperatingCharacteristic(0.0, 0.0, 0.0, 0.0, "exact", criteria.mode)
     if method != "monte carlo":
-        exact = _exact(criteria, n, kk, p, beta, rng)
+        exact = _exact(criteria, n, kk, p, beta, rng, grid=budget)
         if exact is not None:
             return exact
         if method == "exact":
             raise BadInput("this design has no exact operating characteristic here (the "
                              "proved modes need one n and one k with n >= 2k)")
+    if budget is not None and np.unique(n).size == 1 and np.unique(kk).size == 1:
+        return _sampled(criteria, int(n[0]), int(kk[0]), p, beta, replicates, rng)
     return _monte_carlo(criteria, n, kk, p, beta, replicates, rng)
 
 
@@ -871,8 +879,13 @@ def _steps(values: np.ndarray, nn: int, k: int, scale: int, lattice: bool, on_bo
 
 
 def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
-           beta: tuple[np.ndarray, np.ndarray] | None, rng: int | np.random.Generator | None
-           ) -> OperatingCharacteristic | None:
+           beta: tuple[np.ndarray, np.ndarray] | None, rng: int | np.random.Generator | None,
+           *, grid: int | None = None) -> OperatingCharacteristic | None:
+    """P(pass) by the law of the suite's sum (module Notes), or None where it has none here.
+
+    ``grid``: None, the lattice up to ``_GRID`` steps and a bracket beyond; an int, the
+    lattice up to that many steps, a bracket where ``_BRACKET_STEPS`` a task fit it, and
+    None beyond."""
     from scipy import stats
     tasks = p.size
     proved = criteria.mode != "chapter"
@@ -891,10 +904,12 @@ def _exact(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.ndarray,
         lattice = 1
         for nn, k in designs:
             lattice = math.lcm(lattice, math.comb(nn, k))
-            if lattice * tasks > _GRID:
+            if lattice * tasks > (_GRID if grid is None else grid):
                 lattice = 0
                 break
-    scale = lattice or max(min(_GRID // tasks, _BRACKET_STEPS), 1)
+    if grid is not None and not lattice and tasks * _BRACKET_STEPS > grid:
+        return None  # a bracket at full resolution would not fit the budget either
+    scale = lattice or max(min((_GRID if grid is None else grid) // tasks, _BRACKET_STEPS), 1)
     steps = {d: _steps(values[d], *d, scale, bool(lattice), on_bound) for d in designs}
     pmfs, lows, highs = [], [], []
     for i in range(tasks):
@@ -968,6 +983,109 @@ def _monte_carlo(criteria: GateCriteria, n: np.ndarray, kk: np.ndarray, p: np.nd
     se = math.sqrt(prob * (1 - prob) / replicates)
     return OperatingCharacteristic(prob, max(prob - 2 * se, 0.0), min(prob + 2 * se, 1.0), se,
                                    "monte carlo", criteria.mode, replicates)
+
+
+def _task_laws(n: int, p: np.ndarray, beta: tuple[np.ndarray, np.ndarray] | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct task's law of its count out of n (binomial, or beta-binomial from a
+    pilot), rows of ``laws``, and how many tasks have it."""
+    from scipy import stats
+
+    c = np.arange(n + 1)
+    keys = p[:, None] if beta is None else np.stack([beta[0], beta[1]], axis=1)
+    distinct, times = np.unique(keys, axis=0, return_counts=True)
+    laws = (stats.binom.pmf(c[None, :], n, distinct[:, :1]) if beta is None else
+            stats.betabinom.pmf(c[None, :], n, distinct[:, :1], distinct[:, 1:2]))
+    return np.asarray(laws, dtype=float), times
+
+
+def _sampled(criteria: GateCriteria, n: int, k: int, p: np.ndarray,
+             beta: tuple[np.ndarray, np.ndarray] | None, replicates: int,
+             rng: int | np.random.Generator | None) -> OperatingCharacteristic:
+    r"""P(pass) for one n and one k: the tasks' own checks exactly, the suite's by Monte Carlo.
+
+    Every task's check (its flakiness, in the mode) is a set of counts, and the tasks are
+    independent, so :math:`P(\text{pass}) = \prod_i Z_i \cdot P(\text{suite passes} \mid
+    \text{every } c_i \text{ passes its check})` with :math:`Z_i` the exact mass of task i's
+    law on its set. The second factor is estimated from ``replicates`` reruns drawn from the
+    tasks' laws restricted to their sets (by inversion, vectorized over reruns), each decided
+    as the gate decides (:func:`gate_decision`): ``'chapter'`` by :func:`mean_reaches`; the
+    proved modes by the proved suite interval's lower end, through the threshold on the mean
+    (n >= 2k, as the exact path, its premise checked) or batched
+    (:func:`passk.stats.suite_interval._hoeffding_suites`), any rerun whose lower end lies
+    within :math:`10^{-9}` of the bar decided again by the public interval. The standard error
+    is :math:`\prod_i Z_i \sqrt{q(1-q)/R}`. With some :math:`Z_i = 0` the gate never passes:
+    0, exact.
+    """
+    tasks = p.size
+    laws, times = _task_laws(n, p, beta)
+    c = np.arange(n + 1)
+    ok = _task_ok(c, np.full(c.shape, n), criteria)
+    mass = (laws * ok).sum(axis=1)
+    if np.any(mass <= 0):
+        return OperatingCharacteristic(0.0, 0.0, 0.0, 0.0, "exact", criteria.mode)
+    factor = float(np.exp(np.dot(times, np.log(mass))))
+    gen = np.random.default_rng(rng)
+    cdf = np.cumsum(laws * ok, axis=1) / mass[:, None]
+    draws = np.empty((replicates, tasks), dtype=np.int64)
+    at = 0
+    for row, m in zip(cdf, times.tolist(), strict=True):  # by inversion, law by law
+        u = gen.random((replicates, m))
+        draws[:, at:at + m] = np.minimum(np.searchsorted(row, u, side="right"), n)
+        at += m
+    bar = criteria.min_overall_pass_hat_k
+    if criteria.mode == "chapter":
+        if criteria.on == "lower-bound":
+            v = np.asarray(pass_hat_k_lower_bound(c, n, k, confidence=criteria.confidence),
+                           dtype=float)
+            passed = mean_reaches(v[draws], bar)
+        else:
+            v = np.asarray(estimate_pass_hat_k(c, n, k), dtype=float)
+            passed = mean_reaches(v[draws], bar, successes=draws, totals=n, k=k)
+    else:
+        passed = _proved_passes(draws, n, k, criteria, p, beta, rng)
+    q = float(np.mean(passed))
+    prob = factor * q
+    se = factor * math.sqrt(q * (1.0 - q) / replicates)
+    return OperatingCharacteristic(prob, max(prob - 2 * se, 0.0), min(prob + 2 * se, 1.0), se,
+                                   "monte carlo", criteria.mode, replicates)
+
+
+def _proved_passes(draws: np.ndarray, n: int, k: int, criteria: GateCriteria, p: np.ndarray,
+                   beta: tuple[np.ndarray, np.ndarray] | None,
+                   rng: int | np.random.Generator | None) -> np.ndarray:
+    """Does each rerun (a row of counts) clear the bar by the proved suite interval's lower end?"""
+    from passk.stats.suite_interval import PRODUCT_MAX_TASKS, _hoeffding_suites
+
+    tasks = draws.shape[1]
+    bar = criteria.min_overall_pass_hat_k
+    nn = np.full(tasks, n)
+    values = np.asarray(estimate_pass_hat_k(np.arange(n + 1), n, k), dtype=float)
+    passed = np.zeros(draws.shape[0], dtype=bool)
+    again = np.ones(draws.shape[0], dtype=bool)
+    if n >= 2 * k:  # the lower end is a function of the mean: the exact path's threshold
+        x_lo, x_hi = _threshold(values, tasks, n, k, criteria)
+        kk = np.full(tasks, k)
+        if _threshold_holds(criteria, nn, kk, p, beta, values, x_lo, x_hi, rng):
+            mean = values[draws].mean(axis=1)
+            passed = mean >= x_hi
+            again = (mean > x_lo) & (mean < x_hi)
+    if again.all():  # no threshold: the lower end of every rerun that can pass, batched
+        passed = np.zeros(draws.shape[0], dtype=bool)
+        again = np.zeros(draws.shape[0], dtype=bool)
+        # above PRODUCT_MAX_TASKS the lower end is at most the estimate (the bound accepts
+        # theta = the mean; the union part is widened to hold it): a rerun whose mean is
+        # below the bar fails
+        can = (values[draws].mean(axis=1) >= bar - 1e-9 if tasks > PRODUCT_MAX_TASKS
+               else np.ones(draws.shape[0], dtype=bool))
+        if can.any():
+            low, _ = _hoeffding_suites(draws[can], nn, k, 2.0 - 2.0 * criteria.confidence)
+            passed[can] = low >= bar
+            again[can] = np.abs(low - bar) <= 1e-9
+    for row in np.flatnonzero(again).tolist():  # near the bar: the public interval decides
+        passed[row] = bool(mean_reaches([_proved_low(draws[row], nn, k,
+                                                     criteria.confidence)], bar))
+    return passed
 
 
 def rerun_pass_sentence(successes: npt.ArrayLike, totals: npt.ArrayLike,

@@ -239,7 +239,7 @@ def _posterior_variance(c: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     return variance
 
 
-def _log_comb(n: FloatOrArray, k: int) -> FloatOrArray:
+def _log_comb(n: FloatOrArray, k: int | np.ndarray) -> FloatOrArray:
     """``log C(n, k)`` through log-gamma, for ``0 <= k <= n``."""
     from scipy.special import gammaln
 
@@ -359,6 +359,45 @@ def _window(size: int) -> int:
     return int(np.ceil(np.sqrt(size * -np.log(_CUT) / 2.0))) + 1
 
 
+#: The grid points of :func:`_variance_majorant` that do not depend on k (uniform in p, and
+#: geometric near p = 1); each k adds its own ``linspace ** (1/k)``.
+_SHARED_P = np.unique(np.concatenate([np.linspace(0.0, 1.0, 2001),
+                                      1.0 - np.geomspace(1e-9, 0.5, 600), [0.0, 1.0]]))
+_SHARED_P.setflags(write=False)
+
+#: Largest table of powers ``p ** e`` of the shared grid points kept for one n (entries).
+_POWER_TABLE_MAX = 2**23
+
+#: Rows of terms summed at once in :func:`_variance_majorant` (bounds its memory).
+_TERM_ROWS = 128
+
+
+class _SharedPowers:
+    """``_SHARED_P ** e`` for e = 0..n (2k - j is at most n), each row computed (by
+    ``np.power``) the first time it is asked for: every k of a curve over one n reuses the
+    rows of the others."""
+
+    def __init__(self, n: int) -> None:
+        self.table = np.empty((n + 1, _SHARED_P.size))
+        self.done = np.zeros(n + 1, dtype=bool)
+
+    def rows(self, exponents: np.ndarray) -> np.ndarray:
+        todo = exponents[~self.done[exponents]]
+        if todo.size:
+            self.table[todo] = _SHARED_P[None, :] ** todo[:, None].astype(float)
+            self.done[todo] = True
+        out: np.ndarray = self.table[exponents]
+        return out
+
+
+@lru_cache(maxsize=2)
+def _shared_powers(n: int) -> _SharedPowers | None:
+    """The table of powers of the shared grid points for this n (None when too large)."""
+    if (n + 1) * _SHARED_P.size > _POWER_TABLE_MAX:
+        return None
+    return _SharedPowers(n)
+
+
 @lru_cache(maxsize=256)
 def _variance_majorant(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     r"""A concave function above :math:`\theta \mapsto v_n(\theta)` everywhere: its vertices.
@@ -371,16 +410,39 @@ def _variance_majorant(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     intervals, and the upper hull of those points (Andrew's monotone chain) is concave
     and at least :math:`\min(u_a, u_a) \ge v` on every interval. So it is above the
     least concave majorant, with no grid error. ``np.interp`` on the vertices evaluates it.
+
+    The sum over j is taken term by term in increasing j (the same additions in the
+    same order as a loop over j), with every power
+    ``p ** e`` by ``np.power``; the powers of the grid points shared by every k come
+    from a table kept per n (:func:`_shared_powers`), so that a curve over k = 1..K
+    raises each of them to each power once (issue 41).
     """
     grid = np.linspace(0.0, 1.0, 2001)
     p = np.unique(np.concatenate([grid, grid ** (1.0 / k), 1.0 - np.geomspace(1e-9, 0.5, 600),
                                   [0.0, 1.0]]))
     log_pairs = float(_log_comb(float(n), k))
     a, b = p[:-1], p[1:]
+    a2k = a ** (2 * k)
+    js = np.arange(max(1, 2 * k - n), k + 1)
+    h = np.exp(_log_comb(float(k), js) + _log_comb(float(n - k), k - js) - log_pairs)
+    table = _shared_powers(n)
+    at = np.searchsorted(_SHARED_P, b)
+    shared = (at < _SHARED_P.size) & (_SHARED_P[np.minimum(at, _SHARED_P.size - 1)] == b)
+    own = ~shared
     u = np.zeros(a.size)
-    for j in range(max(1, 2 * k - n), k + 1):
-        h_j = float(np.exp(_log_comb(float(k), j) + _log_comb(float(n - k), k - j) - log_pairs))
-        u += h_j * (b ** (2 * k - j) - a ** (2 * k))
+    for first in range(0, js.size, _TERM_ROWS):
+        j = js[first:first + _TERM_ROWS]
+        e = 2 * k - j
+        powers = np.empty((j.size, b.size))
+        if table is None:
+            powers[...] = b[None, :] ** e[:, None].astype(float)
+        else:
+            powers[:, shared] = table.rows(e)[:, at[shared]]
+            powers[:, own] = b[own][None, :] ** e[:, None].astype(float)
+        powers -= a2k[None, :]
+        powers *= h[first:first + _TERM_ROWS, None]
+        for row in powers:  # the running sum, then each term in turn
+            u += row
     u = np.maximum(u, 0.0) * (1.0 + 1e-12) + 1e-300
     w = np.maximum(np.concatenate([u[:1], u]), np.concatenate([u, u[-1:]]))
     theta = p**k
@@ -1189,7 +1251,14 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
         low_p, high_p = _product_ends(c, np.broadcast_to(n, c.shape), np.ones(c.shape), k,
                                       alpha, t)
         return np.clip(low_p, 0.0, 1.0), np.clip(high_p, 0.0, 1.0)
-    values = np.asarray(estimate_pass_hat_k(c, n[None, :], k), dtype=float)
+    # every per-task figure is a function of (c, n): computed once per pair of the design
+    # and looked up (elementwise functions: the same floats as on the whole array)
+    ns, column = np.unique(n, return_inverse=True)
+    pair_c = np.concatenate([np.arange(m + 1) for m in ns.tolist()])
+    pair_n = np.repeat(ns, ns + 1)
+    first = np.concatenate([[0], np.cumsum(ns + 1)[:-1]])
+    at = first[column.ravel()][None, :] + c  # the pair of each (replicate, task)
+    values = np.asarray(estimate_pass_hat_k(pair_c, pair_n, k), dtype=float)[at]
     estimate = values.mean(axis=1)
     share = _union_share(n, k)
     blocks = n // k
@@ -1213,9 +1282,9 @@ def _hoeffding_suites(c: np.ndarray, n: np.ndarray, k: int,
         high += t_g / t * hi[where.ravel()]
     level = 1.0 - alpha * share / t
     if share > 0 and level < 1.0:  # a level that rounds to 1 tightens nothing: kept as is
-        ends = pass_hat_k_ci(c, n[None, :], k, confidence=level)
-        low = np.maximum(low, np.asarray(ends.low).mean(axis=1))
-        high = np.minimum(high, np.asarray(ends.high).mean(axis=1))
+        ends = pass_hat_k_ci(pair_c, pair_n, k, confidence=level)
+        low = np.maximum(low, np.asarray(ends.low)[at].mean(axis=1))
+        high = np.minimum(high, np.asarray(ends.high)[at].mean(axis=1))
         low, high = np.minimum(low, estimate), np.maximum(high, estimate)
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 

@@ -1119,7 +1119,93 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
     planned = {t: int(epochs) if isinstance(epochs, int) and epochs >= n else n
                for t, n in settled.items()}
     return replace(results, protocol=protocol, settled_early=planned, suite=suite,
-                   never_ran=never)
+                   never_ran=never, recorded_k=recorded_k(header, scorer))
+
+
+#: The k an Inspect eval records, most telling first: passk's metric (the suite's pass^k),
+#: Inspect's pass^k reducer, its pass@k reducer; each a name pattern and how it is said.
+_RECORDED_K = (
+    (re.compile(r"(?:^|/)mean_pass_hat_k$"), "mean_pass_hat_k metric"),
+    (re.compile(r"(?:^|/)pass_k_(\d+)$"), "pass_k reducer"),
+    (re.compile(r"(?:^|/)pass_at_(\d+)$"), "pass_at reducer"),
+)
+
+
+def _definitions(metrics: Any) -> list[Mapping[str, Any]]:
+    """A scorer's metric definitions as the header lists them: a list of definitions (each
+    ``{"name", "options"}``) or of groups (``{group: [definitions]}``), or one mapping of
+    groups."""
+    groups = [metrics] if isinstance(metrics, Mapping) else list(metrics or ())
+    out: list[Mapping[str, Any]] = []
+    for item in groups:
+        if isinstance(item, Mapping) and "name" in item:
+            out.append(item)
+        elif isinstance(item, Mapping):
+            out += [d for group in item.values() if isinstance(group, list)
+                    for d in group if isinstance(d, Mapping)]
+    return out
+
+
+def _metric_ks(header: Mapping[str, Any], scorer: str | None) -> list[int]:
+    """The k of each passk ``mean_pass_hat_k`` metric the log records for ``scorer``: in
+    the header's scorers (``eval.scorers[].metrics[]``: name and options) and in its
+    results (``results.scores[].metrics``: group or name, and params)."""
+    ks: list[int] = []
+    pattern = _RECORDED_K[0][0]
+
+    def take(name: Any, params: Any) -> None:
+        k = _count(params.get("k")) if isinstance(params, Mapping) else None
+        if isinstance(name, str) and pattern.search(name) and k:
+            ks.append(k)
+
+    for entry in _get(header, "eval", "scorers") or ():
+        if isinstance(entry, Mapping) and (scorer is None or entry.get("name") == scorer):
+            for d in _definitions(entry.get("metrics")):
+                take(d.get("name"), d.get("options"))
+    for score in _get(header, "results", "scores") or ():
+        if not isinstance(score, Mapping) or (scorer is not None
+                                              and score.get("scorer") != scorer):
+            continue
+        for m in (score.get("metrics") or {}).values() if isinstance(
+                score.get("metrics"), Mapping) else ():
+            if isinstance(m, Mapping):
+                take(m.get("group") or m.get("name"), m.get("params"))
+    return ks
+
+
+def recorded_k(header: Mapping[str, Any], scorer: str | None = None
+               ) -> tuple[int, str] | None:
+    """The k the eval itself records, and where: passk's ``mean_pass_hat_k(k=...)`` metric
+    (the header's scorers and results), else Inspect's ``pass_k(k)`` reducer, else its
+    ``pass_at(k)`` reducer (``eval.config.epochs_reducer``, ``results.scores[].reducer``:
+    Inspect logs a reducer with a k as ``NAME_K``). Several ks of one kind: the largest
+    (the strictest claim). None when the log records none.
+
+    Examples
+    --------
+    >>> recorded_k({"eval": {"config": {"epochs": 8, "epochs_reducer": ["pass_at_2",
+    ...                                                                 "pass_k_5"]}}})
+    (5, 'pass_k reducer (pass_k_5)')
+    >>> recorded_k({"eval": {"scorers": [{"name": "match", "metrics": [
+    ...     {"name": "passk/mean_pass_hat_k", "options": {"k": 4}}]}]}})
+    (4, 'mean_pass_hat_k metric')
+    >>> recorded_k({"eval": {"config": {"epochs": 8}}}) is None
+    True
+    """
+    ks = _metric_ks(header, scorer)
+    if ks:
+        return max(ks), "mean_pass_hat_k metric"
+    names = [n for n in (_get(header, "eval", "config", "epochs_reducer") or ())
+             if isinstance(n, str)]
+    names += [sc["reducer"] for sc in (_get(header, "results", "scores") or ())
+              if isinstance(sc, Mapping) and isinstance(sc.get("reducer"), str)]
+    for pattern, what in _RECORDED_K[1:]:
+        found = [(int(m.group(1)), n) for n in names if (m := pattern.search(n))
+                 and int(m.group(1)) >= 1]
+        if found:
+            k, name = max(found)
+            return k, f"{what} ({name})"
+    return None
 
 
 # --------------------------------------------------------------------------
