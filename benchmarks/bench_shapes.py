@@ -23,6 +23,13 @@ code at commit 9f3cb8f (``git archive``'d into a temporary folder, first on the 
   (the collector as the process has it: on), against ``json.load`` and a count.
 - **harbor**: ``read_results`` on a Harbor job of 5,000 trials, against reading each
   trial's ``result.json`` with ``json.load`` and a count.
+- **runner**: ``run_suite`` of 1,000 tasks x 10 runs with a no-op adapter, one after
+  another, with its crash-safe log: CPU a run and runs a CPU second (the wall clock
+  of a loaded machine says more about the load).
+- **dask**: ``run_suite`` of 200 tasks x 10 runs of a no-op adapter on a Dask cluster
+  (``client.get_executor(pure=False)``, 2 workers x 2 threads in the process) without and
+  with its log, against Dask's own cost: the same runs (``run_once``) submitted to the
+  same executor and waited for; CPU of the whole process (scheduler, workers, client).
 
     .venv/bin/python benchmarks/bench_shapes.py [--repeats 1] [--no-curve] [--only log ...]
 """
@@ -208,6 +215,52 @@ report(cpu, [out.runs_spent, len(out.results)])
 """
 
 
+RUNNER = NOOP + MEASURE + r"""
+import os, tempfile
+from passk import run_suite
+tasks, runs = int(sys.argv[1]), int(sys.argv[2])
+suite = [Task(f"task-{t:06d}") for t in range(tasks)]
+run_suite(Noop(), suite[:10], {"read-only": runs}, progress=False)  # imports, tqdm
+log = os.path.join(tempfile.mkdtemp(), "log.jsonl")
+t = time.process_time()
+out = run_suite(Noop(), suite, {"read-only": runs}, seed=5, log=log, progress=False)
+cpu = time.process_time() - t
+report(cpu, [out.runs_spent, sum(1 for _ in open(log)) - 1])
+"""
+
+#: A side of the Dask shape: ``own`` (Dask's own cost), ``suite`` or ``suite+log``.
+DASK = NOOP + MEASURE + r"""
+import os, tempfile, logging
+from concurrent.futures import wait
+import distributed
+from passk import run_suite
+from passk.repeats import run_once, run_seed
+logging.getLogger("distributed").setLevel(logging.ERROR)
+side, tasks, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+suite = [Task(f"task-{t:06d}") for t in range(tasks)]
+with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
+                              dashboard_address=None) as cluster, \
+        distributed.Client(cluster) as client:
+    ex = client.get_executor(pure=False)
+    def own():
+        futs = [ex.submit(run_once, Noop(), t, i, run_seed(5, t.task_id, i))
+                for t in suite for i in range(runs)]
+        wait(futs)
+        return sum(f.result().success for f in futs)
+    def mine(log):
+        out = run_suite(Noop(), suite, {"read-only": runs}, seed=5, executor=ex, log=log,
+                        progress=False)
+        return sum(r.success for r in out.results)
+    work = own if side == "own" else (lambda: mine(None)) if side == "suite" else \
+        (lambda: mine(os.path.join(tempfile.mkdtemp(), "log.jsonl")))
+    work()  # warm: imports, the cluster's first tasks
+    t = time.process_time()
+    good = work()
+    cpu = time.process_time() - t
+report(cpu, [tasks * runs, good])
+"""
+
+
 def export_before(tmp: Path) -> Path:
     """The code at :data:`BEFORE`, ``git archive``'d into ``tmp/before``."""
     data = subprocess.run(["git", "-C", str(HERE), "archive", BEFORE, "passk"],
@@ -304,9 +357,10 @@ def main() -> int:
     ap.add_argument("--no-plan-before", action="store_true",
                     help="plan: skip the code before (minutes)")
     ap.add_argument("--only", nargs="*", default=None,
-                    help="some of: log resume curve plan promptfoo harbor")
+                    help="some of: log resume curve plan promptfoo harbor runner dask")
     args = ap.parse_args()
-    want = set(args.only or ["log", "resume", "curve", "plan", "promptfoo", "harbor"])
+    want = set(args.only or ["log", "resume", "curve", "plan", "promptfoo", "harbor", "runner",
+                             "dask"])
     if args.no_curve:
         want.discard("curve")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -399,6 +453,29 @@ def main() -> int:
             ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
             ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
             ratio("after / before", got["after"], got["before"])
+        if "runner" in want:
+            got = shape("runner: 1,000 tasks x 10 runs, no-op adapter, with its log", {
+                "before": (RUNNER, before, ("1000", "10")),
+                "after": (RUNNER, after, ("1000", "10")),
+            }, args.repeats)
+            for side in ("before", "after"):
+                cpus = sorted(x["cpu"] for x in got[side])
+                print(f"  {side}: {10_000 / cpus[0]:,.0f} runs a CPU second at best, "
+                      f"{10_000 / statistics.median(cpus):,.0f} median "
+                      f"({1e6 * statistics.median(cpus) / 10_000:.0f} us a run)")
+            ratio("after / before (CPU)", got["after"], got["before"])
+        if "dask" in want:
+            got = shape("dask: 200 tasks x 10 runs, no-op adapter, on a Dask cluster "
+                        "(2 workers x 2 threads)", {
+                            "Dask's own (submit, wait)": (DASK, after, ("own", "200", "10")),
+                            "before, run_suite": (DASK, before, ("suite", "200", "10")),
+                            "after, run_suite": (DASK, after, ("suite", "200", "10")),
+                            "after, run_suite + log": (DASK, after, ("suite+log", "200", "10")),
+                        }, args.repeats)
+            own = got["Dask's own (submit, wait)"]
+            ratio("before / Dask's own", got["before, run_suite"], own)
+            ratio("after / Dask's own", got["after, run_suite"], own)
+            ratio("after with its log / Dask's own", got["after, run_suite + log"], own)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
     return 0
 

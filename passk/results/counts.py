@@ -565,6 +565,8 @@ def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
     s = protocol.settings
     planned_tasks, by_risk, default = s.get("tasks"), s.get("runs_by_risk"), s.get("default_runs")
     tests = s.get("tests")
+    if _fixed_plan_met(s, task_ids, risks, runs, most):
+        return ()
     have = dict(zip(task_ids, runs.tolist()))
     risk_of = dict(zip(task_ids, risks))
     if s.get("stopping") == "curtailed" and isinstance(tests, Mapping):  # the pytest plugin's
@@ -610,6 +612,35 @@ def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
             "--resume finishes it): " + "; ".join(parts),)
 
 
+
+
+def _fixed_plan_met(s: Mapping[str, Any], task_ids: Sequence[str], risks: Sequence[str],
+                    runs: np.ndarray, most: np.ndarray | None) -> bool:
+    """Whether every task of a ``passk run`` protocol's plan has its runs, decided over arrays
+    (the plan's tasks are the tasks read, each planned ``runs_by_risk`` of its risk, or
+    ``previously_flaky_runs`` beyond it). False also where this does not decide: then
+    :func:`plan_gaps` looks task by task, and names them."""
+    planned, by_risk, default = s.get("tasks"), s.get("runs_by_risk"), s.get("default_runs")
+    flagged = s.get("previously_flaky_runs")
+    if (s.get("stopping") not in ("fixed", "curtailed") or not isinstance(planned, list)
+            or not isinstance(by_risk, Mapping) or type(default) is not int
+            or (s.get("stopping") == "curtailed" and isinstance(s.get("tests"), Mapping))
+            or isinstance(flagged, bool) or len(planned) != len(task_ids)):
+        return False
+    if set(map(str, planned)) != set(task_ids):
+        return False  # also for a task listed twice
+    of_risk = {risk: by_risk.get(risk, default) for risk in set(risks)}
+    if any(type(n) is not int for n in of_risk.values()):
+        return False
+    order = {risk: i for i, risk in enumerate(of_risk)}
+    try:
+        n = np.array(list(of_risk.values()), dtype=np.int64)[
+            np.fromiter(map(order.__getitem__, risks), dtype=np.intp, count=len(risks))]
+        if isinstance(flagged, int) and most is not None:
+            n = np.where(most > n, np.maximum(n, np.int64(flagged)), n)
+    except OverflowError:
+        return False
+    return bool(np.all(runs >= n))
 
 
 def _listed(items: Sequence[str], limit: int = 5) -> str:

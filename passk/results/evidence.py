@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,14 @@ __all__ = ["IDENTITIES", "content_sha256", "source_of"]
 _CHUNK = 1 << 20
 
 
-def content_sha256(path: str | os.PathLike[str]) -> str:
+def content_sha256(path: str | os.PathLike[str], known: Mapping[str, str] | None = None) -> str:
     """The SHA-256 of a file's bytes, or of a directory's files (names and bytes).
 
     A directory's digest covers every file under it in sorted order, each as
     its relative path and its own digest, so a copied run directory has the
-    digest of the original.
+    digest of the original. ``known`` gives the digests of files a reader has
+    just hashed as it parsed them (by the path as ``os.path.join`` of ``path`` and
+    the names under it forms it), which are then not read again.
 
     Examples
     --------
@@ -42,13 +44,52 @@ def content_sha256(path: str | os.PathLike[str]) -> str:
     """
     p = Path(path)
     if p.is_file():
-        with open(p, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        return _file_sha256(p)
+    root = os.fspath(p)
+    known = known or {}
     digest = hashlib.sha256()
-    for member in sorted(q for q in p.rglob("*") if q.is_file()):
-        digest.update(member.relative_to(p).as_posix().encode() + b"\0")
-        digest.update(content_sha256(member).encode() + b"\n")
+    for parts in sorted(_files_under(root, ())):
+        member = os.path.join(root, *parts)
+        digest.update("/".join(parts).encode() + b"\0")
+        found = known.get(member)
+        digest.update((found or _file_sha256(member)).encode() + b"\n")
     return digest.hexdigest()
+
+
+def _file_sha256(path: str | os.PathLike[str]) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _files_under(root: str, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Every file under ``root/parts`` as its names from ``root``: what ``Path.rglob("*")``
+    lists and ``is_file()`` keeps (a folder linked to is listed, not entered; a file linked
+    to is a file; a folder that cannot be listed is skipped), from one scan a folder."""
+    found: list[tuple[str, ...]] = []
+    folders = [parts]
+    while folders:
+        here = folders.pop()
+        try:
+            with os.scandir(os.path.join(root, *here)) as scan:
+                entries = list(scan)
+        except PermissionError:
+            continue
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not entry.is_symlink():
+                    folders.append((*here, entry.name))
+                continue
+            try:
+                is_file = entry.is_file()
+            except OSError:
+                is_file = False
+            if is_file:
+                found.append((*here, entry.name))
+    return found
 
 
 def _canonical(value: Any) -> str:
@@ -89,11 +130,12 @@ def _inspect_log(path: Path, results: Results, trials: bool) -> dict[str, Any]:
 
 def _harbor_job(path: Path, results: Results, trials: bool) -> dict[str, Any]:
     """A Harbor job: its job ids (a trial's id alone); agent, version, model, dataset."""
-    from passk.results.formats.harbor import identity
+    from passk.results.formats.harbor import digests, identity
 
     found = identity(path, eval_key=_harbor_key(results))
     return {"run_ids": [("Harbor job", str(i)) for i in found["run_ids"]],
-            "evaluation": [(k, _canonical(v)) for k, v in found["evaluation"].items()]}
+            "evaluation": [(k, _canonical(v)) for k, v in found["evaluation"].items()],
+            "digests": digests(path)}
 
 
 def _harbor_key(results: Results) -> str | None:
@@ -152,7 +194,8 @@ def source_of(path: str | os.PathLike[str], results: Results, *, trials: bool = 
     p = Path(path)
     identify = IDENTITIES.get(results.source)
     found = identify(p, results, trials) if identify is not None else {}
-    return Source(path=os.fspath(path), sha256=content_sha256(p), producer=results.source,
+    return Source(path=os.fspath(path), sha256=content_sha256(p, found.get("digests")),
+                  producer=results.source,
                   run_ids=tuple(found.get("run_ids", ())),
                   evaluation=tuple(found.get("evaluation", ())),
                   trials=results.run_ids,

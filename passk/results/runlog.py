@@ -10,7 +10,6 @@ re-run from its line. :func:`read_run_log` is the one parser.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from passk.results.counts import ResultsError
@@ -41,6 +41,14 @@ __all__ = [
     "trajectory_field",
     "whole_field",
 ]
+
+
+#: A line's JSON value: the same as ``json.loads`` wherever it decodes (it refuses NaN,
+#: numbers beyond a float and lone surrogates, which json.loads then reads).
+_DECODE = msgspec.json.Decoder().decode
+
+#: ``json.dumps(value, separators=(",", ":"))`` with its encoder made once.
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 
 
 @dataclass(frozen=True)
@@ -93,10 +101,13 @@ class RunRecord:
     def to_json(self) -> str:
         """The record as one line of JSON (without the newline); ``trajectory`` only when
         recorded, so a log without trajectories reads as before."""
-        fields = dataclasses.asdict(self)
-        if fields["trajectory"] is None:
-            del fields["trajectory"]
-        return json.dumps(fields, separators=(",", ":"))
+        fields = {"task_id": self.task_id, "trial": self.trial, "success": self.success,
+                  "attempt": self.attempt, "seconds": self.seconds, "error": self.error,
+                  "infrastructure_error": self.infrastructure_error, "cached": self.cached,
+                  "seed": self.seed, "risk": self.risk}  # dataclasses.asdict's, made directly
+        if self.trajectory is not None:
+            fields["trajectory"] = self.trajectory
+        return _COMPACT(fields)
 
 
 @dataclass(frozen=True)
@@ -269,12 +280,15 @@ def iter_run_log(path: str | os.PathLike[str], *, torn_tail: bool = False,
                     good_end += len(raw)
                 continue
             try:
-                value = json.loads(body.decode("utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                if is_last and torn_tail:
-                    break
-                read_run_log(p, torn_tail=torn_tail)  # raises, naming the line as it does
-                raise  # not reached: the same bytes fail there too
+                value = _DECODE(body)  # json.loads' value wherever msgspec takes the line
+            except msgspec.MsgspecError:
+                try:  # NaN, 1e400, a lone surrogate, or bad JSON: json.loads decides
+                    value = json.loads(body.decode("utf-8"))
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    if is_last and torn_tail:
+                        break
+                    read_run_log(p, torn_tail=torn_tail)  # raises, naming the line as it does
+                    raise  # not reached: the same bytes fail there too
             if is_header(value):
                 if not first:
                     raise ResultsError(path, number, "a protocol record must come first")

@@ -7,9 +7,10 @@ processes, a Dask cluster through ``client.get_executor(pure=False)``) and
 async adapters (``async def run``) on an event loop, with the same per-run
 seeds either way, so the outcomes do not depend on how the runs were spread.
 
-Every finished run is appended to the log at once, as one JSON line in the
-format ``passk report`` reads, and committed to disk in groups (fsync at most
-every 20 ms or 1,000 records, see ``_Log``). ``resume=True`` reads the
+Every finished run is logged as one JSON line in the format ``passk report``
+reads, written and committed to disk in groups (one write and one fsync at most
+every 20 ms or 1,000 records, see ``_Log``; a crash loses at most the last
+group's runs, which resume redoes). ``resume=True`` reads the
 log, ignores a torn last line, and runs only the missing (task, run) pairs
 with their original seeds: an interrupted-then-resumed suite ends with exactly
 the outcomes of an uninterrupted one.
@@ -28,18 +29,22 @@ the whole suite at a planned look once passk's proved interval on mean pass^k de
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import json
 import os
+import queue
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+import numpy as np
 
 from passk.adapter import HarnessAdapter, RunResult, Task
 from passk.errors import BadInput
@@ -53,7 +58,7 @@ from passk.gate.curtailment import (
     task_settled,
 )
 from passk.gate.judge import judge_suite
-from passk.repeats import attempt_seed, run_once, run_once_async
+from passk.repeats import attempt_seed, run_once, run_once_async, run_seeds
 from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
 from passk.results.read import ResultsError, read_log_header, read_run_log
@@ -113,7 +118,8 @@ def _log_records(path: str | os.PathLike[str], *, repair: bool = False
             return
         except ResultsError as exc:
             raise BadInput(f"{path}:{exc.where}: not a run-log record ({exc.message})") from None
-        if is_settled(fields):  # a curtailed run's note on a settled task, not a run
+        # a curtailed run's note on a settled task, not a run (a run has "success")
+        if (type(fields) is not dict or "success" not in fields) and is_settled(fields):
             continue
         try:
             record = LogRecord(**fields)
@@ -123,30 +129,35 @@ def _log_records(path: str | os.PathLike[str], *, repair: bool = False
 
 
 class _Log:
-    """The run log's writer: every line reaches the OS at once, the disk by group commit.
+    """The run log's writer: records written and committed to disk in groups.
 
-    Each record is written (flushed to the operating system) as its run ends,
-    so a killed process loses none of them; ``os.fsync`` runs in a committer
-    thread at most every :attr:`COMMIT_SECONDS`, and inline once
-    :attr:`COMMIT_RECORDS` lines are waiting, so after a crash of the machine
-    at most the runs since the last commit are redone (a torn last line is
-    cut off on resume, :func:`read_log` with ``repair=True``), none counted
-    twice. Closing commits what is left.
+    Each record joins the group being gathered as its run ends; a committer
+    thread writes the group in one call and fsyncs it at most
+    :attr:`COMMIT_SECONDS` after the group's first record, and the writer does it
+    inline once :attr:`COMMIT_RECORDS` records are waiting. So a crash, of the
+    process (SIGKILL) or of the machine, loses at most the runs of the last group
+    (those that ended in the last 20 ms, at most 1,000 records): the log on disk
+    is always the records in the order they were made, up to some point (a torn
+    last line is cut off on resume, :func:`read_log` with ``repair=True``), and
+    resume redoes the lost runs with their own seeds, none counted twice. Closing
+    (also on Ctrl-C) commits what is left.
     """
 
-    #: At most this long between a record's write and its fsync (the group's window).
+    #: At most this long between a record's end of run and its write and fsync.
     COMMIT_SECONDS = 0.02
-    #: At most this many records written but not yet fsync'ed.
+    #: At most this many records waiting to be written.
     COMMIT_RECORDS = 1000
 
     def __init__(self, path: str | os.PathLike[str] | None, header: dict[str, Any] | None = None):
         # open for the whole run (closed by close()): a context manager cannot span it
         self._file: TextIO | None = (open(path, "a", encoding="utf-8")  # noqa: SIM115
                                      if path else None)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the group being gathered
+        self._disk = threading.Lock()  # one group written and fsync'ed at a time, in order
         self._dirty = threading.Event()
+        self._closed = threading.Event()
         self._closing = False
-        self._unsynced = 0
+        self._group: list[str] = []
         self._committer: threading.Thread | None = None
         if self._file is None:
             return
@@ -163,31 +174,34 @@ class _Log:
             self._write(record.to_json())
 
     def _write(self, line: str) -> None:
-        assert self._file is not None  # noqa: S101  # written only while open
         with self._lock:
-            self._file.write(line + "\n")
-            self._file.flush()  # in the OS: a killed process loses nothing
-            self._unsynced += 1
-            inline = self._unsynced >= self.COMMIT_RECORDS
-            if inline:
-                self._unsynced = 0
-        if inline:
-            os.fsync(self._file.fileno())
-        else:
+            self._group.append(line)
+            full = len(self._group) >= self.COMMIT_RECORDS
+            first = len(self._group) == 1
+        if full:
+            self._commit()
+        elif first:
             self._dirty.set()
 
+    def _commit(self) -> None:
+        """Write the group gathered so far in one call, and fsync it."""
+        assert self._file is not None  # noqa: S101  # committed only while open
+        with self._disk:
+            with self._lock:
+                group, self._group = self._group, []
+            if group:
+                self._file.write("\n".join(group) + "\n")
+                self._file.flush()
+                os.fsync(self._file.fileno())
+
     def _commit_loop(self) -> None:
-        assert self._file is not None  # noqa: S101  # the loop runs only while open
-        fd = self._file.fileno()
         while not self._closing:
             self._dirty.wait()
             if self._closing:
                 return  # close() commits the rest
-            time.sleep(self.COMMIT_SECONDS)  # gather the group
-            self._dirty.clear()  # a line written after this sets it again
-            with self._lock:
-                self._unsynced = 0
-            os.fsync(fd)
+            self._closed.wait(self.COMMIT_SECONDS)  # gather the group (close() ends the wait)
+            self._dirty.clear()  # a group started after this sets it again
+            self._commit()
 
     def settled(self, schedule: Schedule) -> None:
         """A line per task the curtailed run stopped early, its planned runs not all made."""
@@ -200,9 +214,11 @@ class _Log:
         if self._file is None:
             return
         self._closing = True
+        self._closed.set()
         self._dirty.set()
         if self._committer is not None:
             self._committer.join()
+        self._commit()
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
@@ -236,7 +252,9 @@ def _clocked(result: RunResult, started: float) -> RunResult:
     """The log's ``seconds``: the adapter's own figure, else the wall clock."""
     if result.seconds:
         return result
-    return dataclasses.replace(result, seconds=time.perf_counter() - started)
+    clocked = copy.copy(result)  # dataclasses.replace without re-checking the other fields
+    object.__setattr__(clocked, "seconds", time.perf_counter() - started)
+    return clocked
 
 
 # --------------------------------------------------------------------------
@@ -352,7 +370,8 @@ def run_suite(
     max_concurrency : int, optional
         Runs in flight at once (async adapters: default 64).
     log : path, optional
-        The JSON Lines run log (appended as each run ends; fsync'ed in groups, at most every 20 ms).
+        The JSON Lines run log (written and fsync'ed in groups, at most 20 ms after a run
+        ends; a crash loses at most the last group's runs, which ``resume`` redoes).
     resume : bool, default False
         Read ``log`` first and run only what it lacks.
     progress : bool, default True
@@ -497,7 +516,8 @@ def run_suite(
             finished[(result.task_id, result.run_index)] = result
             failures += int(result.counted and not result.success)
             bar.update()
-            bar.set_postfix(failures=failures, refresh=False)
+            if not bar.disable:
+                bar.set_postfix(failures=failures, refresh=False)
 
     limit = max_concurrency or (64 if is_async else 1)
     try:
@@ -583,34 +603,68 @@ def _outcome(result: RunResult) -> str:
     return "passed" if result.success else "failed"
 
 
+class _Seeds:
+    """:func:`~passk.repeats.attempt_seed` of each run the schedule asks for: every planned
+    first attempt's seed derived in bulk (:func:`~passk.repeats.run_seeds`, the same numbers)
+    the first time one is asked, a retry's or a run beyond the plan's one at a time."""
+
+    def __init__(self, seed: int, schedule: Schedule) -> None:
+        self._seed = seed
+        self._planned = {task: s.n for task, s in schedule.states.items()}
+        self._offset: dict[str, int] = {}
+        self._seeds: list[int] = []
+
+    def __call__(self, task_id: str, index: int, attempt: int) -> int:
+        if attempt == 0 and self._seed >= 0:
+            if not self._offset:
+                self._derive()
+            at = self._offset.get(task_id)
+            if at is not None and 0 <= index < self._planned[task_id]:
+                return self._seeds[at + index]
+        return attempt_seed(self._seed, task_id, index, attempt)
+
+    def _derive(self) -> None:
+        tasks = list(self._planned)
+        runs = np.array([self._planned[t] for t in tasks], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(runs)[:-1]]).astype(np.int64)
+        self._offset = dict(zip(tasks, starts.tolist()))
+        indexes = np.arange(int(runs.sum()), dtype=np.int64) - np.repeat(starts, runs)
+        self._seeds = run_seeds(self._seed, np.repeat(np.array(tasks, dtype=object), runs),
+                                indexes).tolist()
+
+
 def _drive_sync(adapter: HarnessAdapter, schedule: Schedule, tasks: Mapping[str, Task], seed: int,
                 pool: Executor | None, limit: int, timeout: float | None, backoff: float,
                 on_result: Any) -> None:
+    seeds = _Seeds(seed, schedule)
     if pool is None:  # in this thread, one run after another
         while (item := schedule.next_run()) is not None:
             task_id, index, attempt = item
             task = tasks[task_id]
             on_result(task, _run_sync(adapter, task, index,
-                                      attempt_seed(seed, task_id, index, attempt), timeout,
+                                      seeds(task_id, index, attempt), timeout,
                                       _backoff_delay(attempt, backoff)),
                       attempt)
         return
     in_flight: dict[Future[RunResult], tuple[Task, int]] = {}
+    # each run, as it ends, joins a queue (not a wait() on every run in flight, which costs
+    # as many steps as there are runs in flight each time one ends)
+    ended: queue.SimpleQueue[Future[RunResult]] = queue.SimpleQueue()
     try:
         while True:
             while len(in_flight) < limit and (item := schedule.next_run()) is not None:
                 task_id, index, attempt = item
                 task = tasks[task_id]
                 fut = pool.submit(_run_sync, adapter, task, index,
-                                  attempt_seed(seed, task_id, index, attempt), timeout,
+                                  seeds(task_id, index, attempt), timeout,
                                   _backoff_delay(attempt, backoff))
                 in_flight[fut] = (task, attempt)
+                fut.add_done_callback(ended.put)
             if not in_flight:
                 return
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for fut in done:
-                task, attempt = in_flight.pop(fut)
-                on_result(task, fut.result(), attempt)
+            fut = ended.get()
+            task, attempt = in_flight.pop(fut)
+            on_result(task, fut.result(), attempt)
     finally:
         for fut in in_flight:
             fut.cancel()
@@ -632,6 +686,7 @@ async def _drive_async(adapter: Any, schedule: Schedule, tasks: Mapping[str, Tas
     """
     changed = asyncio.Event()
     interrupted = False
+    seeds = _Seeds(seed, schedule)
 
     async def worker() -> None:
         nonlocal interrupted
@@ -649,7 +704,7 @@ async def _drive_async(adapter: Any, schedule: Schedule, tasks: Mapping[str, Tas
                 await asyncio.sleep(_backoff_delay(attempt, backoff))
             try:
                 result = await _run_async(adapter, task, index,
-                                          attempt_seed(seed, task_id, index, attempt), timeout)
+                                          seeds(task_id, index, attempt), timeout)
             except KeyboardInterrupt:
                 interrupted = True
                 changed.set()

@@ -45,6 +45,8 @@ trial, a missing reward 0): a mismatch is an error naming both numbers.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 from collections import Counter, defaultdict
@@ -64,8 +66,8 @@ from passk.results.formats._shared import (
     some,
 )
 
-__all__ = ["ERROR_KINDS", "HARBOR_RUN_ID", "identity", "read_harbor", "sniff", "sniff_dir",
-           "stored_pass_at_k"]
+__all__ = ["ERROR_KINDS", "HARBOR_RUN_ID", "digests", "identity", "read_harbor", "sniff",
+           "sniff_dir", "stored_pass_at_k"]
 
 RESULT, CONFIG = "result.json", "config.json"
 
@@ -168,9 +170,9 @@ def _load(file: Path, report_as: Path, where: str | None, what: str) -> Any:
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Trial:
-    file: Path
+    file: Path | str
     where: str
     id: str
     task: str
@@ -203,12 +205,12 @@ def _error_kind(info: Any, file: Path, where: str) -> tuple[str, str | None]:
     return name, _KIND.get(name)
 
 
-def _read_trial(file: Path, report_as: Path, where: str, job: str,
-                data: Any = None) -> _Trial:
+def _read_trial(file: Path | str, report_as: Path, where: str, job: str,
+                data: Any = None, *, alone: bool | None = None) -> _Trial:
+    alone = report_as == file if alone is None else alone
     if data is None:
-        data = _load(file, report_as, where if report_as != file else None,
-                     "trial result, TrialResult")
-    at = where if report_as != file else "trial"
+        data = _load(Path(file), report_as, None if alone else where, "trial result, TrialResult")
+    at = "trial" if alone else where
     if not _is_trial(data):
         missing = [f for f in ("task_name", "trial_name", "agent_info")
                    if not isinstance(data, dict) or f not in data]
@@ -417,13 +419,84 @@ def _read_job(job_dir: Path, report_as: Path) -> _Job:
                                f"(JobConfig): a JSON object, got a JSON {type(config).__name__}")
     trials: list[_Trial] = []
     unfinished: list[str] = []
-    for d in _subdirs(job_dir):
-        if not (d / RESULT).is_file():
-            unfinished.append(d.name)
+    job_id = str(data.get("id", job_dir.name))
+    root = os.fspath(job_dir)
+    for name in _subdir_names(job_dir):
+        file = os.path.join(root, name, RESULT)
+        where = f"{prefix}{name}/{RESULT}"
+        read = _read_once(file)
+        if read is None:  # missing, not a file, or not clean JSON: the one-by-one path says why
+            d = job_dir / name
+            if not (d / RESULT).is_file():
+                unfinished.append(name)
+                continue
+            trials.append(_read_trial(d / RESULT, report_as, where, job_id))
             continue
-        trials.append(_read_trial(d / RESULT, report_as, f"{prefix}{d.name}/{RESULT}",
-                                  str(data.get("id", job_dir.name))))
+        if read is _MISSING:
+            unfinished.append(name)
+            continue
+        trial_data, _DIGESTS[file] = read
+        trials.append(_read_trial(file, report_as, where, job_id, trial_data, alone=False))
     return _Job(job_dir, data, config, trials, unfinished)
+
+
+#: :func:`_read_once` of a trial folder without a ``result.json`` (an unfinished trial).
+_MISSING: tuple[Any, str] = (None, "")
+
+#: Each file :func:`read_harbor` parsed last, by its path, with the SHA-256 of the bytes
+#: it parsed: the evidence's digest (:func:`passk.results.evidence.content_sha256`) takes
+#: them (:func:`digests`) without reading every trial's file a second time.
+_DIGESTS: dict[str, str] = {}
+
+
+def _read_once(file: str) -> tuple[Any, str] | None:
+    """A trial file's JSON and the SHA-256 of its bytes, read in one open; :data:`_MISSING`
+    for no such file; None for anything else out of the ordinary (an unreadable file, not
+    UTF-8, empty, not JSON), which :func:`_load` then reads and names."""
+    try:
+        with open(file, "rb") as f:
+            raw = f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return _MISSING
+    except OSError:
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    if "\x00" in text[:64] or not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data, hashlib.sha256(raw).hexdigest()
+
+
+def digests(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The SHA-256 of each file the last :func:`read_harbor` of ``path`` parsed, by the file's
+    path (empty for another path); given once, then forgotten."""
+    found = dict(_DIGESTS) if _DIGESTS_OF[0] == os.path.realpath(path) else {}
+    _DIGESTS.clear()
+    _DIGESTS_OF[0] = ""
+    return found
+
+
+#: The path (real) whose files :data:`_DIGESTS` holds.
+_DIGESTS_OF = [""]
+
+
+def _subdir_names(path: Path) -> list[str]:
+    """:func:`_subdirs`' names, from one directory scan."""
+    with os.scandir(path) as entries:
+        return sorted(e.name for e in entries if not e.name.startswith(".") and _is_dir(e))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _jobs(path: Path) -> tuple[list[_Job], Path]:
@@ -538,6 +611,8 @@ def read_harbor(path: str | os.PathLike[str], data: Any = None, *, duplicates: s
     notes: list[str] = []
     incomplete: list[str] = []
     jobs: list[_Job] = []
+    _DIGESTS.clear()
+    _DIGESTS_OF[0] = os.path.realpath(path)
     file, data = _trial_file(path, data)
     if file is not None:
         report_as = file

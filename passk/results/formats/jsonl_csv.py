@@ -455,7 +455,8 @@ def _fast_jsonl(path: Path) -> Results | None:
                     unseeded += missing
                     if not missing:
                         seeds.extend(map(str, seed))
-                        attempts.extend(["0" if a is None else str(a) for a in attempt])
+                        attempts.extend(["0"] * len(attempt) if attempt.count(0) == len(attempt)
+                                        else ["0" if a is None else str(a) for a in attempt])
                     del records
                     try:  # the records' fields, as check_records reads them from the dicts
                         check.columns(numbers, ids, trial, attempt, seed, risk)

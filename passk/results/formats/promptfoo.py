@@ -49,12 +49,22 @@ import json
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from passk.errors import BadInput
-from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
+from passk.results.counts import (
+    Results,
+    ResultsError,
+    Run,
+    check_duplicates_option,
+    tally_arrays,
+    tally_runs,
+    with_notes,
+)
 from passk.results.formats._shared import QUOTE, load_json, plural, some
 
 __all__ = ["cached_rows", "identity", "read_promptfoo", "run_ids", "sniff", "unrun"]
@@ -73,9 +83,8 @@ def sniff(data: Any, path: Path) -> bool:
             and "results" in data["results"] and "stats" in data["results"])
 
 
-@dataclass(frozen=True)
-class _Row:
-    where: str
+class _Row(NamedTuple):
+    at: int  # the row's index in results.results
     key: str
     test_idx: int
     prompt_idx: int
@@ -84,6 +93,10 @@ class _Row:
     row_id: str
     planned: int
     ident: tuple[str, ...]  # provider id and label, promptId, description, vars
+
+    @property
+    def where(self) -> str:
+        return f"results.results[{self.at}]"
 
 
 #: ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
@@ -94,6 +107,20 @@ _ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=F
 
 def _canonical(value: Any) -> str:
     return _ENCODE(value)
+
+
+class _Texts(dict[tuple[tuple[str, str], ...], str]):
+    """:func:`_canonical` of the rows' prompts, each distinct prompt made once: every row
+    carries its own copy of the prompt's object, the same text and label for every row."""
+
+    def __call__(self, value: Any) -> str:
+        if type(value) is not dict or not all(type(v) is str for v in value.values()):
+            return _canonical(value)  # only strings: equal items are equal JSON text
+        key = tuple(value.items())
+        text = self.get(key)
+        if text is None:
+            text = self[key] = _canonical(value)
+        return text
 
 
 def task_key(row: dict[str, Any]) -> str:
@@ -110,6 +137,11 @@ def task_key(row: dict[str, Any]) -> str:
     >>> task_key(row)
     'gpt | Say {{q}} | greets {"q":"a"}'
     """
+    return _task_key(row, None)
+
+
+def _task_key(row: dict[str, Any], vars_text: str | None) -> str:
+    """:func:`task_key`, with the canonical text of ``row["vars"]`` when it is made already."""
     provider = row.get("provider") or {}
     name = provider.get("label") or provider.get("id") if isinstance(provider, dict) else provider
     prompt = row.get("prompt") or {}
@@ -117,7 +149,8 @@ def task_key(row: dict[str, Any]) -> str:
     case = row.get("testCase") or {}
     description = case.get("description") if isinstance(case, dict) else None
     variables = row.get("vars", case.get("vars") if isinstance(case, dict) else None) or {}
-    test = _canonical(variables)
+    test = vars_text if vars_text is not None and variables is row.get("vars") else \
+        _canonical(variables)
     if description:
         test = f"{description} {test}"
     return f"{name} | {prompt_name} | {test}"
@@ -166,32 +199,41 @@ def _int_field(row: dict[str, Any], name: str, path: Path, where: str) -> int:
 
 def _rows(path: Path, data: dict[str, Any], rows: list[Any]) -> list[_Row]:
     default = _default_repeat(data)
+    prompt_text = _Texts()
     out = []
     for i, row in enumerate(rows):
-        where = f"results.results[{i}]"
-        if not isinstance(row, dict):
-            raise ResultsError(path, where, "a promptfoo row must be an object")
-        test_idx = _int_field(row, "testIdx", path, where)
-        prompt_idx = _int_field(row, "promptIdx", path, where)
+        if type(row) is not dict or type(row.get("testIdx")) is not int \
+                or type(row.get("promptIdx")) is not int:
+            _check_row(path, row, f"results.results[{i}]")  # raises, naming the field
         success = row.get("success")
-        if not isinstance(success, bool):
-            raise ResultsError(path, where, f"field 'success' must be true or false, got "
-                               f"{success!r:.{QUOTE}}")
         reason = row.get("failureReason")
-        if reason not in (NONE, ASSERT, ERROR) or isinstance(reason, bool):
-            raise ResultsError(path, where, f"field 'failureReason' must be 0 (none), 1 (a "
-                               f"failed assertion) or 2 (an error), got {reason!r:.{QUOTE}}")
-        if success != (reason == NONE):
-            raise ResultsError(path, where, f"'success' {str(success).lower()} contradicts "
-                               f"'failureReason' {reason}: is the file edited by hand?")
-        if not isinstance(row.get("provider"), dict) or not row["provider"].get("id"):
-            raise ResultsError(path, where, "missing field 'provider' {id, label}")
-        case: dict[str, Any] = row["testCase"] if isinstance(row.get("testCase"), dict) else {}
-        ident = (str(row["provider"].get("id")), str(row["provider"].get("label")),
-                 str(row.get("promptId") or _canonical(row.get("prompt"))),
-                 str(case.get("description")), _canonical(row.get("vars")))
-        out.append(_Row(where, task_key(row), test_idx, prompt_idx, success, reason,
-                        str(row.get("id") or ""), _planned(case, default), ident))
+        if type(success) is not bool or type(reason) is not int or reason not in (0, 1, 2) \
+                or success != (reason == NONE):
+            _check_row(path, row, f"results.results[{i}]")
+        provider = row.get("provider")
+        if type(provider) is not dict or not provider.get("id"):
+            _check_row(path, row, f"results.results[{i}]")
+        case = row.get("testCase")
+        if type(case) is not dict:
+            case = case if isinstance(case, dict) else {}
+        variables = row.get("vars")
+        vars_text = _canonical(variables)
+        prompt = row.get("prompt")
+        description = case.get("description")
+        ident = (str(provider["id"]), str(provider.get("label")),
+                 str(row.get("promptId") or prompt_text(prompt)), str(description), vars_text)
+        # task_key(row), from what is at hand
+        prompt = prompt or {}
+        test = vars_text if variables else _canonical(
+            row.get("vars", case.get("vars")) or {})
+        if description:
+            test = f"{description} {test}"
+        name = (prompt.get("label") or prompt.get("raw")) if isinstance(prompt, dict) else prompt
+        key = f"{provider.get('label') or provider['id']} | {name} | {test}"
+        options = case.get("options")
+        out.append(_Row(i, key, row["testIdx"], row["promptIdx"], success, reason,
+                        str(row.get("id") or ""),
+                        default if options is None else _planned(case, default), ident))
     seen: dict[str, _Row] = {}
     for r in out:
         first = seen.setdefault(r.key, r)
@@ -201,6 +243,27 @@ def _rows(path: Path, data: dict[str, Any], rows: list[Any]) -> list[_Row]:
                                "give the providers distinct labels and the prompts distinct "
                                "labels")
     return out
+
+
+def _check_row(path: Path, row: Any, where: str) -> None:
+    """The one-line error for a row the fast path of :func:`_rows` did not pass."""
+    if not isinstance(row, dict):
+        raise ResultsError(path, where, "a promptfoo row must be an object")
+    _int_field(row, "testIdx", path, where)
+    _int_field(row, "promptIdx", path, where)
+    success = row.get("success")
+    if not isinstance(success, bool):
+        raise ResultsError(path, where, f"field 'success' must be true or false, got "
+                           f"{success!r:.{QUOTE}}")
+    reason = row.get("failureReason")
+    if reason not in (NONE, ASSERT, ERROR) or isinstance(reason, bool):
+        raise ResultsError(path, where, f"field 'failureReason' must be 0 (none), 1 (a "
+                           f"failed assertion) or 2 (an error), got {reason!r:.{QUOTE}}")
+    if success != (reason == NONE):
+        raise ResultsError(path, where, f"'success' {str(success).lower()} contradicts "
+                           f"'failureReason' {reason}: is the file edited by hand?")
+    if not isinstance(row.get("provider"), dict) or not row["provider"].get("id"):
+        raise ResultsError(path, where, "missing field 'provider' {id, label}")
 
 
 def _check_stats(path: Path, summary: dict[str, Any], rows: list[_Row]) -> None:
@@ -246,6 +309,30 @@ def _runs(rows: list[_Row], exclude: bool, eval_id: str
                                    run_id=run_id)
             else:
                 yield r.where, Run(task, r.success, i, run_id=run_id)
+
+
+def _tally(rows: list[_Row], exclude: bool, eval_id: str, path: Path,
+           duplicates: str) -> Results:
+    """``tally_runs(_runs(rows, ...))`` in bulk: the rows' task indexes, successes and rows
+    left out as arrays. A run numbered by the reader never repeats its (task, trial), and no
+    row carries a risk; a row id seen twice goes the one-by-one way, which names both."""
+    check_duplicates_option(duplicates)
+    order: dict[str, int] = {}
+    index = np.fromiter((order.setdefault(r.key, len(order)) for r in rows), dtype=np.int64,
+                        count=len(rows))
+    ok = np.fromiter((r.success for r in rows), dtype=bool, count=len(rows))
+    out = (np.fromiter((r.reason == ERROR for r in rows), dtype=bool, count=len(rows))
+           if exclude else np.zeros(len(rows), dtype=bool))
+    ids = [_run_id(r, eval_id) for r in rows]
+    distinct = set(ids)
+    if len(distinct) < len(ids) and duplicates == "error":
+        counted = [i for i, o in zip(ids, out.tolist()) if not o]
+        if len(set(counted)) < len(counted):
+            return tally_runs(_runs(rows, exclude, eval_id), path=path, source="promptfoo",
+                              duplicates=duplicates)
+    results = tally_arrays(tuple(order), index, ok, out, ("read-only",) * len(order),
+                           "promptfoo", None, ERRORS)
+    return replace(results, run_ids=frozenset(distinct), unidentified=0)
 
 
 def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
@@ -331,9 +418,7 @@ def read_promptfoo(path: str | os.PathLike[str], data: Any = None, *,
     if all(p == 1 for p in planned.values()):
         notes.append("promptfoo eval without --repeat: one run a task, so pass^k and pass@k "
                      "for k > 1 have no evidence; run `promptfoo eval --repeat N`")
-    results = tally_runs(_runs(rows, exclude, str(data.get("evalId"))), path=path,
-                         source="promptfoo",
-                         duplicates=duplicates)
+    results = _tally(rows, exclude, str(data.get("evalId")), path, duplicates)
     short = [f"{t}: {counts[t]} of {planned[t]}" for t in results.task_ids
              if counts[t] < planned[t]]
     incomplete = [*unrun(data, raw), *cached_rows(raw)]

@@ -75,9 +75,23 @@ def sniff_dir(path: Path) -> bool:
     """A run directory (its ``results.json`` is terminal-bench's) or a folder of them."""
     if (path / RESULTS).is_file():
         return _is_run_file(path / RESULTS)
-    subdirs = _subdirs(path)  # a submission: every folder in it is a run directory
-    return bool(subdirs) and all((d / RESULTS).is_file() and _is_run_file(d / RESULTS)
-                                 for d in subdirs)
+    # a submission: every folder in it is a run directory (the answer does not depend on the
+    # order, so the folders are not sorted and the first that is not one decides)
+    with os.scandir(path) as scan:
+        subdirs = (path / e.name for e in scan if not e.name.startswith(".") and _is_dir(e))
+        found = False
+        for d in subdirs:
+            if not ((d / RESULTS).is_file() and _is_run_file(d / RESULTS)):
+                return False
+            found = True
+    return found
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def stored_pass_at_k(successes: np.ndarray, totals: np.ndarray, k: int) -> float:
