@@ -994,14 +994,14 @@ def test_cli_short_tier_near_one_cap_flags_only_fixed_n_flaky_tasks(tmp_path, ca
     common = ["runner_helpers:AsyncTaskSleep", "--seed", "10", "--k", "1",
               "--runs-read-only", "3", "--max-flakiness", "0.96", "--concurrency", "12"]
     log = tmp_path / "cut.jsonl"
-    assert cli_main(["run", *common, str(interrupted), "--log", str(log), "--policy",
+    assert cli_main(["run", *common, str(interrupted), "--log", str(log), "--stopping",
                      "curtailed", "--no-progress"]) == 130
     capsys.readouterr()
     logged = log_lines(log)
     assert sorted((r["trial"], r["success"]) for r in logged if r["task_id"] == "read0") == [
         (0, True), (1, False)]
     assert sum(r["task_id"] == "write" for r in logged) == 10
-    code_cut, cut = run_cli(capsys, *common, str(tasks), "--log", str(log), "--policy",
+    code_cut, cut = run_cli(capsys, *common, str(tasks), "--log", str(log), "--stopping",
                             "curtailed", "--resume")
     code_fixed, fixed = run_cli(capsys, *common, str(tasks), "--log", str(tmp_path / "f.jsonl"))
     assert code_cut == code_fixed == 1  # the 12-run task is flaky either way
