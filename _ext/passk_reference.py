@@ -3,9 +3,9 @@
 ``{passk-help} gate`` renders ``passk gate --help`` as the command prints it (the
 parser is :func:`passk.cli.commands.build_parser`, the one the command runs), so the
 book's command reference cannot fall behind an option; with no argument it renders
-``passk --help``. The width is fixed (76 columns, what the page shows without scrolling) so that the page does not depend on
-the terminal that built it. An unknown command is a build warning (so ``-W`` fails),
-naming the commands there are.
+``passk --help``. The width is fixed (76 columns, what the page shows without
+scrolling) so that the page does not depend on the terminal that built it. An unknown
+command is a build warning (so ``-W`` fails), naming the commands there are.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ def commands() -> dict[str, argparse.ArgumentParser]:
     from passk.cli.commands import build_parser
 
     parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    # argparse keeps its subcommands in a private action: no public accessor exists
+    sub = next(a for a in parser._actions  # noqa: SLF001
+               if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
     return {"": parser, **dict(sub.choices.items())}
 
 
@@ -72,8 +74,8 @@ def unique_citations(app: Sphinx, what: str, name: str, obj: object, options: ob
     several docstrings they would clash, so each is prefixed with its object's name."""
     tag = name.rsplit(".", 1)[-1]
     for i, line in enumerate(lines):
-        line = _CITED.sub(lambda m: f"{m.group(1)}[{tag}-{m.group(2)}]", line)
-        lines[i] = _CITATION.sub(lambda m: f"[{tag}-{m.group(1)}]_", line)
+        cited = _CITED.sub(lambda m: f"{m.group(1)}[{tag}-{m.group(2)}]", line)
+        lines[i] = _CITATION.sub(lambda m: f"[{tag}-{m.group(1)}]_", cited)
 
 
 def always_reread(app: Sphinx, env: object, added: set[str], changed: set[str],

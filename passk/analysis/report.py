@@ -276,7 +276,8 @@ def _curve_matrix(c: np.ndarray, n: np.ndarray, kmax: int, *, at: bool) -> np.nd
 
 
 def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
-                confidence: float = 0.95, ks: Sequence[int] | None = None) -> Curve:
+                confidence: float = 0.95, ks: Sequence[int] | np.ndarray | None = None,
+                ) -> Curve:
     """The suite's mean pass@k and pass^k for k = 1..``kmax`` (or at ``ks``, each at most
     ``kmax``), with intervals over tasks.
 
@@ -295,16 +296,16 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
     c, n = np.asarray(successes), np.asarray(totals)
     keep = n >= kmax
     c, n = c[keep], n[keep]
-    ks = (np.arange(1, kmax + 1) if ks is None
-          else np.asarray(sorted({int(k) for k in ks if 1 <= k <= kmax}), dtype=np.int64))
-    hat = np.full(ks.size, np.nan)
-    at = np.full(ks.size, np.nan)
-    hat_ci = np.full((ks.size, 2), np.nan)
-    at_ci = np.full((ks.size, 2), np.nan)
+    shown = (np.arange(1, kmax + 1) if ks is None
+             else np.asarray(sorted({int(k) for k in ks if 1 <= k <= kmax}), dtype=np.int64))
+    hat = np.full(shown.size, np.nan)
+    at = np.full(shown.size, np.nan)
+    hat_ci = np.full((shown.size, 2), np.nan)
+    at_ci = np.full((shown.size, 2), np.nan)
     labels: list[str] = []
     kept = True
     if c.size:
-        for j, k in enumerate(ks.tolist()):
+        for j, k in enumerate(shown.tolist()):
             h = mean_pass_hat_k_ci(c, n, k, confidence=confidence)
             f = mean_pass_hat_k_ci(n - c, n, k, confidence=confidence)  # failures' pass^k
             hat[j], hat_ci[j] = h.estimate, (h.ci.low, h.ci.high)
@@ -316,7 +317,7 @@ def suite_curve(successes: np.ndarray, totals: np.ndarray, kmax: int, *,
     # not for tasks like them: the paired comparison (passk.stats.compare) is for that
     method = f"{' / '.join(labels)}, for these tasks" if labels else ""
     level = f"{confidence:.0%}" + ("" if kept else " nominal, not guaranteed")
-    return Curve(ks, at, hat, at_ci, hat_ci, int(c.size), int((~keep).sum()), method,
+    return Curve(shown, at, hat, at_ci, hat_ci, int(c.size), int((~keep).sum()), method,
                  level if labels else "")
 
 

@@ -779,15 +779,15 @@ def plan_comparison(k: int, *, delta: float | None = None,
     with the design's runs, mixed runs or one run), planned minus simulated lies in
     [-0.10, +0.02]:
 
-    ========================  ========  ===================  ==================
-    what the plan is told      inside    range                above +0.02
-    ========================  ========  ===================  ==================
-    ``population=``            27 of 30  -0.114 to +0.103     2
-    a pilot (design's runs)    24 of 30  -0.415 to +0.217     5
-    ``pass_rate=``             15 of 30  -0.609 to -0.002     0
-    a pilot of one run         17 of 30  -0.640 to +0.489     3
-    nothing (the worst case)   12 of 30  -0.729 to -0.003     0
-    ========================  ========  ===================  ==================
+    ========================  ========  ================  ===========
+    what the plan is told     inside    range             above +0.02
+    ========================  ========  ================  ===========
+    ``population=``           27 of 30  -0.114 to +0.103  2
+    a pilot (design's runs)   24 of 30  -0.415 to +0.217  5
+    ``pass_rate=``            15 of 30  -0.609 to -0.002  0
+    a pilot of one run        17 of 30  -0.640 to +0.489  3
+    nothing (the worst case)  12 of 30  -0.729 to -0.003  0
+    ========================  ========  ================  ===========
 
     Before (the default spread for every design, no ``population``/``pass_rate``): a pilot
     12 of 20 inside (-0.568 to +0.105), one run 12 of 20, nothing 9 of 20. So the promise
