@@ -15,7 +15,9 @@ code at commit 9f3cb8f (``git archive``'d into a temporary folder, first on the 
 - **resume**: ``run_suite(..., resume=True)`` on a complete log of 62,500 tasks x 16 runs
   (1,000,000 runs; nothing left to run), a no-op adapter: CPU and peak memory.
 - **curve**: ``suite_curve`` (every k = 1..n) on 1,000 tasks x 1,000 runs against 10,000 x
-  100, the same million runs (``--no-curve`` skips it: it takes minutes).
+  100, the same million runs, and the curve as ``passk report`` shows it (``curve_ks``:
+  every k to 20, then a sparser grid) on the same two shapes (``--no-curve`` skips it: it
+  takes minutes).
 - **plan**: ``passk plan --gate FILE`` (its default grid, k and modes) on a pilot of 300
   tasks x 12 runs, the CPU of the command from its import on, against the 10 s target
   (``--no-plan-before`` skips *before*: it takes minutes).
@@ -134,6 +136,12 @@ cv = suite_curve(c, n, runs)
 cpu = time.process_time() - t
 report(cpu, [float(cv.pass_hat_k[-1]), float(cv.hat_ci[-1][0])])
 """
+
+#: The curve as ``passk report`` shows it: every k up to 20, then the sparser grid of
+#: ``curve_ks`` (35 ks at n = 1,000, 27 at n = 100), the same numbers at each k.
+CURVE_SHOWN = CURVE.replace("from passk.analysis.report import suite_curve",
+                            "from passk.analysis.report import curve_ks, suite_curve").replace(
+    "cv = suite_curve(c, n, runs)", "cv = suite_curve(c, n, runs, ks=curve_ks(runs))")
 
 #: ``passk plan --gate FILE`` as the command runs it (the collector off), timed from the import.
 PLAN = MEASURE + r"""
@@ -414,6 +422,13 @@ def main() -> int:
                   got["after, 10,000 x 100"])
             ratio("before: 1,000 x 1,000 / 10,000 x 100", got["before, 1,000 x 1,000"],
                   got["before, 10,000 x 100"])
+            got = shape("curve as passk report shows it (every k to 20, then curve_ks's grid), "
+                        "10,000 x 100 and 1,000 x 1,000", {
+                "after, 10,000 x 100": (CURVE_SHOWN, after, ("10000", "100")),
+                "after, 1,000 x 1,000": (CURVE_SHOWN, after, ("1000", "1000")),
+            }, args.repeats)
+            ratio("after, as shown: 1,000 x 1,000 / 10,000 x 100", got["after, 1,000 x 1,000"],
+                  got["after, 10,000 x 100"])
         if "plan" in want:
             pilot = tmp / "pilot.jsonl"
             make_plan_pilot(pilot, 300, 12)
