@@ -925,8 +925,9 @@ _PROSE = r"""
   // stay as the reader sees them; blocks of code and outputs go.
   const article = (document.querySelector('article') || document.querySelector('main'))
     .cloneNode(true);
-  // A button's label (a code block's "复制到剪贴板") is the theme's, not prose.
-  article.querySelectorAll('pre, .cell_input, .cell_output, script, style, button')
+  // A button's label (a code block's "复制到剪贴板") is the theme's, not prose; the Python
+  // reference's entries (dl.py: signatures and docstrings) are the package's English.
+  article.querySelectorAll('pre, .cell_input, .cell_output, script, style, button, dl.py')
     .forEach(el => el.remove());
   article.querySelectorAll('code, .math, mjx-container')
     .forEach(el => el.replaceWith(document.createTextNode('\u25a1')));
