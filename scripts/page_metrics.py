@@ -41,24 +41,12 @@ async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise)
 
 
 def toc_pages() -> list[str]:
-    """The toc's documents as built pages, in reading order."""
-    import yaml
+    """The toc's documents as built pages, in reading order (both parts): the walk of the
+    Chinese edition's script, ``zh_book.toc_entries``."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from zh_book import toc_entries
 
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if "file" in node and node is not toc:
-                files.append(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                walk(node.get(key, []))
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    return [f"{f}.html" for f in files]
+    return [f"{f}.html" for f in toc_entries(ROOT)]
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import html
+import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from passk.cli.commands import build_parser
 from passk.criteria import GATE_MODES
 from passk.gate import policy
 
@@ -21,26 +21,21 @@ README = ROOT / "README.md"
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(sub.choices.items())
+    """Every subcommand's parser, as the book's {passk-help} directive finds them."""
+    spec = importlib.util.spec_from_file_location("passk_reference",
+                                                  ROOT / "_ext" / "passk_reference.py")
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    return {name: parser for name, parser in reference.commands().items() if name}
 
 
 def _toc_files() -> set[str]:
-    found: set[str] = set()
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if "file" in node:
-                found.add(str(node["file"]))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
-    return found
+    """Every document _toc.yml names: the walk of the Chinese edition's script."""
+    spec = importlib.util.spec_from_file_location("zh_book", ROOT / "scripts" / "zh_book.py")
+    zh_book = sys.modules.setdefault("zh_book", importlib.util.module_from_spec(spec))
+    if not hasattr(zh_book, "toc_entries"):
+        spec.loader.exec_module(zh_book)
+    return set(zh_book.toc_entries(ROOT))
 
 
 def test_the_readme_is_a_front_door():
