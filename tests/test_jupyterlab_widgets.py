@@ -65,6 +65,7 @@ import time
 import tomllib
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -683,6 +684,17 @@ def test_prose_shows_its_numbers_in_jupyterlab(lab_server, browser, tmp_path):
 
 
 # The text of each Markdown cell as drawn, by cell index (solutions opened).
+#: Whether Markdown cell ``index`` says every one of ``words`` (white space normalised).
+_PROSE_SAYS = r"""
+([index, words]) => {
+  const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
+  const myst = cell && cell.node.querySelector('.myst');
+  if (!myst) return false;
+  const text = myst.innerText.replace(/\s+/g, ' ');
+  return words.every(w => text.includes(w));
+}
+"""
+
 _MARKDOWN_TEXTS = r"""
 () => {
   const w = window.jupyterapp.shell.currentWidget;
@@ -950,12 +962,16 @@ def test_the_lab_never_writes_the_book(browser, tmp_path):
 
 def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: str,
                             new: str, prose_id: str, nb: dict | None = None,
-                            suffix: str = "param") -> tuple[str, str, list[str]]:
+                            suffix: str = "param", until: Sequence[str] = (),
+                            ) -> tuple[str, str, list[str]]:
     """Open ``notebook`` as a reader does (stored numbers), replace ``old`` by ``new``
     in the one code cell holding ``old``, Run All, and return the text of the Markdown
     cell ``prose_id`` as drawn before and after, and every problem seen (errors, numbers
     not computed, formulas or references not drawn, requests off the machine). ``nb``:
-    the notebook to open instead of ``notebook``'s own (the Chinese edition's)."""
+    the notebook to open instead of ``notebook``'s own (the Chinese edition's). ``until``:
+    what the prose must come to say once Run All's {eval} results are back: on a busy
+    machine they arrive one by one after the kernel is idle, so the wait is on them (up to
+    the one ceiling), not on the first redraw."""
     base_url, root_dir, _log_path = lab_server
     if nb is None:
         nb = json.loads(notebook.read_text(encoding="utf-8"))
@@ -978,6 +994,9 @@ def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: 
         ok = _run_all(page, name)
         wait_in_page(page, _PROSE_DRAWN, f"{name}'s prose drawn with the numbers Run All "
                      "computed (every Markdown cell's {eval} results back)")
+        if until:
+            wait_in_page(page, _PROSE_SAYS, f"{name}'s prose cell {prose} to say {list(until)}",
+                         [prose, list(until)])
         errors = page.evaluate(_ERRORS)
         texts = page.evaluate(_MARKDOWN_TEXTS)
         undrawn = page.evaluate(_UNDRAWN)
@@ -1170,7 +1189,8 @@ def check_page_follows(stem, old, new, prose_id, shown, followed, lab_server, br
     shown = shown() if callable(shown) else shown
     followed = followed() if callable(followed) else followed
     before, after, problems = _rerun_with_a_parameter(
-        lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id)
+        lab_server, browser, tmp_path, NOTEBOOKS / f"{stem}.ipynb", old, new, prose_id,
+        until=followed)
     assert not problems, f"{stem}:\n  " + "\n  ".join(problems)
     assert all(w in " ".join(before.split()) for w in shown), (
         f"{stem}: the stored prose lacks {shown}: {before[:400]!r}")

@@ -45,8 +45,11 @@ def test_the_chinese_page_follows_its_parameter(stem, old, new, prose_id, shown,
     zh = zh_book.chinese_notebook(f"notebooks/{stem}.ipynb", lab.ROOT, figures=False)
     zh = json.loads(nbformat.writes(sync_notebooks.sync(
         nbformat.reads(json.dumps(zh), as_version=4), stem)))
+    words = followed() if callable(followed) else followed
+    followed_numbers = [n for w in words for n in re.findall(r"\d+(?:\.\d+)?", w)]
     before, after, problems = lab._rerun_with_a_parameter(
-        lab_server, browser, tmp_path, notebook, old, new, prose_id, nb=zh, suffix="zh")
+        lab_server, browser, tmp_path, notebook, old, new, prose_id, nb=zh, suffix="zh",
+        until=followed_numbers)
     assert not problems, f"{stem} (zh):\n  " + "\n  ".join(problems)
     assert re.search(r"[\u4e00-\u9fff]", after), f"{stem}: the prose is not Chinese: {after!r}"
     flat = " ".join(after.split())
