@@ -98,7 +98,7 @@ def lab_copy(notebook: dict, number: int) -> dict:
 #: The first cell of a Chinese copy: every figure from here on drawn in Chinese.
 ZH_SETUP = ("# 中文版：本会话的图以中文绘制（passk.book.plots.use_language）\n"
             "import passk.book.plots as _passk_plots\n"
-            "_passk_plots.use_language(\"zh_CN\", \"../locales/zh_CN/_figures.yml\")\n")
+            '_passk_plots.use_language("zh_CN", "../locales/zh_CN/_figures.yml")\n')
 
 
 def chinese_copy(src: Path) -> dict:

@@ -258,7 +258,7 @@ def lab_server(tmp_path_factory):
     base = tmp_path_factory.mktemp("jupyterlab")
     root_dir = base / "root"
     root_dir.mkdir()
-    for rel in ("book", "examples"):  # what the notebooks' ../book/data, ../examples reach
+    for rel in ("book", "examples", "locales"):  # what ../book/data, ../examples, ../locales reach
         (base / rel).symlink_to(ROOT / rel, target_is_directory=True)
     env = _lab_dirs(base)
     port = _free_port()
