@@ -102,7 +102,7 @@ def test_lab_copy_zh_is_the_chinese_edition_with_its_figures_in_chinese(tmp_path
         if table:   # the words the session glues are said in Chinese, by the catalog's map
             namespace: dict = {}
             shell = _FakeShell(namespace)
-            namespace["get_ipython"] = lambda: shell
+            namespace["get_ipython"] = lambda shell=shell: shell
             exec(setup.replace(lab_copy.ZH_SETUP, ""), namespace)
             key, words = next(iter(table.items()))
             word, chinese = next(iter(words.items()))
