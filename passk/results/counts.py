@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -50,6 +50,9 @@ DUPLICATES = ("error", "first", "last")
 INFRASTRUCTURE_ERRORS = "infrastructure errors"
 CACHED_RESULTS = "cached results"
 _UNLABELLED = "infrastructure errors or cached results"  # a Run(excluded=True) without a label
+
+
+_T = TypeVar("_T")
 
 
 class RunIds(AbstractSet[tuple[str, ...]]):
@@ -105,7 +108,7 @@ class RunIds(AbstractSet[tuple[str, ...]]):
         return f"RunIds({self._size} run ids)"
 
     @classmethod
-    def _from_iterable(cls, it: Iterable[tuple[str, ...]]) -> frozenset[tuple[str, ...]]:
+    def _from_iterable(cls, it: Iterable[_T]) -> frozenset[_T]:
         return frozenset(it)  # what &, |, - give: a plain frozenset
 
 

@@ -761,6 +761,10 @@ class RecordChecker:
                                "names its run, and its seed is checked against the one the "
                                "header's seed gives that run")
         if root is not None and seed is not None and trial is not None and trial >= 0:
+            if attempt < 0:
+                raise ResultsError(path, line, f"field 'attempt': attempt {attempt} is below 0 "
+                                   "(a run's first attempt is 0): the record was edited, or "
+                                   "comes from another program")
             expected = attempt_seed(root, task, trial, attempt)
             if seed != expected:
                 raise ResultsError(path, line, f"field 'seed': {seed} is not the seed the "
