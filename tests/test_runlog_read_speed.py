@@ -210,7 +210,8 @@ def test_a_contradicted_record_is_one_line_on_every_path(tmp_path: Path, monkeyp
     CORRUPTIONS[name](records[where], records)
     path = tmp_path / "log.jsonl"
     _write(path, header, records)
-    field = {"seed+1": "seed", "task": "task_id"}.get(name.split()[0], name.split()[0])
+    first = name.split(maxsplit=1)[0]
+    field = {"seed+1": "seed", "task": "task_id"}.get(first, first)
     with pytest.raises(ResultsError) as caught:
         read_results(path)
     assert caught.value.where == where + 2 and f"field '{field}'" in str(caught.value)
