@@ -39,7 +39,7 @@ from passk.render.tables import (
     json_number,
     list_items,
     one_line,
-    show_id,
+    show_ids,
 )
 from passk.results.counts import Results
 from passk.stability import (
@@ -458,7 +458,7 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     gate = format_gate(fr, markdown=markdown, limit=limit)
     ordered = [rows[i] for i in order]
     excluded = fr.results.excluded[order].tolist() if rows else []
-    cols = [[show_id(t.task_id) for t in ordered], [t.risk for t in ordered],
+    cols = [show_ids([t.task_id for t in ordered]), [t.risk for t in ordered],
             [str(t.runs) for t in ordered], list(map(str, excluded)),
             [str(t.successes) for t in ordered], cells([t.pass_rate for t in ordered])]
     if not uniform:
