@@ -525,8 +525,10 @@ def _plain_columns(text: str, width: int) -> list[list[str]] | None:
     """A chunk of whole CSV lines split into columns by ``str.split``, where that is how
     ``csv.reader`` splits them: no quote, no NUL, no lone carriage return, no empty line,
     ``width - 1`` commas on every line, no cell beyond the field size limit. None otherwise."""
-    if '"' in text or "\x00" in text:
+    if "\x00" in text:
         return None
+    if '"' in text:
+        return _quoted_columns(text, width)
     if "\r" in text:
         if text.count("\r") != text.count("\r\n"):
             return None
@@ -541,17 +543,47 @@ def _plain_columns(text: str, width: int) -> list[list[str]] | None:
     return [cells[i::width] for i in range(width)]
 
 
+def _quoted_columns(text: str, width: int) -> list[list[str]] | None:
+    """A chunk of whole CSV lines with every cell quoted (``"a","b"``, as spreadsheets and
+    ``csv.QUOTE_ALL`` write them) split into columns by ``str.split``, where that is how
+    ``csv.reader`` splits them: each line ``"`` + cells joined by ``","`` + ``"``, no quote
+    inside a cell (so none doubled), no lone carriage return, no cell beyond the field
+    size limit. None otherwise (the caller reads the chunk with ``csv.reader``)."""
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return None
+        text = text.replace("\r\n", "\n")
+    body = text.removesuffix("\n")
+    lines = body.count("\n") + 1
+    # every line starts and ends with a quote, and holds 2 x width quotes and width - 1
+    # separators: then every quote is a cell's opening or closing one
+    if (len(body) < 2 or body[0] != '"' or body[-1] != '"'
+            or body.count('"\n"') != lines - 1 or body.count('"') != 2 * width * lines
+            or body.count('","') != (width - 1) * lines):
+        return None
+    rows = body.split("\n")
+    if set(map(str.count, rows, repeat('","', lines))) != {width - 1} \
+            or max(map(len, rows)) > csv.field_size_limit():
+        return None
+    cells = body[1:-1].replace('"\n"', '","').split('","')
+    return [cells[i::width] for i in range(width)]
+
+
 def _plain_csv(path: Path) -> Results | None:
-    """Counts from a CSV file written without quotes (as most programs write results), a
-    chunk of lines at a time split in bulk (:func:`_plain_columns`); None if a chunk is not
-    plain, or anything is off."""
+    """Counts from a CSV file written without quotes (as most programs write results), or
+    with every cell quoted, a chunk of lines at a time split in bulk (:func:`_plain_columns`,
+    :func:`_quoted_columns`); None if a chunk is neither, or anything is off."""
     cols = _Columns()
     try:
         with open(path, "rb") as f:
             head = f.readline().decode("utf-8-sig")
-            if '"' in head or "\x00" in head or head.count("\r") > head.endswith("\r\n"):
+            if "\x00" in head or head.count("\r") > head.endswith("\r\n") \
+                    or head.count('"') % 2:
                 return None
-            at = _csv_header(head.rstrip("\r\n").split(",") if head.strip("\r\n") else None)
+            line = head.rstrip("\r\n")
+            names = (next(csv.reader([line])) if '"' in line else line.split(",")) if line \
+                else None
+            at = _csv_header(names)
             if at is None:
                 return None
             for chunk in _byte_chunks(f, _CHUNK_LINES * 32):

@@ -1,4 +1,5 @@
-"""The run log's bulk read (issue 41, item 1) against the reader it replaced, loaded from git.
+"""The bulk reads of issue 41 against the reader they replaced, loaded from git: the run log and
+quoted CSV.
 
 The JSON Lines reader now checks a ``passk run`` log's records against its header from its
 own task indexes and whole-number arrays (:meth:`RecordChecker.indexed`,
@@ -290,3 +291,88 @@ def test_indexed_check_never_passes_what_one_by_one_refuses() -> None:
                 assert not (verdict and refused), (kind, root, trial)
                 if not refused and min(r["attempt"] for r in recs) >= 0:
                     assert verdict, (kind, root, trial)  # one by one decides the rest
+
+
+# --------------------------------------------------------------------------
+# CSV with every cell quoted: split in bulk where csv.reader would split it so
+# --------------------------------------------------------------------------
+
+def _cell(rng: random.Random) -> str:
+    return rng.choice(["a", "", "x,y", " spaced ", "é中", 'say "hi"', "two\nlines", "semi;colon",
+                       "tab\there", "trail ", '"', "\\", "7"])
+
+
+def _quoted_file(rng: random.Random, rows: int) -> str:
+    names = rng.choice([["task_id", "trial", "success"], ["task_id", "success"],
+                        ["risk", "task_id", "success", "trial", "cached"]])
+    out = []
+    quote_header = rng.random() < 0.8
+    out.append(",".join(f'"{n}"' if quote_header else n for n in names))
+    odd = rng.random() < 0.5  # one line off: a cell with a quote, a newline, a bare cell, ...
+    for i in range(rows):
+        cells = {"task_id": f"t{rng.randrange(5)}", "trial": str(i),
+                 "success": rng.choice(["true", "false", "1", "0", "TRUE"]),
+                 "risk": rng.choice(["high", "read-only", ""]), "cached": rng.choice(["", "true"])}
+        line = [cells[n] for n in names]
+        if odd and rng.random() < 0.05:
+            line[rng.randrange(len(line))] = _cell(rng)
+        quoted = ['"' + c.replace('"', '""') + '"' for c in line]
+        if odd and rng.random() < 0.03:
+            quoted[rng.randrange(len(quoted))] = line[0]  # left unquoted
+        out.append(",".join(quoted))
+    end = rng.choice(["\n", "\r\n"])
+    return end.join(out) + rng.choice([end, ""])
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_quoted_csv_reads_as_csv_reader_reads_it(tmp_path: Path, monkeypatch, old: ModuleType,
+                                                 trial: int) -> None:
+    rng = random.Random(trial)
+    monkeypatch.setattr(jsonl_csv, "_CHUNK_LINES", rng.choice([1, 2, 5, 1000]))
+    path = tmp_path / "runs.csv"
+    path.write_bytes(_quoted_file(rng, rng.randrange(1, 120)).encode())
+    assert _outcome(jsonl_csv.read_csv, path) == _outcome(old.read_csv, path)
+
+
+def test_a_quoted_csv_is_split_in_bulk(tmp_path: Path, monkeypatch) -> None:
+    """A clean quoted file never reaches csv.reader: the same counts as unquoted."""
+    import csv
+
+    rng = random.Random(5)
+    path, plain = tmp_path / "q.csv", tmp_path / "p.csv"
+    rows = [["task_id", "trial", "success"]] + [
+        [f"t{i % 50}, with a comma", str(i // 50), rng.choice(["true", "false"])]
+        for i in range(5000)]
+    with open(path, "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(rows)
+    with open(plain, "w", newline="") as f:
+        csv.writer(f).writerows(rows)  # the comma: these cells quoted, the others not
+
+    reader = csv.reader
+
+    def header_only(lines: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(lines, list):  # the header line is parsed so; the rows are not
+            raise TypeError("the rows read by csv.reader")
+        return reader(lines, *args, **kwargs)
+
+    expected = _outcome(jsonl_csv.read_csv, plain)
+    monkeypatch.setattr(jsonl_csv.csv, "reader", header_only)
+    assert _outcome(jsonl_csv.read_csv, path) == expected
+    assert expected[0] == "ok" and sum(expected[1][2]) == 5000
+
+
+@pytest.mark.parametrize("bad", ['"t1","0","maybe"', '"t1","x","true"', '"t1","0"',
+                                 '"t1","0","true","extra"', '"","0","true"'])
+def test_a_bad_quoted_row_is_named_by_its_line(tmp_path: Path, capsys, bad: str) -> None:
+    rows = ['"task_id","trial","success"'] + [f'"t{i}","0","true"' for i in range(30)]
+    rows.insert(20, bad)
+    path = tmp_path / "runs.csv"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(ResultsError) as caught:
+        read_results(path)
+    assert caught.value.where == 21
+    for fmt in ([], ["--json"], ["--markdown"]):
+        capsys.readouterr()
+        assert main(["report", str(path), *fmt]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "runs.csv:21:" in err[0], err
