@@ -19,6 +19,7 @@ import html
 import math
 import re
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 __all__ = ["baseline_line", "cell", "cells", "escape_markdown", "escape_text", "format_columns",
@@ -285,13 +286,15 @@ def format_columns(header: Sequence[str], columns: Sequence[Sequence[str]], *,
         lines += ["| " + " | ".join(map(markdown_cell, r)) + " |" for r in zip(*columns)]
         return "\n".join(lines)
     columns = [col if i in numeric else _escaped(col) for i, col in enumerate(columns)]
-    # each row laid out by one format string: what str.rjust / str.ljust to the column's
-    # width, joined by two spaces, give, one call a row instead of one a cell
-    line = "  ".join(("{:>%d}" if i in numeric else "{:<%d}") % max(len(h), max(map(len, col),
+    # the rows laid out by one %-format of the whole table, in C: "%5s" and "%-5s" are
+    # str.rjust and str.ljust to the column's width; each line then stripped on the right
+    line = "  ".join(("%%%ds" if i in numeric else "%%-%ds") % max(len(h), max(map(len, col),
                                                                             default=0))
                      for i, (h, col) in enumerate(zip(header, columns, strict=True)))
-    return "\n".join([line.format(*header).rstrip(),
-                      *(line.format(*r).rstrip() for r in zip(*columns))])
+    rows = len(columns[0]) if columns else 0
+    text = ((line + "\n") * (rows + 1)) % tuple(chain(header, chain.from_iterable(
+        zip(*columns))))
+    return "\n".join(map(str.rstrip, text.split("\n")[:-1]))
 
 
 def _escaped(column: Sequence[str]) -> Sequence[str]:
