@@ -376,3 +376,73 @@ def test_a_bad_quoted_row_is_named_by_its_line(tmp_path: Path, capsys, bad: str)
         assert main(["report", str(path), *fmt]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "runs.csv:21:" in err[0], err
+
+
+# --------------------------------------------------------------------------
+# the report's table laid out in bulk: the same text as cell by cell
+# --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def old_tables() -> ModuleType:
+    return _old_module("passk/render/tables.py", "_old_tables")
+
+
+_TEXTS = ["a", "", " lead", "trail ", "a\\b", "\\u200b", "é中文", "zero\u200bwidth", "\x1b[31m",
+          "tab\tin", "new\nline", "%s %d", "{0}", "ｆｕｌｌ", "a" * 70, "\ufe0f", "-"]
+_NUMBERS = [0.0, -0.0, 1 / 3, 2 / 3, 1.0, 0.0005, 0.9995, float("nan"), float("inf"),
+            -float("inf"), 1e-300, 123456.789, np.float64(0.125), np.float64("nan"), 7, True]
+
+
+@pytest.mark.parametrize("trial", range(30))
+def test_table_text_equals_the_cell_by_cell_code(old_tables: ModuleType, trial: int) -> None:
+    from passk.analysis.report import _pairs
+    from passk.render import tables
+
+    rng = random.Random(trial)
+    rows = rng.choice([0, 1, 2, 63, 64, 65, 300])
+    numbers = [rng.choice(_NUMBERS) for _ in range(rows)]
+    for digits in (1, 3, 4):
+        assert tables.cells(numbers, digits) == old_tables.cells(numbers, digits)
+    assert tables.cells(np.array(numbers, dtype=float)) == old_tables.cells(
+        np.array(numbers, dtype=float))
+    ids = [rng.choice(_TEXTS) + rng.choice(["", "x", " "]) for _ in range(rows)]
+    if trial % 3 == 0:
+        ids = [f"task-{i}" for i in range(rows)]  # the plain kind: returned as they are
+    assert tables.show_ids(ids) == [old_tables.show_id(t) for t in ids]
+    width = rng.randrange(1, 6)
+    columns = [[rng.choice(_TEXTS) if rng.random() < 0.5 else tables.cell(rng.random())
+                for _ in range(rows)] for _ in range(width)]
+    header = [rng.choice(["task", "n", "p̂", "", "95% CI", "%s"]) for _ in range(width)]
+    numeric = {i for i in range(width) if rng.random() < 0.5}
+    for markdown in (False, True):
+        assert tables.format_columns(header, columns, numeric=numeric, markdown=markdown) == \
+            old_tables.format_columns(header, columns, numeric=numeric, markdown=markdown)
+    lows, highs = tables.cells(numbers), tables.cells(numbers[::-1])
+    assert _pairs(lows, highs) == [f"[{a}, {b}]" for a, b in zip(lows, highs, strict=True)]
+
+
+@pytest.mark.parametrize("method", ["exact", "blaker"])
+def test_per_task_intervals_once_per_distinct_counts_are_the_same(method: str) -> None:
+    """A suite's intervals computed once per distinct (c, n): the numbers of each task's own
+    (arrays below 1,024 tasks take the elementwise path, as before)."""
+    from passk.metrics import pass_hat_k_ci, pass_hat_k_lower_bound
+
+    rng = np.random.default_rng(4)
+    n = rng.choice([0, 1, 5, 10, 12], size=5000)
+    c = rng.binomial(n, 0.8)
+    k = rng.choice([1, 3, 10], size=5000)
+    low, high = pass_hat_k_ci(c, n, k, method=method)
+    bound = pass_hat_k_lower_bound(c, n, k)
+    for part in np.array_split(np.arange(5000), 10):  # 500 at a time: elementwise
+        a, b = pass_hat_k_ci(c[part], n[part], k[part], method=method)
+        assert np.array_equal(low[part], a, equal_nan=True)
+        assert np.array_equal(high[part], b, equal_nan=True)
+        assert np.array_equal(bound[part], pass_hat_k_lower_bound(c[part], n[part], k[part]),
+                              equal_nan=True)
+    from scipy.stats import binomtest
+
+    for i in range(5):
+        if n[i] and method == "exact":
+            ci = binomtest(int(c[i]), int(n[i])).proportion_ci(method="exact")
+            assert low[i] == pytest.approx(ci.low ** k[i], abs=1e-12)
+            assert high[i] == pytest.approx(ci.high ** k[i], abs=1e-12)
