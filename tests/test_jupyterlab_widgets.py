@@ -1066,7 +1066,7 @@ def _flakiness_words(c: int, n: int) -> list[str]:
     flakiness = f"{float(4 * p * (1 - p)):.2f}"
     if n == 1:
         return ["ran once", "is 0 whether it passed or failed"]
-    if 0 < n - c and 2 * (n - c) < n:
+    if n - c > 0 and 2 * (n - c) < n:
         return [f"failed only {n - c} of its {n} runs", f"flakiness is already {flakiness}"]
     if 2 * (n - c) == n:
         return [f"failed exactly half of its {n} runs", f"its flakiness is {flakiness}"]
