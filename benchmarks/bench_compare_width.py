@@ -254,13 +254,16 @@ def main() -> None:
                     help="ideas (a)-(c): the rectangle's exact slack and the d-bar tail")
     ap.add_argument("--no-errors", action="store_true", help="skip each side's error")
     ap.add_argument("--no-widths", action="store_true", help="skip the width table")
+    ap.add_argument("--no-grid", action="store_true",
+                    help="the width table on the nine cells only (not the error grid's)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     tau = tau_rates()
     start = time.process_time()
     cells = [(name, t, n, n, k) for name, t, n, k in CELLS]
-    cells += [(name, t, n_old, n_new, k) for name in GRID_POPULATIONS
-              for n_old, n_new, k in GRID_DESIGNS for t in GRID_TASKS]
+    if not args.no_grid:
+        cells += [(name, t, n_old, n_new, k) for name in GRID_POPULATIONS
+                  for n_old, n_new, k in GRID_DESIGNS for t in GRID_TASKS]
     print("width / the difference of the suite intervals at the full alpha (mean over suites):"
           " before (the union at alpha), after (now), its largest, the share of suites where"
           " it is wider, the difference at alpha/2, and the difference at alpha intersected"

@@ -1,13 +1,17 @@
 """Is the comparison planner ever optimistic, and how cautious is it? (issue 38, item 7)
 
-On 31 designs (the ten of ``bench_plan.py``, eleven from issue 38's first pass and ten
-from its second: bimodal and near-p = 1 populations, changes on a third or a quarter of
-the tasks, pilots with mixed runs) the script simulates ``--replicates`` suites of the
-comparison as it is (``simulate_intervals``, method 't': the verdict "worse" when the
-interval lies below 0) and prints the simulated power with its Monte Carlo standard error
-beside ``plan_comparison``'s power, every plan under the design's own stated assumption of
-how the change spreads (``changed_share``: 1 for an even change, 0.1 for the top tenth,
-1/3 or 1/4 for a change on that share of the tasks, each losing delta/share):
+On 43 designs (the ten of ``bench_plan.py``, eleven from issue 38's first pass, ten from
+its second: bimodal and near-p = 1 populations, changes on a third or a quarter of the
+tasks, pilots with mixed runs; and twelve from its third, never tuned on: more bimodal and
+nearer p = 1, one run a task, one task gaining while every other slips, each task's runs
+mixed 2/4/8, and unequal runs between the versions, 8/2 and 4/8, the last three planned at
+the fewest runs) the script simulates ``--replicates`` suites of the comparison as it is
+(``simulate_intervals``, method 't', or the same steps with per-task runs,
+:func:`simulate_power`: the verdict "worse" when the interval lies below 0) and prints the
+simulated power with its Monte Carlo standard error beside ``plan_comparison``'s power,
+every plan under the design's own stated assumption of how the change spreads
+(``changed_share``: 1 for an even change and for "one gains", 0.1 for the top tenth, 1/3
+or 1/4 for a change on that share of the tasks, each losing delta/share):
 
 - worst: no pilot, nothing stated (the worst case over every population);
 - rate: no pilot, the population's mean rate stated (``pass_rate=``);
