@@ -156,3 +156,15 @@ def test_a_change_on_a_share_of_near_perfect_tasks_is_not_planned_optimistically
                                                                   else rates[60 * i:60 * i + 60]),
                                        totals=runs, **kw).power[0, 0]) for i in range(3)]
     assert np.mean(plans) - sim <= 0.02 + 2 * se, (plans, sim, se)
+
+
+@pytest.mark.parametrize("told", [{"population": np.linspace(0.6, 0.999, 80)},
+                                  {"successes": np.arange(50) % 5, "totals": 4}])
+def test_power_if_even_is_the_plan_for_an_even_change(told):
+    """``power_even`` models the new version as every logit lowered alike, as the plan told
+    ``changed_share=1`` does; the share model is the default plan's alone."""
+    kw = {"delta": 0.05, "tasks": (50, 400), "runs": (2, 8), **told}
+    plan = plan_comparison(2, **kw)
+    even = plan_comparison(2, changed_share=1, **kw)
+    np.testing.assert_allclose(plan.power_even, even.power, rtol=0, atol=1e-12)
+    assert np.all(plan.power <= plan.power_even + 1e-12)

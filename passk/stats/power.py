@@ -1138,11 +1138,12 @@ def plan_comparison(k: int, *, delta: float | None = None,
             return both
         return fn
 
-    def design(r: int, x: float, w: float, law: tuple[np.ndarray, np.ndarray]
-               ) -> tuple[float, float, float]:
+    def design(r: int, x: float, w: float, law: tuple[np.ndarray, np.ndarray],
+               share: float | None = None) -> tuple[float, float, float]:
         if worst:  # both versions' noise and the floor at their largest; no even spread
             return 2.0 * w, float(_floor_weight(k_, r)) * 0.5, 0.0
-        var, floor_var, even = _design(rates_for[r], r, k_, x, w, law, share=model_share,
+        var, floor_var, even = _design(rates_for[r], r, k_, x, w, law,
+                                       share=model_share if share is None else share,
                                        floor_law=floor_laws.get(r))
         if known_mean is not None:  # the two-point law's floor can be below identical
             # tasks' (a floor too low plans optimistically): the larger of the two
@@ -1158,8 +1159,11 @@ def plan_comparison(k: int, *, delta: float | None = None,
         omega2 = omega2_at(delta, even)
         grid_power = np.column_stack([pw_at(r, v)(delta, omega2 + v, f, t_arr[:, 0], alpha)
                                       for r, (v, f, _) in zip(run_grid, designs)])
+        # an even change: the new version's noise as every logit lowered alike gives it
+        spread_evenly = designs if model_share >= 1.0 else \
+            [design(r, delta, w, law, share=1.0) for r, w, law in zip(run_grid, within, laws)]
         grid_even = np.column_stack([pw_at(r, v)(delta, even + v, f, t_arr[:, 0], alpha)
-                                     for r, (v, f, _) in zip(run_grid, designs)])
+                                     for r, (v, f, _) in zip(run_grid, spread_evenly)])
     elif between_variance is not None or correlation is not None:
         omega2 = omega2_at(0.0, 0.0)
     detectable = np.empty((len(task_grid), len(run_grid)))
