@@ -53,7 +53,7 @@ def _verb(verb: str) -> str:
 
 
 def plural(n: int, noun: str, *, many: str | None = None, zero: str | None = None,
-           verb: str | None = None, count: bool = True) -> str:
+           verb: str | tuple[str, str] | None = None, count: bool = True) -> str:
     """A count and the noun it counts, in the form the count needs.
 
     Parameters
@@ -68,9 +68,11 @@ def plural(n: int, noun: str, *, many: str | None = None, zero: str | None = Non
         The plural, where the rule above does not make it.
     zero : str, optional
         The word said instead of ``0`` (``"no"`` gives ``no tasks``); without it ``0 tasks``.
-    verb : str, optional
+    verb : str or (str, str), optional
         A verb in the singular, third person (``"has"``, ``"fails"``, ``"is left out"``), said
-        after the noun and agreeing with the count (``2 tasks have``, ``1 task fails``).
+        after the noun and agreeing with the count (``2 tasks have``, ``1 task fails``); or the
+        predicate for one and for many, where more than its first word changes
+        (``("counts as a failure", "count as failures")``).
     count : bool, default True
         Say the count; ``False`` gives the noun (and verb) alone, for ``task a`` / ``tasks a, b``.
 
@@ -91,13 +93,18 @@ def plural(n: int, noun: str, *, many: str | None = None, zero: str | None = Non
     ('1 task has', '4 tasks have')
     >>> plural(2, "sample epoch", verb="ends in an error"), plural(1, "run", verb="passes")
     ('2 sample epochs end in an error', '1 run passes')
+    >>> pred = ("counts as a failure", "count as failures")
+    >>> plural(1, "trial", verb=pred), plural(3, "trial", verb=pred)
+    ('1 trial counts as a failure', '3 trials count as failures')
     >>> plural(2, "task", count=False), plural(1, "column", count=False)
     ('tasks', 'column')
     >>> plural(2, "sample epoch"), plural(3, "criterion"), plural(2, "task", many="tasks so far")
     ('2 sample epochs', '3 criteria', '2 tasks so far')
     """
     word = noun if n == 1 else (many if many is not None else _noun(noun))
-    if verb is not None:
+    if isinstance(verb, tuple):
+        word = f"{word} {verb[0] if n == 1 else verb[1]}"
+    elif verb is not None:
         word = f"{word} {verb if n == 1 else _verb(verb)}"
     if not count:
         return word
