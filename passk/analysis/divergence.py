@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from passk.render.words import plural
 from passk.results.trajectory import IGNORED, Step, Trajectory, by_task
 from passk.results.transcripts import read_trajectories
 
@@ -80,8 +79,8 @@ class DivergenceGroup:
         what = "lines" if self.step is not None and self.step.items is None else "items"
         more = (f"; the same {what} in another order in {self.reordered} of {passes} passes"
                 if self.reordered else "")
-        return (f"in {self.failures} of {plural(failures, 'failure')} {self.did()}; in "
-                f"{self.passes} of {plural(passes, 'pass')}{more}")
+        return (f"in {self.failures} of {failures} failures {self.did()}; in {self.passes} of "
+                f"{passes} passes{more}")
 
 
 @dataclass(frozen=True)
