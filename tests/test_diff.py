@@ -71,7 +71,7 @@ def test_diff_cli_exit_codes(tmp_path, capsys):
     new = write(tmp_path, "new.jsonl", {"refund": (4, 20), "lookup": (8, 10)})
     assert main(["diff", old, new]) == 1
     out = capsys.readouterr().out
-    assert "REGRESSED: 1 task(s) got worse beyond repeat noise (refund)" in out
+    assert "REGRESSED: 1 task got worse beyond repeat noise (refund)" in out
     assert "lookup: stable-pass → flaky" in out and "Holm correction" in out
     assert main(["diff", old, old]) == 0
     assert "no task regressed" in capsys.readouterr().out
