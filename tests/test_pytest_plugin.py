@@ -324,7 +324,7 @@ def test_curtailed_stops_a_test_once_its_verdict_is_settled(pytester):
     result.assert_outcomes(passed=12 + sum(coin[:ran]) + 1, failed=ran - sum(coin[:ran]),
                            skipped=12 - ran)
     assert result.ret == EXIT_GATE_BLOCKED
-    assert "stopped early once the gate's verdict on them was settled" in section(result)
+    assert "1 task stopped early once the gate's verdict on it was settled" in section(result)
 
 
 def test_tests_with_different_k_get_a_table_each(pytester):
