@@ -154,6 +154,8 @@ def _plan_summary(n_open: int, tasks: int, total: int) -> str:
 
     >>> print(_plan_summary(0, 3, 0))
     None of the 3 tasks can change its verdict: more runs settle nothing.
+    >>> print(_plan_summary(0, 1, 0))
+    The task cannot change its verdict: more runs settle nothing.
     >>> print(_plan_summary(1, 1, 4))
     The task can still change its verdict; the suite needs at most 4 more runs to settle.
     >>> print(_plan_summary(1, 3, 1))
@@ -162,8 +164,8 @@ def _plan_summary(n_open: int, tasks: int, total: int) -> str:
     Both tasks can still change their verdicts; the suite needs at most 9 more runs to settle.
     """
     if n_open == 0:
-        who = "The task" if tasks == 1 else f"None of the {plural(tasks, 'task')}"
-        return f"{who} can change its verdict: more runs settle nothing."
+        who = "The task cannot" if tasks == 1 else f"None of the {plural(tasks, 'task')} can"
+        return f"{who} change its verdict: more runs settle nothing."
     if n_open == tasks:
         who = {1: "The task", 2: "Both tasks"}.get(tasks, f"All {tasks} tasks")
     else:
