@@ -197,6 +197,23 @@ def test_diff_counts_what_regressed_and_changed_class(tmp_path, capsys, regresse
         assert f"REGRESSED: {tasks} got worse beyond repeat noise ({names})" in out
         assert f"{tasks} changed class:" in out
         assert "correction across 3 tasks" in out
+        assert "over 3 paired tasks (none left out: each has 20 runs or more in both)" in out
+        _no_template_words(out)
+
+
+@pytest.mark.parametrize(("short", "said"), [
+    (0, "over 2 paired tasks (none left out: each has 4 runs or more in both)"),
+    (1, "over 2 paired tasks (1 left out: fewer than 4 runs in a version)"),
+    (2, "over 2 paired tasks (2 left out: fewer than 4 runs in a version)"),
+])
+def test_diff_says_how_many_tasks_were_left_out(tmp_path, capsys, short, said):
+    counts = {"a": (6, 6), "b": (5, 6)} | {f"s{i}": (2, 2) for i in range(short)}
+    args = ["diff", _counts(tmp_path / "old.jsonl", counts),
+            _counts(tmp_path / "new.jsonl", counts), "--k", "4"]
+    for fmt in ([], ["--markdown"]):
+        main([*args, *fmt])
+        out = capsys.readouterr().out
+        assert said in out, out
         _no_template_words(out)
 
 

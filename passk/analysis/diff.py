@@ -311,15 +311,16 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
 
 
 def _some(ids: Sequence[str], shown: int = 3) -> str:
-    more = f", ... ({len(ids)} tasks)" if len(ids) > shown else ""
+    more = f", ... ({plural(len(ids), 'task')})" if len(ids) > shown else ""
     return ", ".join(map(show_id, ids[:shown])) + more if ids else "no tasks"
 
 
 def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:
     """The suite comparison as lines: the change, its interval, p-value and verdict."""
     k = s.k
-    lines = [(f"suite: mean pass^{k} over {s.paired_tasks} paired tasks ({s.left_out} left "
-              f"out: fewer than {k} runs in a version)"),
+    left = (f"{s.left_out} left out: fewer than {k} runs in a version" if s.left_out else
+            f"none left out: each has {k} runs or more in both")
+    lines = [f"suite: mean pass^{k} over {plural(s.paired_tasks, 'paired task')} ({left})",
              (f"  old {cell(s.old_mean)} → new {cell(s.new_mean)}: change {signed(s.delta)}, "
               f"{s.confidence:.0%} interval [{signed(s.ci.low)}, {signed(s.ci.high)}], "
               f"p = {_p(s.p_value)} ({METHOD_LABELS[s.method]}, {FLOOR_LABEL})")]
