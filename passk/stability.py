@@ -44,6 +44,7 @@ from passk.render.tables import (
     show_id,
     show_ids,
 )
+from passk.render.words import plural
 from passk.repeats import RepeatRun
 from passk.results.protocol import Protocol
 from passk.stats.operating import exact_mean, mean_reaches
@@ -534,12 +535,12 @@ def reliability_gate(
             reasons.append(f"task {show_id(t.task_id)}: {_runs_phrase(t.runs)} too few to estimate "
                            f"pass^{k or 'k'}{its_k}{left}")
         elif t.runs < min_runs and t.task_id not in early:
-            reasons.append(f"task {show_id(t.task_id)}: {t.runs} runs, fewer than the minimum "
-                           f"{min_runs}{left}")
+            reasons.append(f"task {show_id(t.task_id)}: {plural(t.runs, 'run')}, fewer than the "
+                           f"minimum {min_runs}{left}")
     if early:
-        reasons.append(f"{len(early)} task(s) stopped early once the gate's verdict on them "
-                       f"was settled: " + ", ".join(f"{show_id(tid)} ({n} planned)"
-                                                    for tid, n in early.items()))
+        reasons.append(f"{plural(len(early), 'task')} stopped early once the gate's verdict on "
+                       f"{'it' if len(early) == 1 else 'them'} was settled: "
+                       + ", ".join(f"{show_id(tid)} ({n} planned)" for tid, n in early.items()))
     estimable = not reasons
     on_bound = on == "lower-bound"
     values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])

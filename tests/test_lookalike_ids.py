@@ -283,5 +283,5 @@ def test_refusal_and_note_name_every_group_up_to_five():
     ids = [f"t{i}" for i in range(8)] + [f"T{i}" for i in range(8)]
     why = lookalike_refusal(ids, "f.jsonl")
     assert why is not None and why.startswith("f.jsonl: task ids that look alike")
-    assert "t4 and T4" in why and "t5 and T5" not in why and "and 3 more group(s)" in why
+    assert "t4 and T4" in why and "t5 and T5" not in why and "and 3 more groups" in why
     assert "\n" not in why and lookalike_refusal(["a", "b"], "f") is None

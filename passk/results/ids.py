@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from passk.render.tables import escape_text, show_id
+from passk.render.words import plural
 
 __all__ = ["HOMOGLYPHS", "lookalike_groups", "lookalike_note", "lookalike_refusal",
            "show_id", "skeleton"]
@@ -125,7 +126,7 @@ def _described(task_id: str) -> str:
 
 def _groups_phrase(groups: list[tuple[str, ...]]) -> str:
     shown = "; ".join(" and ".join(map(_described, g)) for g in groups[:_SHOWN_GROUPS])
-    more = (f"; and {len(groups) - _SHOWN_GROUPS} more group(s)"
+    more = (f"; and {plural(len(groups) - _SHOWN_GROUPS, 'more group')}"
             if len(groups) > _SHOWN_GROUPS else "")
     return shown + more
 
