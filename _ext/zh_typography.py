@@ -1,0 +1,132 @@
+"""The Chinese edition's typesetting: loaded by the Chinese build only (scripts/zh_book.py).
+
+Three things Sphinx does for English that Chinese needs done differently:
+
+* **No line starts with punctuation.** Inline math (MathJax draws it as an inline
+  block) and a code span are break opportunities on both sides for the browser, so a
+  ，。；：、） right after one could start the next line ("…要看的是 pass^k ⏎，而不是…").
+  Chinese typesetting forbids that (行首禁则). :func:`keep_punctuation_with` wraps each
+  math or code element together with the CJK punctuation that follows it in
+  ``<span class="zh-nobreak">`` (``white-space: nowrap`` in passk-zh.css), so the mark
+  stays on the line of what it closes.
+* **A pinyin index.** Sphinx sorts the index by code point, which puts 上限 before 任务集
+  and groups every Chinese term under "Symbols". :func:`pinyin_index` sorts a Chinese
+  entry by the pinyin of ``zh_index_pinyin`` (locales/zh_CN/_config.yml, one row per
+  indexed term) and files it under the pinyin's first letter, among the English entries
+  of that letter, as Chinese books print their index. An indexed Chinese term with no
+  row is a build warning (so ``-W`` fails) naming the term.
+* **Search finds the book's terms.** Sphinx's Chinese search cuts the text with jieba,
+  whose general dictionary splits 抖动率, 处置手册, 置信下限 into shorter words and finds
+  掷硬币 nowhere. :func:`search_dictionary` hands jieba a user dictionary of the book's
+  own terms (``zh_search_words``: the glossary's indexed terms, written by
+  scripts/zh_book.py), so that a search for any of them finds the pages that use it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+# Marks that must not begin a line (GB/T 15834, 行首禁则), and the closing quote.
+CLOSING = "，。；：、）！？》」』”’…"
+_INNER = (r'(?:<span class="math notranslate nohighlight">[^<]*</span>'
+          r'|<code class="[^"]*\bliteral\b[^"]*">.*?</code>)')
+_ELEMENT = rf'(?:<a\b[^>]*>{_INNER}</a>|{_INNER})'
+_NOBREAK = re.compile(rf"(?P<element>{_ELEMENT})(?P<marks>[{CLOSING}]+)", re.S)
+
+
+def keep_punctuation_with(html: str) -> str:
+    """Wrap every inline math or code element and the CJK marks right after it.
+
+    Examples
+    --------
+    >>> keep_punctuation_with('是 <span class="math notranslate nohighlight">\\\\(p\\\\)</span>，而')
+    '是 <span class="zh-nobreak"><span class="math notranslate nohighlight">\\\\(p\\\\)</span>，</span>而'
+    >>> keep_punctuation_with('<code class="docutils literal notranslate">x</code> 和')
+    '<code class="docutils literal notranslate">x</code> 和'
+    """
+    return _NOBREAK.sub(
+        lambda m: f'<span class="zh-nobreak">{m.group("element")}{m.group("marks")}</span>',
+        html)
+
+
+def _html_page(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+               doctree: Any) -> None:
+    if "body" in context:
+        context["body"] = keep_punctuation_with(context["body"])
+
+
+# ------------------------------------------------------------------------- the index
+
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def pinyin_key(term: str, table: dict[str, str]) -> str | None:
+    """The sort key of an index term that starts with a Han character; None otherwise.
+
+    >>> pinyin_key("抖动率", {"抖动率": "dou3 dong4 lv4"})
+    'dou3 dong4 lv4'
+    >>> pinyin_key("pass^k", {}) is None
+    True
+    """
+    if not _HAN.match(term):
+        return None
+    return table.get(term.split("（")[0].strip())
+
+
+def _patch_index(app: Sphinx) -> None:
+    from sphinx.environment.adapters import indexentries
+
+    table: dict[str, str] = dict(app.config.zh_index_pinyin or {})
+    english_key, english_group = indexentries._key_func_1, indexentries._group_by_func
+    missing: set[str] = set()
+
+    def key(entry: tuple[str, Any]) -> tuple[tuple[int, str], str]:
+        pinyin = pinyin_key(entry[0], table)
+        if pinyin is None:
+            if _HAN.match(entry[0]) and entry[0] not in missing:
+                missing.add(entry[0])
+                logger.warning("zh index: %r has no pinyin in zh_index_pinyin "
+                               "(locales/zh_CN/_config.yml): add a row", entry[0])
+            return english_key(entry)  # type: ignore[no-any-return]
+        # among the English entries of the same letter, by pinyin, then by the term
+        return (1, unicodedata.normalize("NFD", pinyin.lower())), entry[0]
+
+    def group(entry: tuple[str, Any]) -> str:
+        pinyin = pinyin_key(entry[0], table)
+        return pinyin[0].upper() if pinyin else english_group(entry)  # type: ignore[no-any-return]
+
+    indexentries._key_func_1 = key  # type: ignore[assignment]
+    indexentries._group_by_func = group  # type: ignore[assignment]
+
+
+# ------------------------------------------------------------------------- the search
+
+
+def search_dictionary(app: Sphinx, config: Any) -> None:
+    """Write jieba's user dictionary of the book's terms and point the search at it."""
+    words = sorted({w for w in (config.zh_search_words or []) if _HAN.search(w)})
+    if not words:
+        return
+    path = Path(app.doctreedir) / "zh-search-words.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{w}\n" for w in words), encoding="utf-8")
+    options = dict(config.html_search_options or {})
+    options["dict"] = str(path)
+    config.html_search_options = options
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("zh_index_pinyin", {}, "env")
+    app.add_config_value("zh_search_words", [], "html")
+    app.connect("config-inited", search_dictionary)
+    app.connect("builder-inited", _patch_index)
+    app.connect("html-page-context", _html_page)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
