@@ -654,8 +654,9 @@ def _figure_outputs(notebook: dict) -> list[tuple[str, int]]:
 # English a Chinese figure may hold: the words the prose keeps in English, names, and
 # identifiers by their form (ALL-CAPS, a digit or one of _ @ ^ . = /, camelCase); math
 # ($...$, pass$^k$) is left out before the words are read.
-FIGURE_KEPT = {"harness", "bootstrap", "Clopper", "Pearson", "Wilson", "Beta", "dev", "epoch",
-               "Inspect", "tau-bench"}
+# "agent" is the chapter's own word in Chinese prose ("agent 不是纯函数"), like harness.
+FIGURE_KEPT = {"harness", "agent", "bootstrap", "Clopper", "Pearson", "Wilson", "Beta", "dev",
+               "epoch", "Inspect", "tau-bench"}
 _FIGURE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_@^.=/'-]*")
 
 
