@@ -771,6 +771,34 @@ def test_variant_checks_see_what_they_forbid():
     assert "`阻断`" in fixed and "# 套件 第 2 节" in fixed   # code is left alone
 
 
+def test_term_sheet_variants_are_seen():
+    """Each variant the term sheet forbids (issue 37) is seen in prose, and the legitimate
+    phrase beside it is not: every pattern is checked both ways."""
+    seen = {
+        "智能体的可靠性": "智能体", "向量库对并列项排序": "对并列", "三段并列片段": "并列",
+        "经证明的区间": "经证明的", "证明区间": "证明区间", "放行准则": "准则",
+        "评测的单位": "评测的单位", "名义水平": "名义水平", "试点数据": "试点",
+        "第一个分歧点": "第一个分歧点", "在哪里分道": "分道", "竞争条件": "竞争",
+        "摇摆的任务": "摇摆的任务", "runbook 片段": "runbook 片段", "GPT-4o airline 运行": "airline",
+        "retail 上": "retail", "上面的单元": "单元", "一个估计会抖多少": "会抖",
+        "凌晨 2 点": "凌晨 2 点", "窄 2.3 倍": "窄 2.3 倍", "少用 8.1 倍": "少用 8.1 倍",
+        "**本页要点**。": "本页要点**。", "Chen et al. (2021)": "et al", "越过了 0.7 的阈值": "越过了 0.7 的阈值",
+    }
+    fine = ["agent（智能体）", "agent（{index}`智能体`）", "同分片段", "与准确率并列报告", "并列出它们",
+            "可证区间", "放行标准", "评测单元", "标称水平", "预实验（pilot）", "首个分歧点",
+            "竞态", "抖动任务", "处置手册片段", "航空（airline）", "`--domain airline`",
+            "单元格", "单元测试", "评测单元", "波动", "抖动率", "凌晨两点", "宽度只有后者的 1/2.3",
+            "后者是它的 8.1 倍", "至少 1.5 倍", "**本页要点**：", "Chen 等（2021）", "不低于阈值"]
+    table = FORBIDDEN_VARIANTS
+    for text, want in seen.items():
+        prose = re.sub(r"（[A-Za-z][A-Za-z ,.'-]*(?=[，,）])", "（", chinese_prose(text))
+        found = [m.group() for p, _ in table for m in re.finditer(p, prose)]
+        assert want in found, (text, found)
+    for text in fine:
+        prose = re.sub(r"（[A-Za-z][A-Za-z ,.'-]*(?=[，,）])", "（", chinese_prose(text))
+        assert not [m.group() for p, _ in table for m in re.finditer(p, prose)], text
+
+
 # --------------------------------------------------------------------- the built HTML
 
 
