@@ -37,9 +37,9 @@ logger = logging.getLogger(__name__)
 # Marks that must not begin a line (GB/T 15834, 行首禁则), and the closing quote.
 CLOSING = "，。；：、）！？》」』”’…"
 _INNER = (r'(?:<span class="math notranslate nohighlight">[^<]*</span>'
-          r'|<code class="[^"]*\bliteral\b[^"]*">.*?</code>)')
-_ELEMENT = rf'(?:<a\b[^>]*>{_INNER}</a>|{_INNER})'
-_NOBREAK = re.compile(rf"(?P<element>{_ELEMENT})(?P<marks>[{CLOSING}]+)", re.S)
+          r'|<code class="[^"]*\bliteral\b[^"]*">(?:(?!</code>).)*</code>)')
+_ELEMENT = rf"(?:<a\b[^>]*>{_INNER}</a>|{_INNER})"
+_NOBREAK = re.compile(rf"(?P<element>{_ELEMENT})(?P<marks>[{CLOSING}]+)", re.DOTALL)
 
 
 def keep_punctuation_with(html: str) -> str:
@@ -47,14 +47,31 @@ def keep_punctuation_with(html: str) -> str:
 
     Examples
     --------
-    >>> keep_punctuation_with('是 <span class="math notranslate nohighlight">\\\\(p\\\\)</span>，而')
-    '是 <span class="zh-nobreak"><span class="math notranslate nohighlight">\\\\(p\\\\)</span>，</span>而'
+    >>> m = '<span class="math notranslate nohighlight">p</span>'
+    >>> keep_punctuation_with(f'是 {m}，而') == f'是 <span class="zh-nobreak">{m}，</span><wbr>而'
+    True
     >>> keep_punctuation_with('<code class="docutils literal notranslate">x</code> 和')
     '<code class="docutils literal notranslate">x</code> 和'
+
+    One element only: never the text between two code spans.
+
+    >>> c = '<code class="docutils literal notranslate">'
+    >>> keep_punctuation_with(f'{c}a</code> 和 {c}b</code>，').count(' 和 </')
+    0
+    >>> keep_punctuation_with(f'{c}a</code> 和 {c}b</code>，').startswith(f'{c}a</code> 和 <span')
+    True
     """
-    return _NOBREAK.sub(
-        lambda m: f'<span class="zh-nobreak">{m.group("element")}{m.group("marks")}</span>',
-        html)
+    return _NOBREAK.sub(_kept_together, html)
+
+
+def _kept_together(match: re.Match[str]) -> str:
+    element, marks = match.group("element"), match.group("marks")
+    # The span keeps the element and its marks on one line; a code span inside it still
+    # breaks at its own spaces (passk-zh.css gives it white-space: normal back).
+    # <wbr>: a line may break after the marks even when the next element is kept
+    # together too (`--a`、`--b`、: two no-wrap spans side by side would not break).
+    return f'<span class="zh-nobreak">{element}{marks}</span><wbr>'
+
 
 
 def _html_page(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
@@ -78,14 +95,17 @@ def pinyin_key(term: str, table: dict[str, str]) -> str | None:
     """
     if not _HAN.match(term):
         return None
-    return table.get(term.split("（")[0].strip())
+    return table.get(term.split("（", maxsplit=1)[0].strip())
 
 
 def _patch_index(app: Sphinx) -> None:
     from sphinx.environment.adapters import indexentries
 
     table: dict[str, str] = dict(app.config.zh_index_pinyin or {})
-    english_key, english_group = indexentries._key_func_1, indexentries._group_by_func
+    # Sphinx has no hook for the index's order: its two module functions are replaced
+    # (Sphinx 7.4's names; the build fails loudly if they are renamed).
+    english_key = indexentries._key_func_1  # noqa: SLF001
+    english_group = indexentries._group_by_func  # noqa: SLF001
     missing: set[str] = set()
 
     def key(entry: tuple[str, Any]) -> tuple[tuple[int, str], str]:
@@ -95,16 +115,16 @@ def _patch_index(app: Sphinx) -> None:
                 missing.add(entry[0])
                 logger.warning("zh index: %r has no pinyin in zh_index_pinyin "
                                "(locales/zh_CN/_config.yml): add a row", entry[0])
-            return english_key(entry)  # type: ignore[no-any-return]
+            return english_key(entry)
         # among the English entries of the same letter, by pinyin, then by the term
         return (1, unicodedata.normalize("NFD", pinyin.lower())), entry[0]
 
     def group(entry: tuple[str, Any]) -> str:
         pinyin = pinyin_key(entry[0], table)
-        return pinyin[0].upper() if pinyin else english_group(entry)  # type: ignore[no-any-return]
+        return pinyin[0].upper() if pinyin else english_group(entry)
 
-    indexentries._key_func_1 = key  # type: ignore[assignment]
-    indexentries._group_by_func = group  # type: ignore[assignment]
+    indexentries._key_func_1 = key  # noqa: SLF001
+    indexentries._group_by_func = group  # noqa: SLF001
 
 
 # ------------------------------------------------------------------------- the search
