@@ -60,18 +60,35 @@ def keep_punctuation_with(html: str) -> str:
     0
     >>> keep_punctuation_with(f'{c}a</code> 和 {c}b</code>，').startswith(f'{c}a</code> 和 <span')
     True
+
+    A long code span with spaces keeps only its last word with the mark:
+
+    >>> w = '<span class="pre">'
+    >>> long = f'{c}{w}gate:</span> {w}PASSED</span> {w}(with:</span> {w}look)</span></code>，'
+    >>> keep_punctuation_with(long).split('<span class="zh-nobreak">')[1]
+    '<code class="docutils literal notranslate"><span class="pre">look)</span></code>，</span><wbr>'
     """
     return _NOBREAK.sub(_kept_together, html)
 
 
+_LAST_WORD = re.compile(r'^(?P<open><code [^>]*>)(?P<head>.*\S)(?P<space>\s+)'
+                        r'(?P<last><span class="pre">[^<]*</span>)</code>$', re.S)
+LONG_CODE = 24   # characters of code text: a longer code span with spaces is split
+
+
 def _kept_together(match: re.Match[str]) -> str:
     element, marks = match.group("element"), match.group("marks")
-    # The span keeps the element and its marks on one line; a code span inside it still
-    # breaks at its own spaces (passk-zh.css gives it white-space: normal back).
+    last = _LAST_WORD.match(element)
+    if last and len(re.sub(r"<[^>]+>", "", element)) > LONG_CODE:
+        # A long code span with spaces must still break at its spaces on a narrow
+        # screen: only its last word is kept with the marks (two code boxes, one line
+        # break opportunity between them).
+        head = f'{last["open"]}{last["head"]}</code>{last["space"]}'
+        element = f'{last["open"]}{last["last"]}</code>'
+        return f'{head}<span class="zh-nobreak">{element}{marks}</span><wbr>'
     # <wbr>: a line may break after the marks even when the next element is kept
     # together too (`--a`、`--b`、: two no-wrap spans side by side would not break).
     return f'<span class="zh-nobreak">{element}{marks}</span><wbr>'
-
 
 
 def _html_page(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
