@@ -72,7 +72,7 @@ def keep_punctuation_with(html: str) -> str:
 
 
 _LAST_WORD = re.compile(r'^(?P<open><code [^>]*>)(?P<head>.*\S)(?P<space>\s+)'
-                        r'(?P<last><span class="pre">[^<]*</span>)</code>$', re.S)
+                        r'(?P<last><span class="pre">[^<]*</span>)</code>$', re.DOTALL)
 LONG_CODE = 24   # characters of code text: a longer code span with spaces is split
 
 
