@@ -1202,7 +1202,7 @@ def test_chinese_quotes_are_drawn_from_the_cjk_face(built):
     assert stack.lstrip().startswith('"passk CJK punctuation"'), stack
 
 
-def _search_terms() -> dict:
+def _search_index() -> dict:
     text = (HTML_ZH / "searchindex.js").read_text(encoding="utf-8")
     return json.loads(text[text.index("(") + 1:text.rindex(")")])
 
@@ -1210,7 +1210,7 @@ def _search_terms() -> dict:
 def test_search_index_holds_the_books_terms(built):
     """The search index has the book's own terms whole (jieba's general dictionary cut
     抖动率 into 抖动 + 率 and found 掷硬币 nowhere), each on the pages that use it."""
-    index = _search_terms()
+    index = _search_index()
     terms, docs = index["terms"], index["docnames"]
     for term in ("抖动率", "处置手册", "值班助手", "置信下限", "掷硬币", *zh_book.indexed_terms()):
         assert term in terms, f"{term!r} is not a search term of the Chinese book"
