@@ -1202,6 +1202,27 @@ def test_chinese_quotes_are_drawn_from_the_cjk_face(built):
     assert stack.lstrip().startswith('"passk CJK punctuation"'), stack
 
 
+def test_chinese_quotes_are_full_width(browser, site_url):
+    """In a Chinese paragraph “” are as wide as a Han character (the CJK face's glyph):
+    drawn from the Latin face first in the stack they were about half as wide."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page, _, _ = _open(context, f"{site_url}/zh/book/intro.html")
+        widths = page.evaluate("""async () => {
+          await document.fonts.ready;
+          const span = document.createElement('span');
+          span.textContent = '中“先重启”中';
+          document.querySelector('article p').appendChild(span);
+          const range = document.createRange(), text = span.firstChild;
+          return [0, 1, 5, 6].map(i => { range.setStart(text, i); range.setEnd(text, i + 1);
+                                         return range.getBoundingClientRect().width; });
+        }""")
+    finally:
+        context.close()
+    han = widths[0]
+    assert all(abs(w - han) < 0.5 for w in widths), f"widths of 中 “ ” 中: {widths}"
+
+
 def _search_index() -> dict:
     text = (HTML_ZH / "searchindex.js").read_text(encoding="utf-8")
     return json.loads(text[text.index("(") + 1:text.rindex(")")])
