@@ -99,6 +99,14 @@ def lookalike_groups(ids: Iterable[str]) -> list[tuple[str, ...]]:
     >>> lookalike_groups(["a", "b", "a ", "B", "c", "a", "\u0430"])
     [('a', 'a ', 'а'), ('b', 'B')]
     """
+    ids = list(ids)
+    whole = "".join(ids)
+    if whole.isascii() and whole.isprintable() and " " not in whole:
+        # printable ASCII without spaces: an id's skeleton is its case fold, so no two
+        # distinct ids look alike when their case folds are as many (checked in C)
+        distinct = set(ids)
+        if len(set(map(str.casefold, distinct))) == len(distinct):
+            return []
     first: dict[str, str] = {}  # a skeleton's first id: one entry per task, no group made
     groups: dict[str, dict[str, None]] = {}
     for task_id in ids:
