@@ -1094,10 +1094,10 @@ def _honest_words(bar: str) -> list[str]:
 
 def _plan_words(trials: int) -> list[str]:
     """Page 7 with at most ``trials`` trials a task: from tau-bench's records themselves
-    (a success is a reward within 1e-6 of 1), the flaky tasks (passed and failed) that
-    straight passes could still bring under the chapter's cap of 0.2 with a pass^4 that
-    clears the bar of 0.7 alone, and the most failures the cap allows, 4 f (n - f) <=
-    0.2 n^2, by exact fractions and binomial coefficients."""
+    (a success is a reward within 1e-6 of 1), whether any, some or all of the flaky tasks
+    (passed and failed) could still be brought under the chapter's cap of 0.2 by straight
+    passes with a pass^4 that clears the bar of 0.7 alone, and the most failures the cap
+    allows, 4 f (n - f) <= 0.2 n^2, by exact fractions and binomial coefficients."""
     import math
     from collections import Counter
     from fractions import Fraction
@@ -1113,8 +1113,12 @@ def _plan_words(trials: int) -> list[str]:
     most = max(f for f in range(trials // 2 + 1) if 4 * f * (trials - f) <= cap * trials**2)
     rescued = [(c, n) for c, n in flaky if n - c <= most and Fraction(
         math.comb(trials - (n - c), 4), math.comb(trials, 4)) >= bar]
-    return [f"{len(rescued)} of the {len(flaky)} flaky tasks", f"with {trials} trials",
-            f"fails at most {most} of them"]
+    # the page says it in words, one branch per outcome (none, some, every one)
+    rescue = ("No flaky task can be rescued" if not rescued else
+              "Every flaky task could still be rescued" if len(rescued) == len(flaky) else
+              "Some flaky tasks could still be rescued")
+    stay = "never fails, or never passes" if most == 0 else f"fails at most {most} of them"
+    return [rescue, f"with {trials} trials", f"only if it {stay}"]
 
 
 def _epochs_words(epochs: int) -> list[str]:
