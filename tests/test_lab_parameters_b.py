@@ -1,4 +1,4 @@
-"""Each page's parameter changed in JupyterLab: pages 6 to 9, and page 1's Chinese edition
+"""Each page's parameter changed in JupyterLab: pages 6 to 9, and pages 1 and 5's Chinese editions
 (pages 1, 2, 4 and 5 in ``test_lab_parameters_a.py``; see ``tests/helpers/lab_pages.py``)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ test_each_page_follows_its_parameter = page_test("06", "07", "08", "09")
 # the pages whose Chinese edition is also run in JupyterLab (the quickest: each run of a
 # page in the lab costs about a minute on a loaded machine)
 CHINESE_PARAMETERS = [c for c in lab.CHANGED_PARAMETERS
-                      if c[0] == "01_searchrunbook_incident"]
+                      if c[0] in ("01_searchrunbook_incident", "05_the_gate")]
 
 
 @pytest.mark.parametrize(("stem", "old", "new", "prose_id", "shown", "followed"),
