@@ -1047,7 +1047,7 @@ def _gate_words(cap: str) -> list[str]:
     mean = (Fraction(math.comb(10, 5), math.comb(12, 5)) + 2) / 3
     assert mean > Fraction(7, 10)
     verdict = "PASSED" if flakiness <= limit else "BLOCKED"
-    side = "within" if flakiness <= limit else "above"
+    side = "within" if flakiness <= limit else "over"
     words = ("none", "one", "two", "three", "four", "five", "six")
 
     def most(n: int) -> str:
