@@ -1056,8 +1056,8 @@ def _gate_words(cap: str) -> list[str]:
 
     fewest = next(n for n in range(2, 41) if Fraction(4 * (n - 1), n * n) <= limit)
     return ["the verdict is PASSED.",
-            f"{float(flakiness):.3f}, {side} the cap of {cap} and "
-            f"{float(flakiness / limit):.1f} times it", f"verdict is {verdict}.",
+            (f"{float(flakiness):.3f}, {side} the cap of {cap} and "
+             f"{float(flakiness / limit):.1f} times it"), f"verdict is {verdict}.",
             f"How strict is a cap of {cap}?", f"The answer: {most(12)} of them.",
             f"Of a read-only task's 5 runs: {most(5)}.",
             f"= {fewest} runs on",
