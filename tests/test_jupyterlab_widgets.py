@@ -1059,7 +1059,7 @@ def _gate_words(cap: str) -> list[str]:
             (f"{float(flakiness):.3f}, {side} the cap of {cap} and "
              f"{float(flakiness / limit):.1f} times it"), f"verdict is {verdict}.",
             f"How strict is a cap of {cap}?", f"The answer: {most(12)} of them.",
-            f"Of a read-only task's 5 runs: {most(5)}.",
+            f"5 runs: {most(5)}.",   # no apostrophe: the lab may draw it curly
             f"= {fewest} runs on",
             f"Before the fix its verdict is {verdict} (flakiness {float(flakiness):.3f})"]
 
