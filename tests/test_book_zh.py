@@ -348,7 +348,7 @@ def test_translated_outputs_follow_the_english(page):
 
 # The Chinese edition's figures: each of the English notebooks' figures, drawn by the
 # same code in Chinese (zh_book.chinese_figures executes the notebook for them).
-FIGURE_COUNT = 18  # page 4 gained the attribution figure (issue 37)
+FIGURE_COUNT = 19  # page 4 gained the attribution figure, page 5 its small multiples (issue 37)
 
 
 def test_every_figure_is_drawn_in_chinese():
