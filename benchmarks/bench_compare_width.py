@@ -96,12 +96,19 @@ def widths(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float,
     low, high = _suite_difference(c_old, n_old, c_new, n_new, k, alpha)
     low2, high2 = _suite_difference(c_old, n_old, c_new, n_new, k, alpha / 2)
     full = high - low
+    # the one construction proved never wider (issue 38, third pass): the difference at the
+    # full alpha, intersected with the union at alpha^2 / 8 (Sidak's slack, alpha^2/16 a side)
+    tiny = _union(base, h_old, h_new, k, n_old, n_new, alpha**2 / 8, p_value=False)
+    s_low, s_high = np.maximum(low, tiny.low), np.minimum(high, tiny.high)
+    s_low, s_high = np.minimum(s_low, s_high), np.maximum(s_low, s_high)
+    w_sidak = np.minimum(s_high, 1) - np.maximum(s_low, -1)
     w_before = np.minimum(before.high, 1) - np.maximum(before.low, -1)
     w_after = np.minimum(after.high, 1) - np.maximum(after.low, -1)
     r_after = w_after / full
     return {"before": float(np.mean(w_before / full)), "after": float(r_after.mean()),
             "max": float(r_after.max()), "wider": float(np.mean(r_after > 1 + 1e-12)),
-            "half": float(np.mean((high2 - low2) / full))}
+            "half": float(np.mean((high2 - low2) / full)),
+            "sidak": float(np.mean(w_sidak / full)), "sidak_max": float(np.max(w_sidak / full))}
 
 
 def powers(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
@@ -158,6 +165,66 @@ def direct_all_pass(runs: int, confidence: float) -> dict[str, float]:
     return out
 
 
+def rectangle_slack(t: int, n: int, confidence: float) -> dict[str, float]:
+    """Ideas (a) and (b) of issue 38's third pass, exactly: identical tasks, k = 1, so each
+    version's suite interval is a function of its total successes S ~ Binomial(T n, theta)
+    (n >= 2k: no per-task part). Per end, the largest miss probability over theta,
+    ``sup_theta P(L(S) > theta)`` and ``P(U(S) < theta)``, against its budget alpha/4 (the
+    discreteness slack); and the rectangle's lower side, ``1 - (1 - P(L_new > theta + m))
+    (1 - P(U_old < theta))`` (the two versions' runs independent: Sidak), at its largest
+    over theta on the lines theta_new - theta_old = m, against alpha/2. What it leaves under
+    alpha/2 is all a test containing the rectangle's rejections could add there."""
+    from scipy import stats
+    alpha = 1 - confidence
+    runs = t * n
+    s = np.arange(runs + 1)
+    c = np.minimum(np.maximum(s[:, None] - n * np.arange(t)[None, :], 0), n)  # S as counts
+    low, high = _hoeffding_suites(c, np.full(t, n), 1, alpha / 2)
+    # the miss probabilities jump at the ends: evaluate just inside and outside each
+    edges = np.concatenate([low, high])
+    theta = np.unique(np.clip(np.concatenate([edges - 1e-12, edges + 1e-12,
+                                              np.linspace(0, 1, 4001)]), 0.0, 1.0))
+    pmf = stats.binom.pmf(s[None, :], runs, theta[:, None])
+    a1 = np.einsum("ij,ji->i", pmf, (low[:, None] > theta[None, :]).astype(float))
+    a2 = np.einsum("ij,ji->i", pmf, (high[:, None] < theta[None, :]).astype(float))
+    out = {"sup P(L > theta) / (alpha/4)": float(a1.max() / (alpha / 4)),
+           "sup P(U < theta) / (alpha/4)": float(a2.max() / (alpha / 4))}
+    for m in (0.0, -0.01, -0.03, -0.1, -0.5, -0.9):
+        a1_at = np.interp(theta + m, theta, a1, left=0.0, right=0.0)  # a1 at theta_new
+        # interpolation between grid points may miss a jump: take the larger neighbour
+        j = np.clip(np.searchsorted(theta, theta + m), 1, theta.size - 1)
+        a1_at = np.maximum(a1_at, np.maximum(a1[j - 1], a1[j]) * ((theta + m) >= 0))
+        size = 1 - (1 - a1_at) * (1 - a2)
+        out[f"size on m = {m:+.2f} / (alpha/2)"] = float(size.max() / (alpha / 2))
+    return out
+
+
+def d_bar_tail_lower(runs: int, confidence: float) -> tuple[float, float]:
+    """Idea (c)'s statistic alone, where every run passed (identical tasks, k = 1): the
+    lower end of an exact unconditional test on the difference of the two totals,
+    rejecting m when sup_theta P(S_new - S_old >= 0 | theta_old = theta, theta_new = theta
+    + m) <= alpha/2, beside the difference of the suite intervals' at alpha. The tail of d-bar
+    at no change is about 1/2 wherever theta sits mid-way, so the test must move m until even
+    mid-way thetas reject it."""
+    from scipy import stats
+    alpha = 1 - confidence
+    s = np.arange(runs + 1)
+    thetas = np.linspace(0.0, 1.0, 401)
+    lower = 0.0
+    for m in -np.linspace(0.0, 1.0, 401)[1:]:
+        worst = 0.0
+        for th in thetas[(thetas + m >= 0)]:
+            p_old = stats.binom.pmf(s, runs, th)
+            tail_new = stats.binom.sf(s - 1, runs, th + m)  # P(S_new >= s)
+            worst = max(worst, float(p_old @ tail_new))
+        if worst <= alpha / 2:
+            lower = float(m)
+            break
+    every = np.full((1, 50), runs // 50)
+    d_low, _ = _suite_difference(every, runs // 50, every, runs // 50, 1, alpha)
+    return lower, float(d_low[0])
+
+
 def side_errors(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float,
                 reps: int, rng: np.random.Generator, tau: np.ndarray
                 ) -> tuple[float, float]:
@@ -183,31 +250,41 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--power", action="store_true", help="the power table on the error grid")
     ap.add_argument("--direct", action="store_true", help="idea (a) at the all-pass outcome")
+    ap.add_argument("--slack", action="store_true",
+                    help="ideas (a)-(c): the rectangle's exact slack and the d-bar tail")
     ap.add_argument("--no-errors", action="store_true", help="skip each side's error")
     ap.add_argument("--no-widths", action="store_true", help="skip the width table")
+    ap.add_argument("--no-grid", action="store_true",
+                    help="the width table on the nine cells only (not the error grid's)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     tau = tau_rates()
     start = time.process_time()
     cells = [(name, t, n, n, k) for name, t, n, k in CELLS]
-    cells += [(name, t, n_old, n_new, k) for name in GRID_POPULATIONS
-              for n_old, n_new, k in GRID_DESIGNS for t in GRID_TASKS]
+    if not args.no_grid:
+        cells += [(name, t, n_old, n_new, k) for name in GRID_POPULATIONS
+                  for n_old, n_new, k in GRID_DESIGNS for t in GRID_TASKS]
     print("width / the difference of the suite intervals at the full alpha (mean over suites):"
           " before (the union at alpha), after (now), its largest, the share of suites where"
-          " it is wider, and the difference at alpha/2")
+          " it is wider, the difference at alpha/2, and the difference at alpha intersected"
+          " with the union at alpha^2/8 (Sidak, proved never wider) with its largest")
     print(f"{'population':25} {'T':>4} {'n':>5} {'k':>2} {'conf':>5} | {'before':>6} "
-          f"{'after':>6} {'max':>6} {'wider':>6} {'D(a/2)':>6}")
-    summary = []
+          f"{'after':>6} {'max':>6} {'wider':>6} {'D(a/2)':>6} {'sidak':>6} {'max':>6}")
+    summary, sidak = [], []
     for name, t, n_old, n_new, k in [] if args.no_widths else cells:
         for conf in (0.90, 0.95, 0.99):
             w = widths(name, t, n_old, n_new, k, conf, args.reps, rng, tau)
             summary.append(w["after"])
+            sidak.append(w["sidak_max"])
             print(f"{name:25} {t:>4} {n_old:>2}/{n_new:<2} {k:>2} {conf:>5.0%} | "
                   f"{w['before']:6.3f} {w['after']:6.3f} {w['max']:6.3f} {w['wider']:6.1%} "
-                  f"{w['half']:6.3f}", flush=True)
+                  f"{w['half']:6.3f} {w['sidak']:6.3f} {w['sidak_max']:6.3f}", flush=True)
     a = np.array(summary) if summary else np.ones(1)
     print(f"after / D(alpha) over {a.size} cell-levels: {a.min():.3f}-{a.max():.3f}, at most 1 "
           f"in {int(np.sum(a <= 1.0))}")
+    if sidak:
+        print(f"Sidak's (D(alpha) and the union at alpha^2/8) largest ratio over every suite: "
+              f"{max(sidak):.6f}")
     if args.power:
         print("\npower (interval below 0) on the error grid's designs: the comparison now, the "
               "difference of the suite intervals at alpha, the union at alpha")
@@ -227,6 +304,23 @@ def main() -> None:
             base = ends["difference"]
             print(f"{conf:.0%}: " + ", ".join(f"{key} {v:+.4f} ({v / base:.2f}x)"
                                               for key, v in ends.items()), flush=True)
+    if args.slack:
+        print("\nideas (a)/(b): the suite intervals' miss probability at its largest, exactly "
+              "(identical tasks, k = 1, n = 4, enumerated binomial), and the rectangle's "
+              "lower-side size on the line theta_new - theta_old = m (Sidak), as shares of "
+              "their budgets")
+        for t in (50, 200):
+            for conf in (0.90, 0.95, 0.99):
+                out = rectangle_slack(t, 4, conf)
+                print(f"T={t} n=4 k=1 {conf:.0%}: " + ", ".join(f"{key} {v:.4f}"
+                                                          for key, v in out.items()),
+                      flush=True)
+        print("\nidea (c): the exact test on the difference of the totals alone, where every "
+              "run passed (T = 50, n = 4, k = 1), its lower end against the difference's")
+        for conf in (0.90, 0.95, 0.99):
+            tail, diff = d_bar_tail_lower(200, conf)
+            print(f"{conf:.0%}: d-bar tail {tail:+.4f}, difference {diff:+.4f} "
+                  f"({tail / diff:.1f}x)", flush=True)
     if not args.no_errors:
         print("\neach side's error after (Monte Carlo, s.e. in brackets), alpha/2 beside it")
         for name, t, n_old, n_new, k in (("saturated Beta(20, 0.3)", 50, 4, 4, 1),

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,9 @@ from passk.render.tables import (
     json_number,
     list_items,
     show_id,
+    show_ids,
 )
+from passk.render.words import plural
 from passk.repeats import RepeatRun
 from passk.results.protocol import Protocol
 from passk.stats.operating import exact_mean, mean_reaches
@@ -532,12 +535,12 @@ def reliability_gate(
             reasons.append(f"task {show_id(t.task_id)}: {_runs_phrase(t.runs)} too few to estimate "
                            f"pass^{k or 'k'}{its_k}{left}")
         elif t.runs < min_runs and t.task_id not in early:
-            reasons.append(f"task {show_id(t.task_id)}: {t.runs} runs, fewer than the minimum "
-                           f"{min_runs}{left}")
+            reasons.append(f"task {show_id(t.task_id)}: {plural(t.runs, 'run')}, fewer than the "
+                           f"minimum {min_runs}{left}")
     if early:
-        reasons.append(f"{len(early)} task(s) stopped early once the gate's verdict on them "
-                       f"was settled: " + ", ".join(f"{show_id(tid)} ({n} planned)"
-                                                    for tid, n in early.items()))
+        reasons.append(f"{plural(len(early), 'task')} stopped early once the gate's verdict on "
+                       f"{'it' if len(early) == 1 else 'them'} was settled: "
+                       + ", ".join(f"{show_id(tid)} ({n} planned)" for tid, n in early.items()))
     estimable = not reasons
     on_bound = on == "lower-bound"
     values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])
@@ -562,13 +565,26 @@ def reliability_gate(
             reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
     flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
     flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
-    reasons.extend(f"task {show_id(t.task_id)}: flakiness {t.flakiness:.3f} exceeds the cap "
-                   f"{max_flakiness:.3f} ({t.successes}/{t.runs} passed)"
-                   for t in per_task if t.task_id in flaky_ids)
+    reasons.extend(_flaky_reasons([t for t in per_task if t.task_id in flaky_ids],
+                                  max_flakiness))
     headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
     return GateResult(overall, not reasons, flaky, tuple(reasons),
                       what=headline if not on_bound else f"lower bound on {headline}",
                       bar=min_overall_pass_hat_k, cap=max_flakiness)
+
+
+def _flaky_reasons(tasks: Sequence[TaskReport], cap: float) -> list[str]:
+    """One reason a flaky task: ``task ID: flakiness F exceeds the cap C (c/n passed)``,
+    the ids shown as :func:`show_id` shows them; the lines made by one %-format of the
+    column (in C: a suite of 10**5 tasks has tens of thousands)."""
+    if not tasks:
+        return []
+    line = ("task %s: flakiness %.3f exceeds the cap " + f"{cap:.3f}".replace("%", "%%")
+            + " (%d/%d passed)\n")
+    shown = show_ids([t.task_id for t in tasks])
+    text = (line * len(tasks)) % tuple(chain.from_iterable(
+        (i, t.flakiness, t.successes, t.runs) for i, t in zip(shown, tasks)))
+    return text.split("\n")[:-1]
 
 
 def suite_report(

@@ -654,8 +654,9 @@ def _figure_outputs(notebook: dict) -> list[tuple[str, int]]:
 # English a Chinese figure may hold: the words the prose keeps in English, names, and
 # identifiers by their form (ALL-CAPS, a digit or one of _ @ ^ . = /, camelCase); math
 # ($...$, pass$^k$) is left out before the words are read.
-FIGURE_KEPT = {"harness", "bootstrap", "Clopper", "Pearson", "Wilson", "Beta", "dev", "epoch",
-               "Inspect", "tau-bench"}
+# "agent" is the chapter's own word in Chinese prose ("agent 不是纯函数"), like harness.
+FIGURE_KEPT = {"harness", "agent", "bootstrap", "Clopper", "Pearson", "Wilson", "Beta", "dev",
+               "epoch", "Inspect", "tau-bench"}
 _FIGURE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_@^.=/'-]*")
 
 
@@ -853,7 +854,28 @@ def chinese_config(root: Path = ROOT) -> dict:
                 base[key] = value
         return base
 
-    return merge(config, overrides)
+    config = merge(config, overrides)
+    # The Chinese typesetting (_ext/zh_typography.py): no line-initial punctuation, the
+    # pinyin index, and a search that finds the glossary's terms whole.
+    sphinx = config["sphinx"]["config"]
+    sphinx["extensions"] = [*sphinx["extensions"], "zh_typography"]
+    sphinx["zh_search_words"] = sorted(set(sphinx.get("zh_search_words") or [])
+                                       | set(indexed_terms()))
+    return config
+
+
+_INDEX_ROLE = re.compile(r"\{index\}`([^`<]+?)\s*(?:<[^`]*>)?`")
+
+
+def indexed_terms(pages: list[str] | None = None) -> list[str]:
+    """Every Chinese term the catalogs index (``{index}`抖动率```), in the glossary's order."""
+    terms: list[str] = []
+    for page in pages if pages is not None else toc_pages():
+        for entry in load_catalog(page).values():
+            for term in _INDEX_ROLE.findall(str(entry["zh"])):
+                if re.match(f"[{_HAN}]", term) and term not in terms:
+                    terms.append(term)
+    return terms
 
 
 TOC_CAPTIONS = LOCALE / "_toc_captions.yml"   # the sidebar's part captions in Chinese

@@ -312,7 +312,7 @@ def test_run_suite_refuses_keywords_looser_than_in_force(suite_policy, keywords,
 
 
 @pytest.mark.parametrize(("tasks", "plan", "words"), [
-    ([Task("r")], RepeatPolicy(default=5), "the suite lacks the policy's task(s) w"),
+    ([Task("r")], RepeatPolicy(default=5), "the suite lacks the policy's task w"),
     (TASKS, RepeatPolicy(runs_by_risk={"read-only": 2}, default=2), "2 runs for task r would loosen the policy's runs 5"),
 ])
 def test_run_suite_refuses_a_plan_short_of_the_policy(suite_policy, tasks, plan, words):

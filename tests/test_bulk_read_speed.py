@@ -446,3 +446,26 @@ def test_per_task_intervals_once_per_distinct_counts_are_the_same(method: str) -
             ci = binomtest(int(c[i]), int(n[i])).proportion_ci(method="exact")
             assert low[i] == pytest.approx(ci.low ** k[i], abs=1e-12)
             assert high[i] == pytest.approx(ci.high ** k[i], abs=1e-12)
+
+
+def test_flaky_reasons_are_the_lines_the_judge_wrote_one_by_one():
+    """The gate's reasons for flaky tasks, made by one %-format of the column, equal the
+    f-string of each task it replaced, on ids with %, braces, backslashes, spaces,
+    invisible and look-alike characters, at caps that print with three decimals."""
+    import random
+
+    from passk.render.tables import show_id
+    from passk.stability import _flaky_reasons, suite_report
+
+    rng = random.Random(7)
+    pieces = ["a", "%", "%s", "%%", "\\", "\n", " ", "\u200b", "é", "а", "{}", "x y", "\t"]
+    for _ in range(200):
+        ids = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 5))) + str(i)
+               for i in range(rng.randint(1, 30))]
+        counts = [rng.randint(0, 12) for _ in ids]
+        report = suite_report(ids, counts, [12] * len(ids), k=3)
+        cap = rng.choice([0.0, 0.2, 1 / 3, 0.5, 0.9995])
+        tasks = [t for t in report.tasks if t.runs and t.flakiness > cap]
+        assert _flaky_reasons(tasks, cap) == [
+            f"task {show_id(t.task_id)}: flakiness {t.flakiness:.3f} exceeds the cap "
+            f"{cap:.3f} ({t.successes}/{t.runs} passed)" for t in tasks]

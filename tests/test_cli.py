@@ -281,7 +281,7 @@ def test_plan_counts_the_samples_that_never_ran(unfinished_logs, capsys):
     assert accepted["total_extra_runs_at_most"] == out["total_extra_runs_at_most"] - 10
     assert main(["plan", cancelled, "--k", "1"]) == 0
     text = capsys.readouterr().out
-    assert "2 task(s) of the file's plan never ran; each is counted above with 0 runs" in text
+    assert "2 tasks of the file's plan never ran; each is counted above with 0 runs" in text
     assert f"incomplete input {cancelled}: Inspect log status is 'cancelled'" in text
 
 

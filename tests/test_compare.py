@@ -405,9 +405,13 @@ def test_default_spread_of_the_change():
 @pytest.mark.slow
 def test_default_plan_is_not_optimistic_when_a_tenth_of_the_tasks_carry_the_drop():
     """The tenth of the default population's tasks with the highest pass^1 lose the whole drop
-    of 0.08 (T = 50, n = 12): the default plan is within 0.10 of the simulated power of the
-    comparison (the proved one), where planning for an even change with the paired t alone
-    (the plan before issue 29's proof) is optimistic by more than 0.25."""
+    of 0.08 (T = 50, n = 12): the default plan is not optimistic against the simulated power
+    of the comparison (the proved one), where planning for an even change with the paired t
+    alone (the plan before issue 29's proof) is optimistic by more than 0.25. Since issue 38's
+    third pass the plan takes the noisier of its two models of the new version (every logit
+    lowered alike, or a tenth of the tasks losing delta/0.1 each, spread over those able to),
+    and is cautious here by about 0.16 (within 0.10 before): outside the two-sided promise,
+    said in plan_comparison's Notes' table of what is not met."""
     from unittest import mock
 
     from passk.stats import power as power_module
@@ -422,7 +426,8 @@ def test_default_plan_is_not_optimistic_when_a_tenth_of_the_tasks_carry_the_drop
                              replicates=1000, p_values=False, rng=8)["t"]
     simulated = float(np.mean(sim.high < 0))  # Monte Carlo SE <= 0.016
     plan = plan_comparison(k, delta=delta, tasks=(t,), runs=(n,), assume="default-population")
-    assert abs(float(plan.power[0, 0]) - simulated) <= 0.10
+    gap = float(plan.power[0, 0]) - simulated
+    assert -0.20 <= gap <= 0.02 + 2 * 0.016
     with mock.patch.object(power_module, "_proved_power", power_module._power):
         t_only = plan_comparison(k, delta=delta, tasks=(t,), runs=(n,),
                                  assume="default-population")

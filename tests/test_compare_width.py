@@ -198,3 +198,106 @@ def test_the_direct_interval_is_wider_where_every_run_passed(confidence):
     low, _ = suite_difference([4] * 50, 4, [4] * 50, 4, 1, alpha)
     for gamma in (alpha / 4, alpha / 10, alpha / 20):
         assert direct_lower_end(200, confidence, gamma) < low * 1.05
+
+
+# --------------------------------------------------------------------------
+# issue 38, third pass: ideas (a)-(c), exactly, and the one construction proved never wider
+# --------------------------------------------------------------------------
+
+def _ends_by_total(t: int, n: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The public suite interval's ends for every total S of t identical tasks with n runs
+    (k = 1, n >= 2: a function of S; S spread as n, n, ..., the rest, 0, ...)."""
+    lows, highs = [], []
+    for s in range(t * n + 1):
+        c = np.clip(s - n * np.arange(t), 0, n)
+        ci = mean_pass_hat_k_ci(c, n, 1, confidence=confidence).ci
+        lows.append(ci.low)
+        highs.append(ci.high)
+    return np.array(lows), np.array(highs)
+
+
+@pytest.mark.parametrize("confidence", LEVELS)
+def test_the_rectangle_is_exact_but_for_sidaks_term(confidence):
+    """Ideas (a) and (b): T = 50, n = 4, k = 1, identical tasks (S ~ Binomial(200, theta),
+    scipy): each suite end's miss probability reaches its budget alpha/4 (no discreteness
+    slack), and the difference's lower side misses with probability 1 - (1 - alpha/4)^2 =
+    alpha/2 - alpha^2/16 on the line theta_new = theta_old: a test whose rejections contain
+    the rectangle's can add at most alpha^2/16 there."""
+    alpha = 1 - confidence
+    low, high = _ends_by_total(50, 4, 1 - alpha / 2)
+    s = np.arange(201)
+    just_below = np.unique(np.clip(low - 1e-10, 0, 1))
+    a1 = np.array([stats.binom.pmf(s, 200, th) @ (low > th) for th in just_below])
+    assert alpha / 4 * 0.999 <= a1.max() <= alpha / 4 + 1e-12
+    just_above = np.unique(np.clip(high + 1e-10, 0, 1))
+    a2 = np.array([stats.binom.pmf(s, 200, th) @ (high < th) for th in just_above])
+    assert alpha / 4 * 0.999 <= a2.max() <= alpha / 4 + 1e-12
+    # the line theta_new = theta_old: both ends near their budgets at once (the interval is
+    # nearly exact at every theta), so the rectangle's size there is nearly alpha/2 - alpha^2/16
+    sizes = []
+    for th in np.concatenate([just_below, just_above]):
+        pmf = stats.binom.pmf(s, 200, th)
+        sizes.append(1 - (1 - pmf @ (low > th)) * (1 - pmf @ (high < th)))
+    assert (alpha / 2 - alpha**2 / 16) * 0.97 <= max(sizes) <= alpha / 2 - alpha**2 / 16 + 1e-12
+
+
+@pytest.mark.parametrize("confidence", LEVELS)
+def test_the_tail_of_d_bar_alone_cannot_be_narrow_where_every_run_passed(confidence):
+    """Idea (c): where every run passed (T = 50, n = 4, k = 1), an exact test on S_new - S_old
+    alone does not reject a drop of twice the difference's lower end: mid-way thetas make
+    S_new >= S_old likely (about 1/2), whatever the runs say about where theta sits."""
+    alpha = 1 - confidence
+    low, _ = suite_difference([4] * 50, 4, [4] * 50, 4, 1, alpha)
+    m = 2 * low
+    s = np.arange(201)
+    worst = max(float(stats.binom.pmf(s, 200, th) @ stats.binom.sf(s - 1, 200, th + m))
+                for th in np.linspace(-m, 1.0, 201))
+    assert worst > alpha / 2
+
+
+def _never_wider_interval(c_old, n_old, c_new, n_new, k, confidence):
+    from passk.stats.compare import _never_wider
+    h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
+    h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
+    base = paired_difference_test(h_new - h_old, confidence=confidence)
+    res = _never_wider(base, h_old, h_new, k, n_old, n_new, 1 - confidence)
+    return np.maximum(res.low, -1.0), np.minimum(res.high, 1.0)
+
+
+@pytest.mark.parametrize("confidence", LEVELS)
+@pytest.mark.parametrize("kind,t,n_old,n_new,k", [
+    ("saturated", 50, 4, 4, 1), ("saturated", 30, 6, 6, 2), ("spread", 60, 8, 8, 4),
+    ("spread", 25, 16, 1, 1)])
+def test_sidaks_construction_is_never_wider_than_the_difference_at_full_alpha(
+        kind, t, n_old, n_new, k, confidence):
+    """The difference of the suite intervals at the full alpha, intersected with the union at
+    alpha^2/8: inside that difference on every suite (the public suite interval on the
+    other side)."""
+    rng = np.random.default_rng(83 + t + k)
+    alpha = 1 - confidence
+    for _ in range(3):
+        p = draws(kind, t, rng)
+        c_old, c_new = rng.binomial(n_old, p), rng.binomial(n_new, p)
+        low, high = _never_wider_interval(c_old, n_old, c_new, n_new, k, confidence)
+        d_low, d_high = suite_difference(c_old, n_old, c_new, n_new, k, alpha)
+        assert d_low - 1e-9 <= float(low) and float(high) <= d_high + 1e-9
+
+
+@pytest.mark.parametrize("confidence", LEVELS)
+@pytest.mark.parametrize("rates_old,rates_new,n_old,n_new,k", CASES[:3])
+def test_sidaks_construction_each_side_at_most_half_alpha_exactly(rates_old, rates_new,
+                                                                  n_old, n_new, k,
+                                                                  confidence):
+    t = len(rates_old)
+    truth = float(np.mean(np.array(rates_new) ** k - np.array(rates_old) ** k))
+    outcomes = np.array(list(itertools.product(*([range(n_old + 1)] * t
+                                                  + [range(n_new + 1)] * t))))
+    c_old, c_new = outcomes[:, :t], outcomes[:, t:]
+    weight = np.ones(len(outcomes))
+    for i in range(t):
+        weight *= stats.binom.pmf(c_old[:, i], n_old, rates_old[i])
+        weight *= stats.binom.pmf(c_new[:, i], n_new, rates_new[i])
+    low, high = _never_wider_interval(c_old, n_old, c_new, n_new, k, confidence)
+    half = (1 - confidence) / 2
+    assert weight @ (low > truth + 1e-12) <= half
+    assert weight @ (high < truth - 1e-12) <= half

@@ -71,7 +71,7 @@ def test_diff_cli_exit_codes(tmp_path, capsys):
     new = write(tmp_path, "new.jsonl", {"refund": (4, 20), "lookup": (8, 10)})
     assert main(["diff", old, new]) == 1
     out = capsys.readouterr().out
-    assert "REGRESSED: 1 task(s) got worse beyond repeat noise (refund)" in out
+    assert "REGRESSED: 1 task got worse beyond repeat noise (refund)" in out
     assert "lookup: stable-pass → flaky" in out and "Holm correction" in out
     assert main(["diff", old, old]) == 0
     assert "no task regressed" in capsys.readouterr().out
@@ -95,8 +95,8 @@ def test_diff_suite_comes_first_with_its_verdict(tmp_path, capsys):
     new = write(tmp_path, "new.jsonl", many([(8, 8)] * 24 + [(3, 8)] * 6))
     assert main(["diff", old, new, "--k", "4"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "suite: mean pass^4 over 30 paired tasks (0 left out: fewer than 4 runs in a " \
-        "version)"
+    assert out[0] == "suite: mean pass^4 over 30 paired tasks (none left out: each has 4 runs or " \
+        "more in both)"
     # d = -1 on 6 tasks, 0 on 24: the paired t interval from scipy, its low end moved out by
     # the skewness correction (Hall 1992; scipy's G1): the differences are skewed left
     d = np.array([0.0] * 24 + [-1.0] * 6)

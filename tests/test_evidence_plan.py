@@ -264,8 +264,8 @@ def test_a_policy_without_tiers_fails_closed_on_the_largest_runs(honest, repo):
 
 
 @pytest.mark.parametrize(("risk", "words"), [
-    ({"a": "high"}, "tasks.risk: gives no tier for task(s) b of ids"),
-    ({"a": "high", "b": "high", "c": "high"}, "tasks.risk: gives a tier for task(s) c, not in"),
+    ({"a": "high"}, "tasks.risk: gives no tier for task b of ids"),
+    ({"a": "high", "b": "high", "c": "high"}, "tasks.risk: gives a tier for task c, not in"),
     ({"a": "high", "b": "low"}, "tasks.risk.b: tier 'low' has no runs: add it to runs_by_risk"),
     ({"a": "high", "b": 3}, "tasks.risk.b: 3 is not a non-empty string"),
     ("high", "tasks.risk: must be a table of task = tier"),

@@ -193,7 +193,7 @@ def test_the_curve_never_changes_its_task_set_along_k():
     assert fr.curve.tasks == 2 and fr.curve.left_out == 51
     hat = fr.curve.pass_hat_k
     assert np.all(np.diff(hat) <= 0)  # pass^k of one task set never rises with k
-    assert "51 task(s) with fewer than 3 runs left out of every k" in str(fr)
+    assert "51 tasks with fewer than 3 runs left out of every k" in str(fr)
 
 
 def test_suite_curve_against_brute_force_means():

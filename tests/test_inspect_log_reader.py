@@ -416,7 +416,7 @@ def test_a_misspelt_field_is_named(tmp_path):
     assert _error(path).endswith("runs.csv:1: unknown column 'taskid' (did you mean "
                                  "'task_id'?)")
     path.write_text("task,success\na,1\n")  # nothing close: the missing column is named
-    assert _error(path).endswith("missing column(s) ['task_id'] in the header")
+    assert _error(path).endswith("missing column ['task_id'] in the header")
 
 
 def test_a_json_log_is_detected_by_its_first_bytes(write_log, tmp_path, monkeypatch):

@@ -101,7 +101,7 @@ def test_empty_file(tmp_path):
     (["task_id,success,trial", "a,true,0", "a,maybe,1"], "runs.csv:3: field 'success' must be"),
     (["task_id,success,trial", ",true,0"], "runs.csv:2: missing field 'task_id'"),
     (["task_id,success,trial", "a,true,x"], "runs.csv:2: field 'trial' must be a whole number"),
-    (["task,success", "a,true"], "runs.csv:1: missing column(s) ['task_id']"),
+    (["task,success", "a,true"], "runs.csv:1: missing column ['task_id']"),
     (["task_id,success,trial", "a,true,0", "a,false,0"],
      "runs.csv:3: duplicate run: task 'a' trial 0 already appears on line 2"),
 ])
@@ -197,7 +197,7 @@ def test_duplicates_error_first_last(tmp_path, name, rows, first_line):
         assert {"successes": r.successes.tolist(), "totals": r.totals.tolist()} == by_hand(keep)
         dropped = ([first_line + 3, first_line + 4] if keep == "first"
                    else [first_line, first_line + 1])
-        assert r.notes == ((f"2 duplicate record(s) of a (task, trial) dropped, keeping the {keep} "
+        assert r.notes == ((f"2 duplicate records of a (task, trial) dropped, keeping the {keep} "
                            f"of each (duplicates={keep!r}): line {dropped[0]}, line {dropped[1]}"),)
     assert by_hand("first") == {"successes": [1, 2], "totals": [2, 2]}
     assert by_hand("last") == {"successes": [0, 1], "totals": [2, 2]}

@@ -686,11 +686,15 @@ def test_prose_shows_its_numbers_in_jupyterlab(lab_server, browser, tmp_path):
 # The text of each Markdown cell as drawn, by cell index (solutions opened).
 #: Whether Markdown cell ``index`` says every one of ``words`` (white space normalised).
 _PROSE_SAYS = r"""
-([index, words]) => {
-  const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
-  const myst = cell && cell.node.querySelector('.myst');
-  if (!myst) return false;
-  const text = myst.innerText.replace(/\s+/g, ' ');
+([indexes, words]) => {
+  const cells = window.jupyterapp.shell.currentWidget.content.widgets;
+  let text = '';
+  for (const index of indexes) {
+    const myst = cells[index] && cells[index].node.querySelector('.myst');
+    if (!myst) return false;
+    text += ' ' + myst.innerText;
+  }
+  text = text.replace(/\s+/g, ' ');
   return words.every(w => text.includes(w));
 }
 """
@@ -767,7 +771,7 @@ def test_prose_follows_a_changed_parameter_in_jupyterlab(lab_server, browser, tm
     try:
         _open(page, base_url, name)
         wait_in_page(page, _PROSE_DRAWN, f"{name}'s prose drawn with its stored numbers")
-        before = page.evaluate(_MARKDOWN_TEXTS)[prose]
+        before = " ".join(page.evaluate(_MARKDOWN_TEXTS)[i] or "" for i in prose)
         undrawn_before = page.evaluate(_UNDRAWN)
 
         source = "".join(nb["cells"][setup]["source"]).replace("\nK = 5 ", "\nK = 4 ", 1)
@@ -966,7 +970,8 @@ def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: 
                             ) -> tuple[str, str, list[str]]:
     """Open ``notebook`` as a reader does (stored numbers), replace ``old`` by ``new``
     in the one code cell holding ``old``, Run All, and return the text of the Markdown
-    cell ``prose_id`` as drawn before and after, and every problem seen (errors, numbers
+    cell ``prose_id`` (or of the cells whose ids it lists, space-separated, joined) as
+    drawn before and after, and every problem seen (errors, numbers
     not computed, formulas or references not drawn, requests off the machine). ``nb``:
     the notebook to open instead of ``notebook``'s own (the Chinese edition's). ``until``:
     what the prose must come to say once Run All's {eval} results are back: on a busy
@@ -980,7 +985,8 @@ def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: 
     setups = [i for i, c in enumerate(nb["cells"])
               if c["cell_type"] == "code" and old in "".join(c["source"])]
     assert len(setups) == 1, f"{notebook.name}: {old!r} is in cells {setups}, not in one"
-    prose = next(i for i, c in enumerate(nb["cells"]) if c.get("id") == prose_id)
+    prose = [next(i for i, c in enumerate(nb["cells"]) if c.get("id") == one)
+             for one in prose_id.split()]
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     seen = watch(context, page)
@@ -988,7 +994,7 @@ def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: 
     try:
         _open(page, base_url, name)
         wait_in_page(page, _PROSE_DRAWN, f"{name}'s prose drawn with its stored numbers")
-        before = page.evaluate(_MARKDOWN_TEXTS)[prose]
+        before = " ".join(page.evaluate(_MARKDOWN_TEXTS)[i] or "" for i in prose)
         source = "".join(nb["cells"][setups[0]]["source"]).replace(old, new, 1)
         assert page.evaluate(_SET_SOURCE, [setups[0], source]) == source
         ok = _run_all(page, name)
@@ -1013,7 +1019,7 @@ def _rerun_with_a_parameter(lab_server, browser, tmp_path, notebook: Path, old: 
         problems.append(f"requests that left 127.0.0.1: {sorted(set(seen.outside))}")
     if seen.page_errors:
         problems.append(f"uncaught page errors: {seen.page_errors}")
-    return before or "", texts[prose] or "", problems
+    return before, " ".join(texts[i] or "" for i in prose), problems
 
 
 def _curves_numbers(p: str) -> list[str]:
@@ -1026,16 +1032,36 @@ def _curves_numbers(p: str) -> list[str]:
 
 
 def _gate_words(cap: str) -> list[str]:
-    """Page 5 at cap ``cap``: the runbook task's flakiness 4 p (1 - p) at 10 of 12
-    (the chapter's definition, exact fractions), its ratio to the cap, and the dual
-    gate's verdict (the mean clears the bar either way: the bar-only verdict is PASSED)."""
+    """Page 5 at cap ``cap``: every sentence of the page that depends on the cap, from
+    exact fractions. The runbook task's flakiness 4 p (1 - p) at 10 of 12 (the chapter's
+    count at ``DEMO_SEED``), its side of the cap and its ratio to it, and the dual gate's
+    verdict (the mean, (C(10, 5)/C(12, 5) + 1 + 1)/3 = 0.773, clears the bar of 0.7 either
+    way: the bar-only verdict is PASSED); how many of a high-risk write's 12 runs and of a
+    read-only task's 5 may fail, f failures in n having flakiness 4 f (n - f) / n^2, and
+    the fewest runs at which one failure stays within the cap; the summary's verdict."""
+    import math
     from fractions import Fraction
 
-    p = Fraction(10, 12)
+    p, limit = Fraction(10, 12), Fraction(cap)
     flakiness = 4 * p * (1 - p)
-    verdict = "PASSED" if flakiness <= Fraction(cap) else "BLOCKED"
-    return [f"{float(flakiness / Fraction(cap)):.1f} times the cap of {cap}",
-            f"verdict is {verdict}."]
+    mean = (Fraction(math.comb(10, 5), math.comb(12, 5)) + 2) / 3
+    assert mean > Fraction(7, 10)
+    verdict = "PASSED" if flakiness <= limit else "BLOCKED"
+    side = "within" if flakiness <= limit else "over"
+    words = ("none", "one", "two", "three", "four", "five", "six")
+
+    def most(n: int) -> str:
+        return words[max(f for f in range(n // 2 + 1) if Fraction(4 * f * (n - f), n * n)
+                         <= limit)]
+
+    fewest = next(n for n in range(2, 41) if Fraction(4 * (n - 1), n * n) <= limit)
+    return ["the verdict is PASSED.",
+            (f"{float(flakiness):.3f}, {side} the cap of {cap} and "
+             f"{float(flakiness / limit):.1f} times it"), f"verdict is {verdict}.",
+            f"How strict is a cap of {cap}?", f"The answer: {most(12)} of them.",
+            f"5 runs: {most(5)}.",   # no apostrophe: the lab may draw it curly
+            f"= {fewest} runs on",
+            f"Before the fix its verdict is {verdict} (flakiness {float(flakiness):.3f})"]
 
 
 def _incident_words(cap: str) -> list[str]:
@@ -1094,10 +1120,10 @@ def _honest_words(bar: str) -> list[str]:
 
 def _plan_words(trials: int) -> list[str]:
     """Page 7 with at most ``trials`` trials a task: from tau-bench's records themselves
-    (a success is a reward within 1e-6 of 1), the flaky tasks (passed and failed) that
-    straight passes could still bring under the chapter's cap of 0.2 with a pass^4 that
-    clears the bar of 0.7 alone, and the most failures the cap allows, 4 f (n - f) <=
-    0.2 n^2, by exact fractions and binomial coefficients."""
+    (a success is a reward within 1e-6 of 1), whether any, some or all of the flaky tasks
+    (passed and failed) could still be brought under the chapter's cap of 0.2 by straight
+    passes with a pass^4 that clears the bar of 0.7 alone, and the most failures the cap
+    allows, 4 f (n - f) <= 0.2 n^2, by exact fractions and binomial coefficients."""
     import math
     from collections import Counter
     from fractions import Fraction
@@ -1113,8 +1139,12 @@ def _plan_words(trials: int) -> list[str]:
     most = max(f for f in range(trials // 2 + 1) if 4 * f * (trials - f) <= cap * trials**2)
     rescued = [(c, n) for c, n in flaky if n - c <= most and Fraction(
         math.comb(trials - (n - c), 4), math.comb(trials, 4)) >= bar]
-    return [f"{len(rescued)} of the {len(flaky)} flaky tasks", f"with {trials} trials",
-            f"fails at most {most} of them"]
+    # the page says it in words, one branch per outcome (none, some, every one)
+    rescue = ("No flaky task can be rescued" if not rescued else
+              "Every flaky task could still be rescued" if len(rescued) == len(flaky) else
+              "Some flaky tasks could still be rescued")
+    stay = "never fails, or never passes" if most == 0 else f"fails at most {most} of them"
+    return [rescue, f"with {trials} trials", f"only if it {stay}"]
 
 
 def _epochs_words(epochs: int) -> list[str]:
@@ -1188,7 +1218,7 @@ CHANGED_PARAMETERS = [
     ("04_flakiness_and_its_sources", "c_chapter, n_chapter = 10, 12 ",
      "c_chapter, n_chapter = 11, 12 ", "8c339cbd",
      _flakiness_words(10, 12), _flakiness_words(11, 12)),
-    ("05_the_gate", "CAP = 0.2 ", "CAP = 0.6 ", "e95e7c00",
+    ("05_the_gate", "CAP = 0.2 ", "CAP = 0.6 ", "e95e7c00 7663d65e 640de7ce",
      _gate_words("0.2"), _gate_words("0.6")),
     ("06_trustworthy_numbers", '{"discovery_rate": 0.75, "no_leak": 1.0}',
      '{"discovery_rate": 0.97, "no_leak": 1.0}', "1394c1f1",

@@ -283,5 +283,24 @@ def test_refusal_and_note_name_every_group_up_to_five():
     ids = [f"t{i}" for i in range(8)] + [f"T{i}" for i in range(8)]
     why = lookalike_refusal(ids, "f.jsonl")
     assert why is not None and why.startswith("f.jsonl: task ids that look alike")
-    assert "t4 and T4" in why and "t5 and T5" not in why and "and 3 more group(s)" in why
+    assert "t4 and T4" in why and "t5 and T5" not in why and "and 3 more groups" in why
     assert "\n" not in why and lookalike_refusal(["a", "b"], "f") is None
+
+
+def test_the_ascii_shortcut_finds_the_groups_the_skeletons_find():
+    """Printable ASCII ids without spaces take a shortcut (no group when the case folds
+    are as many as the ids); with a case collision they go the whole way. Either way the
+    groups are those of grouping by :func:`skeleton` by hand."""
+    import random
+
+    from passk.results.ids import lookalike_groups, skeleton
+
+    rng = random.Random(3)
+    for _ in range(300):
+        ids = ["".join(rng.choice("aAbB1-_") for _ in range(rng.randint(1, 3)))
+               for _ in range(rng.randint(1, 25))]
+        by_hand: dict[str, dict[str, None]] = {}
+        for task_id in ids:
+            by_hand.setdefault(skeleton(task_id), {})[task_id] = None
+        expected = sorted(tuple(g) for g in by_hand.values() if len(g) > 1)
+        assert sorted(lookalike_groups(ids)) == expected, ids

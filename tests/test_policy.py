@@ -272,7 +272,7 @@ def test_policy_init_writes_a_policy_the_whole_log_meets(log_policy, run_log, re
 
 @pytest.mark.parametrize(("edit", "refusal"), [
     ({"drop_task": "read-error-rate"},
-     "its protocol leaves out the policy's task(s) read-error-rate"),
+     "its protocol leaves out the policy's task read-error-rate"),
     ({"settings": {"k": 1, "default_runs": 2, "runs_by_risk": {"high-risk-write": 2,
                                                                 "read-only": 2},
                    "previously_flaky_runs": 2}, "keep_trials": 2},
@@ -331,7 +331,7 @@ def test_a_task_outside_the_policys_set_blocks(suite, repo):
     wider = write_runs(repo / "wider.jsonl", {"a": [True] * 20, "b": [True] * 20,
                                               "easy": [True] * 8})
     status, out, _ = passk("gate", wider)
-    assert status == 1 and "task(s) easy: not in the policy's task set" in out
+    assert status == 1 and "task easy: not in the policy's task set" in out
 
 
 # --- class 4: a baseline covers the new results ------------------------------------------
@@ -425,7 +425,7 @@ def test_an_inspect_crash_counts_as_a_failure_on_the_verdict_line(repo):
     log = write_log(repo / "crash.eval", {("s1", e): "C" for e in (1, 2)},
                     errored=[("s1", 3)], epochs=3)
     _, out, _ = passk("gate", log, "--k", "1", "--max-flakiness", "1")
-    assert "1 sample epoch(s) ended in an error and count as failures" in out
+    assert "1 sample epoch ended in an error and counts as a failure" in out
     report = json.loads(passk("gate", log, "--k", "1", "--json")[1])
     assert report["tasks"][0]["runs"] == 3 and report["tasks"][0]["successes"] == 2
 

@@ -324,7 +324,7 @@ def test_curtailed_stops_a_test_once_its_verdict_is_settled(pytester):
     result.assert_outcomes(passed=12 + sum(coin[:ran]) + 1, failed=ran - sum(coin[:ran]),
                            skipped=12 - ran)
     assert result.ret == EXIT_GATE_BLOCKED
-    assert "stopped early once the gate's verdict on them was settled" in section(result)
+    assert "1 task stopped early once the gate's verdict on it was settled" in section(result)
 
 
 def test_tests_with_different_k_get_a_table_each(pytester):
@@ -351,7 +351,7 @@ def test_tests_with_different_k_get_a_table_each(pytester):
 @pytest.mark.parametrize("mark, message", [
     ("runs=0", "runs (0) must be a whole number >= 1"),
     ("runs=5, k=2.5", "k (2.5) must be a whole number >= 1"),
-    ("runs=5, n=3", "unknown argument(s) ['n']"),
+    ("runs=5, n=3", "unknown argument ['n']"),
 ])
 def test_a_bad_marker_is_a_collection_error_naming_the_value(pytester, mark, message):
     pytester.makepyfile(test_suite=f"""

@@ -47,7 +47,7 @@ def test_a_good_session_stops_at_its_first_look_and_passes(pytester):
     out = result.stdout.str()
     assert "gate: PASSED (with: stopped early at look 1 of 3: the 98.33% proved" in out
     assert "(60 of 480 planned runs counted))" in out
-    assert "420 repetition(s) not run" in out
+    assert "420 repetitions not run" in out
     header = json.loads(log.read_text().splitlines()[0])
     assert header["protocol"]["settings"]["stop_early"]["looks"] == 3
 

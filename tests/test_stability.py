@@ -406,7 +406,7 @@ def test_gate_names_tasks_short_of_their_own_k_or_the_minimum_of_runs():
     assert not gate.passed
     assert gate.reasons[0] == "task w: 6 runs are too few to estimate pass^8 (its k = 8, risk " \
         "read-only)"
-    assert gate.reasons[1] == ("task r: 1 runs, fewer than the minimum 2 (3 more left out as "
+    assert gate.reasons[1] == ("task r: 1 run, fewer than the minimum 2 (3 more left out as "
                                "infrastructure errors)")
     one = reliability_gate(suite_report(["t"], [1], [1], k=5).tasks)
     assert one.reasons == ("task t: 1 run is too few to estimate pass^5",)

@@ -39,6 +39,7 @@ from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA
 from passk.errors import BadInput, PasskError
 from passk.metrics import estimate_pass_hat_k, flakiness
 from passk.render.tables import cell, format_rows, json_number, show_id, signed
+from passk.render.words import plural
 from passk.results.read import Results
 from passk.stability import CLASS_THRESHOLD, classify
 from passk.stats.compare import (
@@ -310,15 +311,16 @@ def diff_results(old: Results, new: Results, *, k: int | None = None,
 
 
 def _some(ids: Sequence[str], shown: int = 3) -> str:
-    more = f", ... ({len(ids)} tasks)" if len(ids) > shown else ""
+    more = f", ... ({plural(len(ids), 'task')})" if len(ids) > shown else ""
     return ", ".join(map(show_id, ids[:shown])) + more if ids else "no tasks"
 
 
 def format_suite(s: PairedComparison, *, markdown: bool = False) -> list[str]:
     """The suite comparison as lines: the change, its interval, p-value and verdict."""
     k = s.k
-    lines = [(f"suite: mean pass^{k} over {s.paired_tasks} paired tasks ({s.left_out} left "
-              f"out: fewer than {k} runs in a version)"),
+    left = (f"{s.left_out} left out: fewer than {k} runs in a version" if s.left_out else
+            f"none left out: each has {k} runs or more in both")
+    lines = [f"suite: mean pass^{k} over {plural(s.paired_tasks, 'paired task')} ({left})",
              (f"  old {cell(s.old_mean)} → new {cell(s.new_mean)}: change {signed(s.delta)}, "
               f"{s.confidence:.0%} interval [{signed(s.ci.low)}, {signed(s.ci.high)}], "
               f"p = {_p(s.p_value)} ({METHOD_LABELS[s.method]}, {FLOOR_LABEL})")]
@@ -370,7 +372,7 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
     flips = [t for t in d.tasks if t.flipped]
     bullet = "- " if markdown else "  - "
     if flips:
-        lines.append(f"{len(flips)} task(s) changed class:")
+        lines.append(f"{plural(len(flips), 'task')} changed class:")
         lines += [f"{bullet}{show_id(t.task_id)}: {t.old_class} → {t.new_class}" for t in flips]
     if d.only_old:
         lines.append(f"only in OLD (not compared): {', '.join(map(show_id, d.only_old))}")
@@ -378,9 +380,9 @@ def format_diff(d: SuiteDiff, *, markdown: bool = False) -> str:
         lines.append(f"only in NEW (not compared): {', '.join(map(show_id, d.only_new))}")
     reg = d.regressed
     test = (f"two-sided Fisher exact test per task, {name} correction across "
-            f"{len(d.tasks)} tasks, alpha {d.alpha}")
+            f"{plural(len(d.tasks), 'task')}, alpha {d.alpha}")
     if reg:
-        verdict = (f"REGRESSED: {len(reg)} task(s) got worse beyond repeat noise "
+        verdict = (f"REGRESSED: {plural(len(reg), 'task')} got worse beyond repeat noise "
                    f"({', '.join(show_id(t.task_id) for t in reg)}); {test}")
     else:
         verdict = f"no task regressed beyond repeat noise ({test})"

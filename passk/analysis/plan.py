@@ -19,6 +19,7 @@ import numpy as np
 from passk.errors import BadInput
 from passk.metrics import estimate_pass_hat_k, flakiness, pass_hat_k_lower_bound
 from passk.render.tables import format_rows
+from passk.render.words import plural
 from passk.results.read import Results
 from passk.stability import DEFAULT_CRITERIA, GateCriteria, RepeatPolicy
 from passk.stats.operating import OperatingCharacteristic, mean_reaches, population
@@ -142,11 +143,36 @@ def format_plan(plans: Sequence[TaskPlan], *, markdown: bool = False) -> str:
     total = sum(p.extra_at_most for p in plans)
     n_open = sum(p.open for p in plans)
     lines = [format_rows(header, body, numeric={2, 3, 4, 5, 8}, markdown=markdown), "",
-             (f"{n_open} of {len(plans)} tasks can still change their verdict; the suite "
-              f"needs at most {total} more runs to settle.")]
+             _plan_summary(n_open, len(plans), total)]
     return "\n".join(lines)
 
 
+
+
+def _plan_summary(n_open: int, tasks: int, total: int) -> str:
+    """The plan's closing sentence, one branch per outcome: none, one, some or all open.
+
+    >>> print(_plan_summary(0, 3, 0))
+    None of the 3 tasks can change its verdict: more runs settle nothing.
+    >>> print(_plan_summary(0, 1, 0))
+    The task cannot change its verdict: more runs settle nothing.
+    >>> print(_plan_summary(1, 1, 4))
+    The task can still change its verdict; the suite needs at most 4 more runs to settle.
+    >>> print(_plan_summary(1, 3, 1))
+    1 of 3 tasks can still change its verdict; the suite needs at most 1 more run to settle.
+    >>> print(_plan_summary(2, 2, 9))
+    Both tasks can still change their verdicts; the suite needs at most 9 more runs to settle.
+    """
+    if n_open == 0:
+        who = "The task cannot" if tasks == 1 else f"None of the {plural(tasks, 'task')} can"
+        return f"{who} change its verdict: more runs settle nothing."
+    if n_open == tasks:
+        who = {1: "The task", 2: "Both tasks"}.get(tasks, f"All {tasks} tasks")
+    else:
+        who = f"{n_open} of {plural(tasks, 'task')}"
+    verdicts = "its verdict" if n_open == 1 else "their verdicts"
+    return (f"{who} can still change {verdicts}; the suite needs at most "
+            f"{plural(total, 'more run')} to settle.")
 
 
 def policy_max_runs(results: Results, max_n: int | None,

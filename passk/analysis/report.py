@@ -43,6 +43,7 @@ from passk.render.tables import (
     one_line,
     show_ids,
 )
+from passk.render.words import plural
 from passk.results.counts import Results
 from passk.stability import (
     CLASS_THRESHOLD,
@@ -500,14 +501,14 @@ def format_curve(fr: FileReport, *, markdown: bool = False) -> str:
     conf = f"{fr.options.get('confidence', 0.95):.0%}"
     level = cv.level or conf
     kmax = int(cv.ks[-1]) if cv.ks.size else 0
-    left = (f"; {cv.left_out} task(s) with fewer than {kmax} runs left out of every k"
+    left = (f"; {plural(cv.left_out, 'task')} with fewer than {kmax} runs left out of every k"
             if cv.left_out else "")
     how = (f"{level} {cv.method}" if cv.method else
            f"no {conf} interval: no task has {kmax} counted runs to estimate from")
     sparse = (f", shown at every k up to {CURVE_EVERY_K_UP_TO}, then at "
               f"{', '.join(str(k) for k in cv.ks.tolist()[CURVE_EVERY_K_UP_TO:])}"
               if cv.ks.size and cv.ks.size < kmax else "")
-    title = (f"suite of {cv.tasks} tasks, the same for every k, pass@k and pass^k by k "
+    title = (f"suite of {plural(cv.tasks, 'task')}, the same for every k, pass@k and pass^k by k "
              f"({how}){left}{sparse}:")
     header = ["k", "pass@k", f"{conf} CI", "pass^k", f"{conf} CI "]
     body = [[str(k), cell(a), f"[{cell(alo)}, {cell(ahi)}]", cell(h),

@@ -50,6 +50,7 @@ import numpy as np
 
 from passk.adapter import HarnessAdapter, RunResult, Task, ToolCall
 from passk.flaky_adapter import sample_action
+from passk.render.words import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from passk.repeats import RepeatRun
@@ -530,7 +531,8 @@ def measure(runs: Mapping[str, RepeatRun] | Iterable[RepeatRun],
     repeats = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     counted = [r.success for rr in repeats for r in rr.results if r.counted]
     if not counted:
-        raise ValueError(f"runs ({len(repeats)} task(s)) hold no counted run: nothing to measure")
+        raise ValueError(f"runs ({plural(len(repeats), 'task')}) hold no counted run: nothing "
+                         "to measure")
     leaks = leak_report([(rr.task, r) for rr in repeats for r in rr.results], canaries)
     return {"discovery_rate": sum(counted) / len(counted), "no_leak": 1.0 - leaks.leak_rate}
 

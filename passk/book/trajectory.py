@@ -24,6 +24,7 @@ import numpy as np
 
 from passk.adapter import RunResult, ToolCall
 from passk.metrics import estimate_pass_hat_k
+from passk.render.words import plural
 
 __all__ = [
     "Rule",
@@ -197,7 +198,8 @@ def evidence_before_conclusion(evidence: Iterable[str], conclude: str = "submit_
             return None
         seen = {c.tool for c in t[:end] if c.tool in evidence and c.observation != "timeout"}
         if len(seen) < minimum:
-            return (f"step {end + 1}: {conclude} after reading {len(seen)} evidence source(s) "
+            return (f"step {end + 1}: {conclude} after reading "
+                    f"{plural(len(seen), 'evidence source', zero='no')} "
                     f"(at least {minimum} required)")
         return None
     return Rule("evidence-before-conclusion", check)

@@ -48,6 +48,7 @@ from passk.gate.policy import (
     Policy,
 )
 from passk.metrics import CI_METHODS
+from passk.render.words import plural
 from passk.results.counts import with_unrun_tasks
 from passk.results.read import FORMATS, Results
 from passk.stability import CLASS_THRESHOLD, DEFAULT_CRITERIA, DEMO_SEED, GATE_ON
@@ -380,9 +381,10 @@ def _plan_file(args: argparse.Namespace) -> int:
                                        _tier_cap()))
     lines = [format_plan(plans, markdown=args.markdown)]
     if never:
-        lines.append(f"{len(never)} task(s) of the file's plan never ran; "
-                     + ("each is counted above with 0 runs (--accept-incomplete plans only "
-                        "what ran)" if not args.accept_incomplete else
+        lines.append(f"{plural(len(never), 'task')} of the file's plan never ran; "
+                     + (f"{'it is' if len(never) == 1 else 'each is'} counted above with 0 "
+                        "runs (--accept-incomplete plans only what ran)"
+                        if not args.accept_incomplete else
                         "left out of this plan (--accept-incomplete)"))
     lines += gaps
     _emit("\n".join(lines), markdown=args.markdown)
@@ -488,8 +490,8 @@ def cmd_policy_init(args: argparse.Namespace) -> int:
         raise BadInput(f"{out} exists: review and edit it, or give --force to overwrite it "
                        "(or --output - to print)")
     out.write_text(text, encoding="utf-8")
-    print(f"passk policy init: wrote {out} ({len(results)} tasks); review it and commit it "
-          "with the code it gates", file=sys.stderr)
+    print(f"passk policy init: wrote {out} ({plural(len(results), 'task')}); review it and "
+          "commit it with the code it gates", file=sys.stderr)
     return EXIT_OK
 
 
@@ -540,7 +542,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         have = {t.task_id for t in tasks}
         missing = [t for t in policy.tasks.ids if t not in have]
         if missing:
-            raise BadInput(f"{args.tasks}: lacks the policy's task(s) {', '.join(missing)} "
+            raise BadInput(f"{args.tasks}: lacks the policy's "
+                           f"{plural(len(missing), 'task', count=False)} {', '.join(missing)} "
                            f"({policy.path}): run the policy's task set")
     policy_ = RepeatPolicy(runs_by_risk={"high-risk-write": args.runs_high_risk,
                                          "read-only": args.runs_read_only},

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from passk._public import publish
 from passk.criteria import CORRECTIONS, DEFAULT_CRITERIA, GATE_ON, GateCriteria
 from passk.errors import BadInput, LoosenedCriteria, PolicyError
+from passk.render.words import plural
 
 if TYPE_CHECKING:
     from passk.gate.policy import Policy
@@ -464,7 +465,8 @@ def _bind_runs(asked: Mapping[str, Any], policy: Policy | None, floor: int | Non
     for risk, n in dict(asked.get("runs") or {}).items():
         need = policy.tasks.runs_for(risk)
         if need is not None and n < need:
-            raise _refused(f"{n} runs for {risk} tasks", f"runs {need} for {risk}", policy)
+            raise _refused(f"{plural(n, 'run')} for {risk} tasks", f"runs {need} for {risk}",
+                           policy)
     return k_for
 
 

@@ -85,6 +85,7 @@ import numpy as np
 from passk._public import publish
 from passk.criteria import CORRECTIONS, GATE_MODES, GATE_ON, MAX_K, GateCriteria
 from passk.errors import BadInput, PolicyError
+from passk.render.words import plural
 from passk.results.counts import Results, with_unrun_tasks
 from passk.results.formats import FORMAT_OPTIONS, FORMATS
 from passk.results.ids import lookalike_refusal
@@ -742,11 +743,14 @@ def _tiers(path: str, value: Any, ids: Sequence[str], runs: int | None,
         missing = [t for t in ids if t not in tiers]
         extra = [t for t in tiers if t not in set(ids)]
         if missing:
-            raise _bad(path, "tasks.risk", f"gives no tier for task(s) {', '.join(missing)} of "
+            raise _bad(path, "tasks.risk", f"gives no tier for "
+                       f"{plural(len(missing), 'task', count=False)} {', '.join(missing)} of "
                        "ids: give each task of ids its tier")
         if extra:
-            raise _bad(path, "tasks.risk", f"gives a tier for task(s) {', '.join(extra)}, not "
-                       "in ids: add them to ids or remove them")
+            raise _bad(path, "tasks.risk", f"gives a tier for "
+                       f"{plural(len(extra), 'task', count=False)} {', '.join(extra)}, not "
+                       f"in ids: add {'it' if len(extra) == 1 else 'them'} to ids or remove "
+                       f"{'it' if len(extra) == 1 else 'them'}")
     if runs_by_risk and runs is None:
         for task, tier in tiers.items():
             if tier not in runs_by_risk:
@@ -801,7 +805,8 @@ def protocol_refusal(policy: Policy, protocol: Protocol | None, label: str) -> s
     if isinstance(listed, list) and policy.tasks.ids:
         missing = [t for t in policy.tasks.ids if t not in set(map(str, listed))]
         if missing:
-            return (f"{label}: its protocol leaves out the policy's task(s) "
+            return (f"{label}: its protocol leaves out the policy's "
+                    f"{plural(len(missing), 'task', count=False)} "
                     f"{', '.join(missing)} {tail}")
     by_risk, default = s.get("runs_by_risk"), s.get("default_runs")
     if isinstance(by_risk, Mapping) or isinstance(default, int):
@@ -810,8 +815,8 @@ def protocol_refusal(policy: Policy, protocol: Protocol | None, label: str) -> s
             need = policy.tasks.runs_for(risk)
             have = (by_risk or {}).get(risk, default)
             if need is not None and isinstance(have, int) and have < need:
-                return (f"{label}: its protocol plans {have} runs for {risk} tasks, fewer than "
-                        f"the policy's {need} {tail}")
+                return (f"{label}: its protocol plans {plural(have, 'run')} for {risk} tasks, "
+                        f"fewer than the policy's {need} {tail}")
     return None
 
 
@@ -922,8 +927,8 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
         results = with_unrun_tasks(results, list(ts.ids))
         extra = [t for t in results.task_ids if t not in listed]
         if extra:
-            gaps.append(f"task(s) {', '.join(extra)}: not in the policy's task set; the gate "
-                        "judges the policy's tasks, no others")
+            gaps.append(f"{plural(len(extra), 'task', count=False)} {', '.join(extra)}: not in "
+                        "the policy's task set; the gate judges the policy's tasks, no others")
     results = _policy_tiers(policy, results, label)
     if ts.size is not None:
         have = len(results) + len(results.never_ran)
@@ -931,8 +936,8 @@ def apply_policy(policy: Policy, results: Results, label: str, *,
             gaps.append(f"the evidence holds {have} of the {ts.size} samples of the policy's "
                         f"dataset {ts.dataset}")
         elif have > ts.size:
-            gaps.append(f"the evidence holds {have} samples, more than the {ts.size} of the "
-                        f"policy's dataset {ts.dataset}")
+            gaps.append(f"the evidence holds {plural(have, 'sample')}, more than the {ts.size} "
+                        f"of the policy's dataset {ts.dataset}")
         recorded = {v for src in results.sources for k, v in src.evaluation
                     if k.startswith("dataset") and not k.startswith("dataset sample")}
         if ts.dataset is not None and recorded and ts.dataset not in recorded:

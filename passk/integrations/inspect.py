@@ -56,6 +56,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 
 from passk.errors import BadInput
 from passk.gate.curtailment import GateSettings
+from passk.render.words import plural
 from passk.results.formats.inspect_log import is_success  # the one rule, shared with the reader
 from passk.results.protocol import Protocol
 
@@ -252,9 +253,9 @@ class Curtailment:
                 schedule.skip(key, epoch - 1, "settled")
                 self.stopped[key].add(epoch)
                 return EarlyStop(id=id, epoch=epoch, reason=(
-                    f"settled after {done} of {self.epochs} epochs ({s.successes} passed, "
-                    f"{s.failures} failed): no outcome of the rest can change the gate's "
-                    "decision"), metadata={"passes": s.successes, "runs": done,
+                    f"settled after {done} of {plural(self.epochs, 'epoch')} "
+                    f"({s.successes} passed, {s.failures} failed): no outcome of the rest can "
+                    "change the gate's decision"), metadata={"passes": s.successes, "runs": done,
                                            "suite": schedule.suite})
         schedule.start(key, epoch - 1)
         self.scheduled.add((key, epoch))
@@ -459,7 +460,7 @@ def pass_hat_k_counts(success_values: Sequence[str] = (),
                            success_threshold=success_threshold) for s in scores]
         c, n = sum(wins), len(wins)
         return Score(value=c / n if n else math.nan,
-                     explanation=f"{c} of {n} epochs passed",
+                     explanation=f"{c} of {plural(n, 'epoch')} passed",
                      metadata={"passes": c, "runs": n})
 
     return reduce

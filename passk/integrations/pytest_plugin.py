@@ -57,6 +57,7 @@ from passk.cli.options import open_probability, positive_int, probability, whole
 from passk.criteria import DEFAULT_CRITERIA, GATE_MODES, MAX_K, GateCriteria
 from passk.errors import BadInput, PasskError
 from passk.render.tables import cell, one_line
+from passk.render.words import plural
 
 if TYPE_CHECKING:
     from passk.gate.bind import InForce
@@ -213,7 +214,8 @@ def _marker_settings(config: pytest.Config, mark: pytest.Mark, where: str) -> tu
         kwargs["runs"] = mark.args[0]
     unknown = set(kwargs) - {"runs", "k", "risk"}
     if unknown:
-        raise BadInput(f"@pytest.mark.passk on {where}: unknown argument(s) "
+        raise BadInput(f"@pytest.mark.passk on {where}: unknown "
+                       f"{plural(len(unknown), 'argument', count=False)} "
                          f"{sorted(unknown)}; it takes runs, k and risk")
     risk = kwargs.get("risk", "read-only")
     if not isinstance(risk, str) or not risk:
@@ -458,7 +460,7 @@ class PasskSession:
         if meta["task"] in schedule.states and schedule.settled(meta["task"]):
             s = schedule.states[meta["task"]]
             return "settled", (f"passk: curtailed, the gate's verdict on {meta['task']} is "
-                               f"settled after {len(s.final)} of {meta['runs']} runs "
+                               f"settled after {len(s.final)} of {plural(meta['runs'], 'run')} "
                                f"({s.successes} passed, {s.failures} failed)")
         return "", ""
 
@@ -588,7 +590,7 @@ class PasskSession:
             self.exit_note = f"passk: no marked test ran, so no log was written to {log}"
         elif log:
             count = write_session_log(self, log)
-            self.exit_note = f"passk: wrote {count} runs to {log}"
+            self.exit_note = f"passk: wrote {plural(count, 'run')} to {log}"
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return  # interrupted, internal or usage error, nothing collected: pytest's own
         others = session.testsfailed - self.marked_failures
@@ -633,15 +635,16 @@ class PasskSession:
         excluded = int(results.excluded.sum())
         notes = []
         if excluded:
-            notes.append(f"{excluded} attempt(s) hit an infrastructure error and were "
-                         "left out of the counts")
+            notes.append(plural(excluded, "attempt", verb=(
+                "hit an infrastructure error and was left out of the counts",
+                "hit an infrastructure error and were left out of the counts")))
         if results.settled_early:
             skipped = sum(s.not_made for s in states if s.task_id in results.settled_early)
-            notes.append(f"curtailed: {skipped} repetition(s) not run once their test's "
+            notes.append(f"curtailed: {plural(skipped, 'repetition')} not run once their test's "
                          "verdict was settled")
         if schedule.stopped is not None:
             notes.append(f"the suite {schedule.stop_note()}; "
-                         f"{sum(s.not_made for s in states)} repetition(s) not run")
+                         f"{plural(sum(s.not_made for s in states), 'repetition')} not run")
         return _Verdict(report, tuple(notes))
 
     # -- the terminal -----------------------------------------------------
@@ -762,7 +765,7 @@ def summary_lines(session: PasskSession) -> list[str]:
     states = session._schedule().states
     total = sum(len(session.reps[t]) for t in tasks)
     bar, cap = session.opt["passk_min_overall"], session.opt["passk_max_flakiness"]
-    lines = [(f"{len(tasks)} marked test(s), {total} repetition(s); suite seed "
+    lines = [(f"{plural(len(tasks), 'marked test')}, {plural(total, 'repetition')}; suite seed "
               f"{session.opt['passk_seed']}; bar {bar:.3f} on the "
               f"{session.opt['passk_on']}, flakiness cap {cap:.3f}"),
              f"criteria: {session.policy.phrase if session.policy is not None else NO_POLICY}"]
@@ -786,7 +789,8 @@ def summary_lines(session: PasskSession) -> list[str]:
         counted = sum(r.outcome in ("passed", "failed") for r in reps)
         first = session.first_failure[t]
         seed = run_seed(session.opt["passk_seed"], t, first.index)
-        lines.append(f"  {t}: {len(failed)} of {counted} runs failed (runs "
+        lines.append(f"  {t}: {len(failed)} of {plural(counted, 'run')} failed "
+                     f"({plural(len(failed), 'run', count=False)} "
                      f"{', '.join(map(str, failed))}); first: run {first.index + 1}, "
                      f"passk_seed={seed}: {first.message}")
     lines += [f"note: {one_line(n)}" for n in session.verdict.notes]

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from passk.render.tables import cell, format_rows, one_line
+from passk.render.words import plural
 
 __all__ = ["attribution_page", "attribution_text", "divergence_page", "divergence_text"]
 
@@ -51,14 +52,12 @@ def divergence_text(report: Mapping[str, Any], *, markdown: bool = False) -> str
         lines += ["", "no task both passes and fails: nothing to part"]
     for d in flaky:
         found = f"step {d['step']} ({d['kind']})" if d["status"] == "found" else d["status"]
-        fails = "failure" if d["failures"] == 1 else "failures"
-        passes = "pass" if d["passes"] == 1 else "passes"
-        lines += ["", _heading(f"{d['task_id']}: {d['passes']} {passes}, {d['failures']} "
-                               f"{fails}; {found}", markdown)]
+        lines += ["", _heading(f"{d['task_id']}: {plural(d['passes'], 'pass')}, "
+                               f"{plural(d['failures'], 'failure')}; {found}", markdown)]
         lines.append(("" if markdown else "  ") + one_line(d["why"]))
         if d["status"] == "found" and d.get("unrecorded"):
             n = d["unrecorded"]
-            lines.append(_bullet(f"{n} run{'' if n == 1 else 's'} without a recorded trajectory "
+            lines.append(_bullet(f"{plural(n, 'run')} without a recorded trajectory "
                                  "left out of the comparison", markdown))
         for g in d["groups"][1:]:
             lines.append(_bullet(g["sentence"] + (" (also in passes)" if g["kind"] == "shared"
@@ -110,9 +109,9 @@ def attribution_text(report: Mapping[str, Any], *, markdown: bool = False) -> st
     """
     tasks: Sequence[Mapping[str, Any]] = report["tasks"]
     n_variants = len(tasks[0]["variants"]) if tasks else 0
-    lines = [_heading(f"controlled comparison: {len(tasks)} flaky task"
-                      f"{'' if len(tasks) == 1 else 's'}, {n_variants} variant"
-                      f"{'' if n_variants == 1 else 's'}, {report['runs']} runs each on the "
+    lines = [_heading(f"controlled comparison: {plural(len(tasks), 'flaky task')}, "
+                      f"{plural(n_variants, 'variant')}, {plural(report['runs'], 'run')} each "
+                      "on the "
                       f"same seeds (seed {report['seed']})", markdown, 2)]
     base = ", ".join(f"{k}={v}" for k, v in report["baseline"].items()) or "the adapter as given"
     lines.append(f"baseline: {base}; each variant changes one variable; test: exact paired "
@@ -213,12 +212,10 @@ def _side_by_side(d: Mapping[str, Any]) -> str:
 
 
 def _task_section(d: Mapping[str, Any], anchor: str) -> list[str]:
-    fails = "failure" if d["failures"] == 1 else "failures"
     found = f"they part at step {d['step']} ({d['kind']})" if d["status"] == "found" \
         else d["status"]
-    passes = "pass" if d["passes"] == 1 else "passes"
-    out = [(f'<h2 id="{anchor}">{_esc(d["task_id"])}: {_esc(d["passes"])} {passes}, '
-           f"{_esc(d['failures'])} {fails}; {_esc(found)}</h2>")]
+    out = [(f'<h2 id="{anchor}">{_esc(d["task_id"])}: {_esc(plural(d["passes"], "pass"))}, '
+           f"{_esc(plural(d['failures'], 'failure'))}; {_esc(found)}</h2>")]
     box = "why" if d["status"] == "found" else "none"
     out.append(f'<p class="{box}">{_esc(d["why"])}</p>')
     others = list(d.get("groups", [])[1:])
@@ -228,7 +225,7 @@ def _task_section(d: Mapping[str, Any], anchor: str) -> list[str]:
             "</li>" for g in others) + "</ul>")
     if d["status"] == "found" and d.get("unrecorded"):
         n = int(d["unrecorded"])
-        out.append(f'<p class="muted">{n} run{"" if n == 1 else "s"} without a recorded '
+        out.append(f'<p class="muted">{plural(n, "run")} without a recorded '
                    "trajectory left out of the comparison.</p>")
     if d["status"] == "found" and d.get("example"):
         out.append(_side_by_side(d))
@@ -263,7 +260,7 @@ def divergence_page(report: Mapping[str, Any]) -> str:
     """
     flaky: Sequence[Mapping[str, Any]] = report["flaky_tasks"]
     title = f"Where the runs part: {report['source']}"
-    body = [(f"<p>{len(flaky)} flaky task{'' if len(flaky) == 1 else 's'} (runs that both pass "
+    body = [(f"<p>{plural(len(flaky), 'flaky task')} (runs that both pass "
             f"and fail), {len(report['stable_tasks'])} stable.</p>")]
     if not flaky:
         body.append('<p class="none">No task both passes and fails: nothing to part.</p>')

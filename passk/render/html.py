@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from passk.render.tables import baseline_line, cell, escape_text, show_id
+from passk.render.words import plural
 
 __all__ = ["curve_svg", "escape_html", "report_page"]
 
@@ -309,10 +310,11 @@ def report_page(report: Mapping[str, Any], *, verdict: str,
     kmax = max(curve.get("k") or [0])
     parts.append("<h2>The suite's pass@k and pass^k over k</h2>")
     if any(v is not None for v in curve.get("pass_hat_k") or []):
-        left = (f"; {curve['tasks_left_out']} task(s) with fewer than {kmax} runs left out"
+        left = (f"; {plural(curve['tasks_left_out'], 'task')} with fewer than {kmax} runs left out"
                 if curve.get("tasks_left_out") else "")
         bar = gate.get("bar") if gate.get("on", "estimate") == "estimate" else None
-        parts += [(f'<p class="muted">{curve.get("tasks", 0)} tasks, the same for every k; '
+        parts += [(f'<p class="muted">{plural(curve.get("tasks", 0), "task")}, the same for '
+                  "every k; "
                   f"{escape_html(curve.get('interval_level', ''))} intervals: "
                   f"{escape_html(curve.get('interval', ''))}{left}. Dashed: the gate's k and "
                   "bar.</p>"),

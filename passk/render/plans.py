@@ -42,6 +42,8 @@ def format_comparison_plan(plan: Any, *, k: int, confidence: float,
             f"{(1 - confidence) / 2:.1%}); tasks from the {plan.source}"),
            (f"variance across tasks of the true change: {plan.between_variance:.4f} "
             f"({plan.assumption}); trial noise per task and version: {noise}")]
+    if getattr(plan, "assumptions", ()):
+        out.append("the plan assumes: " + "; ".join(plan.assumptions[2:]))
     header = ["tasks \\ runs"] + [str(n) for n in plan.runs]
     numeric = set(range(len(header)))
     if plan.power is not None:

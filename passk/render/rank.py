@@ -14,6 +14,7 @@ from typing import Any
 
 from passk.render.html import _STYLE, escape_html
 from passk.render.tables import cell, format_rows, signed
+from passk.render.words import plural
 
 __all__ = ["format_rank", "rank_page", "rank_verdict"]
 
@@ -43,7 +44,7 @@ def _header(d: Mapping[str, Any]) -> list[str]:
             if d["left_out"] else "")
     missing = (f"; {len(d['not_in_every_file'])} not in every file" if d["not_in_every_file"]
                else "")
-    return [f"rank: {n} versions on mean pass^{k} over {d['tasks']} tasks{left}{missing}",
+    return [f"rank: {n} versions on mean pass^{k} over {plural(d['tasks'], 'task')}{left}{missing}",
             (f"family-wise {conf:.0%}: every claim below (the tie groups, each rank range, "
              f"who is shown better than whom) holds together with probability at least "
              f"{conf:.0%} ({d['procedure'].capitalize()}'s step-down over the {2 * pairs} "

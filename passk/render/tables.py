@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any
 
+from passk.render.words import plural
+
 __all__ = ["baseline_line", "cell", "cells", "escape_markdown", "escape_text", "format_columns",
            "format_rows", "json_number", "list_items", "markdown_cell", "one_line", "show_id",
            "show_ids", "signed"]
@@ -374,8 +376,8 @@ def baseline_line(found: Mapping[str, Any]) -> str:
     if s is not None:
         paired = int(s["paired_tasks"])
         line += (f"mean pass^{s['k']} change {signed(s['delta'])}, {s['confidence']:.0%} "
-                 f"interval [{signed(s['ci_low'])}, {signed(s['ci_high'])}] over {paired} "
-                 f"paired task{'' if paired == 1 else 's'}: ")
+                 f"interval [{signed(s['ci_low'])}, {signed(s['ci_high'])}] over "
+                 f"{plural(paired, 'paired task')}: ")
     else:
         line += "no suite comparison (no task has enough runs in both versions): "
     decision = found.get("decision")
@@ -385,7 +387,7 @@ def baseline_line(found: Mapping[str, Any]) -> str:
         if regressed:
             shown = ", ".join(show_id(t) for t in regressed[:3]) + (
                 f" and {len(regressed) - 3} more" if len(regressed) > 3 else "")
-            why.append(f"{len(regressed)} task{'' if len(regressed) == 1 else 's'} regressed "
+            why.append(f"{plural(len(regressed), 'task')} regressed "
                        f"beyond repeat noise ({shown})")
         line += "a regression is shown" + (f": {'; '.join(why)}" if why else "")
     elif decision == "non-inferior":
@@ -397,7 +399,7 @@ def baseline_line(found: Mapping[str, Any]) -> str:
             " (a gain is shown)" if s is not None and s.get("verdict") == "better" else "")
     gaps = len(found.get("gaps") or ())
     if gaps:
-        line += (f"; {gaps} baseline gap{'' if gaps == 1 else 's'} (a task not compared, an "
+        line += (f"; {plural(gaps, 'baseline gap')} (a task not compared, an "
                  "incomplete input): see the reasons")
     return line
 

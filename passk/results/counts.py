@@ -20,6 +20,7 @@ import numpy as np
 
 from passk._public import publish
 from passk.errors import BadInput, PasskError
+from passk.render.words import plural
 from passk.results.protocol import Protocol
 
 __all__ = [
@@ -393,7 +394,7 @@ def _one_risk(located: Iterable[tuple[int | str, Run]], path: Any
 def _dropped_note(dropped: Sequence[int | str], duplicates: str) -> str:
     shown = ", ".join(_named(w) for w in dropped[:10])
     more = f", and {len(dropped) - 10} more" if len(dropped) > 10 else ""
-    return (f"{len(dropped)} duplicate record(s) of a (task, trial) dropped, keeping the "
+    return (f"{plural(len(dropped), 'duplicate record')} of a (task, trial) dropped, keeping the "
             f"{duplicates} of each (duplicates={duplicates!r}): {shown}{more}")
 
 
@@ -442,7 +443,7 @@ def tally_runs(runs: Iterable[tuple[int | str, Run]], *, path: str | os.PathLike
     >>> r = tally_runs([(1, Run("a", True, 0)), (2, Run("a", False, 0)), (3, Run("a", True, 1))],
     ...                duplicates="last")
     >>> r.successes.tolist(), r.totals.tolist(), r.notes[0][:41]
-    ([1], [2], '1 duplicate record(s) of a (task, trial) ')
+    ([1], [2], '1 duplicate record of a (task, trial) dro')
     """
     check_duplicates_option(duplicates)
     order: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(task_ids))}
@@ -655,7 +656,7 @@ def plan_gaps(protocol: Protocol, task_ids: Sequence[str], risks: Sequence[str],
         shown = ", ".join(missing[:10]) + (f", and {len(missing) - 10} more"
                                            if len(missing) > 10 else "")
         verb = "has" if len(missing) == 1 else "have"
-        parts.append(f"{len(missing)} of its {len(plan)} tasks {verb} no runs ({shown})")
+        parts.append(f"{len(missing)} of its {plural(len(plan), 'task')} {verb} no runs ({shown})")
     if short:
         shown = "; ".join(short[:10]) + (f"; and {len(short) - 10} more" if len(short) > 10
                                          else "")

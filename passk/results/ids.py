@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from passk.render.tables import escape_text, show_id
+from passk.render.words import plural
 
 __all__ = ["HOMOGLYPHS", "lookalike_groups", "lookalike_note", "lookalike_refusal",
            "show_id", "skeleton"]
@@ -98,6 +99,14 @@ def lookalike_groups(ids: Iterable[str]) -> list[tuple[str, ...]]:
     >>> lookalike_groups(["a", "b", "a ", "B", "c", "a", "\u0430"])
     [('a', 'a ', 'а'), ('b', 'B')]
     """
+    ids = list(ids)
+    whole = "".join(ids)
+    if whole.isascii() and whole.isprintable() and " " not in whole:
+        # printable ASCII without spaces: an id's skeleton is its case fold, so no two
+        # distinct ids look alike when their case folds are as many (checked in C)
+        distinct = set(ids)
+        if len(set(map(str.casefold, distinct))) == len(distinct):
+            return []
     first: dict[str, str] = {}  # a skeleton's first id: one entry per task, no group made
     groups: dict[str, dict[str, None]] = {}
     for task_id in ids:
@@ -125,7 +134,7 @@ def _described(task_id: str) -> str:
 
 def _groups_phrase(groups: list[tuple[str, ...]]) -> str:
     shown = "; ".join(" and ".join(map(_described, g)) for g in groups[:_SHOWN_GROUPS])
-    more = (f"; and {len(groups) - _SHOWN_GROUPS} more group(s)"
+    more = (f"; and {plural(len(groups) - _SHOWN_GROUPS, 'more group')}"
             if len(groups) > _SHOWN_GROUPS else "")
     return shown + more
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from passk._public import publish
 from passk.errors import BadInput
+from passk.render.words import plural
 from passk.results.counts import (
     CACHED_RESULTS,
     DUPLICATES,
@@ -290,7 +291,8 @@ def _read_results(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     check_duplicates_option(duplicates)
     unknown = sorted(set(options) - set(READER_OPTIONS))
     if unknown:
-        raise BadInput(f"unknown reader option(s) {', '.join(map(repr, unknown))}; reader "
+        raise BadInput(f"unknown reader {plural(len(unknown), 'option', count=False)} "
+                       f"{', '.join(map(repr, unknown))}; reader "
                          f"options are {', '.join(READER_OPTIONS)}")
     if isinstance(path, (str, os.PathLike)):
         return _accepted(_read_one(path, format, duplicates, options), accept_incomplete)

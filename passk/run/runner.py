@@ -58,6 +58,7 @@ from passk.gate.curtailment import (
     task_settled,
 )
 from passk.gate.judge import judge_suite
+from passk.render.words import plural
 from passk.repeats import attempt_seed, run_once, run_once_async, run_seeds
 from passk.results.counts import CURTAILED_UNREPLAYED, Results
 from passk.results.protocol import Protocol, require_same_protocol
@@ -538,7 +539,7 @@ def run_suite(
     except KeyboardInterrupt:
         bar.close()
         where = f" in {log}" if log else ""
-        print(f"\ninterrupted: {len(finished)} runs recorded{where}; "  # noqa: T201  # to stderr
+        print(f"\ninterrupted: {plural(len(finished), 'run', zero='no')} recorded{where}; "  # noqa: T201  # to stderr
               + ("resume=True with the same log and seed runs only the rest" if log else
                  "without a log there is nothing to resume from"), file=sys.stderr)
         raise
@@ -585,13 +586,14 @@ def _refuse_plan_short_of_policy(in_force: InForce, tasks: Sequence[Task],
     have = {t.task_id for t in tasks}
     missing = [t for t in p.tasks.ids if t not in have]
     if missing:
-        raise PolicyError(f"run_suite: the suite lacks the policy's task(s) "
+        raise PolicyError(f"run_suite: the suite lacks the policy's "
+                          f"{plural(len(missing), 'task', count=False)} "
                           f"{', '.join(missing)} ({p.path}): run the policy's task set")
     for t in tasks:
         need, planned = p.tasks.runs_for_task(t.task_id), policy.runs_for(t)
         if need is not None and planned < need:
-            raise PolicyError(f"run_suite: {planned} runs for task {t.task_id} would loosen "
-                              f"the policy's runs {need} ({p.path}): plan at least {need}")
+            raise PolicyError(f"run_suite: {plural(planned, 'run')} for task {t.task_id} would "
+                              f"loosen the policy's runs {need} ({p.path}): plan at least {need}")
 
 
 def _outcome(result: RunResult) -> str:

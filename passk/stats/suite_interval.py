@@ -28,6 +28,7 @@ from passk.metrics import (
     estimate_pass_hat_k_variance,
     pass_hat_k_ci,
 )
+from passk.render.words import plural
 
 __all__ = ["PRODUCT_MAX_TASKS", "SUITE_CI_METHODS", "SUITE_MIN_TASKS", "SuiteInterval",
            "mean_pass_hat_k_ci"]
@@ -1175,8 +1176,8 @@ def mean_pass_hat_k_ci(
                     f"the default used instead")
             method = "hoeffding"
     if method == "score" and t < SUITE_MIN_TASKS:
-        note = (f"{t} task(s), fewer than {SUITE_MIN_TASKS}, where the score interval is not "
-                f"measured: {SUITE_CI_METHODS['union']}")
+        note = (f"{plural(t, 'task')}, fewer than {SUITE_MIN_TASKS}, where the score interval is "
+                f"not measured: {SUITE_CI_METHODS['union']}")
         method = "union"
     n_min = int(pn.min())
     if method == "hoeffding" and _product_chosen(_design_key(pn, counts), k_int, alpha):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from passk.render.words import plural
 from passk.results.counts import Results, ResultsError
 
 #: tau-bench's and tau2-bench's success tolerance around a reward of 1.
@@ -167,14 +168,6 @@ def some(items: Sequence[str], limit: int = 5) -> str:
     return shown + (f", and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _have(n: int) -> str:
-    return "1 task has" if n == 1 else f"{n} tasks have"
-
-
 def short_of_plan(results: Results, planned: int, *, opening: str, unit: str,
                   per_task: str) -> str | None:
     """The sentence for ``Results.incomplete`` when some task has fewer records (counted or
@@ -185,7 +178,8 @@ def short_of_plan(results: Results, planned: int, *, opening: str, unit: str,
         return None
     m = len(results)
     return (f"{opening} {sum(present)} of {m * planned} {unit} ({plural(m, 'task')} × "
-            f"{per_task}); {_have(len(short))} fewer than {planned} ({some(short)})")
+            f"{per_task}); {plural(len(short), 'task', verb='has')} fewer than {planned} "
+            f"({some(short)})")
 
 
 def expect_regular(path: Path) -> None:

@@ -55,12 +55,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from passk.render.words import plural
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
 from passk.results.formats._shared import (
     QUOTE,
     is_number,
     load_json,
-    plural,
     require,
     short_of_plan,
     some,

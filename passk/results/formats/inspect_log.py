@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from passk.errors import BadInput
+from passk.render.words import plural
 from passk.results.counts import (
     Results,
     ResultsError,
@@ -65,7 +66,7 @@ from passk.results.counts import (
     with_notes,
     with_overrides,
 )
-from passk.results.formats._shared import QUOTE, plural, some
+from passk.results.formats._shared import QUOTE, some
 from passk.results.protocol import Protocol
 
 __all__ = ["ERRORED_SAMPLES", "ERRORS", "INSPECT_RUN_ID", "INSPECT_SAMPLE_UUID",
@@ -1076,12 +1077,15 @@ def read_inspect(path: str | os.PathLike[str], data: Any = None, *, scorer: str 
     notes = [(f"scorer: {scorer}; {rule.describe()}: counted as a success "
              f"{_value_counts(passed) or 'none'}; as a failure {_value_counts(failed) or 'none'}")]
     if errored and errors == "exclude":
-        notes.append(f"{errored} sample epoch(s) ended in an error and are left out "
-                     "(--errors exclude)")
+        notes.append(plural(errored, "sample epoch", verb=("ended in an error and is left out",
+                                                         "ended in an error and are left out"))
+                     + " (--errors exclude)")
     elif errored:
-        notes.append(f"{errored} sample epoch(s) ended in an error and count as failures "
-                     "(Inspect does not tell the agent's errors from the infrastructure's; "
-                     "--errors exclude leaves them out, and the verdict says so)")
+        notes.append(plural(errored, "sample epoch", verb=(
+            "ended in an error and counts as a failure", "ended in an error and count as failures"))
+            + " (Inspect does not tell the agent's errors from the infrastructure's; "
+            f"--errors exclude leaves {'it' if errored == 1 else 'them'} out, and the verdict "
+            "says so)")
     if passk_stopped:
         unknown = [t for t in task_ids if t not in set(results.task_ids)]
         if unknown:

@@ -40,6 +40,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from passk.render.words import plural
 from passk.results.counts import (
     CACHED_RESULTS,
     INFRASTRUCTURE_ERRORS,
@@ -152,7 +153,8 @@ def _csv_located(path: str | os.PathLike[str]) -> Iterator[tuple[int, Run]]:
             if typo:
                 raise ResultsError(path, 1, typo.replace("unknown field", "unknown column"))
         if missing:
-            raise ResultsError(path, 1, f"missing column(s) {sorted(missing)} in the header")
+            raise ResultsError(path, 1, f"missing {plural(len(missing), 'column', count=False)} "
+                                        f"{sorted(missing)} in the header")
         width = len(reader.fieldnames or ())
         for row in reader:
             line = reader.line_num

@@ -38,8 +38,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from passk.render.words import plural
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
-from passk.results.formats._shared import QUOTE, is_number, load_json, plural, read_text, some
+from passk.results.formats._shared import QUOTE, is_number, load_json, read_text, some
 
 __all__ = ["identity", "limited", "read_lm_eval", "sniff_file"]
 

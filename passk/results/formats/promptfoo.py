@@ -56,6 +56,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from passk.errors import BadInput
+from passk.render.words import plural
 from passk.results.counts import (
     Results,
     ResultsError,
@@ -65,7 +66,7 @@ from passk.results.counts import (
     tally_runs,
     with_notes,
 )
-from passk.results.formats._shared import QUOTE, load_json, plural, some
+from passk.results.formats._shared import QUOTE, load_json, some
 
 __all__ = ["cached_rows", "identity", "read_promptfoo", "run_ids", "sniff", "unrun"]
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from passk.render.words import plural
 from passk.results.counts import (
     INFRASTRUCTURE_ERRORS,
     Results,
@@ -32,7 +33,6 @@ from passk.results.counts import (
 from passk.results.formats._shared import (
     is_successful,
     load_json,
-    plural,
     require,
     reward,
     short_of_plan,
@@ -232,11 +232,13 @@ def read_tau2(path: str | os.PathLike[str], data: Any = None, *,
     results = tally_runs(runs(), path=run, source="tau2", duplicates=duplicates,
                          task_ids=listed)
     if null_reward:
-        notes.append(f"{null_reward} simulation(s) without a reward counted as failures")
+        notes.append(f"{plural(null_reward, 'simulation')} without a reward counted as "
+                     f"{'a failure' if null_reward == 1 else 'failures'}")
     left_out = int(results.excluded.sum())
     if left_out:
-        notes.append(f"{left_out} simulation(s) ended in an infrastructure error "
-                     f"and are left out")
+        notes.append(plural(left_out, "simulation", verb=(
+            "ended in an infrastructure error and is left out",
+            "ended in an infrastructure error and are left out")))
     if num_trials is not None:
         if results.totals.size and int(results.totals.max()) > num_trials:
             notes.append(f"some task has more evaluated simulations than info.num_trials "

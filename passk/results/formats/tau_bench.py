@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from passk.render.words import plural
 from passk.results.counts import Results, ResultsError, Run, tally_runs, with_notes
 from passk.results.formats._shared import (
     is_successful,
     load_json,
-    plural,
     require,
     reward,
     short_of_plan,

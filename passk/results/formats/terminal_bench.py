@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from passk.render.words import plural
 from passk.results.counts import Results, ResultsError, Run, combine_trials, tally_runs, with_notes
-from passk.results.formats._shared import QUOTE, load_json, plural, require, short_of_plan, some
+from passk.results.formats._shared import QUOTE, load_json, require, short_of_plan, some
 
 __all__ = ["TB_RUN_ID", "read_terminal_bench", "sniff", "sniff_dir", "stored_pass_at_k"]
 
