@@ -78,7 +78,9 @@ def measure(html_dir: Path, pages: list[str] | None = None) -> list[dict]:
                 page = context.new_page()
                 watch(context, page)
                 page.goto(f"{url}/{page_path}", wait_until="load")
-                page.wait_for_load_state("networkidle")
+                # a busy machine can keep the network "not idle" past playwright's 30 s;
+                # the math wait below is what the reading depends on
+                page.wait_for_load_state("networkidle", timeout=180_000)
                 page.evaluate(WAIT_FOR_MATH)
                 seen = page.evaluate(PAGE_READING)
                 context.close()
