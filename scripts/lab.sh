@@ -16,6 +16,9 @@
 #
 #   --fresh   copy every notebook again, replacing the working copies (edits are lost).
 #
+# Each page has a Chinese working copy beside it, lab/NN_x.zh.ipynb (lab_copy.py --zh):
+# the Chinese edition's prose, with its figures drawn in Chinese.
+#
 # A working copy older than its notebook (after a git pull) is kept and named on start;
 # use --fresh to replace it. Set-up first (scripts/setup.sh, idempotent), then
 # `jupyter lab lab/` from .venv, with --allow-root when run as root (JupyterLab refuses
@@ -36,12 +39,19 @@ LAB=lab
 mkdir -p "$LAB"
 stale=()
 for src in notebooks/*.ipynb; do
-  copy="$LAB/$(basename "$src")"
-  if [ "$fresh" -eq 1 ] || ! [ -e "$copy" ]; then
-    .venv/bin/python scripts/lab_copy.py "$src" "$copy"
-  elif [ "$src" -nt "$copy" ]; then
-    stale+=("$copy")
-  fi
+  stem="$(basename "$src" .ipynb)"
+  # the English copy, and the Chinese edition's beside it when the page has a catalog
+  editions=("$LAB/$stem.ipynb:")
+  catalog="locales/zh_CN/notebooks/$stem.yml"
+  if [ -e "$catalog" ]; then editions+=("$LAB/$stem.zh.ipynb:--zh"); fi
+  for edition in "${editions[@]}"; do
+    copy="${edition%%:*}"; flag="${edition#*:}"
+    if [ "$fresh" -eq 1 ] || ! [ -e "$copy" ]; then
+      .venv/bin/python scripts/lab_copy.py $flag "$src" "$copy"
+    elif [ "$src" -nt "$copy" ] || { [ -n "$flag" ] && [ "$catalog" -nt "$copy" ]; }; then
+      stale+=("$copy")
+    fi
+  done
 done
 if [ "${#stale[@]}" -gt 0 ]; then
   echo "lab: kept your working copies ${stale[*]}, older than their notebooks in" \

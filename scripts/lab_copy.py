@@ -20,6 +20,16 @@ renderer); the book's _config.yml (``numfig_format``) says "Figure" too, so that
 read alike. The page's number is the one the book's toc (_toc.yml, ``numbered: true``)
 gives it: its place among the chapters. The tracked notebook is never written, and
 jupyter-book never reads the copy (lab/ is outside its toc and in ``exclude_patterns``).
+
+The Chinese edition's copy (``--zh``, ``lab/NN_x.zh.ipynb`` beside the English one, so that
+the notebook's relative paths resolve the same) is the notebook as the Chinese book shows
+it (``scripts/zh_book.py``'s ``chinese_notebook``: the prose, captions and glued words in
+Chinese, the figures drawn in Chinese when the book's build has left them current), with
+one code cell first that draws every figure of the session in Chinese
+(``passk.book.plots.use_language``), so that a changed parameter redraws them in Chinese
+too::
+
+    python scripts/lab_copy.py --zh notebooks/05_the_gate.ipynb lab/05_the_gate.zh.ipynb
 """
 
 from __future__ import annotations
@@ -85,15 +95,38 @@ def lab_copy(notebook: dict, number: int) -> dict:
     return copy
 
 
+#: The first cell of a Chinese copy: every figure from here on drawn in Chinese.
+ZH_SETUP = ("# 中文版：本会话的图以中文绘制（passk.book.plots.use_language）\n"
+            "import passk.book.plots as _passk_plots\n"
+            "_passk_plots.use_language(\"zh_CN\", \"../locales/zh_CN/_figures.yml\")\n")
+
+
+def chinese_copy(src: Path) -> dict:
+    """The Chinese edition of notebook ``src`` for the lab: :data:`ZH_SETUP` first."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import zh_book
+
+    page = Path(src).resolve().relative_to(ROOT).as_posix()
+    notebook = zh_book.chinese_notebook(page, ROOT, figures="cached")
+    notebook["cells"].insert(0, {"cell_type": "code", "id": "zh-setup", "metadata": {},
+                                 "execution_count": None, "outputs": [],
+                                 "source": ZH_SETUP.splitlines(keepends=True)})
+    return notebook
+
+
 def main(argv: list[str]) -> int:
+    zh = bool(argv) and argv[0] == "--zh"
+    if zh:
+        argv = argv[1:]
     if len(argv) != 2:
-        print("usage: python scripts/lab_copy.py NOTEBOOK COPY", file=sys.stderr)
+        print("usage: python scripts/lab_copy.py [--zh] NOTEBOOK COPY", file=sys.stderr)
         return 2
     src, dest = Path(argv[0]), Path(argv[1])
     try:
-        notebook = json.loads(src.read_text(encoding="utf-8"))
+        notebook = (chinese_copy(src) if zh
+                    else json.loads(src.read_text(encoding="utf-8")))
         copy = lab_copy(notebook, page_number(src))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, KeyError) as exc:
         print(f"lab: {src}: {exc}", file=sys.stderr)
         return 2
     dest.write_text(json.dumps(copy, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

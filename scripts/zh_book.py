@@ -687,7 +687,7 @@ def figure_identifiers() -> set[str]:
     return set((data or {}).get("identifiers") or [])
 
 
-def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
+def chinese_figures(page: str, root: Path = ROOT, *, execute: bool = True) -> dict[str, dict]:
     """The page's figures drawn in Chinese: ``{"<cell id>/<output index>": {"data":
     {mime: image}, "texts": [each text drawn], "fonts": {"dpi", "points", "text"}}}``
     (``fonts``: the resolution and the smallest text, ``plots.shown_sizes``; the same
@@ -698,7 +698,8 @@ def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
     that the same code draws each figure with Chinese texts. The result is kept in
     ``_build/zh-figures/`` and used again while the notebook's code, ``passk`` and the
     figure catalog are unchanged. Every image output of the English notebook must have
-    its Chinese twin, or this fails.
+    its Chinese twin, or this fails. ``execute=False``: the cached figures if they are
+    current, else none (nothing is run).
     """
     path = root / page
     notebook = json.loads(path.read_text(encoding="utf-8"))
@@ -715,6 +716,8 @@ def chinese_figures(page: str, root: Path = ROOT) -> dict[str, dict]:
         stored = json.loads(cache.read_text(encoding="utf-8"))
         if stored.get("key") == key:
             return stored["figures"]
+    if not execute:
+        return {}
     import nbformat
     from nbclient import NotebookClient
 
@@ -783,11 +786,12 @@ def stale_outputs(page: str, root: Path = ROOT) -> list[str]:
             if entry["en_sha"] not in shas.get(cell, [])]
 
 
-def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool = True) -> dict:
+def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool | str = True) -> dict:
     """The English notebook with its markdown and captions replaced by current translations.
 
     Its figures are those of :func:`chinese_figures` (the same code, drawn in Chinese);
-    ``figures=False`` keeps the English ones.
+    ``figures=False`` keeps the English ones; ``figures="cached"`` takes the Chinese ones
+    only if the book's build left them current (the lab's copies: nothing is run).
 
     Code cells keep their source, outputs and execution counts; their ``mystnb``
     metadata gains only the translated caption and the Chinese labels of a fold. A glued
@@ -797,7 +801,8 @@ def chinese_notebook(page: str, root: Path = ROOT, *, figures: bool = True) -> d
     notebook = json.loads((root / page).read_text(encoding="utf-8"))
     zh = translation(page, root)
     glue_zh = glue_map(page)
-    figures = chinese_figures(page, root) if figures else {}
+    figures = (chinese_figures(page, root, execute=figures != "cached") if figures
+               else {})
     outputs_zh = output_map(page)
     out = copy.deepcopy(notebook)
     for cell in out["cells"]:

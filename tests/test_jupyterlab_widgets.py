@@ -810,10 +810,10 @@ AUTOSAVE_S = 5
 # SaveHandler), which on a loaded 2-core machine can reach minutes: the waits for a save
 # go up to the ceiling.
 # What scripts/lab.sh needs from a checkout: the notebooks, the files their relative
-# paths reach, the .gitignore that leaves lab/ untracked, and lab_copy.py with the toc
-# it reads the page numbers from.
+# paths reach, the .gitignore that leaves lab/ untracked, lab_copy.py with the toc it reads
+# the page numbers from, and the Chinese catalogs its --zh copies are written from.
 LAB_CHECKOUT = (".gitignore", "_toc.yml", "notebooks", "book/data", "examples", "scripts/lab.sh",
-                "scripts/lab_copy.py")
+                "scripts/lab_copy.py", "scripts/zh_book.py", "locales/zh_CN")
 READER_EDIT = "# edited by a reader, autosaved"
 
 
@@ -1144,6 +1144,23 @@ def _fix_words(copies: int) -> list[str]:
     return [f"[{ci.low:+.3f}, {ci.high:+.3f}]", f"the verdict is {proved}."]
 
 
+def _subset_words(k: int) -> list[str]:
+    """Page 3's runbook task, 10 of 12 runs, at ``k``: the subset estimate C(10, k)/C(12, k)
+    and the plug-in (10/12)^k, by exact fractions."""
+    import math
+    from fractions import Fraction
+
+    return [f"{float(Fraction(math.comb(10, k), math.comb(12, k))):.3f}",
+            f"{float(Fraction(10, 12) ** k):.3f}"]
+
+
+def _prose_with(notebook: Path, key: str) -> str:
+    """The id of the first Markdown cell of ``notebook`` that shows glued value ``key``."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    return next(c["id"] for c in nb["cells"]
+                if c["cell_type"] == "markdown" and f'glued("{key}' in "".join(c["source"]))
+
+
 # (page, the edit in its set-up cell, the prose cell that must follow, its words at the
 # page's value and at the reader's, each from an outside reference; a callable gives
 # them when the test runs)
@@ -1151,6 +1168,10 @@ CHANGED_PARAMETERS = [
     ("01_searchrunbook_incident", "CRITERIA = DEFAULT_CRITERIA ",
      "CRITERIA = GateCriteria(max_flakiness=0.6) ", "4a688d12",
      _incident_words("0.2"), _incident_words("0.6")),
+    # page 3's English run is test_prose_follows_a_changed_parameter_in_jupyterlab above;
+    # this row is for its Chinese edition (tests/helpers/lab_pages.py)
+    ("03_estimating_from_n_runs", "\nK = 5 ", "\nK = 4 ",
+     _prose_with(PARAMETER_NOTEBOOK, "est_demo"), _subset_words(5), _subset_words(4)),
     ("02_pass_at_k_vs_pass_hat_k", "p = 0.9 ", "p = 0.8 ", "f29871e9",
      _curves_numbers("0.9"), _curves_numbers("0.8")),
     ("04_flakiness_and_its_sources", "c_chapter, n_chapter = 10, 12 ",

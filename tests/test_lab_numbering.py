@@ -69,6 +69,34 @@ def test_lab_copy_adds_only_the_front_matter(tmp_path):
         first]["source"] == json.loads(dest.read_text(encoding="utf-8"))["cells"][first]["source"]
 
 
+def test_lab_copy_zh_is_the_chinese_edition_with_its_figures_in_chinese(tmp_path):
+    """``lab_copy.py --zh``: the Chinese book's prose (every Markdown cell as the Chinese
+    edition shows it), the same code cells, numbered as the book, and one first code cell
+    that makes the session draw its figures in Chinese."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import zh_book
+
+    for src in sorted(NOTEBOOKS.glob("*.ipynb")):
+        dest = tmp_path / f"{src.stem}.zh.ipynb"
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "lab_copy.py"), "--zh",
+                        str(src), str(dest)], check=True)
+        copy = json.loads(dest.read_text(encoding="utf-8"))
+        english = json.loads(src.read_text(encoding="utf-8"))
+        shown = zh_book.chinese_notebook(f"notebooks/{src.name}", ROOT, figures=False)
+        assert "".join(copy["cells"][0]["source"]) == lab_copy.ZH_SETUP
+        cells = copy["cells"][1:]
+        assert [c["id"] for c in cells] == [c["id"] for c in english["cells"]]
+        assert [c["source"] for c in cells if c["cell_type"] == "code"] == [
+            c["source"] for c in english["cells"] if c["cell_type"] == "code"]
+        markdown = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+        expected = ["".join(c["source"]) for c in shown["cells"]
+                    if c["cell_type"] == "markdown"]
+        number = lab_copy.page_number(src)
+        assert markdown[0] == lab_copy.front_matter(number) + expected[0]
+        assert markdown[1:] == expected[1:]
+        assert re.search(r"[\u4e00-\u9fff]", markdown[0]), f"{src.name}: no Chinese"
+
+
 def test_lab_copy_page_numbers_are_the_tocs():
     import yaml
 
