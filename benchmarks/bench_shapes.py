@@ -28,10 +28,19 @@ code at commit 9f3cb8f (``git archive``'d into a temporary folder, first on the 
 - **runner**: ``run_suite`` of 1,000 tasks x 10 runs with a no-op adapter, one after
   another, with its crash-safe log: CPU a run and runs a CPU second (the wall clock
   of a loaded machine says more about the load).
+- **report**: ``passk report FILE`` (and ``passk gate FILE``) as the command runs, timed from
+  its import, on the million-record shapes (100,000 x 10, 10,000 x 100, 1,000 x 1,000 and
+  very unequal runs per task, JSON Lines) and on 1,000,000 records as CSV, plain and with
+  every cell quoted, against the baseline of ``bench_ratios.py``: read with ``json`` (or
+  ``csv``), count by task, pass@k and pass^k for every k with ``scipy.special.comb``, timed
+  from its imports.
 - **dask**: ``run_suite`` of 200 tasks x 10 runs of a no-op adapter on a Dask cluster
   (``client.get_executor(pure=False)``, 2 workers x 2 threads in the process) without and
   with its log, against Dask's own cost: the same runs (``run_once``) submitted to the
   same executor and waited for; CPU of the whole process (scheduler, workers, client).
+
+At the end, every goal of issue 41 is listed with its figure and a mark: ``ok`` when met,
+``NOT MET`` otherwise.
 
     .venv/bin/python benchmarks/bench_shapes.py [--repeats 1] [--no-curve] [--only log ...]
 """
@@ -269,6 +278,87 @@ report(cpu, [tasks * runs, good])
 """
 
 
+#: ``passk report`` / ``passk gate`` as the command runs it (the collector off), timed from
+#: its import; the text goes to a buffer.
+COMMAND = MEASURE + r"""
+import contextlib, gc, io
+gc.disable()
+t = time.process_time()
+from passk.cli.commands import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main([sys.argv[1], sys.argv[2]])
+cpu = time.process_time() - t
+report(cpu, [code, len(out.getvalue().splitlines()) > 0])
+"""
+
+#: bench_ratios.py's baseline, timed from its imports: read, count by task, pass@k and
+#: pass^k for every k with scipy's comb.
+REPORT_BASELINE = MEASURE + r"""
+t = time.process_time()
+import csv
+from collections import defaultdict
+import numpy as np
+from scipy.special import comb
+succ = defaultdict(int); tot = defaultdict(int)
+with open(sys.argv[1], encoding="utf-8", newline="") as f:
+    if sys.argv[1].endswith(".csv"):
+        for r in csv.DictReader(f):
+            tot[r["task_id"]] += 1
+            succ[r["task_id"]] += r["success"] in ("true", "1")
+    else:
+        for line in f:
+            r = json.loads(line)
+            tot[r["task_id"]] += 1
+            succ[r["task_id"]] += bool(r["success"])
+tasks = sorted(tot)
+c = np.array([succ[x] for x in tasks]); n = np.array([tot[x] for x in tasks])
+ks = np.arange(1, n.max() + 1)
+hat = comb(c[:, None], ks) / comb(n[:, None], ks)
+at = 1 - comb((n - c)[:, None], ks) / comb(n[:, None], ks)
+cpu = time.process_time() - t
+report(cpu, [0, True])
+"""
+
+
+def make_unequal(path: Path, tasks: int, seed: int = 0) -> int:
+    """JSON Lines of ``tasks`` tasks whose runs range from 1 to 399 (a log-uniform spread),
+    each task's rate from Beta(4, 1); the records written."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    runs = np.exp(rng.uniform(0, np.log(400), size=tasks)).astype(int).clip(1, 399)
+    p = rng.beta(4, 1, size=tasks)
+    with open(path, "w", encoding="utf-8") as f:
+        for t in range(tasks):
+            ok = rng.random(runs[t]) < p[t]
+            f.write("".join(f'{{"task_id": "task-{t:06d}", "trial": {j}, "success": '
+                            f'{"true" if ok[j] else "false"}}}\n' for j in range(runs[t])))
+    return int(runs.sum())
+
+
+def quote_csv(src: Path, dest: Path) -> None:
+    """``src``'s CSV with every cell quoted (``csv.QUOTE_ALL``, as spreadsheets export)."""
+    import csv
+
+    with open(src, encoding="utf-8", newline="") as f, \
+            open(dest, "w", encoding="utf-8", newline="") as g:
+        csv.writer(g, quoting=csv.QUOTE_ALL).writerows(csv.reader(f))
+
+
+#: Every goal of issue 41 met or not, as measured: (what, figure, goal, met).
+GOALS: list[tuple[str, str, str, bool]] = []
+
+
+def goal(what: str, value: float, limit: float, *, unit: str = "x", at_least: bool = False,
+         ) -> None:
+    """Record a goal's figure; listed with its mark at the end."""
+    met = value >= limit if at_least else value <= limit
+    fmt = (lambda v: f"{v:,.0f}") if unit == " runs/s" else (lambda v: f"{v:.2f}")
+    sign = ">=" if at_least else "<="
+    GOALS.append((what, f"{fmt(value)}{unit}", f"{sign} {fmt(limit)}{unit}", met))
+
+
 def export_before(tmp: Path) -> Path:
     """The code at :data:`BEFORE`, ``git archive``'d into ``tmp/before``."""
     data = subprocess.run(["git", "-C", str(HERE), "archive", BEFORE, "passk"],
@@ -364,11 +454,13 @@ def main() -> int:
     ap.add_argument("--no-curve", action="store_true", help="skip the curve (minutes)")
     ap.add_argument("--no-plan-before", action="store_true",
                     help="plan: skip the code before (minutes)")
+    ap.add_argument("--no-every-k", action="store_true",
+                    help="curve: only as passk report shows it, not every k = 1..n (minutes)")
     ap.add_argument("--only", nargs="*", default=None,
-                    help="some of: log resume curve plan promptfoo harbor runner dask")
+                    help="some of: log resume curve plan report promptfoo harbor runner dask")
     args = ap.parse_args()
-    want = set(args.only or ["log", "resume", "curve", "plan", "promptfoo", "harbor", "runner",
-                             "dask"])
+    want = set(args.only or ["log", "resume", "curve", "plan", "report", "promptfoo", "harbor",
+                             "runner", "dask"])
     if args.no_curve:
         want.discard("curve")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -390,6 +482,13 @@ def main() -> int:
             }, args.repeats)
             ratio("after, as the CLI runs (collector off): log / without a header",
                   got["after, log, as the CLI"], got["after, no header, as the CLI"])
+            goal("run log, 1.6 M records, as the CLI reads it / without a header",
+                 cpu(got["after, log, as the CLI"]) / cpu(got["after, no header, as the CLI"]),
+                 1.5)
+            goal("run log, 1.6 M records, from Python / without a header",
+                 cpu(got["after, passk run log"]) / cpu(got["after, no header"]), 1.5)
+            goal("run log, 1.6 M records / the json + numpy baseline",
+                 cpu(got["after, passk run log"]) / cpu(got["baseline (json + numpy)"]), 1.5)
             ratio("after: log / the same records without a header",
                   got["after, passk run log"], got["after, no header"])
             ratio("before: log / without a header", got["before, passk run log"],
@@ -411,7 +510,7 @@ def main() -> int:
             print(f"  after / before (peak memory): "
                   f"{max(x['mb'] for x in got['after']) / max(x['mb'] for x in got['before']):.2f}x")
             log.unlink()
-        if "curve" in want:
+        if "curve" in want and not args.no_every_k:
             got = shape("curve: suite_curve for k = 1..n, 10,000 x 100 and 1,000 x 1,000", {
                 "before, 10,000 x 100": (CURVE, before, ("10000", "100")),
                 "after, 10,000 x 100": (CURVE, after, ("10000", "100")),
@@ -422,6 +521,7 @@ def main() -> int:
                   got["after, 10,000 x 100"])
             ratio("before: 1,000 x 1,000 / 10,000 x 100", got["before, 1,000 x 1,000"],
                   got["before, 10,000 x 100"])
+        if "curve" in want:
             got = shape("curve as passk report shows it (every k to 20, then curve_ks's grid), "
                         "10,000 x 100 and 1,000 x 1,000", {
                 "after, 10,000 x 100": (CURVE_SHOWN, after, ("10000", "100")),
@@ -429,6 +529,8 @@ def main() -> int:
             }, args.repeats)
             ratio("after, as shown: 1,000 x 1,000 / 10,000 x 100", got["after, 1,000 x 1,000"],
                   got["after, 10,000 x 100"])
+            goal("curve as passk report shows it: 1,000 x 1,000 / 10,000 x 100",
+                 cpu(got["after, 1,000 x 1,000"]) / cpu(got["after, 10,000 x 100"]), 1.5)
         if "plan" in want:
             pilot = tmp / "pilot.jsonl"
             make_plan_pilot(pilot, 300, 12)
@@ -441,6 +543,8 @@ def main() -> int:
             for side in ("after, 300 tasks x 12 runs", "after, the same, --k 5"):
                 print(f"  {side}: {cpu(got[side]):.2f} s CPU, {cpu(got[side]) / PLAN_TARGET:.2f}x "
                       f"the {PLAN_TARGET:g} s target")
+            goal("plan --gate, 300 tasks x 12 runs, default grid (CPU seconds)",
+                 cpu(got["after, 300 tasks x 12 runs"]), PLAN_TARGET, unit=" s")
             if not args.no_plan_before:
                 ratio("after / before", got["after, 300 tasks x 12 runs"],
                       got["before, 300 tasks x 12 runs"])
@@ -456,6 +560,8 @@ def main() -> int:
             ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
             ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
             ratio("after / before", got["after"], got["before"])
+            goal("promptfoo, 50,000 rows from Python / baseline",
+                 cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
         if "harbor" in want:
             job = tmp / "job"
             make_harbor(job, 1_000, 5)
@@ -468,6 +574,8 @@ def main() -> int:
             ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
             ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
             ratio("after / before", got["after"], got["before"])
+            goal("Harbor, 5,000 trials / baseline",
+                 cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
         if "runner" in want:
             got = shape("runner: 1,000 tasks x 10 runs, no-op adapter, with its log", {
                 "before": (RUNNER, before, ("1000", "10")),
@@ -479,6 +587,9 @@ def main() -> int:
                       f"{10_000 / statistics.median(cpus):,.0f} median "
                       f"({1e6 * statistics.median(cpus) / 10_000:.0f} us a run)")
             ratio("after / before (CPU)", got["after"], got["before"])
+            goal("runner with its log, no-op adapter (runs a CPU second, median)",
+                 10_000 / statistics.median(x["cpu"] for x in got["after"]), 10_000,
+                 unit=" runs/s", at_least=True)
         if "dask" in want:
             got = shape("dask: 200 tasks x 10 runs, no-op adapter, on a Dask cluster "
                         "(2 workers x 2 threads)", {
@@ -491,8 +602,58 @@ def main() -> int:
             ratio("before / Dask's own", got["before, run_suite"], own)
             ratio("after / Dask's own", got["after, run_suite"], own)
             ratio("after with its log / Dask's own", got["after, run_suite + log"], own)
+            goal("Dask: run_suite with its log / Dask's own submit and wait",
+                 cpu(got["after, run_suite + log"]) / cpu(own), 1.2)
+        if "report" in want:
+            report_shapes(tmp, before, args.repeats)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    if GOALS:
+        print("\n## issue 41's goals, this run (CPU time)")
+        width = max(len(what) for what, *_ in GOALS)
+        for what, figure, limit, met in GOALS:
+            print(f"  {'ok     ' if met else 'NOT MET'}  {what:<{width}}  {figure:>12}  "
+                  f"(goal {limit})")
     return 0
+
+
+def report_shapes(tmp: Path, before: Path, repeats: int) -> None:
+    """``passk report`` (and ``gate``) on the million-record shapes and on CSV, against
+    the baseline; goals: report at or under 1.0x the baseline on the million-record JSON
+    Lines shapes, every shape within 1.5x."""
+    from bench_ratios import write_csv
+    from bench_report import write_runs
+
+    after = HERE
+    files: list[tuple[str, Path, bool]] = []  # (shape, file, a million-record JSON Lines shape)
+    for tasks, runs in ((100_000, 10), (10_000, 100), (1_000, 1_000)):
+        path = tmp / f"runs-{tasks}x{runs}.jsonl"
+        write_runs(path, tasks, runs)
+        files.append((f"{tasks:,} x {runs:,} (JSON Lines)", path, True))
+    unequal = tmp / "runs-unequal.jsonl"
+    records = make_unequal(unequal, 14_000)
+    files.append((f"14,000 tasks, 1 to 399 runs each ({records:,} records)", unequal, True))
+    plain = tmp / "runs-100000x10.csv"
+    write_csv(plain, 100_000, 10)
+    quoted = tmp / "runs-100000x10-quoted.csv"
+    quote_csv(plain, quoted)
+    files += [("100,000 x 10, CSV", plain, False), ("100,000 x 10, CSV, every cell quoted",
+                                                      quoted, False)]
+    for name, path, million in files:
+        sides = {"baseline (json/csv + numpy + comb)": (REPORT_BASELINE, None, (str(path),)),
+                 "before, passk report": (COMMAND, before, ("report", str(path))),
+                 "passk report": (COMMAND, after, ("report", str(path)))}
+        if name.startswith("100,000 x 10 (JSON"):
+            sides["passk gate"] = (COMMAND, after, ("gate", str(path)))
+        got = shape(f"report: {name}", sides, repeats)
+        base = got["baseline (json/csv + numpy + comb)"]
+        for side in sides:
+            if not side.startswith("baseline"):
+                ratio(f"{side} / baseline", got[side], base)
+        goal(f"passk report, {name} / baseline", cpu(got["passk report"]) / cpu(base),
+             1.0 if million else 1.5)
+        if "passk gate" in got:
+            goal(f"passk gate, {name} / baseline", cpu(got["passk gate"]) / cpu(base), 1.5)
+        path.unlink()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from passk.adapter import HarnessAdapter, InfrastructureError, RunResult, Task
 from passk.errors import BadInput
 
 __all__ = ["RepeatRun", "attempt_seed", "repeat_run", "run_once", "run_once_async", "run_seed",
-           "run_seeds"]
+           "run_seeds", "run_seeds_indexed"]
 
 
 def run_seed(seed: int, task_id: str, run_index: int) -> int:
@@ -153,12 +153,63 @@ def run_seeds(seed: int, task_ids: Any, run_indices: Any) -> np.ndarray:
     if run.min() < 0:
         raise BadInput(f"run_index ({run.min()}) must be non-negative")
     of_task = {t: i for i, t in enumerate(dict.fromkeys(tasks))}
-    pools, calls = _task_pools(seed, list(of_task))
     index = np.fromiter(map(of_task.__getitem__, tasks), dtype=np.intp, count=len(tasks))
+    return _seeds_of(seed, list(of_task), index, run)
+
+
+def run_seeds_indexed(seed: int, task_ids: Any, index: np.ndarray, run_indices: np.ndarray
+                      ) -> np.ndarray:
+    """:func:`run_seeds` of runs given as each one's index into ``task_ids``: the seed of
+    run ``run_indices[j]`` of ``task_ids[index[j]]``, the same numbers.
+
+    What a reader that already numbers its tasks passes (the run log's header check):
+    each distinct task used is mixed once, and no list of a task id per run is made.
+
+    Parameters
+    ----------
+    seed : int
+        The suite seed, non-negative.
+    task_ids : sequence of str
+    index : numpy.ndarray of int
+        Each run's task, an index into ``task_ids``.
+    run_indices : numpy.ndarray of int
+        Non-negative, as long as ``index``.
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+
+    Examples
+    --------
+    >>> seeds = run_seeds_indexed(7, ["a", "b"], np.array([0, 1, 0]), np.array([0, 5, 9]))
+    >>> seeds.tolist() == run_seeds(7, ["a", "b", "a"], [0, 5, 9]).tolist()
+    True
+    """
+    index, run = np.asarray(index), np.asarray(run_indices)
+    if seed < 0:
+        raise BadInput(f"seed ({seed}) must be non-negative")
+    if index.shape != run.shape or index.ndim != 1 or run.dtype.kind not in "iu":
+        raise BadInput(f"index ({index.size}) and run_indices ({run.size}) must be as long "
+                       "as each other, whole numbers")
+    if not run.size:
+        return np.zeros(0, dtype=np.uint64)
+    if run.dtype == np.uint64 and run.max() >= 2**63:
+        run = run.astype(object)
+    elif run.min() < 0:
+        raise BadInput(f"run_index ({run.min()}) must be non-negative")
+    used, at = np.unique(index, return_inverse=True)
+    return _seeds_of(seed, [task_ids[i] for i in used.tolist()], at.reshape(-1).astype(np.intp),
+                     run.astype(np.int64) if run.dtype != object else run)
+
+
+def _seeds_of(seed: int, tasks: list[str], index: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """The seeds of runs ``run`` (non-negative) of ``tasks[index]``, ``tasks`` distinct."""
+    out = np.zeros(run.size, dtype=np.uint64)
+    pools, calls = _task_pools(seed, tasks)
     wide = run > _MASK32
     if wide.any():  # a spawn key of two words or more: one at a time
         for j in np.flatnonzero(wide).tolist():
-            out[j] = run_seed(seed, tasks[j], int(run[j]))
+            out[j] = run_seed(seed, tasks[index[j]], int(run[j]))
         small = np.flatnonzero(~wide)
         index, run = index[small], run[small].astype(np.int64)
     word = run.astype(np.uint32)  # below 2**32: one word

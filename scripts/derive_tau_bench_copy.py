@@ -65,7 +65,8 @@ def derive(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, record in enumerate(records):
         missing = [name for name in KEPT if name not in record]
         if missing:
-            raise ValueError(f"record {i} lacks field(s) {missing}")
+            raise ValueError(f"record {i} lacks {'field' if len(missing) == 1 else 'fields'} "
+                             f"{missing}")
         out.append({name: record[name] for name in KEPT})
     return out
 

@@ -98,19 +98,35 @@ def lab_copy(notebook: dict, number: int) -> dict:
 #: The first cell of a Chinese copy: every figure from here on drawn in Chinese.
 ZH_SETUP = ("# 中文版：本会话的图以中文绘制（passk.book.plots.use_language）\n"
             "import passk.book.plots as _passk_plots\n"
-            "_passk_plots.use_language(\"zh_CN\", \"../locales/zh_CN/_figures.yml\")\n")
+            '_passk_plots.use_language("zh_CN", "../locales/zh_CN/_figures.yml")\n')
+
+
+#: Then, when the page's catalog maps glued words to Chinese (``glue_zh``: a verdict, a
+#: task's class), each word the session glues is said in Chinese as the book says it: the
+#: prose's {eval} roles read ``GLUED`` (the page's own numbers cell), so after every cell
+#: the words it glued are replaced there.
+ZH_GLUE = ("_GLUE_ZH = {table!r}\n\n\n"
+           "def _glued_in_chinese(result):\n"
+           '    glued = get_ipython().user_ns.get("GLUED", {{}})\n'
+           "    for key, words in _GLUE_ZH.items():\n"
+           "        if key in glued and str(glued[key]) in words:\n"
+           "            glued[key] = words[str(glued[key])]\n\n\n"
+           'get_ipython().events.register("post_run_cell", _glued_in_chinese)\n')
 
 
 def chinese_copy(src: Path) -> dict:
-    """The Chinese edition of notebook ``src`` for the lab: :data:`ZH_SETUP` first."""
+    """The Chinese edition of notebook ``src`` for the lab: :data:`ZH_SETUP` first (and
+    :data:`ZH_GLUE` when the page maps glued words)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import zh_book
 
     page = Path(src).resolve().relative_to(ROOT).as_posix()
     notebook = zh_book.chinese_notebook(page, ROOT, figures="cached")
+    table = zh_book.glue_map(page)
+    setup = ZH_SETUP + ("\n" + ZH_GLUE.format(table=table) if table else "")
     notebook["cells"].insert(0, {"cell_type": "code", "id": "zh-setup", "metadata": {},
                                  "execution_count": None, "outputs": [],
-                                 "source": ZH_SETUP.splitlines(keepends=True)})
+                                 "source": setup.splitlines(keepends=True)})
     return notebook
 
 

@@ -333,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in changed:
         print(f"sync_notebooks: {verb}: {path}")
     if not changed:
-        print(f"sync_notebooks: {len(paths)} notebook(s) already in step")
+        print(f"sync_notebooks: {'the notebook is' if len(paths) == 1 else f'all {len(paths)} notebooks are'} "
+              "already in step")
     return 1 if (args.check and changed) else 0
 
 

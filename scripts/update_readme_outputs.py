@@ -238,7 +238,7 @@ def _update(document: Path, *, check: bool) -> int:
     name = document.relative_to(ROOT)
     if failed and not check:
         document.write_text("\n".join(lines), encoding="utf-8")
-        print(f"update_readme_outputs: rewrote {failed} output(s) in {name}")
+        print(f"update_readme_outputs: rewrote {failed} {'output' if failed == 1 else 'outputs'} in {name}")
     elif not failed:
         print(f"update_readme_outputs: every output in {name} is what its command prints")
     return 1 if (failed and check) else 0

@@ -205,13 +205,19 @@ _CODE = re.compile(r"`{3,}.*?`{3,}|`[^`\n]+`", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _ROLE_TARGET = re.compile(r"^.*<(.*)>$", re.DOTALL)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_ZH_TWIN = re.compile(r"^(\w+)_zh(?=:|$)")
 
 
 def markup(text: str) -> dict[str, Counter]:
     """What a translation must keep: roles (glue, refs), labels, directives, formulas."""
     # A role's shown text is translated ({ref}`index <genindex>`), its target is not;
     # index terms are the edition's own language.
-    roles = Counter(name + ":" + _ROLE_TARGET.sub(r"\1", target)
+    # A sentence whose words depend on a value is glued in each language, KEY and KEY_zh
+    # (each with a branch per outcome, CONTRIBUTING.md): the Chinese shows KEY_zh where the
+    # English shows KEY.
+    roles = Counter(name + ":" + _ZH_TWIN.sub(r"\1", _ROLE_TARGET.sub(r"\1", target))
+                    if name.startswith("glue") else
+                    name + ":" + _ROLE_TARGET.sub(r"\1", target)
                     for name, target in _ROLE.findall(text) if name != "index")
     labels = Counter(next(g for g in m.groups()[1:] if g) for m in _LABEL.finditer(text))
     directives = Counter(f"{name} {arg}" if name == "solution" else name   # titles translate

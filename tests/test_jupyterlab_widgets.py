@@ -258,7 +258,7 @@ def lab_server(tmp_path_factory):
     base = tmp_path_factory.mktemp("jupyterlab")
     root_dir = base / "root"
     root_dir.mkdir()
-    for rel in ("book", "examples"):  # what the notebooks' ../book/data, ../examples reach
+    for rel in ("book", "examples", "locales"):  # what ../book/data, ../examples, ../locales reach
         (base / rel).symlink_to(ROOT / rel, target_is_directory=True)
     env = _lab_dirs(base)
     port = _free_port()
@@ -1057,13 +1057,24 @@ def _incident_words(cap: str) -> list[str]:
 
 
 def _flakiness_words(c: int, n: int) -> list[str]:
-    """Page 4 with the chapter's task at ``c`` of ``n``: its failures and its flakiness
-    4 p (1 - p), by exact fractions."""
+    """Page 4 with the chapter's task at ``c`` of ``n``: its failures (or passes, past
+    half; or the flakiness one run the other way would give, at 0 or n) and its
+    flakiness 4 p (1 - p), by exact fractions, in the words of each outcome's sentence."""
     from fractions import Fraction
 
     p = Fraction(c, n)
-    return [f"failed only {n - c} of its {n} runs",
-            f"flakiness is already {float(4 * p * (1 - p)):.2f}"]
+    flakiness = f"{float(4 * p * (1 - p)):.2f}"
+    if n == 1:
+        return ["ran once", "is 0 whether it passed or failed"]
+    if n - c > 0 and 2 * (n - c) < n:
+        return [f"failed only {n - c} of its {n} runs", f"flakiness is already {flakiness}"]
+    if 2 * (n - c) == n:
+        return [f"failed exactly half of its {n} runs", f"its flakiness is {flakiness}"]
+    if 0 < c < n:
+        return [f"passed only {c} of its {n} runs", f"flakiness is already {flakiness}"]
+    one = Fraction(n - 1, n)
+    return [f"never {'failed' if c == n else 'passed'} in its {n} runs",
+            f"would make it {float(4 * one * (1 - one)):.2f}"]
 
 
 def _honest_words(bar: str) -> list[str]:

@@ -22,9 +22,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "_ext")]
-import lab_copy  # noqa: E402
-import run_box  # noqa: E402
-import yaml  # noqa: E402
+import lab_copy
+import run_box
+import yaml
 
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 PART_I = [Path(c["file"]).stem for c in lab_copy.numbered_chapters(TOC)]
@@ -59,7 +59,7 @@ def _numbers_assigned(notebook: Path) -> list[str]:
 
 def _box_text(page: Path) -> str | None:
     text = page.read_text(encoding="utf-8")
-    found = re.search(r'<div class="[^"]*run-this-page[^"]*">(.*?)</div>', text, re.S)
+    found = re.search(r'<div class="[^"]*run-this-page[^"]*">(.*?)</div>', text, re.DOTALL)
     if not found:
         return None
     return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -39,7 +41,7 @@ from passk.render.tables import (
     json_number,
     list_items,
     one_line,
-    show_id,
+    show_ids,
 )
 from passk.results.counts import Results
 from passk.stability import (
@@ -456,17 +458,20 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     # together, then the text is laid out
     order, note = order_rows(rows), interval_note(fr.report.confidence, fr.report.ci_method)
     gate = format_gate(fr, markdown=markdown, limit=limit)
-    ordered = [rows[i] for i in order]
     excluded = fr.results.excluded[order].tolist() if rows else []
-    cols = [[show_id(t.task_id) for t in ordered], [t.risk for t in ordered],
-            [str(t.runs) for t in ordered], list(map(str, excluded)),
-            [str(t.successes) for t in ordered], cells([t.pass_rate for t in ordered])]
+    # the rows' fields as columns, in C: one attrgetter call a row, then one transposition
+    fields = ("task_id", "risk", "runs", "successes", "pass_rate", "pass_at_k", "pass_hat_k",
+              "ci", "lower_bound", "flakiness", "cls")
+    (ids, risk, runs, passed, rate, at_k, hat_k, ci, lower, flak, cls) = (
+        tuple(zip(*map(attrgetter(*fields), map(rows.__getitem__, order)))) if rows
+        else ((),) * len(fields))
+    lows, highs = (tuple(zip(*ci)) if ci else ((), ()))
+    cols = [show_ids(ids), list(risk), list(map(str, runs)), list(map(str, excluded)),
+            list(map(str, passed)), cells(rate)]
     if not uniform:
         cols.append(list(map(str, fr.ks[order].tolist())))
-    lo, hi = cells([t.ci.low for t in ordered]), cells([t.ci.high for t in ordered])
-    cols += [cells([t.pass_at_k for t in ordered]), cells([t.pass_hat_k for t in ordered]),
-             [f"[{a}, {b}]" for a, b in zip(lo, hi)], cells([t.lower_bound for t in ordered]),
-             cells([t.flakiness for t in ordered]), [t.cls for t in ordered]]
+    cols += [cells(at_k), cells(hat_k), _pairs(cells(lows), cells(highs)), cells(lower),
+             cells(flak), list(cls)]
     numeric = {i for i, h in enumerate(header) if h not in ("task", "risk", "class")}
     # In Markdown the note is a paragraph after a blank line, not one more table row.
     parts = [format_columns(header, cols, numeric=numeric, markdown=markdown)]
@@ -479,6 +484,14 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     if notes:
         parts += [""] + [("- " if markdown else "note: ") + one_line(note) for note in notes]
     return "\n".join(parts)
+
+
+def _pairs(lows: list[str], highs: list[str]) -> list[str]:
+    """``[low, high]`` of each row, made by one %-format of the column (in C)."""
+    if not lows:
+        return []
+    text = ("[%s, %s]\n" * len(lows)) % tuple(chain.from_iterable(zip(lows, highs)))
+    return text.split("\n")[:-1]
 
 
 def format_curve(fr: FileReport, *, markdown: bool = False) -> str:

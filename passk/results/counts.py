@@ -11,9 +11,10 @@ it without importing each other.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,6 +30,7 @@ __all__ = [
     "Results",
     "ResultsError",
     "Run",
+    "RunIds",
     "Source",
     "check_duplicates_option",
     "combine_trials",
@@ -48,6 +50,66 @@ DUPLICATES = ("error", "first", "last")
 INFRASTRUCTURE_ERRORS = "infrastructure errors"
 CACHED_RESULTS = "cached results"
 _UNLABELLED = "infrastructure errors or cached results"  # a Run(excluded=True) without a label
+
+
+_T = TypeVar("_T")
+
+
+class RunIds(AbstractSet[tuple[str, ...]]):
+    """Run identities made when first asked for: a set that is a ``frozenset`` in use.
+
+    A reader that has checked its records' identities in bulk (a ``passk run``
+    log: every (task, seed, attempt) distinct) keeps the columns they come from
+    and makes the tuples only when something compares them (combining files,
+    ``--json``'s sources): a report on one file never does. Its size is known
+    without making them.
+
+    Parameters
+    ----------
+    make : callable
+        Returns the identities, once.
+    size : int
+        How many there are (``len(make())``).
+
+    Examples
+    --------
+    >>> ids = RunIds(lambda: frozenset({("run", "a")}), 1)
+    >>> len(ids), ("run", "a") in ids, ids == frozenset({("run", "a")})
+    (1, True, True)
+    >>> frozenset({("run", "a"), ("run", "b")}) & ids
+    frozenset({('run', 'a')})
+    """
+
+    __slots__ = ("_ids", "_make", "_size")
+
+    def __init__(self, make: Callable[[], frozenset[tuple[str, ...]]], size: int) -> None:
+        self._make = make
+        self._ids: frozenset[tuple[str, ...]] | None = None
+        self._size = size
+
+    def _made(self) -> frozenset[tuple[str, ...]]:
+        if self._ids is None:
+            self._ids = self._make()
+        return self._ids
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._made()
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return iter(self._made())
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __hash__(self) -> int:
+        return hash(self._made())
+
+    def __repr__(self) -> str:
+        return f"RunIds({self._size} run ids)"
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[_T]) -> frozenset[_T]:
+        return frozenset(it)  # what &, |, - give: a plain frozenset
 
 
 class ResultsError(PasskError, ValueError):
@@ -114,10 +176,11 @@ class Source:
         What defines "the same evaluation" where the file records it: the
         model, its roles, the task and its arguments, the solver plan, the
         generate config, the dataset and its sample ids, the protocol.
-    trials : frozenset of tuple of str
+    trials : set of tuple of str
         Every record's run identity (:attr:`Run.run_id`), where the producer
         records one: compared as values, so a copy re-serialized (keys sorted,
-        records reversed, seeds written as floats) holds the same ids.
+        records reversed, seeds written as floats) holds the same ids. A
+        ``frozenset``, or a :class:`RunIds` (made when first compared).
     identified : bool
         Whether every record of the source has a run identity; records
         without one cannot be told apart from a copy, so they are not combined
@@ -129,7 +192,7 @@ class Source:
     producer: str
     run_ids: tuple[tuple[str, str], ...] = ()
     evaluation: tuple[tuple[str, str], ...] = ()
-    trials: frozenset[tuple[str, ...]] = frozenset()
+    trials: AbstractSet[tuple[str, ...]] = frozenset()
     identified: bool = False
 
 
@@ -186,9 +249,9 @@ class Results:
         verified run ids (--pool-unverified-runs)"``, ...), in the order they
         were applied; a verdict names every one. Empty when the file was read
         by the producer's own rules.
-    run_ids : frozenset of tuple of str
+    run_ids : set of tuple of str
         Every record's run identity (:attr:`Run.run_id`) where the producer
-        records one.
+        records one: a ``frozenset``, or a :class:`RunIds` (made when first compared).
     unidentified : int
         Records without a run identity.
     recorded_k : tuple of (int, str), optional
@@ -213,7 +276,7 @@ class Results:
     never_ran: tuple[str, ...] = ()
     sources: tuple[Source, ...] = ()
     overrides: tuple[str, ...] = ()
-    run_ids: frozenset[tuple[str, ...]] = frozenset()
+    run_ids: AbstractSet[tuple[str, ...]] = frozenset()
     unidentified: int = 0
     recorded_k: tuple[int, str] | None = None
 

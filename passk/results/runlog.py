@@ -512,6 +512,8 @@ class RecordChecker:
         self.root = (root if isinstance(root, int) and not isinstance(root, bool) and root >= 0
                      else None)
         self.header, self.path = header, path
+        self._known = np.zeros(0, dtype=bool)  # indexed(): each task met, listed or not
+        self._most = np.zeros(0, dtype=np.int64)  # indexed(): each task met, its most runs
 
     def __call__(self, records: Iterable[tuple[int, Any]]) -> None:
         """Check ``(line, record)`` pairs; raises :class:`ResultsError` naming the first bad
@@ -538,6 +540,107 @@ class RecordChecker:
             record = dict(zip(_CHECKED, fields, strict=True))
             record["success"] = True
             self.check_record(line, {k: v for k, v in record.items() if v is not None})
+
+    def indexed(self, names: Sequence[str], index: np.ndarray, trial: np.ndarray,
+                attempt: np.ndarray, seed: np.ndarray, risks: Sequence[str | None]) -> bool:
+        """Whether every record of a chunk passes, decided in bulk from a reader's arrays.
+
+        ``index`` is each record's task as an index into ``names`` (the ids as text, in
+        the order the reader met them; the list may grow between calls), and ``trial``,
+        ``attempt`` and ``seed`` are whole-number arrays (int64, int64, uint64): every
+        record has a trial and a seed, and a missing attempt is 0. No Python object is
+        made a record. False where the bulk check does not pass or does not decide; the
+        caller then calls :meth:`columns`, which names the line.
+        """
+        n = int(index.size)
+        if not n:
+            return True
+        if self.header is None:
+            return False  # a seed without its header: columns() says so
+        known = self._listed_mask(names)
+        if known is not None and not bool(known[index].all()):
+            return False
+        if self.per_test is not None:
+            most_task = self._task_most(names)
+            if most_task is None:
+                return False
+            most = most_task[index]
+            if np.any((most >= 0) & ((trial < 0) | (trial >= most))):
+                return False
+        else:
+            limit = {r: _most_runs(self.plan, r) for r in set(risks)}
+            if any(v is not None and not isinstance(v, int) for v in limit.values()):
+                return False
+            if len(limit) == 1:
+                only = next(iter(limit.values()))
+                if only is not None and not 0 <= int(trial.min()) <= int(trial.max()) < only:
+                    return False
+            elif any(v is not None for v in limit.values()):
+                order = {key: i for i, key in enumerate(limit)}
+                at = np.fromiter(map(order.__getitem__, risks), dtype=np.intp, count=n)
+                known_most = np.array([v is not None for v in limit.values()])[at]
+                try:
+                    most = np.array([v or 0 for v in limit.values()], dtype=np.int64)[at]
+                except OverflowError:
+                    return False
+                if np.any(known_most & ((trial < 0) | (trial >= most))):
+                    return False
+        low, high = int(attempt.min()), int(attempt.max())
+        if isinstance(self.retries, int):
+            if not 0 <= low <= high <= self.retries:
+                return False
+        elif low < 0:
+            return False  # attempt_seed refuses it: one by one, as before
+        if self.root is None:
+            return True
+        return self._indexed_seeds_match(names, index, trial, attempt, seed)
+
+    def _listed_mask(self, names: Sequence[str]) -> np.ndarray | None:
+        """Whether each of ``names`` is a task the header lists (None: no list), grown as
+        the reader meets new tasks."""
+        if self.listed is None:
+            return None
+        have = self._known.size
+        if len(names) > have:
+            listed = self.listed
+            more = np.fromiter((t in listed for t in names[have:]), dtype=bool,
+                               count=len(names) - have)
+            self._known = np.concatenate([self._known, more])
+        return self._known
+
+    def _task_most(self, names: Sequence[str]) -> np.ndarray | None:
+        """Each of ``names``' most runs by the header's per-test plan (-1: none), grown as
+        the reader meets new tasks; None where one is not a whole number numpy holds."""
+        have = self._most.size
+        if len(names) > have:
+            per_test = self.per_test if self.per_test is not None else {}
+            values = [per_test.get(t) for t in names[have:]]
+            if any(v is not None and (not isinstance(v, int) or not 0 <= v < 2**63)
+                   for v in values):
+                return None
+            self._most = np.concatenate([self._most, np.array(
+                [-1 if v is None else v for v in values], dtype=np.int64)])
+        return self._most
+
+    def _indexed_seeds_match(self, names: Sequence[str], index: np.ndarray, trial: np.ndarray,
+                             attempt: np.ndarray, seed: np.ndarray) -> bool:
+        from passk.repeats import attempt_seed, run_seeds_indexed
+
+        root = self.root
+        if root is None:
+            return True
+        first = (trial >= 0) & (attempt == 0)
+        if bool(first.all()):
+            return bool(np.array_equal(run_seeds_indexed(root, names, index, trial), seed))
+        at = np.flatnonzero(first)
+        if at.size and not np.array_equal(run_seeds_indexed(root, names, index[at], trial[at]),
+                                          seed[at]):
+            return False
+        for i in np.flatnonzero((trial >= 0) & (attempt > 0)).tolist():  # retries: few
+            if attempt_seed(root, names[index[i]], int(trial[i]), int(attempt[i])) \
+                    != int(seed[i]):
+                return False
+        return True
 
     def _bulk_ok(self, task_ids: Sequence[Any], trials: Sequence[Any], attempts: Sequence[Any],
                  seeds: Sequence[Any], risks: Sequence[Any]) -> bool:
@@ -658,6 +761,10 @@ class RecordChecker:
                                "names its run, and its seed is checked against the one the "
                                "header's seed gives that run")
         if root is not None and seed is not None and trial is not None and trial >= 0:
+            if attempt < 0:
+                raise ResultsError(path, line, f"field 'attempt': attempt {attempt} is below 0 "
+                                   "(a run's first attempt is 0): the record was edited, or "
+                                   "comes from another program")
             expected = attempt_seed(root, task, trial, attempt)
             if seed != expected:
                 raise ResultsError(path, line, f"field 'seed': {seed} is not the seed the "

@@ -30,6 +30,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from itertools import islice, repeat
 from operator import itemgetter
@@ -45,6 +46,7 @@ from passk.results.counts import (
     Results,
     ResultsError,
     Run,
+    RunIds,
     check_duplicates_option,
     declared_tasks,
     dedupe,
@@ -241,6 +243,7 @@ class _Columns:
 
     def __init__(self) -> None:
         self.task_of: dict[Any, int] = {}
+        self.names: list[Any] = []  # the tasks in the order met (task_of's keys)
         self.index: list[np.ndarray] = []  # per chunk: each run's task index
         self.ok: list[np.ndarray] = []
         self.out: list[np.ndarray] = []  # left out: infrastructure errors, cached runs
@@ -260,6 +263,7 @@ class _Columns:
         for t in dict.fromkeys(ids):
             if t not in task_of:
                 task_of[t] = len(task_of)
+                self.names.append(t)
         index = np.fromiter(map(task_of.__getitem__, ids), dtype=np.int32, count=n)
         if set(map(type, success)) == {bool}:
             ok = np.array(success, dtype=bool)
@@ -304,7 +308,7 @@ class _Columns:
         return True
 
     def tally(self, path: Path, source: str, header: dict[str, Any] | None,
-              protocol: Protocol | None, seeds: list[str], attempts: list[str],
+              protocol: Protocol | None, seeds: list[np.ndarray], attempts: list[np.ndarray],
               unseeded: int = 0) -> Results | None:
         """The counts, or None for the line-by-line path (a repeated (task, trial), a repeated
         run, seeds written as text)."""
@@ -339,11 +343,11 @@ class _Columns:
             key = counted if not out.any() else np.unique(key)
             del counted
         if header is None:  # no seeds (refused before): no run ids
-            run_ids: frozenset[tuple[str, ...]] | None = frozenset()
+            run_ids: AbstractSet[tuple[str, ...]] | None = frozenset()
             unidentified = int(index.size)
         else:
-            names = list(self.task_of)
-            run_ids, unidentified = _fast_run_ids(seeds, attempts, unseeded, names, index, out)
+            run_ids, unidentified = _fast_run_ids(seeds, attempts, unseeded, self.names, index,
+                                                  out)
         if run_ids is None:
             return None  # seeds written as text or floats, or a repeated run: the slow path
         label_of = self.label_of
@@ -393,8 +397,8 @@ def _fast_jsonl(path: Path) -> Results | None:
     header: dict[str, Any] | None = None
     protocol = None
     check: Any = None
-    seeds: list[str] = []  # kept for a run log (a header): its run ids, as text
-    attempts: list[str] = []
+    seeds: list[np.ndarray] = []  # kept for a run log (a header): its run ids, per chunk
+    attempts: list[np.ndarray] = []
     unseeded = 0
     gc_was_on = gc.isenabled()
     gc.disable()  # new objects by the million would trigger useless collections
@@ -449,15 +453,28 @@ def _fast_jsonl(path: Path) -> Results | None:
                     return None
                 if header is not None:
                     attempt = [r.attempt for r in records]
+                    del records
                     if not set(map(type, seed)) | set(map(type, attempt)) <= {int, _NONE}:
                         return None  # seeds or attempts written as text or floats
                     missing = seed.count(None)
                     unseeded += missing
-                    if not missing:
-                        seeds.extend(map(str, seed))
-                        attempts.extend(["0"] * len(attempt) if attempt.count(0) == len(attempt)
-                                        else ["0" if a is None else str(a) for a in attempt])
-                    del records
+                    if not missing:  # each record's seed and attempt, as whole numbers
+                        n = len(seed)
+                        if min(seed) < 0:
+                            return None  # below a uint64 (numpy 1 would wrap it)
+                        try:
+                            seed_no = np.array(seed, dtype=np.uint64)
+                            attempt_no = (np.zeros(n, dtype=np.int64) if attempt.count(0) == n
+                                          else np.array([0 if a is None else a for a in attempt],
+                                                        dtype=np.int64))
+                        except OverflowError:
+                            return None  # beyond 64 bits: Python's ints, line by line
+                        seeds.append(seed_no)
+                        attempts.append(attempt_no)
+                        if cols.has[-1].all() and check.indexed(
+                                cols.names, cols.index[-1], cols.trial[-1], attempt_no, seed_no,
+                                risk):
+                            continue  # every record passes the header's checks
                     try:  # the records' fields, as check_records reads them from the dicts
                         check.columns(numbers, ids, trial, attempt, seed, risk)
                     except ResultsError:
@@ -508,8 +525,10 @@ def _plain_columns(text: str, width: int) -> list[list[str]] | None:
     """A chunk of whole CSV lines split into columns by ``str.split``, where that is how
     ``csv.reader`` splits them: no quote, no NUL, no lone carriage return, no empty line,
     ``width - 1`` commas on every line, no cell beyond the field size limit. None otherwise."""
-    if '"' in text or "\x00" in text:
+    if "\x00" in text:
         return None
+    if '"' in text:
+        return _quoted_columns(text, width)
     if "\r" in text:
         if text.count("\r") != text.count("\r\n"):
             return None
@@ -524,17 +543,47 @@ def _plain_columns(text: str, width: int) -> list[list[str]] | None:
     return [cells[i::width] for i in range(width)]
 
 
+def _quoted_columns(text: str, width: int) -> list[list[str]] | None:
+    """A chunk of whole CSV lines with every cell quoted (``"a","b"``, as spreadsheets and
+    ``csv.QUOTE_ALL`` write them) split into columns by ``str.split``, where that is how
+    ``csv.reader`` splits them: each line ``"`` + cells joined by ``","`` + ``"``, no quote
+    inside a cell (so none doubled), no lone carriage return, no cell beyond the field
+    size limit. None otherwise (the caller reads the chunk with ``csv.reader``)."""
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return None
+        text = text.replace("\r\n", "\n")
+    body = text.removesuffix("\n")
+    lines = body.count("\n") + 1
+    # every line starts and ends with a quote, and holds 2 x width quotes and width - 1
+    # separators: then every quote is a cell's opening or closing one
+    if (len(body) < 2 or body[0] != '"' or body[-1] != '"'
+            or body.count('"\n"') != lines - 1 or body.count('"') != 2 * width * lines
+            or body.count('","') != (width - 1) * lines):
+        return None
+    rows = body.split("\n")
+    if set(map(str.count, rows, repeat('","', lines))) != {width - 1} \
+            or max(map(len, rows)) > csv.field_size_limit():
+        return None
+    cells = body[1:-1].replace('"\n"', '","').split('","')
+    return [cells[i::width] for i in range(width)]
+
+
 def _plain_csv(path: Path) -> Results | None:
-    """Counts from a CSV file written without quotes (as most programs write results), a
-    chunk of lines at a time split in bulk (:func:`_plain_columns`); None if a chunk is not
-    plain, or anything is off."""
+    """Counts from a CSV file written without quotes (as most programs write results), or
+    with every cell quoted, a chunk of lines at a time split in bulk (:func:`_plain_columns`,
+    :func:`_quoted_columns`); None if a chunk is neither, or anything is off."""
     cols = _Columns()
     try:
         with open(path, "rb") as f:
             head = f.readline().decode("utf-8-sig")
-            if '"' in head or "\x00" in head or head.count("\r") > head.endswith("\r\n"):
+            if "\x00" in head or head.count("\r") > head.endswith("\r\n") \
+                    or head.count('"') % 2:
                 return None
-            at = _csv_header(head.rstrip("\r\n").split(",") if head.strip("\r\n") else None)
+            line = head.rstrip("\r\n")
+            names = (next(csv.reader([line])) if '"' in line else line.split(",")) if line \
+                else None
+            at = _csv_header(names)
             if at is None:
                 return None
             for chunk in _byte_chunks(f, _CHUNK_LINES * 32):
@@ -581,30 +630,47 @@ def _fast_csv(path: Path) -> Results | None:
     return cols.tally(path, "csv", None, None, [], [])
 
 
-def _fast_run_ids(seeds: list[str], attempts: list[str], unseeded: int, names: list[Any],
-                  index: np.ndarray, out: np.ndarray
-                  ) -> tuple[frozenset[tuple[str, ...]] | None, int]:
-    """Each record's (task, seed, attempt) in bulk, from its seed and attempt as text.
+def _fast_run_ids(seeds: list[np.ndarray], attempts: list[np.ndarray], unseeded: int,
+                  names: list[Any], index: np.ndarray, out: np.ndarray
+                  ) -> tuple[AbstractSet[tuple[str, ...]] | None, int]:
+    """Each record's run identity (task, seed, attempt), checked distinct in bulk and made
+    as text only when asked for (:class:`~passk.results.counts.RunIds`).
 
-    Returns ``(None, 0)`` when the line-by-line path must decide (some records
-    with a seed and some without, or a counted run repeated).
+    ``seeds`` and ``attempts`` are the chunks' whole-number columns. Returns
+    ``(None, 0)`` when the line-by-line path must decide (some records with a
+    seed and some without, or a counted run repeated).
     """
     n = int(index.size)
     if unseeded == n:
         return frozenset(), n
     if unseeded:
         return None, 0
-    keys = frozenset(zip(repeat(PASSK_RUN_ID, n), map(names.__getitem__, index.tolist()),
-                         seeds, attempts, strict=True))
-    if len(keys) == n:
-        return keys, 0  # no run twice
-    if not out.any():
-        return None, 0
-    counted = [(names[i], seed, attempt) for i, seed, attempt, left_out
-               in zip(index.tolist(), seeds, attempts, out.tolist(), strict=True) if not left_out]
-    if len(set(counted)) != len(counted):
-        return None, 0
-    return keys, 0  # a run left out (a retried infrastructure error) may repeat
+    seed = np.concatenate(seeds)
+    attempt = np.concatenate(attempts)
+    distinct = n - _repeats(index, seed, attempt)
+    if distinct != n:  # a run twice: only where one of them is left out
+        if not out.any():
+            return None, 0
+        kept = ~out
+        if _repeats(index[kept], seed[kept], attempt[kept]):
+            return None, 0
+
+    def make() -> frozenset[tuple[str, ...]]:
+        return frozenset(zip(repeat(PASSK_RUN_ID, n), map(names.__getitem__, index.tolist()),
+                             map(str, seed.tolist()), map(str, attempt.tolist()), strict=True))
+
+    return RunIds(make, distinct), 0
+
+
+def _repeats(index: np.ndarray, seed: np.ndarray, attempt: np.ndarray) -> int:
+    """How many records repeat an earlier one's (task, seed, attempt): sorted by seed alone
+    first, since distinct seeds (as a log's are) settle it."""
+    ordered = np.sort(seed)
+    if not np.any(ordered[1:] == ordered[:-1]):
+        return 0
+    order = np.lexsort((attempt, seed, index))
+    i, s, a = index[order], seed[order], attempt[order]
+    return int(np.count_nonzero((i[1:] == i[:-1]) & (s[1:] == s[:-1]) & (a[1:] == a[:-1])))
 
 
 def read_jsonl(path: str | os.PathLike[str], data: Any = None, *,
