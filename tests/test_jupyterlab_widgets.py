@@ -1148,10 +1148,10 @@ def _plan_words(trials: int) -> list[str]:
 
 
 def _epochs_words(epochs: int) -> list[str]:
-    """Page 9 with ``epochs`` epochs a sample: its twelve samples (three tasks under four
-    sets of switches, as the page builds them) times ``epochs`` planned and run in full."""
-    planned = 3 * 4 * epochs
-    return [f"The full run scored {planned} sample epochs", f"of the same {planned}"]
+    """Page 9 with ``epochs`` epochs a sample: its six samples (the simulator's three tasks
+    in two versions, as the page builds them) times ``epochs``, every one scored."""
+    scored = 3 * 2 * epochs
+    return [f"The eval scored {scored} sample epochs", f"samples, {epochs} epochs each"]
 
 
 def _fix_words(copies: int) -> list[str]:
@@ -1225,7 +1225,7 @@ CHANGED_PARAMETERS = [
      _honest_words("0.75"), _honest_words("0.97")),
     ("07_real_agents_real_runs", 'MAX_TRIALS = RepeatPolicy().runs_by_risk["high-risk-write"]',
      "MAX_TRIALS = 20", "7ca283ea", _plan_words(12), _plan_words(20)),
-    ("09_inside_inspect_ai", "EPOCHS = 8 ", "EPOCHS = 12 ", "86a3f616",
+    ("09_inside_inspect_ai", "EPOCHS = 8 ", "EPOCHS = 12 ", "a3c1e7f0",
      _epochs_words(8), _epochs_words(12)),
     ("08_is_the_new_version_more_reliable", "COPIES = 10 ", "COPIES = 40 ", "8bd41110",
      lambda: _fix_words(10), lambda: _fix_words(40)),
@@ -1247,7 +1247,7 @@ def check_page_follows(stem, old, new, prose_id, shown, followed, lab_server, br
     where the text once went on "too unpredictable to ship"; page 6: the p95 measurement
     refused under a bar of 0.97; page 7: flaky tasks that 20 trials could rescue, where
     the text once said none could be; page 8: the fix's paired t and the proved
-    comparison's verdict with four times the tasks; page 9: the epochs of a 12-epoch eval)."""
+    comparison's verdict with four times the tasks; page 9: the sample epochs of a 12-epoch eval)."""
     shown = shown() if callable(shown) else shown
     followed = followed() if callable(followed) else followed
     before, after, problems = _rerun_with_a_parameter(
