@@ -862,7 +862,6 @@ def _shown(page_html: str) -> dict[str, list[str]]:
     }
 
 
-@pytest.mark.parametrize("page", HTML_PAGES)
 def _zh_twins(source: str) -> dict[str, str]:
     """A sentence glued in each language (KEY and KEY_zh, CONTRIBUTING.md): the English
     text as stored in the notebook -> the Chinese one."""
@@ -882,6 +881,7 @@ def _zh_twins(source: str) -> dict[str, str]:
             if k.endswith("_zh") and k[:-3] in stored}
 
 
+@pytest.mark.parametrize("page", HTML_PAGES)
 def test_both_editions_show_the_same_outputs(page, built):
     en = _shown((HTML / page).read_text(encoding="utf-8"))
     zh = _shown((HTML_ZH / page).read_text(encoding="utf-8"))

@@ -771,7 +771,7 @@ def test_prose_follows_a_changed_parameter_in_jupyterlab(lab_server, browser, tm
     try:
         _open(page, base_url, name)
         wait_in_page(page, _PROSE_DRAWN, f"{name}'s prose drawn with its stored numbers")
-        before = " ".join(page.evaluate(_MARKDOWN_TEXTS)[i] or "" for i in prose)
+        before = page.evaluate(_MARKDOWN_TEXTS)[prose]
         undrawn_before = page.evaluate(_UNDRAWN)
 
         source = "".join(nb["cells"][setup]["source"]).replace("\nK = 5 ", "\nK = 4 ", 1)
