@@ -13,17 +13,15 @@ with chunks of every size.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from old_code import old_module
 
 from passk.cli.commands import main
 from passk.repeats import attempt_seed, run_seed, run_seeds, run_seeds_indexed
@@ -40,17 +38,7 @@ BEFORE = "e921ac5"  # main before the run log's indexed check
 
 def _old_module(path: str, name: str) -> ModuleType:
     """The module at ``path`` as commit :data:`BEFORE` had it, importable as ``name``."""
-    try:
-        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{BEFORE}:{path}"],
-                              capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip(f"commit {BEFORE} is not in this clone")
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    exec(compile(text, f"{BEFORE}:{path}", "exec"), module.__dict__)
-    return module
+    return old_module(BEFORE, path, name)
 
 
 @pytest.fixture(scope="module")

@@ -8,17 +8,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from old_code import old_module
 
 from passk.cli.commands import main as cli_main
 from passk.repeats import attempt_seed
@@ -35,17 +33,7 @@ BEFORE = "37b088b"  # main before the fast paths
 
 def _old_module(path: str, name: str) -> ModuleType:
     """The module at ``path`` as commit :data:`BEFORE` had it, importable as ``name``."""
-    try:
-        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{BEFORE}:{path}"],
-                              capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip(f"commit {BEFORE} is not in this clone")
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    exec(compile(text, f"{BEFORE}:{path}", "exec"), module.__dict__)
-    return module
+    return old_module(BEFORE, path, name)
 
 
 @pytest.fixture(scope="module")

@@ -424,6 +424,30 @@ def _planned_runs(settings: Any) -> tuple[dict[str, int] | None, Any]:
     return None, settings
 
 
+def _trials_within(limit: dict[Any, Any], keys: Sequence[Any], trial: np.ndarray) -> bool:
+    """Whether each record's trial (``trial``, one a record) is under the most runs its
+    key allows (``limit``: key -> most runs, None for no limit; ``keys``: each record's),
+    decided in bulk; False too where a limit is not a whole number (the caller's slow path
+    names the line)."""
+    if any(v is not None and not isinstance(v, int) for v in limit.values()):
+        return False
+    if not trial.size:
+        return True
+    if len(limit) == 1:
+        only = next(iter(limit.values()))
+        return only is None or 0 <= int(trial.min()) <= int(trial.max()) < only
+    if all(v is None for v in limit.values()):
+        return True
+    order = {key: i for i, key in enumerate(limit)}
+    at = np.fromiter(map(order.__getitem__, keys), dtype=np.intp, count=trial.size)
+    known = np.array([v is not None for v in limit.values()])[at]
+    try:
+        most = np.array([v or 0 for v in limit.values()], dtype=np.int64)[at]
+    except OverflowError:
+        return False
+    return not bool(np.any(known & ((trial < 0) | (trial >= most))))
+
+
 def _most_runs(settings: Any, risk: Any) -> int | None:
     by_risk, default = settings.get("runs_by_risk"), settings.get("default_runs")
     if not isinstance(by_risk, dict) or not isinstance(default, int):
@@ -569,22 +593,8 @@ class RecordChecker:
                 return False
         else:
             limit = {r: _most_runs(self.plan, r) for r in set(risks)}
-            if any(v is not None and not isinstance(v, int) for v in limit.values()):
+            if not _trials_within(limit, risks, trial):
                 return False
-            if len(limit) == 1:
-                only = next(iter(limit.values()))
-                if only is not None and not 0 <= int(trial.min()) <= int(trial.max()) < only:
-                    return False
-            elif any(v is not None for v in limit.values()):
-                order = {key: i for i, key in enumerate(limit)}
-                at = np.fromiter(map(order.__getitem__, risks), dtype=np.intp, count=n)
-                known_most = np.array([v is not None for v in limit.values()])[at]
-                try:
-                    most = np.array([v or 0 for v in limit.values()], dtype=np.int64)[at]
-                except OverflowError:
-                    return False
-                if np.any(known_most & ((trial < 0) | (trial >= most))):
-                    return False
         low, high = int(attempt.min()), int(attempt.max())
         if isinstance(self.retries, int):
             if not 0 <= low <= high <= self.retries:
@@ -673,21 +683,8 @@ class RecordChecker:
         else:
             limit = {r: _most_runs(self.plan, r) for r in set(risks)}
             keys = risks
-        if any(v is not None and not isinstance(v, int) for v in limit.values()):
+        if not _trials_within(limit, keys, trial):
             return False
-        if len(limit) == 1 and (most_of_all := next(iter(limit.values()))) is not None:
-            if not 0 <= int(trial.min()) <= int(trial.max()) < most_of_all:
-                return False
-        elif any(v is not None for v in limit.values()):
-            order = {key: i for i, key in enumerate(limit)}
-            at = np.fromiter(map(order.__getitem__, keys), dtype=np.intp, count=n)
-            known = np.array([v is not None for v in limit.values()])[at]
-            try:
-                most = np.array([v or 0 for v in limit.values()], dtype=np.int64)[at]
-            except OverflowError:
-                return False
-            if np.any(known & ((trial < 0) | (trial >= most))):
-                return False
         if isinstance(self.retries, int):
             if n and not 0 <= int(attempt.min()) <= int(attempt.max()) <= self.retries:
                 return False
