@@ -917,6 +917,22 @@ def test_chinese_index_lists_the_glossary_terms(built):
     assert not missing, f"glossary terms missing from zh/genindex.html: {missing}"
 
 
+def _search_hits(browser, site_url: str, words) -> dict[str, list[str]]:
+    """The pages the Chinese edition's search page lists for each word, as a reader gets them."""
+    context = browser.new_context(viewport=VIEWPORT)
+    found = {}
+    try:
+        for word in words:
+            page, _, _ = _open(context, f"{site_url}/zh/search.html?q={word}")
+            page.wait_for_selector("#search-results ul.search li", timeout=PAGE_TIMEOUT_MS)
+            found[word] = page.eval_on_selector_all(
+                "#search-results ul.search li a", "as => as.map(a => a.href)")
+            page.close()
+    finally:
+        context.close()
+    return found
+
+
 def _search_terms() -> dict:
     text = (HTML_ZH / "searchindex.js").read_text(encoding="utf-8")
     index = json.loads(text[text.index("(") + 1: text.rindex(")")])
@@ -1165,17 +1181,7 @@ def test_chinese_page_renders(page_path, browser, site_url):
 
 @pytest.mark.slow
 def test_search_finds_chinese_words(browser, site_url):
-    context = browser.new_context(viewport=VIEWPORT)
-    found = {}
-    try:
-        for word in ("抖动", "门禁"):
-            page, _, _ = _open(context, f"{site_url}/zh/search.html?q={word}")
-            page.wait_for_selector("#search-results ul.search li", timeout=PAGE_TIMEOUT_MS)
-            found[word] = page.eval_on_selector_all(
-                "#search-results ul.search li a", "as => as.map(a => a.href)")
-            page.close()
-    finally:
-        context.close()
+    found = _search_hits(browser, site_url, ("抖动", "门禁"))
     for word, hrefs in found.items():
         assert any("/zh/book/intro.html" in h for h in hrefs), (word, hrefs)
 
@@ -1272,17 +1278,7 @@ def test_search_index_holds_the_books_terms(built):
 
 @pytest.mark.slow
 def test_search_page_finds_the_books_terms(browser, site_url):
-    context = browser.new_context(viewport=VIEWPORT)
-    found = {}
-    try:
-        for word in ("抖动率", "处置手册", "值班助手", "置信下限", "掷硬币"):
-            page, _, _ = _open(context, f"{site_url}/zh/search.html?q={word}")
-            page.wait_for_selector("#search-results ul.search li", timeout=PAGE_TIMEOUT_MS)
-            found[word] = page.eval_on_selector_all(
-                "#search-results ul.search li a", "as => as.map(a => a.href)")
-            page.close()
-    finally:
-        context.close()
+    found = _search_hits(browser, site_url, ("抖动率", "处置手册", "值班助手", "置信下限", "掷硬币"))
     for word, hrefs in found.items():
         assert len(hrefs) >= 2, (word, hrefs)
 

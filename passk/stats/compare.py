@@ -762,6 +762,16 @@ def _difference_p(h_old: np.ndarray, h_new: np.ndarray, k: int, n_old: np.ndarra
     return p
 
 
+def _suite_rows(h_old: np.ndarray, h_new: np.ndarray, n_old: Any, n_new: Any
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Both versions' estimates as rows of one design (suites, T) and the T tasks' runs of
+    each, as :func:`_difference` takes them."""
+    t_count = h_old.shape[-1]
+    n_o = np.broadcast_to(np.asarray(n_old, dtype=np.int64), h_old.shape).reshape(-1, t_count)[0]
+    n_n = np.broadcast_to(np.asarray(n_new, dtype=np.int64), h_new.shape).reshape(-1, t_count)[0]
+    return (np.reshape(h_old, (-1, t_count)), np.reshape(h_new, (-1, t_count)), n_o, n_n)
+
+
 def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, k: int, n_old: Any,
              n_new: Any, alpha: float, *, p_value: bool = True, proved: bool = True
              ) -> PairedTest:
@@ -774,12 +784,8 @@ def _floored(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, k: int, n_ol
         return _union(res, h_old, h_new, k, n_old, n_new, alpha, p_value=p_value,
                       proved=False)
     share = DIFFERENCE_SHARE
-    t_count = h_old.shape[-1]
     shape = np.shape(res.mean)
-    rows_old = np.reshape(h_old, (-1, t_count))
-    rows_new = np.reshape(h_new, (-1, t_count))
-    n_o = np.broadcast_to(np.asarray(n_old, dtype=np.int64), h_old.shape).reshape(-1, t_count)[0]
-    n_n = np.broadcast_to(np.asarray(n_new, dtype=np.int64), h_new.shape).reshape(-1, t_count)[0]
+    rows_old, rows_new, n_o, n_n = _suite_rows(h_old, h_new, n_old, n_new)
     union = _union(res, h_old, h_new, k, n_old, n_new, alpha * (1.0 - share), p_value=p_value)
     d_low, d_high = _difference(rows_old, rows_new, k, n_o, n_n, alpha * share)
     u_low = np.reshape(union.low, -1)
@@ -814,12 +820,8 @@ def _never_wider(res: PairedTest, h_old: np.ndarray, h_new: np.ndarray, k: int, 
     comparison (on tau-bench-like and bimodal suites 1.17-1.58 times the comparison's width,
     on saturated ones 0.88-0.94 times it); kept, with its tests, so that the choice is one
     line. No p-value."""
-    t_count = h_old.shape[-1]
     shape = np.shape(res.mean)
-    rows_old = np.reshape(h_old, (-1, t_count))
-    rows_new = np.reshape(h_new, (-1, t_count))
-    n_o = np.broadcast_to(np.asarray(n_old, dtype=np.int64), h_old.shape).reshape(-1, t_count)[0]
-    n_n = np.broadcast_to(np.asarray(n_new, dtype=np.int64), h_new.shape).reshape(-1, t_count)[0]
+    rows_old, rows_new, n_o, n_n = _suite_rows(h_old, h_new, n_old, n_new)
     union = _union(res, h_old, h_new, k, n_old, n_new, _sidak_share(alpha), p_value=False)
     d_low, d_high = _difference(rows_old, rows_new, k, n_o, n_n, alpha)
     low = np.maximum(np.reshape(union.low, -1), d_low)
