@@ -165,6 +165,22 @@ class TaskReport:
     k: int | None = None
 
 
+class TaskRows(tuple):  # type: ignore[type-arg]
+    """A report's rows (a tuple of :class:`TaskReport`) that also keeps the columns they were
+    built from, as arrays in the rows' order: a table of 10**5 rows is then laid out from the
+    columns in bulk (:func:`passk.analysis.report.format_report`), not read back row by row.
+    Equal to the tuple of its rows; slicing or rebuilding it gives a plain tuple.
+
+    Examples
+    --------
+    >>> rows = suite_report(["a", "b"], [1, 2], [2, 2], k=1).tasks
+    >>> rows == tuple(rows), rows.columns["successes"].tolist()
+    (True, [1, 2])
+    """
+
+    columns: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class GateResult:
     """The dual gate's verdict.
@@ -648,10 +664,15 @@ def suite_report(
     bound = np.atleast_1d(pass_hat_k_lower_bound(c, n, ks, confidence=confidence)).astype(float)
     cls = np.atleast_1d(classify(c, n, threshold=class_threshold))
     # converted in bulk: 10**5 rows take a fraction of a second
-    rows = tuple(map(TaskReport, map(str, task_ids), map(str, risks), n.tolist(), c.tolist(),
-                     pass_rate.tolist(), at_k.tolist(), hat_k.tolist(), flaky.tolist(),
-                     map(ConfidenceInterval, low.tolist(), high.tolist()), bound.tolist(),
-                     cls.tolist(), ks.tolist()))
+    ids, risks = list(map(str, task_ids)), list(map(str, risks))
+    rows = TaskRows(map(TaskReport, ids, risks, n.tolist(), c.tolist(),
+                        pass_rate.tolist(), at_k.tolist(), hat_k.tolist(), flaky.tolist(),
+                        map(ConfidenceInterval, low.tolist(), high.tolist()), bound.tolist(),
+                        cls.tolist(), ks.tolist()))
+    rows.columns = {"task_id": ids, "risk": risks, "runs": n, "successes": c,
+                    "pass_rate": pass_rate, "pass_at_k": at_k, "pass_hat_k": hat_k,
+                    "flakiness": flaky, "low": low, "high": high, "lower_bound": bound,
+                    "cls": cls}
     uniform = len(set(ks.tolist())) <= 1
     headline = int(ks[0]) if ks.size and uniform else int(ks.max(initial=np.int64(1)))
     return SuiteReport(headline, rows, None, confidence=confidence, ci_method=ci_method,
