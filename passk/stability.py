@@ -165,7 +165,7 @@ class TaskReport:
     k: int | None = None
 
 
-class TaskRows(tuple):  # type: ignore[type-arg]
+class TaskRows(tuple[TaskReport, ...]):  # noqa: SLOT001 (its columns live in its __dict__)
     """A report's rows (a tuple of :class:`TaskReport`) that also keeps the columns they were
     built from, as arrays in the rows' order: a table of 10**5 rows is then laid out from the
     columns in bulk (:func:`passk.analysis.report.format_report`), not read back row by row.
