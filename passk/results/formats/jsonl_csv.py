@@ -548,11 +548,13 @@ def _plain_columns(text: str, width: int) -> list[list[str]] | None:
         return None
     if '"' in text:
         return _quoted_columns(text, width)
-    if "\r" in text:
-        if text.count("\r") != text.count("\r\n"):
+    eol = "\n"
+    if "\r" in text:  # "\r\n" ends every line: no lone carriage return, no lone line feed
+        returns = text.count("\r")
+        if returns != text.count("\r\n") or returns != text.count("\n"):
             return None
-        text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
+        eol = "\r\n"
+    lines = text.split(eol)
     if lines[-1] == "":
         lines.pop()
     if not lines or set(map(str.count, lines, repeat(",", len(lines)))) != {width - 1} \
@@ -568,21 +570,25 @@ def _quoted_columns(text: str, width: int) -> list[list[str]] | None:
     ``csv.reader`` splits them: each line ``"`` + cells joined by ``","`` + ``"``, no quote
     inside a cell (so none doubled), no lone carriage return, no cell beyond the field
     size limit. None otherwise (the caller reads the chunk with ``csv.reader``)."""
+    # lines ended by "\r\n" (as csv.writer ends them) are split as they are, not rewritten:
+    # as many carriage returns as line feeds, and every line feed between two quotes after
+    # one (counted below), leave no lone carriage return
+    eol = "\n"
     if "\r" in text:
-        if text.count("\r") != text.count("\r\n"):
+        if text.count("\r") != text.count("\n"):
             return None
-        text = text.replace("\r\n", "\n")
-    body = text.removesuffix("\n")
+        eol = "\r\n"
+    body = text.removesuffix(eol)
     lines = body.count("\n") + 1
     # every line starts and ends with a quote, and holds 2 x width quotes and width - 1
     # separators: then every quote is a cell's opening or closing one
     if (len(body) < 2 or body[0] != '"' or body[-1] != '"'
-            or body.count('"\n"') != lines - 1 or body.count('"') != 2 * width * lines
+            or body.count(f'"{eol}"') != lines - 1 or body.count('"') != 2 * width * lines
             or body.count('","') != (width - 1) * lines):
         return None
     # each line's end marked with a NUL (none is in the text) after its last cell: the lines
     # hold width cells each when every line's mark ends a cell of the last column
-    cells = body[1:-1].replace('"\n"', '\x00","').split('","')
+    cells = body[1:-1].replace(f'"{eol}"', '\x00","').split('","')
     if len(cells) != width * lines or max(map(len, cells)) > csv.field_size_limit():
         return None
     last = "\n".join(cells[width - 1::width])
