@@ -416,12 +416,25 @@ def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) 
 
 
 
+def _kept(per_task: Sequence[TaskReport]) -> dict[str, Any] | None:
+    """The columns the rows were built from (:class:`TaskRows`), or None: rows read one by
+    one (a plain tuple, rows made elsewhere)."""
+    kept: dict[str, Any] | None = getattr(per_task, "columns", None)
+    return kept if kept is not None and len(kept["runs"]) == len(per_task) else None
+
+
 def _counts(per_task: Sequence[TaskReport], values: np.ndarray, on_bound: bool
             ) -> dict[str, Any]:
     """The rows' counts for the exact rule: the estimates are the exact ratios C(c, k)/C(n, k)
     of each row's counts; the lower bounds (or rows without their k) the floats they are."""
+    if on_bound:
+        return {}
+    kept = _kept(per_task)
+    if kept is not None:  # every row has its k (suite_report gives each one)
+        return {"successes": kept["successes"].tolist(), "totals": kept["runs"].tolist(),
+                "k": np.asarray(kept["k"], dtype=np.int64)}
     ks = [t.k for t in per_task]
-    if on_bound or any(k is None for k in ks):
+    if any(k is None for k in ks):
         return {}
     return {"successes": [t.successes for t in per_task], "totals": [t.runs for t in per_task],
             "k": np.array(ks, dtype=np.int64)}
@@ -541,7 +554,15 @@ def reliability_gate(
     early = dict(settled_early or {})
     uniform = len(set(ks_)) == 1
     reasons: list[str] = []
-    for t, k, out in zip(per_task, ks_, out_):
+    kept = _kept(per_task)
+    rows: Iterable[int] = range(len(per_task))
+    if kept is not None:  # only the rows that may need a reason, found on the columns
+        runs, k_of = kept["runs"], np.array([-1 if k is None else k for k in ks_])
+        with np.errstate(invalid="ignore"):
+            too_few = np.where(k_of < 0, np.isnan(kept["pass_hat_k"]), runs < k_of)
+        rows = np.flatnonzero((runs == 0) | too_few | (runs < min_runs)).tolist()
+    for i in rows:
+        t, k, out = per_task[i], ks_[i], out_[i]
         left = f" ({out} more left out as {excluded_reason})" if out else ""
         its_k = "" if uniform else f" (its k = {k}, risk {t.risk})"
         too_few = (t.runs < k) if k is not None else math.isnan(t.pass_hat_k)
@@ -559,7 +580,9 @@ def reliability_gate(
                        + ", ".join(f"{show_id(tid)} ({n} planned)" for tid, n in early.items()))
     estimable = not reasons
     on_bound = on == "lower-bound"
-    values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])
+    values = (np.array(kept["lower_bound" if on_bound else "pass_hat_k"], dtype=float)
+              if kept is not None else
+              np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task]))
     # the sum correctly rounded, so the figure shown does not depend on the tasks' order
     overall = math.fsum(values.tolist()) / len(values) if estimable else math.nan
     if abs(overall - min_overall_pass_hat_k) <= 2.0**-20:  # near the bar: the exact mean's
@@ -579,10 +602,16 @@ def reliability_gate(
                               f"{t.lower_bound:.3f})" for t in below[:10])
             more = f", and {len(below) - 10} more" if len(below) > 10 else ""
             reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
-    flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
-    flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
-    reasons.extend(_flaky_reasons([t for t in per_task if t.task_id in flaky_ids],
-                                  max_flakiness))
+    if kept is not None:  # the flaky rows found on the columns (NaN is not over the cap)
+        with np.errstate(invalid="ignore"):
+            over = np.flatnonzero((kept["runs"] != 0) & (kept["flakiness"] > max_flakiness))
+        flaky_rows = list(map(per_task.__getitem__, over.tolist()))
+        flaky = tuple(t.task_id for t in flaky_rows)
+    else:
+        flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
+        flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
+        flaky_rows = [t for t in per_task if t.task_id in flaky_ids]
+    reasons.extend(_flaky_reasons(flaky_rows, max_flakiness))
     headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
     return GateResult(overall, not reasons, flaky, tuple(reasons),
                       what=headline if not on_bound else f"lower bound on {headline}",
@@ -672,7 +701,7 @@ def suite_report(
     rows.columns = {"task_id": ids, "risk": risks, "runs": n, "successes": c,
                     "pass_rate": pass_rate, "pass_at_k": at_k, "pass_hat_k": hat_k,
                     "flakiness": flaky, "low": low, "high": high, "lower_bound": bound,
-                    "cls": cls}
+                    "cls": cls, "k": ks}
     uniform = len(set(ks.tolist())) <= 1
     headline = int(ks[0]) if ks.size and uniform else int(ks.max(initial=np.int64(1)))
     return SuiteReport(headline, rows, None, confidence=confidence, ci_method=ci_method,
@@ -729,8 +758,13 @@ def order_rows(rows: Sequence[TaskReport]) -> list[int]:
     [1, 2, 0]
     """
     rank = {c: i for i, c in enumerate(CLASSES)}
-    cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
-    flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
+    kept = _kept(rows)
+    if kept is not None:  # the columns the rows were built from
+        cls = np.array(list(map(rank.__getitem__, kept["cls"].tolist())), dtype=np.int64)
+        flak = np.nan_to_num(np.array(kept["flakiness"], dtype=float), nan=-1.0)
+    else:
+        cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
+        flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
     order: list[int] = np.lexsort((-flak, cls)).tolist()
     return order
 

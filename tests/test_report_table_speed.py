@@ -50,6 +50,11 @@ def old_report():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
+def old_stability():  # type: ignore[no-untyped-def]
+    return old_module(OLD, "passk/stability.py", "_old_stability_41")
+
+
+@pytest.fixture(scope="module")
 def old_tables():  # type: ignore[no-untyped-def]
     return old_module(OLD, "passk/render/tables.py", "_old_tables_41")
 
@@ -120,3 +125,40 @@ def test_command_output_unchanged(tmp_path, old_report, fmt: list[str]) -> None:
         old = run()
     assert new == old
     assert new[1].count("\n") > 100
+
+
+def _gate_fields(g):  # type: ignore[no-untyped-def]
+    return (repr(g.overall), g.passed, g.flaky_tasks, g.reasons, g.what, g.bar, g.cap)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_gate_and_order_from_columns_equal_row_by_row(old_stability, seed: int) -> None:  # type: ignore[no-untyped-def]
+    """reliability_gate and order_rows on the rows' columns (TaskRows) give what they give
+    reading the rows one by one: tasks without runs, fewer runs than k, under min_runs,
+    per-task k, the lower bound, flaky tasks, a mean near the bar, settled-early tasks."""
+    from passk.stability import order_rows, reliability_gate, suite_report
+
+    rng = np.random.default_rng(seed)
+    t = int(rng.integers(1, 60))
+    n = rng.integers(0, 9, size=t)
+    c = rng.binomial(n, rng.beta(3, 1, size=t))
+    ids = [ODD_IDS[i % len(ODD_IDS)] + str(i) for i in range(t)]
+    k = rng.integers(1, 5, size=t) if seed % 2 else int(rng.integers(1, 4))
+    report = suite_report(ids, c.tolist(), n.tolist(), k=k,
+                          risks=[["read-only", "high"][i % 2] for i in range(t)])
+    rows = report.tasks
+    assert isinstance(rows, TaskRows)
+    plain = tuple(rows)
+    ks = [r.k for r in rows]
+    for bar in (0.0, 0.5, 0.8, float(np.mean([r.pass_hat_k for r in rows]))
+                if all(r.runs >= r.k for r in rows) else 0.6):
+        for on in ("estimate", "lower-bound"):
+            for min_runs in (0, 3):
+                for early in ({}, {ids[0]: 9}):
+                    kw = {"min_overall_pass_hat_k": bar, "max_flakiness": 0.3, "on": on,
+                          "min_runs": min_runs, "settled_early": early, "ks": ks,
+                          "excluded": [i % 3 for i in range(t)]}
+                    got = _gate_fields(reliability_gate(rows, **kw))
+                    assert got == _gate_fields(reliability_gate(plain, **kw))
+                    assert got == _gate_fields(old_stability.reliability_gate(plain, **kw))
+    assert order_rows(rows) == order_rows(plain) == old_stability.order_rows(plain)
