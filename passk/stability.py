@@ -605,30 +605,38 @@ def reliability_gate(
     if kept is not None:  # the flaky rows found on the columns (NaN is not over the cap)
         with np.errstate(invalid="ignore"):
             over = np.flatnonzero((kept["runs"] != 0) & (kept["flakiness"] > max_flakiness))
-        flaky_rows = list(map(per_task.__getitem__, over.tolist()))
-        flaky = tuple(t.task_id for t in flaky_rows)
+        at = over.tolist()
+        flaky = tuple(map(kept["task_id"].__getitem__, at))
+        reasons.extend(_flaky_reasons(flaky, max_flakiness, (
+            flaky, kept["flakiness"][over].tolist(), kept["successes"][over].tolist(),
+            kept["runs"][over].tolist())))
     else:
         flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
         flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
-        flaky_rows = [t for t in per_task if t.task_id in flaky_ids]
-    reasons.extend(_flaky_reasons(flaky_rows, max_flakiness))
+        reasons.extend(_flaky_reasons([t for t in per_task if t.task_id in flaky_ids],
+                                      max_flakiness))
     headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
     return GateResult(overall, not reasons, flaky, tuple(reasons),
                       what=headline if not on_bound else f"lower bound on {headline}",
                       bar=min_overall_pass_hat_k, cap=max_flakiness)
 
 
-def _flaky_reasons(tasks: Sequence[TaskReport], cap: float) -> list[str]:
+def _flaky_reasons(tasks: Sequence[Any], cap: float,
+                   columns: tuple[Sequence[str], list[float], list[int], list[int]] | None = None,
+                   ) -> list[str]:
     """One reason a flaky task: ``task ID: flakiness F exceeds the cap C (c/n passed)``,
     the ids shown as :func:`show_id` shows them; the lines made by one %-format of the
-    column (in C: a suite of 10**5 tasks has tens of thousands)."""
+    column (in C: a suite of 10**5 tasks has tens of thousands). ``columns``: the tasks'
+    ids, flakiness, successes and runs, when the caller has them as columns."""
     if not tasks:
         return []
     line = ("task %s: flakiness %.3f exceeds the cap " + f"{cap:.3f}".replace("%", "%%")
             + " (%d/%d passed)\n")
-    shown = show_ids([t.task_id for t in tasks])
-    text = (line * len(tasks)) % tuple(chain.from_iterable(
-        (i, t.flakiness, t.successes, t.runs) for i, t in zip(shown, tasks)))
+    ids, flak, passed, runs = columns or (
+        [t.task_id for t in tasks], [t.flakiness for t in tasks], [t.successes for t in tasks],
+        [t.runs for t in tasks])
+    text = (line * len(tasks)) % tuple(chain.from_iterable(zip(show_ids(ids), flak, passed,
+                                                               runs)))
     return text.split("\n")[:-1]
 
 
