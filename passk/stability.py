@@ -169,7 +169,8 @@ class TaskRows(tuple[TaskReport, ...]):  # noqa: SLOT001 (its columns live in it
     """A report's rows (a tuple of :class:`TaskReport`) that also keeps the columns they were
     built from, as arrays in the rows' order: a table of 10**5 rows is then laid out from the
     columns in bulk (:func:`passk.analysis.report.format_report`), not read back row by row.
-    Equal to the tuple of its rows; slicing or rebuilding it gives a plain tuple.
+    Equal to the tuple of its rows; slicing, rebuilding, copying or pickling it gives a
+    plain tuple.
 
     Examples
     --------
@@ -179,6 +180,10 @@ class TaskRows(tuple[TaskReport, ...]):  # noqa: SLOT001 (its columns live in it
     """
 
     columns: dict[str, Any]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and copied) as the plain tuple of its rows: the columns stay behind."""
+        return tuple, (tuple(self),)
 
 
 @dataclass(frozen=True)

@@ -162,3 +162,7 @@ def test_gate_and_order_from_columns_equal_row_by_row(old_stability, seed: int) 
                     assert got == _gate_fields(reliability_gate(plain, **kw))
                     assert got == _gate_fields(old_stability.reliability_gate(plain, **kw))
     assert order_rows(rows) == order_rows(plain) == old_stability.order_rows(plain)
+    import copy
+    import pickle
+    for again in (pickle.loads(pickle.dumps(report)), copy.deepcopy(report)):
+        assert repr(again) == repr(report) and type(again.tasks) is tuple  # NaN: by repr

@@ -84,6 +84,10 @@ def test_fresh_runs_take_the_place_of_replayed_ones() -> None:
     assert got[-1] == RunResult("c", 0, False, seed=4) and got[0].task_id == "a"
     assert got[1:3] == tuple(got)[1:3] and isinstance(got[1:3], tuple)
     assert hash(got) == hash(tuple(got)) and got != tuple(got)[:-1] and got != [1]
+    import copy
+    import pickle
+    for again in (pickle.loads(pickle.dumps(got)), copy.deepcopy(got), copy.copy(got)):
+        assert type(again) is tuple and again == got
     assert len(got) == 4  # b/1 once: the session's run
 
 

@@ -850,6 +850,10 @@ class _RunResults(Sequence[RunResult]):
     def __repr__(self) -> str:
         return repr(tuple(self))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and copied) as the tuple of its runs."""
+        return tuple, (tuple(self),)
+
 
 def _replay(schedule: Schedule, records: Iterable[LogRecord], finished: _Finished | None = None
             ) -> _Finished:
