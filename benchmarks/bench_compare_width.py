@@ -49,7 +49,7 @@ import numpy as np
 from bench_compare_errors import tau_rates
 
 from passk.metrics import estimate_pass_hat_k
-from passk.stats.compare import _floored, _union, paired_difference_test
+from passk.stats.compare import PairedTest, _floored, _union, paired_difference_test
 from passk.stats.suite_interval import _hoeffding_suites
 
 CELLS = (  # (population, T, n, k)
@@ -87,15 +87,25 @@ def _suite_difference(c_old: np.ndarray, n_old: int, c_new: np.ndarray, n_new: i
     return lo_n - hi_o, hi_n - lo_o
 
 
-def widths(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
-           rng: np.random.Generator, tau: np.ndarray) -> dict[str, float]:
-    """Mean width ratios to the difference of the suite intervals at the full alpha."""
-    alpha = 1 - confidence
+def _no_change(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float,
+               reps: int, rng: np.random.Generator, tau: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, PairedTest]:
+    """``reps`` suites of one cell with no change: both versions' counts and estimates, and
+    the paired t on their differences."""
     p = draw(name, (reps, t), rng, tau)
     c_old, c_new = rng.binomial(n_old, p), rng.binomial(n_new, p)
     h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
     h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
-    base = paired_difference_test(h_new - h_old, confidence=confidence)
+    return c_old, c_new, h_old, h_new, paired_difference_test(h_new - h_old,
+                                                              confidence=confidence)
+
+
+def widths(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
+           rng: np.random.Generator, tau: np.ndarray) -> dict[str, float]:
+    """Mean width ratios to the difference of the suite intervals at the full alpha."""
+    alpha = 1 - confidence
+    c_old, c_new, h_old, h_new, base = _no_change(name, t, n_old, n_new, k, confidence, reps,
+                                                  rng, tau)
     before = _union(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
     after = _floored(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
     low, high = _suite_difference(c_old, n_old, c_new, n_new, k, alpha)
@@ -126,11 +136,8 @@ def share_ratios(name: str, t: int, n_old: int, n_new: int, k: int, confidence: 
     the intersection over the mean width of the difference at alpha and of the union at
     alpha ("sidak": the difference at alpha with the union at alpha^2/8)."""
     alpha = 1 - confidence
-    p = draw(name, (reps, t), rng, tau)
-    c_old, c_new = rng.binomial(n_old, p), rng.binomial(n_new, p)
-    h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
-    h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
-    base = paired_difference_test(h_new - h_old, confidence=confidence)
+    c_old, c_new, h_old, h_new, base = _no_change(name, t, n_old, n_new, k, confidence, reps,
+                                                  rng, tau)
 
     def width(low: np.ndarray, high: np.ndarray) -> float:
         return float(np.mean(np.minimum(high, 1) - np.maximum(low, -1)))
