@@ -165,6 +165,27 @@ class TaskReport:
     k: int | None = None
 
 
+class TaskRows(tuple[TaskReport, ...]):  # noqa: SLOT001 (its columns live in its __dict__)
+    """A report's rows (a tuple of :class:`TaskReport`) that also keeps the columns they were
+    built from, as arrays in the rows' order: a table of 10**5 rows is then laid out from the
+    columns in bulk (:func:`passk.analysis.report.format_report`), not read back row by row.
+    Equal to the tuple of its rows; slicing, rebuilding, copying or pickling it gives a
+    plain tuple.
+
+    Examples
+    --------
+    >>> rows = suite_report(["a", "b"], [1, 2], [2, 2], k=1).tasks
+    >>> rows == tuple(rows), rows.columns["successes"].tolist()
+    (True, [1, 2])
+    """
+
+    columns: dict[str, Any]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and copied) as the plain tuple of its rows: the columns stay behind."""
+        return tuple, (tuple(self),)
+
+
 @dataclass(frozen=True)
 class GateResult:
     """The dual gate's verdict.
@@ -400,12 +421,25 @@ def classify(successes: Any, total: Any, *, threshold: float = CLASS_THRESHOLD) 
 
 
 
+def _kept(per_task: Sequence[TaskReport]) -> dict[str, Any] | None:
+    """The columns the rows were built from (:class:`TaskRows`), or None: rows read one by
+    one (a plain tuple, rows made elsewhere)."""
+    kept: dict[str, Any] | None = getattr(per_task, "columns", None)
+    return kept if kept is not None and len(kept["runs"]) == len(per_task) else None
+
+
 def _counts(per_task: Sequence[TaskReport], values: np.ndarray, on_bound: bool
             ) -> dict[str, Any]:
     """The rows' counts for the exact rule: the estimates are the exact ratios C(c, k)/C(n, k)
     of each row's counts; the lower bounds (or rows without their k) the floats they are."""
+    if on_bound:
+        return {}
+    kept = _kept(per_task)
+    if kept is not None:  # every row has its k (suite_report gives each one)
+        return {"successes": kept["successes"].tolist(), "totals": kept["runs"].tolist(),
+                "k": np.asarray(kept["k"], dtype=np.int64)}
     ks = [t.k for t in per_task]
-    if on_bound or any(k is None for k in ks):
+    if any(k is None for k in ks):
         return {}
     return {"successes": [t.successes for t in per_task], "totals": [t.runs for t in per_task],
             "k": np.array(ks, dtype=np.int64)}
@@ -525,7 +559,15 @@ def reliability_gate(
     early = dict(settled_early or {})
     uniform = len(set(ks_)) == 1
     reasons: list[str] = []
-    for t, k, out in zip(per_task, ks_, out_):
+    kept = _kept(per_task)
+    rows: Iterable[int] = range(len(per_task))
+    if kept is not None:  # only the rows that may need a reason, found on the columns
+        runs, k_of = kept["runs"], np.array([-1 if k is None else k for k in ks_])
+        with np.errstate(invalid="ignore"):
+            too_few = np.where(k_of < 0, np.isnan(kept["pass_hat_k"]), runs < k_of)
+        rows = np.flatnonzero((runs == 0) | too_few | (runs < min_runs)).tolist()
+    for i in rows:
+        t, k, out = per_task[i], ks_[i], out_[i]
         left = f" ({out} more left out as {excluded_reason})" if out else ""
         its_k = "" if uniform else f" (its k = {k}, risk {t.risk})"
         too_few = (t.runs < k) if k is not None else math.isnan(t.pass_hat_k)
@@ -543,7 +585,9 @@ def reliability_gate(
                        + ", ".join(f"{show_id(tid)} ({n} planned)" for tid, n in early.items()))
     estimable = not reasons
     on_bound = on == "lower-bound"
-    values = np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task])
+    values = (np.array(kept["lower_bound" if on_bound else "pass_hat_k"], dtype=float)
+              if kept is not None else
+              np.array([t.lower_bound if on_bound else t.pass_hat_k for t in per_task]))
     # the sum correctly rounded, so the figure shown does not depend on the tasks' order
     overall = math.fsum(values.tolist()) / len(values) if estimable else math.nan
     if abs(overall - min_overall_pass_hat_k) <= 2.0**-20:  # near the bar: the exact mean's
@@ -563,27 +607,41 @@ def reliability_gate(
                               f"{t.lower_bound:.3f})" for t in below[:10])
             more = f", and {len(below) - 10} more" if len(below) > 10 else ""
             reasons.append(f"tasks whose lower bound is under the bar: {shown}{more}")
-    flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
-    flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
-    reasons.extend(_flaky_reasons([t for t in per_task if t.task_id in flaky_ids],
-                                  max_flakiness))
+    if kept is not None:  # the flaky rows found on the columns (NaN is not over the cap)
+        with np.errstate(invalid="ignore"):
+            over = np.flatnonzero((kept["runs"] != 0) & (kept["flakiness"] > max_flakiness))
+        at = over.tolist()
+        flaky = tuple(map(kept["task_id"].__getitem__, at))
+        reasons.extend(_flaky_reasons(flaky, max_flakiness, (
+            flaky, kept["flakiness"][over].tolist(), kept["successes"][over].tolist(),
+            kept["runs"][over].tolist())))
+    else:
+        flaky = tuple(t.task_id for t in per_task if t.runs and t.flakiness > max_flakiness)
+        flaky_ids = set(flaky)  # a set: membership stays O(1) for suites of 10**5 tasks
+        reasons.extend(_flaky_reasons([t for t in per_task if t.task_id in flaky_ids],
+                                      max_flakiness))
     headline = f"pass^{ks_[0]}" if uniform and ks_[0] is not None else "pass^k"
     return GateResult(overall, not reasons, flaky, tuple(reasons),
                       what=headline if not on_bound else f"lower bound on {headline}",
                       bar=min_overall_pass_hat_k, cap=max_flakiness)
 
 
-def _flaky_reasons(tasks: Sequence[TaskReport], cap: float) -> list[str]:
+def _flaky_reasons(tasks: Sequence[Any], cap: float,
+                   columns: tuple[Sequence[str], list[float], list[int], list[int]] | None = None,
+                   ) -> list[str]:
     """One reason a flaky task: ``task ID: flakiness F exceeds the cap C (c/n passed)``,
     the ids shown as :func:`show_id` shows them; the lines made by one %-format of the
-    column (in C: a suite of 10**5 tasks has tens of thousands)."""
+    column (in C: a suite of 10**5 tasks has tens of thousands). ``columns``: the tasks'
+    ids, flakiness, successes and runs, when the caller has them as columns."""
     if not tasks:
         return []
     line = ("task %s: flakiness %.3f exceeds the cap " + f"{cap:.3f}".replace("%", "%%")
             + " (%d/%d passed)\n")
-    shown = show_ids([t.task_id for t in tasks])
-    text = (line * len(tasks)) % tuple(chain.from_iterable(
-        (i, t.flakiness, t.successes, t.runs) for i, t in zip(shown, tasks)))
+    ids, flak, passed, runs = columns or (
+        [t.task_id for t in tasks], [t.flakiness for t in tasks], [t.successes for t in tasks],
+        [t.runs for t in tasks])
+    text = (line * len(tasks)) % tuple(chain.from_iterable(zip(show_ids(ids), flak, passed,
+                                                               runs)))
     return text.split("\n")[:-1]
 
 
@@ -648,10 +706,15 @@ def suite_report(
     bound = np.atleast_1d(pass_hat_k_lower_bound(c, n, ks, confidence=confidence)).astype(float)
     cls = np.atleast_1d(classify(c, n, threshold=class_threshold))
     # converted in bulk: 10**5 rows take a fraction of a second
-    rows = tuple(map(TaskReport, map(str, task_ids), map(str, risks), n.tolist(), c.tolist(),
-                     pass_rate.tolist(), at_k.tolist(), hat_k.tolist(), flaky.tolist(),
-                     map(ConfidenceInterval, low.tolist(), high.tolist()), bound.tolist(),
-                     cls.tolist(), ks.tolist()))
+    ids, risks = list(map(str, task_ids)), list(map(str, risks))
+    rows = TaskRows(map(TaskReport, ids, risks, n.tolist(), c.tolist(),
+                        pass_rate.tolist(), at_k.tolist(), hat_k.tolist(), flaky.tolist(),
+                        map(ConfidenceInterval, low.tolist(), high.tolist()), bound.tolist(),
+                        cls.tolist(), ks.tolist()))
+    rows.columns = {"task_id": ids, "risk": risks, "runs": n, "successes": c,
+                    "pass_rate": pass_rate, "pass_at_k": at_k, "pass_hat_k": hat_k,
+                    "flakiness": flaky, "low": low, "high": high, "lower_bound": bound,
+                    "cls": cls, "k": ks}
     uniform = len(set(ks.tolist())) <= 1
     headline = int(ks[0]) if ks.size and uniform else int(ks.max(initial=np.int64(1)))
     return SuiteReport(headline, rows, None, confidence=confidence, ci_method=ci_method,
@@ -708,8 +771,13 @@ def order_rows(rows: Sequence[TaskReport]) -> list[int]:
     [1, 2, 0]
     """
     rank = {c: i for i, c in enumerate(CLASSES)}
-    cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
-    flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
+    kept = _kept(rows)
+    if kept is not None:  # the columns the rows were built from
+        cls = np.array(list(map(rank.__getitem__, kept["cls"].tolist())), dtype=np.int64)
+        flak = np.nan_to_num(np.array(kept["flakiness"], dtype=float), nan=-1.0)
+    else:
+        cls = np.array([rank[t.cls] for t in rows], dtype=np.int64)
+        flak = np.nan_to_num(np.array([t.flakiness for t in rows], dtype=float), nan=-1.0)
     order: list[int] = np.lexsort((-flak, cls)).tolist()
     return order
 

@@ -53,6 +53,7 @@ from passk.stability import (
     GateCriteria,
     GateResult,
     SuiteReport,
+    TaskReport,
     interval_note,
     order_rows,
 )
@@ -460,13 +461,8 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     order, note = order_rows(rows), interval_note(fr.report.confidence, fr.report.ci_method)
     gate = format_gate(fr, markdown=markdown, limit=limit)
     excluded = fr.results.excluded[order].tolist() if rows else []
-    # the rows' fields as columns, in C: one attrgetter call a row, then one transposition
-    fields = ("task_id", "risk", "runs", "successes", "pass_rate", "pass_at_k", "pass_hat_k",
-              "ci", "lower_bound", "flakiness", "cls")
-    (ids, risk, runs, passed, rate, at_k, hat_k, ci, lower, flak, cls) = (
-        tuple(zip(*map(attrgetter(*fields), map(rows.__getitem__, order)))) if rows
-        else ((),) * len(fields))
-    lows, highs = (tuple(zip(*ci)) if ci else ((), ()))
+    ids, risk, runs, passed, rate, at_k, hat_k, lows, highs, lower, flak, cls = _columns(
+        rows, order)
     cols = [show_ids(ids), list(risk), list(map(str, runs)), list(map(str, excluded)),
             list(map(str, passed)), cells(rate)]
     if not uniform:
@@ -485,6 +481,28 @@ def format_report(fr: FileReport, *, markdown: bool = False, curve: bool = True,
     if notes:
         parts += [""] + [("- " if markdown else "note: ") + one_line(note) for note in notes]
     return "\n".join(parts)
+
+
+def _columns(rows: Sequence[TaskReport], order: list[int]) -> list[Sequence[Any]]:
+    """The rows' fields as columns in ``order``: task id, risk, n, c, p̂, pass@k, pass^k, the
+    interval's ends, the lower bound, flakiness, class. Taken from the arrays the rows were
+    built from where they kept them (:class:`passk.stability.TaskRows`), else read from
+    each row (in C: one attrgetter call a row, then one transposition)."""
+    kept = getattr(rows, "columns", None)
+    if kept is not None and len(kept["runs"]) == len(rows):
+        at = np.asarray(order, dtype=np.intp)
+        ids, risks = kept["task_id"], kept["risk"]
+        return [list(map(ids.__getitem__, order)), list(map(risks.__getitem__, order)),
+                *(kept[f][at].tolist() for f in (
+                    "runs", "successes", "pass_rate", "pass_at_k", "pass_hat_k", "low",
+                    "high", "lower_bound", "flakiness", "cls"))]
+    fields = ("task_id", "risk", "runs", "successes", "pass_rate", "pass_at_k", "pass_hat_k",
+              "ci", "lower_bound", "flakiness", "cls")
+    (ids, risk, runs, passed, rate, at_k, hat_k, ci, lower, flak, cls) = (
+        tuple(zip(*map(attrgetter(*fields), map(rows.__getitem__, order)))) if rows
+        else ((),) * len(fields))
+    lows, highs = (tuple(zip(*ci)) if ci else ((), ()))
+    return [ids, risk, runs, passed, rate, at_k, hat_k, lows, highs, lower, flak, cls]
 
 
 def _pairs(lows: list[str], highs: list[str]) -> list[str]:

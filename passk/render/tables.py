@@ -299,11 +299,15 @@ def format_columns(header: Sequence[str], columns: Sequence[Sequence[str]], *,
     return "\n".join(map(str.rstrip, text.split("\n")[:-1]))
 
 
+def _visible(text: str) -> bool:
+    """Whether :func:`escape_text` leaves ``text`` (one line) as it is: one pass in C."""
+    return text.isprintable() and (text.isascii() or not _PRINTABLE_INVISIBLE.search(text))
+
+
 def _escaped(column: Sequence[str]) -> Sequence[str]:
     """:func:`escape_text` of each cell; the column as it is when no cell needs it (checked
     on the column joined, in C)."""
-    whole = "".join(column)
-    if whole.isprintable() and (whole.isascii() or not _PRINTABLE_INVISIBLE.search(whole)):
+    if _visible("".join(column)):
         return column
     return list(map(escape_text, column))
 
@@ -343,7 +347,9 @@ def list_items(items: Sequence[str], *, markdown: bool = False, limit: int | Non
     if limit is not None and limit < 0:
         raise ValueError(f"limit ({limit!r}) must be None or at least 0")
     bullet = "- " if markdown else "  - "
-    lines = [one_line(r) for r in items]  # a task id's line break never starts a line
+    # a task id's line break never starts a line: each item made one_line, unless none needs
+    # it (checked on the items joined, in C: a line break is not printable)
+    lines = list(items) if _visible("".join(items)) else [one_line(r) for r in items]
     if limit is None or len(lines) <= limit + 1:
         return [bullet + r for r in lines]
     rest = len(lines) - limit

@@ -38,6 +38,7 @@ import queue
 import sys
 import threading
 import time
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -271,8 +272,10 @@ class SuiteRun:
     ----------
     report : SuiteReport
         Scored on the counted runs (fresh, not infrastructure errors).
-    results : tuple of RunResult
-        Every final attempt of every run, this session's and the log's.
+    results : sequence of RunResult
+        Every final attempt of every run, this session's and the log's, by task id then
+        run index: a tuple, or for a resumed suite a sequence equal to that tuple whose
+        replayed runs are made from compact columns as they are reached.
     runs_spent : int
         Counted runs the decisions rest on.
     runs_fixed : int
@@ -292,7 +295,7 @@ class SuiteRun:
     """
 
     report: SuiteReport
-    results: tuple[RunResult, ...]
+    results: Sequence[RunResult]
     runs_spent: int
     runs_fixed: int
     retries: Mapping[str, int]
@@ -494,16 +497,16 @@ def run_suite(
     elif log is not None and not resume and Path(log).exists() and Path(log).stat().st_size:
         raise BadInput(f"{log} already holds runs: pass resume=True (--resume) to continue "
                          "it, or choose a new log")
-    finished: dict[tuple[str, int], RunResult] = {}
-    if resume and log is not None:
-        finished = _replay(schedule, _log_records(log, repair=True))  # streamed
+    finished = _Finished()
+    if resume and log is not None:  # streamed, and kept as columns
+        _replay(schedule, _log_records(log, repair=True), finished)
     is_async = inspect.iscoroutinefunction(getattr(adapter, "run", None))
     total = sum(s.n for s in schedule.states.values())
     from tqdm.auto import tqdm  # imported when a suite runs: it is slow to load
 
     bar = tqdm(total=total, desc="runs", unit="run", disable=not progress or None,
                initial=len(finished), dynamic_ncols=True)
-    failures = sum(1 for r in finished.values() if not r.success and r.counted)
+    failures = finished.failures()
     out = _Log(log, header)
 
     def on_result(task: Task, result: RunResult, attempt: int) -> None:
@@ -723,22 +726,151 @@ async def _drive_async(adapter: Any, schedule: Schedule, tasks: Mapping[str, Tas
     return interrupted
 
 
-def _replay(schedule: Schedule, records: Iterable[LogRecord]
-            ) -> dict[tuple[str, int], RunResult]:
+class _Finished:
+    """The runs final so far, by (task, run index), as :func:`run_suite` keeps them: the
+    runs replayed from a log as columns (a task number, the run index, the outcome's flags,
+    the seconds and the seed, an error where there is one: tens of bytes a run, so a resumed
+    log of a million runs is not held as a million records), this session's runs as the
+    :class:`~passk.adapter.RunResult` they are. A replayed run is made a ``RunResult``
+    again only when asked for (:class:`_RunResults`), with the fields the log gives it."""
+
+    def __init__(self) -> None:
+        self.fresh: dict[tuple[str, int], RunResult] = {}
+        self.tasks: list[str] = []  # the replayed runs' tasks, numbered in the order met
+        self._task_no: dict[str, int] = {}
+        self.task = array("q")
+        self.index = array("q")
+        self.flags = bytearray()  # bit 0 success, 1 infrastructure error, 2 cached
+        self.seconds = array("d")
+        self.seed = array("Q")
+        self.odd: dict[int, tuple[Any, Any]] = {}  # (seconds, seed) not a float and a uint64
+        self.errors: dict[int, str] = {}
+        self._failures = 0
+
+    def replayed(self, rec: LogRecord) -> None:
+        """Keep a run replayed from the log (its final attempt)."""
+        no = self._task_no.get(rec.task_id)
+        if no is None:
+            no = self._task_no[rec.task_id] = len(self.tasks)
+            self.tasks.append(rec.task_id)
+        at = len(self.index)
+        self.task.append(no)
+        self.index.append(rec.trial)
+        self.flags.append(bool(rec.success) | bool(rec.infrastructure_error) << 1
+                          | bool(rec.cached) << 2)
+        seconds, seed = rec.seconds, rec.seed
+        if type(seconds) is float and type(seed) is int and 0 <= seed < 2**64:
+            self.seconds.append(seconds)
+            self.seed.append(seed)
+        else:  # as the log has them: a whole number of seconds, a seed the log lacks
+            self.seconds.append(0.0)
+            self.seed.append(0)
+            self.odd[at] = (seconds, seed)
+        if rec.error is not None:
+            self.errors[at] = rec.error
+        if not (rec.success or rec.infrastructure_error or rec.cached):
+            self._failures += 1
+
+    def result(self, at: int) -> RunResult:
+        """The ``at``-th replayed run, as a ``RunResult``."""
+        flags = self.flags[at]
+        seconds, seed = self.odd.get(at) or (self.seconds[at], self.seed[at])
+        return RunResult(self.tasks[self.task[at]], self.index[at], bool(flags & 1),
+                         seconds=seconds, error=self.errors.get(at),
+                         infrastructure_error=bool(flags & 2), cached=bool(flags & 4),
+                         seed=seed)
+
+    def __setitem__(self, key: tuple[str, int], result: RunResult) -> None:
+        self.fresh[key] = result
+
+    def __len__(self) -> int:
+        return len(self.index) + len(self.fresh)
+
+    def failures(self) -> int:
+        """Counted runs that failed."""
+        return self._failures + sum(1 for r in self.fresh.values()
+                                    if not r.success and r.counted)
+
+    def ordered(self) -> Sequence[RunResult]:
+        """Every run, by task id then run index (a run made this session in place of its
+        replayed one): a tuple when none was replayed, else a :class:`_RunResults`."""
+        fresh = sorted(self.fresh.values(), key=lambda r: (r.task_id, r.run_index))
+        if not self.index:
+            return tuple(fresh)
+        names = sorted({*self.tasks, *(r.task_id for r in fresh)})
+        rank = {t: i for i, t in enumerate(names)}
+        task_rank = np.array([rank[t] for t in self.tasks], dtype=np.int64)
+        index = np.frombuffer(self.index, dtype=np.int64)
+        fresh_index = np.array([r.run_index for r in fresh], dtype=np.int64)
+        lo = min(int(index.min()), int(fresh_index.min(initial=0)))
+        span = max(int(index.max()), int(fresh_index.max(initial=0))) - lo + 1
+        key = np.concatenate([
+            task_rank[np.frombuffer(self.task, dtype=np.int64)] * span + (index - lo),
+            np.array([rank[r.task_id] for r in fresh], dtype=np.int64) * span
+            + (fresh_index - lo)])
+        order = np.argsort(key, kind="stable")  # a replayed run before its fresh one
+        if fresh:
+            ends = key[order]
+            order = order[np.append(ends[1:] != ends[:-1], True)]  # the fresh one kept
+        return _RunResults(self, order, fresh)
+
+
+class _RunResults(Sequence[RunResult]):
+    """:attr:`SuiteRun.results` of a resumed suite: the runs in order, each replayed one made
+    a ``RunResult`` when it is reached (iterating, indexing), so that the million runs of a
+    resumed log are never all held. Equal to the tuple of its runs."""
+
+    def __init__(self, store: _Finished, order: np.ndarray, fresh: list[RunResult]) -> None:
+        self._store, self._order, self._fresh = store, order, fresh
+        self._replayed = len(store.index)
+
+    def _at(self, slot: int) -> RunResult:
+        return (self._store.result(slot) if slot < self._replayed
+                else self._fresh[slot - self._replayed])
+
+    def __len__(self) -> int:
+        return int(self._order.size)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(map(self._at, self._order[i].tolist()))
+        return self._at(int(self._order[i]))
+
+    def __iter__(self) -> Iterator[RunResult]:
+        return map(self._at, self._order.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (tuple, _RunResults)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and copied) as the tuple of its runs."""
+        return tuple, (tuple(self),)
+
+
+def _replay(schedule: Schedule, records: Iterable[LogRecord], finished: _Finished | None = None
+            ) -> _Finished:
     """Account for a log's records in ``schedule`` (resume, and the gate on a stopped log):
     each run's final attempt, and a retry queued for a run whose last attempt needs one."""
-    finished: dict[tuple[str, int], RunResult] = {}
+    finished = _Finished() if finished is None else finished
     retry_of: dict[tuple[str, int], int] = {}  # runs whose last logged attempt needs a retry
     for rec in records:
         s = schedule.states.get(rec.task_id)
         if s is None or rec.trial >= s.n or rec.trial in s.final:
             continue
-        result = RunResult(rec.task_id, rec.trial, rec.success, seconds=rec.seconds,
-                           error=rec.error, infrastructure_error=rec.infrastructure_error,
-                           cached=rec.cached, seed=rec.seed)
-        if schedule.record(rec.task_id, rec.trial, _outcome(result), rec.attempt, replay=True):
-            finished[(rec.task_id, rec.trial)] = result
-            retry_of.pop((rec.task_id, rec.trial), None)
+        outcome = ("infrastructure" if rec.infrastructure_error else "cached" if rec.cached
+                   else "passed" if rec.success else "failed")  # as _outcome says
+        if schedule.record(rec.task_id, rec.trial, outcome, rec.attempt, replay=True):
+            finished.replayed(rec)
+            if retry_of:
+                retry_of.pop((rec.task_id, rec.trial), None)
         else:
             s.retries += 1
             retry_of[(rec.task_id, rec.trial)] = rec.attempt + 1
@@ -1024,7 +1156,7 @@ def _unreplayed(results: Results, why: str) -> Results:
                                notes=(*results.notes, *said))
 
 
-def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult], *,
+def _summarise(schedule: Schedule, finished: _Finished, *,
                protocol: Protocol, in_force: InForce | None = None) -> SuiteRun:
     """Score the runs made and ask the judge.
 
@@ -1039,7 +1171,7 @@ def _summarise(schedule: Schedule, finished: Mapping[tuple[str, int], RunResult]
     report = judge_suite(results, gate_criteria, k=gate_criteria.k, protocol=protocol,
                          policy_line=in_force.policy_line if in_force is not None else "",
                          applied=in_force.overrides if in_force is not None else ())
-    ordered = tuple(sorted(finished.values(), key=lambda r: (r.task_id, r.run_index)))
+    ordered = finished.ordered()
     return SuiteRun(
         report=report,
         results=ordered,

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from itertools import islice, repeat
-from operator import itemgetter
+from operator import itemgetter, ne
 from pathlib import Path
 from typing import Any
 
@@ -257,17 +257,13 @@ class _Columns:
 
     def add(self, ids: Sequence[Any], success: Sequence[Any], trial: Sequence[int | None],
             risks: Sequence[str | None], infra: Sequence[bool | None] | None,
-            cached: Sequence[bool | None] | None) -> bool:
+            cached: Sequence[bool | None] | None, *, text: bool = False) -> bool:
+        """``text``: the ids and successes are cells of text (CSV), as they are."""
         n = len(ids)
-        if int in set(map(type, ids)):  # a task id written as a number: the task of its text
+        if not text and int in set(map(type, ids)):  # an id written as a number: its text
             ids = [str(t) if type(t) is int else t for t in ids]
-        task_of = self.task_of
-        for t in dict.fromkeys(ids):
-            if t not in task_of:
-                task_of[t] = len(task_of)
-                self.names.append(t)
-        index = np.fromiter(map(task_of.__getitem__, ids), dtype=np.int32, count=n)
-        if set(map(type, success)) == {bool}:
+        index = self._index(ids)
+        if not text and set(map(type, success)) == {bool}:
             ok = np.array(success, dtype=bool)
         else:  # 1 and 0, or text: success_flag, once per distinct value
             flag = {value: success_flag(value) for value in set(success)}
@@ -308,6 +304,27 @@ class _Columns:
         self.trial.append(trial_no)
         self.rows += n
         return True
+
+    def _index(self, ids: Sequence[Any]) -> np.ndarray:
+        """Each id's task index, tasks numbered in the order met. A file's runs of one task
+        are mostly written together: the ids are then looked up once a stretch of equal
+        ids (found by one comparison a neighbour, in C), not once an id."""
+        n, task_of = len(ids), self.task_of
+        change = np.flatnonzero(np.fromiter(map(ne, islice(ids, 1, None), ids), dtype=bool,
+                                            count=max(n - 1, 0)))
+        if change.size * 4 > n:  # ids mixed: each one looked up
+            firsts: Sequence[Any] = ids
+        else:
+            starts = np.concatenate(([0], change + 1)) if n else change
+            firsts = list(map(ids.__getitem__, starts.tolist()))
+        for t in dict.fromkeys(firsts):
+            if t not in task_of:
+                task_of[t] = len(task_of)
+                self.names.append(t)
+        index = np.fromiter(map(task_of.__getitem__, firsts), dtype=np.int32, count=len(firsts))
+        if firsts is ids:
+            return index
+        return np.repeat(index, np.diff(np.append(starts, n)))
 
     def tally(self, path: Path, source: str, header: dict[str, Any] | None,
               protocol: Protocol | None, seeds: list[np.ndarray], attempts: list[np.ndarray],
@@ -520,7 +537,7 @@ def _add_csv_columns(cols: _Columns, at: dict[str, int], columns: list[list[str]
         truth = {cell: cell.strip().lower() in ("true", "1") for cell in set(columns[at[name]])}
         flags.append(list(map(truth.__getitem__, columns[at[name]])))
     risks = columns[at["risk"]] if "risk" in at else none
-    return cols.add(ids, columns[at["success"]], trial, risks, *flags)
+    return cols.add(ids, columns[at["success"]], trial, risks, *flags, text=True)
 
 
 def _plain_columns(text: str, width: int) -> list[list[str]] | None:
@@ -531,11 +548,13 @@ def _plain_columns(text: str, width: int) -> list[list[str]] | None:
         return None
     if '"' in text:
         return _quoted_columns(text, width)
-    if "\r" in text:
-        if text.count("\r") != text.count("\r\n"):
+    eol = "\n"
+    if "\r" in text:  # "\r\n" ends every line: no lone carriage return, no lone line feed
+        returns = text.count("\r")
+        if returns != text.count("\r\n") or returns != text.count("\n"):
             return None
-        text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
+        eol = "\r\n"
+    lines = text.split(eol)
     if lines[-1] == "":
         lines.pop()
     if not lines or set(map(str.count, lines, repeat(",", len(lines)))) != {width - 1} \
@@ -551,24 +570,32 @@ def _quoted_columns(text: str, width: int) -> list[list[str]] | None:
     ``csv.reader`` splits them: each line ``"`` + cells joined by ``","`` + ``"``, no quote
     inside a cell (so none doubled), no lone carriage return, no cell beyond the field
     size limit. None otherwise (the caller reads the chunk with ``csv.reader``)."""
+    # lines ended by "\r\n" (as csv.writer ends them) are split as they are, not rewritten:
+    # as many carriage returns as line feeds, and every line feed between two quotes after
+    # one (counted below), leave no lone carriage return
+    eol = "\n"
     if "\r" in text:
-        if text.count("\r") != text.count("\r\n"):
+        if text.count("\r") != text.count("\n"):
             return None
-        text = text.replace("\r\n", "\n")
-    body = text.removesuffix("\n")
+        eol = "\r\n"
+    body = text.removesuffix(eol)
     lines = body.count("\n") + 1
     # every line starts and ends with a quote, and holds 2 x width quotes and width - 1
     # separators: then every quote is a cell's opening or closing one
     if (len(body) < 2 or body[0] != '"' or body[-1] != '"'
-            or body.count('"\n"') != lines - 1 or body.count('"') != 2 * width * lines
+            or body.count(f'"{eol}"') != lines - 1 or body.count('"') != 2 * width * lines
             or body.count('","') != (width - 1) * lines):
         return None
-    rows = body.split("\n")
-    if set(map(str.count, rows, repeat('","', lines))) != {width - 1} \
-            or max(map(len, rows)) > csv.field_size_limit():
+    # each line's end marked with a NUL (none is in the text) after its last cell: the lines
+    # hold width cells each when every line's mark ends a cell of the last column
+    cells = body[1:-1].replace(f'"{eol}"', '\x00","').split('","')
+    if len(cells) != width * lines or max(map(len, cells)) > csv.field_size_limit():
         return None
-    cells = body[1:-1].replace('"\n"', '","').split('","')
-    return [cells[i::width] for i in range(width)]
+    last = "\n".join(cells[width - 1::width])
+    if last.count("\x00\n") != lines - 1:
+        return None
+    return [*(cells[i::width] for i in range(width - 1)),
+            last.replace("\x00\n", "\n").split("\n")]
 
 
 def _plain_csv(path: Path) -> Results | None:
