@@ -335,6 +335,12 @@ def _pilot_mean(coef: np.ndarray, c: np.ndarray, m: np.ndarray, upper: bool) -> 
 #: (a one-sided 95 % bound each): a plan from a pilot is not moved up by the pilot's luck.
 _PILOT_Z = 1.6448536269514722
 
+#: The pilot's mean within-task variance is taken at this many standard errors above its
+#: estimate (an 84 % one-sided bound; see :func:`plan_comparison`'s Notes for why not 95 %).
+#: Where fewer than :data:`_FEW_MIXED` tasks both passed and failed, the Chernoff bound
+#: that holds for every law stays at 95 % (:data:`_PILOT_Z`).
+_PILOT_VARIANCE_Z = 1.0
+
 #: Below this many pilot tasks that both passed and failed, the pilot's estimate of the
 #: within-task variance is also bounded by one that holds for every law (see
 #: :func:`_pilot_variances`): the normal approximation's rule of thumb, n p >= 10.
@@ -657,7 +663,8 @@ def _kl_upper(mean: float, size: int, tail: float) -> float:
 
 
 def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...],
-                     upper: float = 0.0) -> tuple[float, tuple[float, ...], bool]:
+                     upper: float = 0.0, tail_z: float | None = None
+                     ) -> tuple[float, tuple[float, ...], bool]:
     """From a pilot: the between-task variance of p^k (trial noise removed), and per
     planned n the mean within-task variance V_n, each unbiased where the pilot's runs
     reach the degree 2k; a task with fewer runs has no unbiased estimate, and gets the
@@ -692,7 +699,7 @@ def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
     # here, the larger taken), with the Chernoff bound on the mean of the unbiased
     # c (m - c) / (m (m - 1)), in [0, its largest at the pilot's m]
     from scipy import special
-    tail = float(special.ndtr(-upper)) if upper > 0 else 1.0
+    tail = float(special.ndtr(-(upper if tail_z is None else tail_z))) if upper > 0 else 1.0
     mixed = int(np.count_nonzero((c > 0) & (c < m)))
     pq = np.where(m >= 2, c * (m - c) / np.maximum(m * (m - 1.0), 1.0), 0.25)
     top = max(float(np.max((m // 2) * (m - m // 2) / np.maximum(m * (m - 1.0), 1.0))), 0.25)
@@ -1081,7 +1088,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
             if np.any(n < k_):
                 raise BadInput(f"pilot tasks need at least k ({k_}) runs (or one run "
                                f"each); the fewest is {int(n.min())}")
-            sigma_b2, within, unbiased = _pilot_variances(c, n, k_, run_grid, upper=_PILOT_Z)
+            sigma_b2, within, unbiased = _pilot_variances(
+                c, n, k_, run_grid, upper=_PILOT_VARIANCE_Z, tail_z=_PILOT_Z)
             theta_range = _pilot_theta_range(c, n, k_)
             rates = _posterior_rates(c, n)  # for the new version's share, and the floor
             for r in run_grid:  # the pilot's own estimates are a sample of h's law at n = m
