@@ -446,6 +446,8 @@ def _proved_power(delta: Any, var_d: Any, floor_var: Any, t_count: Any, alpha: f
 #: Above this many tasks the suite intervals' half-widths are taken from this many, scaled
 #: by the square root of the ratio (their widths fall like 1/sqrt(T)).
 _SUITE_WIDTH_TASKS = 2000
+#: The suite means within this many tasks of 0 and of 1 are all on the half-widths' grid.
+_LATTICE_ENDS = 64
 
 
 @lru_cache(maxsize=512)
@@ -458,18 +460,30 @@ def _suite_half_widths(t: int, n: int, k: int, alpha: float
     from passk.stats.suite_interval import _hoeffding_suites
     ends = np.geomspace(0.5 / t, 0.1, 16)  # dense near 0 and 1, where they change fast
     grid = np.concatenate([np.linspace(0.0, 1.0, 41), ends, 1.0 - ends])
-    ones = np.unique(np.round(grid * t).astype(np.int64))
+    # and every suite mean within _LATTICE_ENDS tasks of 0 and of 1 (issue 38: near p = 1 the
+    # half-widths change by ~8 % between lattice points, and the larger of two grid
+    # neighbours further apart planned the difference's power 0.34 where 0.48 was simulated)
+    edge = np.arange(min(_LATTICE_ENDS, t) + 1)
+    ones = np.unique(np.concatenate([np.round(grid * t).astype(np.int64), edge, t - edge]))
     c = np.where(np.arange(t)[None, :] < ones[:, None], n, 0)
     low, high = _hoeffding_suites(c, np.full(t, n), k, alpha / 2)
     x = ones / t
     return x, np.asarray(high - x, dtype=float), np.asarray(x - low, dtype=float)
 
 
-def _bracket_max(at: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _bracket_max(at: np.ndarray, x: np.ndarray, y: np.ndarray, step: float = 0.0
+                 ) -> np.ndarray:
     """The larger of y at the two grid points round each of ``at`` (x increasing): never
-    below the half-width between them where it is monotone there."""
+    below the half-width between them where it is monotone there; where the two are
+    neighbours on the suite's lattice (at most ``step`` apart), y interpolated between them
+    (the suite mean's spread covers several lattice points: the half-width at the expected
+    mean, not the larger neighbour's)."""
     j = np.clip(np.searchsorted(x, at), 1, x.size - 1)
     out: np.ndarray = np.maximum(y[j - 1], y[j])
+    near = (x[j] - x[j - 1]) <= step
+    if np.any(near):
+        w = np.clip((at - x[j - 1]) / np.maximum(x[j] - x[j - 1], 1e-300), 0.0, 1.0)
+        out = np.where(near, y[j - 1] + w * (y[j] - y[j - 1]), out)
     return out
 
 
@@ -509,7 +523,8 @@ def _difference_power(delta: Any, var_d: Any, t_count: Any, runs: int, k: int,
         x, up, down = _suite_half_widths(t_used, runs, k, alpha * DIFFERENCE_SHARE)
         scale = math.sqrt(t_used / t)
         th = thetas[thetas >= d] if np.any(thetas >= d) else np.array([d])
-        half = scale * (_bracket_max(th - d, x, up) + _bracket_max(th, x, down))
+        step = 1.5 / t_used
+        half = scale * (_bracket_max(th - d, x, up, step) + _bracket_max(th, x, down, step))
         sd = math.sqrt(max(v, 0.0) / t)
         gap = d - float(half.max())
         if gap < 0 and not identified:
