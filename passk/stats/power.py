@@ -1183,12 +1183,15 @@ def plan_comparison(k: int, *, delta: float | None = None,
         floor = tuple(f for _, f, _ in designs)
         even = float(np.mean([e for _, _, e in designs]))
         omega2 = omega2_at(delta, even)
-        grid_power = np.column_stack([pw_at(r, v)(delta, omega2 + v, f, t_arr[:, 0], alpha)
-                                      for r, (v, f, _) in zip(run_grid, designs)])
+        # the difference's noise: the trial noise and the least spread of the change the
+        # stated assumption allows (the even model's; more would raise its power)
+        grid_power = np.column_stack([
+            pw_at(r, v + min(e, omega2))(delta, omega2 + v, f, t_arr[:, 0], alpha)
+            for r, (v, f, e) in zip(run_grid, designs)])
         # an even change: the new version's noise as every logit lowered alike gives it
         spread_evenly = designs if model_share >= 1.0 else \
             [design(r, delta, w, law, share=1.0) for r, w, law in zip(run_grid, within, laws)]
-        grid_even = np.column_stack([pw_at(r, v)(delta, even + v, f, t_arr[:, 0], alpha)
+        grid_even = np.column_stack([pw_at(r, v + even)(delta, even + v, f, t_arr[:, 0], alpha)
                                      for r, (v, f, _) in zip(run_grid, spread_evenly)])
     elif between_variance is not None or correlation is not None:
         omega2 = omega2_at(0.0, 0.0)
@@ -1201,13 +1204,15 @@ def plan_comparison(k: int, *, delta: float | None = None,
         for i, t_ in enumerate(task_grid):
             def short(x: float, at: np.ndarray = at, t_: int = t_, r: int = r) -> float:
                 v, f, e = (float(np.interp(x, drops, at[:, col])) for col in (0, 1, 2))
-                return float(pw_at(r, v)(x, omega2_at(x, e) + v, f, t_, alpha)) - power
+                om = omega2_at(x, e)
+                return float(pw_at(r, v + min(e, om))(x, om + v, f, t_, alpha)) - power
             detectable[i, j] = optimize.brentq(short, drops[0], top, xtol=1e-5) \
                 if short(top) > 0 and short(drops[0]) < 0 else math.inf
     needed: tuple[int | None, ...] | None = None
     if delta is not None:
-        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power, fn=pw_at(r, v))
-                       for r, (v, f, _) in zip(run_grid, designs))
+        needed = tuple(_tasks_needed(delta, omega2 + v, f, alpha, power,
+                                     fn=pw_at(r, v + min(e, omega2)))
+                       for r, (v, f, e) in zip(run_grid, designs))
     stated = [f"the old version's rates: {source}",
               f"how the change spreads over tasks: {assumption}"]
     if model_share < 1.0:
