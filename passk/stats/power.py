@@ -1223,9 +1223,10 @@ def plan_comparison(k: int, *, delta: float | None = None,
     else:
         stated.append("the new version: the old with every task's logit lowered alike")
     if successes is not None:
-        stated.append("the pilot's sampling: its within-task variance, mean rate and mean "
-                      "pass^k each taken at a one-sided 95% bound, on the side that lowers "
-                      "the power")
+        stated.append("the pilot's sampling: its within-task variance taken at a one-sided "
+                      "84% bound (95% where fewer than ten tasks both passed and failed), its "
+                      "mean rate and mean pass^k at a one-sided 95% bound, on the side that "
+                      "lowers the power")
     stated += [("every task has the same runs in both versions (with unequal or mixed "
                 "runs, plan at the fewest)"),
                "the tasks are a random sample of the population the rates describe",
