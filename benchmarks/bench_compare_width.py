@@ -27,11 +27,16 @@ full alpha and the union at the full alpha. ``--direct`` prints the direct inter
 the change (idea (a) of issue 38's second pass: one test of the difference with the two
 versions' variances added, its nuisance, the level, bounded by Berger and Boos's
 confidence set) at the outcome where every run passed, against the difference of the
-suite intervals.
+suite intervals. ``--shares`` walks the share of alpha given to the difference (0.3-0.9,
+and Sidak's never-wider construction: the difference at alpha, the union at alpha^2/8)
+and prints, per share, the largest mean-width ratio over every cell-level to each of the
+two simple proved alternatives, the difference of the suite intervals at alpha and the
+union at alpha: the share that keeps the worse of the two smallest is the one to use.
 
     nice -n 10 python benchmarks/bench_compare_width.py            # 400 suites a cell
     nice -n 10 python benchmarks/bench_compare_width.py --reps 100 # quick
     nice -n 10 python benchmarks/bench_compare_width.py --reps 200 --power --direct
+    nice -n 10 python benchmarks/bench_compare_width.py --reps 60 --shares --no-widths --no-errors
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ import numpy as np
 from bench_compare_errors import tau_rates
 
 from passk.metrics import estimate_pass_hat_k
-from passk.stats.compare import _floored, _union, paired_difference_test
+from passk.stats.compare import PairedTest, _floored, _union, paired_difference_test
 from passk.stats.suite_interval import _hoeffding_suites
 
 CELLS = (  # (population, T, n, k)
@@ -82,15 +87,25 @@ def _suite_difference(c_old: np.ndarray, n_old: int, c_new: np.ndarray, n_new: i
     return lo_n - hi_o, hi_n - lo_o
 
 
-def widths(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
-           rng: np.random.Generator, tau: np.ndarray) -> dict[str, float]:
-    """Mean width ratios to the difference of the suite intervals at the full alpha."""
-    alpha = 1 - confidence
+def _no_change(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float,
+               reps: int, rng: np.random.Generator, tau: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, PairedTest]:
+    """``reps`` suites of one cell with no change: both versions' counts and estimates, and
+    the paired t on their differences."""
     p = draw(name, (reps, t), rng, tau)
     c_old, c_new = rng.binomial(n_old, p), rng.binomial(n_new, p)
     h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
     h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
-    base = paired_difference_test(h_new - h_old, confidence=confidence)
+    return c_old, c_new, h_old, h_new, paired_difference_test(h_new - h_old,
+                                                              confidence=confidence)
+
+
+def widths(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
+           rng: np.random.Generator, tau: np.ndarray) -> dict[str, float]:
+    """Mean width ratios to the difference of the suite intervals at the full alpha."""
+    alpha = 1 - confidence
+    c_old, c_new, h_old, h_new, base = _no_change(name, t, n_old, n_new, k, confidence, reps,
+                                                  rng, tau)
     before = _union(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
     after = _floored(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
     low, high = _suite_difference(c_old, n_old, c_new, n_new, k, alpha)
@@ -109,6 +124,36 @@ def widths(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float,
             "max": float(r_after.max()), "wider": float(np.mean(r_after > 1 + 1e-12)),
             "half": float(np.mean((high2 - low2) / full)),
             "sidak": float(np.mean(w_sidak / full)), "sidak_max": float(np.max(w_sidak / full))}
+
+
+SHARES: tuple[float | str, ...] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, "sidak")
+
+
+def share_ratios(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float,
+                 reps: int, rng: np.random.Generator, tau: np.ndarray
+                 ) -> dict[float | str, tuple[float, float]]:
+    """Per share of alpha given to the difference (the rest to the union), the mean width of
+    the intersection over the mean width of the difference at alpha and of the union at
+    alpha ("sidak": the difference at alpha with the union at alpha^2/8)."""
+    alpha = 1 - confidence
+    c_old, c_new, h_old, h_new, base = _no_change(name, t, n_old, n_new, k, confidence, reps,
+                                                  rng, tau)
+
+    def width(low: np.ndarray, high: np.ndarray) -> float:
+        return float(np.mean(np.minimum(high, 1) - np.maximum(low, -1)))
+    d_low, d_high = _suite_difference(c_old, n_old, c_new, n_new, k, alpha)
+    union = _union(base, h_old, h_new, k, n_old, n_new, alpha, p_value=False)
+    w_d, w_u = width(d_low, d_high), width(union.low, union.high)
+    out: dict[float | str, tuple[float, float]] = {}
+    for share in SHARES:
+        u_alpha = alpha * alpha / 8 if share == "sidak" else alpha * (1 - float(share))
+        d_alpha = alpha if share == "sidak" else alpha * float(share)
+        part = _union(base, h_old, h_new, k, n_old, n_new, u_alpha, p_value=False)
+        lo_d, hi_d = _suite_difference(c_old, n_old, c_new, n_new, k, d_alpha)
+        low, high = np.maximum(part.low, lo_d), np.minimum(part.high, hi_d)
+        w = width(np.minimum(low, high), np.maximum(low, high))
+        out[share] = (w / w_d, w / w_u)
+    return out
 
 
 def powers(name: str, t: int, n_old: int, n_new: int, k: int, confidence: float, reps: int,
@@ -250,6 +295,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--power", action="store_true", help="the power table on the error grid")
     ap.add_argument("--direct", action="store_true", help="idea (a) at the all-pass outcome")
+    ap.add_argument("--shares", action="store_true",
+                    help="the share of alpha given to the difference, walked")
     ap.add_argument("--slack", action="store_true",
                     help="ideas (a)-(c): the rectangle's exact slack and the d-bar tail")
     ap.add_argument("--no-errors", action="store_true", help="skip each side's error")
@@ -285,6 +332,19 @@ def main() -> None:
     if sidak:
         print(f"Sidak's (D(alpha) and the union at alpha^2/8) largest ratio over every suite: "
               f"{max(sidak):.6f}")
+    if args.shares:
+        worst: dict[float | str, list[float]] = {share: [0.0, 0.0] for share in SHARES}
+        for name, t, n_old, n_new, k in cells:
+            for conf in (0.90, 0.95, 0.99):
+                ratios = share_ratios(name, t, n_old, n_new, k, conf, args.reps, rng, tau)
+                for share, (to_d, to_u) in ratios.items():
+                    worst[share] = [max(worst[share][0], to_d), max(worst[share][1], to_u)]
+        print("\nthe share of alpha given to the difference: the largest mean-width ratio over "
+              f"{3 * len(cells)} cell-levels to the difference at alpha / to the union at alpha"
+              " / the worse of the two")
+        for share, (to_d, to_u) in worst.items():
+            label = "Sidak (D at alpha, union at alpha^2/8)" if share == "sidak" else share
+            print(f"{label!s:>38}: {to_d:.3f} / {to_u:.3f} / {max(to_d, to_u):.3f}", flush=True)
     if args.power:
         print("\npower (interval below 0) on the error grid's designs: the comparison now, the "
               "difference of the suite intervals at alpha, the union at alpha")
