@@ -943,7 +943,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
     nothing (the worst case)  14 (14) /42  5 of 8    -0.768 to -0.003  0
     ========================  ===========  ========  ================  ===========
 
-    (in brackets: issue 38's third pass). The one plan above +0.02 is held out:
+    (in brackets: issue 38's third pass; on the held-out designs the code before this pass
+    planned within the promise 7, 5, 6, 5 and 5 of 8). The one plan above +0.02 is held out:
     ``population=`` on the mixture, k = 2, T = 400, n = 2, a drop of 0.05 on the top tenth,
     0.073 planned against 0.047 simulated (s.e. 0.007); 3,000 more suites simulate 0.064
     (s.e. 0.0045), 0.060 for the 4,000, +0.013; the plan before this pass gave the same
