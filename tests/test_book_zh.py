@@ -132,6 +132,32 @@ def test_catalogs_belong_to_pages():
 
 
 
+# A figure reference renders as Latin text ("图 3.3"): spaced from Han characters like a
+# number, and never spaced from the full-width punctuation after it.
+_NUMREF_SPACING = re.compile(r"\{numref\}`[^`]*`(?=[\u3400-\u9fff])"
+                             r"|\{numref\}`[^`]*` +(?=[。，、；：！？）」』])")
+
+
+def numref_spacing(text: str) -> list[str]:
+    """The figure references in ``text`` spaced wrongly, as written."""
+    return [m.group(0) for m in _NUMREF_SPACING.finditer(text)]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figure_references_are_spaced_like_numbers(page):
+    found = [f"{key}: {ref!r}" for key, zh in zh_book.translation(page, ROOT).items()
+             for ref in numref_spacing(zh)]
+    assert not found, (f"{zh_book.catalog_path(page).relative_to(ROOT)}: a figure reference "
+                       "needs a space before a Han character and none before 。，；etc.:\n  "
+                       + "\n  ".join(found))
+
+
+def test_figure_reference_check_sees_both_mistakes():
+    assert numref_spacing("请看{numref}`fig-03-grid`中的六种") == ["{numref}`fig-03-grid`"]
+    assert numref_spacing("看{numref}`fig-02` 。取") == ["{numref}`fig-02` "]
+    assert numref_spacing("见{numref}`fig-04` 中它，{numref}`fig-05`。") == []
+
+
 # ----------------------------------------------------------------- the sidebar's parts
 
 
