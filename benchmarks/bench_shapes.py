@@ -23,6 +23,8 @@ code at commit 9f3cb8f (``git archive``'d into a temporary folder, first on the 
   (``--no-plan-before`` skips *before*: it takes minutes).
 - **promptfoo**: ``read_results`` on a 50,000-row ``promptfoo eval -o`` file from Python
   (the collector as the process has it: on), against ``json.load`` and a count.
+- **tau2**: ``read_results`` on a tau2 ``Results`` file of 40,000 simulations (10,000
+  tasks x 4 trials, each with a short conversation), against ``json.load`` and a count.
 - **harbor**: ``read_results`` on a Harbor job of 5,000 trials, against reading each
   trial's ``result.json`` with ``json.load`` and a count.
 - **runner**: ``run_suite`` of 1,000 tasks x 10 runs with a no-op adapter, one after
@@ -112,6 +114,20 @@ for row in data["results"]["results"]:
     key = (row["provider"]["id"], row["prompt"]["label"], json.dumps(row["vars"], sort_keys=True))
     tot[key] += 1
     succ[key] += bool(row["success"])
+c = np.array(list(succ.values())); n = np.array([tot[k] for k in succ])
+cpu = time.process_time() - t
+report(cpu, [int(n.sum()), int(c.sum()), len(n)])
+"""
+
+TAU2_BASELINE = MEASURE + r"""
+from collections import defaultdict
+import numpy as np
+t = time.process_time()
+data = json.load(open(sys.argv[1], encoding="utf-8"))
+succ = defaultdict(int); tot = defaultdict(int)
+for sim in data["simulations"]:
+    tot[sim["task_id"]] += 1
+    succ[sim["task_id"]] += (sim.get("reward_info") or {}).get("reward") == 1.0
 c = np.array(list(succ.values())); n = np.array([tot[k] for k in succ])
 cpu = time.process_time() - t
 report(cpu, [int(n.sum()), int(c.sum()), len(n)])
@@ -426,6 +442,40 @@ def make_promptfoo(path: Path, tasks: int, repeat: int) -> None:
     path.write_text(json.dumps(data))
 
 
+def make_tau2(path: Path, tasks: int, trials: int) -> None:
+    """A tau2 ``Results`` file: its info, tasks and one simulation per task and trial, each
+    with a short conversation (a user turn, a tool call and its answer, the agent's reply)
+    as tau2's runner writes them."""
+    sims = []
+    for t in range(tasks):
+        for r in range(trials):
+            ok = (t * 7 + r * 3) % 10 != 0
+            messages = [
+                {"role": "user", "content": f"Please change my booking {t:05d}.", "turn_idx": 0},
+                {"role": "assistant", "content": None, "turn_idx": 1,
+                 "tool_calls": [{"id": f"call-{t}-{r}", "name": "get_reservation_details",
+                                 "arguments": {"reservation_id": f"R{t:05d}"},
+                                 "requestor": "assistant"}]},
+                {"role": "tool", "id": f"call-{t}-{r}", "turn_idx": 2, "requestor": "assistant",
+                 "content": json.dumps({"reservation_id": f"R{t:05d}", "status": "confirmed",
+                                        "flights": [{"origin": "SFO", "destination": "JFK"}]})},
+                {"role": "assistant", "content": "Your booking is changed.", "turn_idx": 3},
+            ]
+            sims.append({"id": f"sim-{t}-{r}", "task_id": f"task_{t:05d}", "trial": r,
+                         "seed": 1000 * t + r, "start_time": "2026-01-01T00:00:00",
+                         "end_time": "2026-01-01T00:01:00", "duration": 60.0,
+                         "termination_reason": "user_stop", "agent_cost": 0.01,
+                         "user_cost": 0.002, "messages": messages,
+                         "reward_info": {"reward": 1.0 if ok else 0.0,
+                                         "reward_basis": ["DB"]}})
+    data = {"timestamp": "2026-01-01T00:00:00", "tasks": [{"id": f"task_{t:05d}"}
+                                                          for t in range(tasks)],
+            "info": {"num_trials": trials, "max_steps": 100, "max_errors": 10,
+                     "git_commit": "bench"},
+            "simulations": sims}
+    path.write_text(json.dumps(data))
+
+
 def make_harbor(job: Path, tasks: int, attempts: int) -> None:
     trial = json.loads((HERE / "tests/fixtures/harbor/job/fix-git__06861ae/result.json")
                        .read_text())
@@ -457,10 +507,11 @@ def main() -> int:
     ap.add_argument("--no-every-k", action="store_true",
                     help="curve: only as passk report shows it, not every k = 1..n (minutes)")
     ap.add_argument("--only", nargs="*", default=None,
-                    help="some of: log resume curve plan report promptfoo harbor runner dask")
+                    help="some of: log resume curve plan report promptfoo tau2 harbor runner "
+                         "dask")
     args = ap.parse_args()
-    want = set(args.only or ["log", "resume", "curve", "plan", "report", "promptfoo", "harbor",
-                             "runner", "dask"])
+    want = set(args.only or ["log", "resume", "curve", "plan", "report", "promptfoo", "tau2",
+                             "harbor", "runner", "dask"])
     if args.no_curve:
         want.discard("curve")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -561,6 +612,18 @@ def main() -> int:
             ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
             ratio("after / before", got["after"], got["before"])
             goal("promptfoo, 50,000 rows from Python / baseline",
+                 cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
+        if "tau2" in want:
+            t2 = tmp / "tau2.json"
+            make_tau2(t2, 10_000, 4)
+            got = shape("tau2: 40,000 simulations (10,000 tasks x 4 trials), read_results", {
+                "baseline (json + numpy)": (TAU2_BASELINE, None, (str(t2),)),
+                "before": (READ, before, (str(t2),)),
+                "after": (READ, after, (str(t2),)),
+            }, args.repeats)
+            ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
+            ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
+            goal("tau2, 40,000 simulations / baseline",
                  cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
         if "harbor" in want:
             job = tmp / "job"
