@@ -424,6 +424,19 @@ def ratio(label: str, a: list[dict], b: list[dict]) -> None:
     print(f"  {label}: {cpu(a) / cpu(b):.2f}x")
 
 
+def reader_shape(name: str, baseline: str, path: Path, before: Path, after: Path,
+                 repeats: int, label: str) -> None:
+    """A producer's file read by ``read_results``, before and after, against its plain
+    baseline, with the goal of 1.5 times the baseline."""
+    got = shape(name, {"baseline (json + numpy)": (baseline, None, (str(path),)),
+                       "before": (READ, before, (str(path),)),
+                       "after": (READ, after, (str(path),))}, repeats)
+    ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
+    ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
+    ratio("after / before", got["after"], got["before"])
+    goal(label, cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
+
+
 def make_promptfoo(path: Path, tasks: int, repeat: int) -> None:
     rows = []
     for t in range(tasks):
@@ -602,43 +615,21 @@ def main() -> int:
         if "promptfoo" in want:
             pf = tmp / "promptfoo.json"
             make_promptfoo(pf, 12_500, 4)
-            got = shape("promptfoo: 50,000 rows (12,500 tests x 4 repeats), read_results "
-                        "from Python", {
-                            "baseline (json + numpy)": (PROMPTFOO_BASELINE, None, (str(pf),)),
-                            "before": (READ, before, (str(pf),)),
-                            "after": (READ, after, (str(pf),)),
-                        }, args.repeats)
-            ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
-            ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
-            ratio("after / before", got["after"], got["before"])
-            goal("promptfoo, 50,000 rows from Python / baseline",
-                 cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
+            reader_shape("promptfoo: 50,000 rows (12,500 tests x 4 repeats), read_results "
+                         "from Python", PROMPTFOO_BASELINE, pf, before, after, args.repeats,
+                         "promptfoo, 50,000 rows from Python / baseline")
         if "tau2" in want:
             t2 = tmp / "tau2.json"
             make_tau2(t2, 10_000, 4)
-            got = shape("tau2: 40,000 simulations (10,000 tasks x 4 trials), read_results", {
-                "baseline (json + numpy)": (TAU2_BASELINE, None, (str(t2),)),
-                "before": (READ, before, (str(t2),)),
-                "after": (READ, after, (str(t2),)),
-            }, args.repeats)
-            ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
-            ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
-            goal("tau2, 40,000 simulations / baseline",
-                 cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
+            reader_shape("tau2: 40,000 simulations (10,000 tasks x 4 trials), read_results",
+                         TAU2_BASELINE, t2, before, after, args.repeats,
+                         "tau2, 40,000 simulations / baseline")
         if "harbor" in want:
             job = tmp / "job"
             make_harbor(job, 1_000, 5)
-            got = shape("harbor: a job of 5,000 trials (1,000 tasks x 5 attempts), "
-                        "read_results", {
-                            "baseline (json + numpy)": (HARBOR_BASELINE, None, (str(job),)),
-                            "before": (READ, before, (str(job),)),
-                            "after": (READ, after, (str(job),)),
-                        }, args.repeats)
-            ratio("before / baseline", got["before"], got["baseline (json + numpy)"])
-            ratio("after / baseline", got["after"], got["baseline (json + numpy)"])
-            ratio("after / before", got["after"], got["before"])
-            goal("Harbor, 5,000 trials / baseline",
-                 cpu(got["after"]) / cpu(got["baseline (json + numpy)"]), 1.5)
+            reader_shape("harbor: a job of 5,000 trials (1,000 tasks x 5 attempts), "
+                         "read_results", HARBOR_BASELINE, job, before, after, args.repeats,
+                         "Harbor, 5,000 trials / baseline")
         if "runner" in want:
             got = shape("runner: 1,000 tasks x 10 runs, no-op adapter, with its log", {
                 "before": (RUNNER, before, ("1000", "10")),
