@@ -75,8 +75,9 @@ def test_saturated_cell_narrower_than_before():
 # each side's error, exactly: every outcome of both versions of a small suite
 # --------------------------------------------------------------------------
 
-def exact_side_errors(rates_old, rates_new, n_old, n_new, k, confidence):
-    """P(low > change) and P(high < change), summed over every outcome (both versions)."""
+def every_outcome(rates_old, rates_new, n_old, n_new, k):
+    """The true change in mean pass^k, and every outcome of both versions of a small suite
+    (each task's successes, old and new) with its probability (scipy.stats.binom)."""
     t = len(rates_old)
     truth = float(np.mean(np.array(rates_new) ** k - np.array(rates_old) ** k))
     outcomes = np.array(list(itertools.product(*([range(n_old + 1)] * t
@@ -86,6 +87,12 @@ def exact_side_errors(rates_old, rates_new, n_old, n_new, k, confidence):
     for i in range(t):
         weight *= stats.binom.pmf(c_old[:, i], n_old, rates_old[i])
         weight *= stats.binom.pmf(c_new[:, i], n_new, rates_new[i])
+    return truth, c_old, c_new, weight
+
+
+def exact_side_errors(rates_old, rates_new, n_old, n_new, k, confidence):
+    """P(low > change) and P(high < change), summed over every outcome (both versions)."""
+    truth, c_old, c_new, weight = every_outcome(rates_old, rates_new, n_old, n_new, k)
     h_old = np.asarray(estimate_pass_hat_k(c_old, n_old, k), dtype=float)
     h_new = np.asarray(estimate_pass_hat_k(c_new, n_new, k), dtype=float)
     alpha = 1 - confidence
@@ -288,15 +295,7 @@ def test_sidaks_construction_is_never_wider_than_the_difference_at_full_alpha(
 def test_sidaks_construction_each_side_at_most_half_alpha_exactly(rates_old, rates_new,
                                                                   n_old, n_new, k,
                                                                   confidence):
-    t = len(rates_old)
-    truth = float(np.mean(np.array(rates_new) ** k - np.array(rates_old) ** k))
-    outcomes = np.array(list(itertools.product(*([range(n_old + 1)] * t
-                                                  + [range(n_new + 1)] * t))))
-    c_old, c_new = outcomes[:, :t], outcomes[:, t:]
-    weight = np.ones(len(outcomes))
-    for i in range(t):
-        weight *= stats.binom.pmf(c_old[:, i], n_old, rates_old[i])
-        weight *= stats.binom.pmf(c_new[:, i], n_new, rates_new[i])
+    truth, c_old, c_new, weight = every_outcome(rates_old, rates_new, n_old, n_new, k)
     low, high = _never_wider_interval(c_old, n_old, c_new, n_new, k, confidence)
     half = (1 - confidence) / 2
     assert weight @ (low > truth + 1e-12) <= half

@@ -599,8 +599,8 @@ def _refuse_plan_short_of_policy(in_force: InForce, tasks: Sequence[Task],
                               f"loosen the policy's runs {need} ({p.path}): plan at least {need}")
 
 
-def _outcome(result: RunResult) -> str:
-    """A run's end as the schedule counts it."""
+def _outcome(result: RunResult | LogRecord) -> str:
+    """A run's end as the schedule counts it (a run made now, or one replayed from the log)."""
     if result.infrastructure_error:
         return "infrastructure"
     if result.cached:
@@ -768,7 +768,7 @@ class _Finished:
             self.odd[at] = (seconds, seed)
         if rec.error is not None:
             self.errors[at] = rec.error
-        if not (rec.success or rec.infrastructure_error or rec.cached):
+        if _outcome(rec) == "failed":
             self._failures += 1
 
     def result(self, at: int) -> RunResult:
@@ -865,9 +865,7 @@ def _replay(schedule: Schedule, records: Iterable[LogRecord], finished: _Finishe
         s = schedule.states.get(rec.task_id)
         if s is None or rec.trial >= s.n or rec.trial in s.final:
             continue
-        outcome = ("infrastructure" if rec.infrastructure_error else "cached" if rec.cached
-                   else "passed" if rec.success else "failed")  # as _outcome says
-        if schedule.record(rec.task_id, rec.trial, outcome, rec.attempt, replay=True):
+        if schedule.record(rec.task_id, rec.trial, _outcome(rec), rec.attempt, replay=True):
             finished.replayed(rec)
             if retry_of:
                 retry_of.pop((rec.task_id, rec.trial), None)
