@@ -33,6 +33,13 @@ JSON, ``--before F`` prints a saved run's gaps beside this one's (run the script
 ``PYTHONPATH`` at the code before, with ``--save``), ``--sims F`` keeps the simulated
 powers in a JSON cache (they do not depend on the plan).
 
+``--random 24`` adds designs nobody chose (:func:`random_designs`, seed 20261205, fixed
+before their results were seen; ``--only-random`` runs them alone): issue 38's fifth pass,
+inside the promise, stated population 21 of 24 (-0.129 to +0.013), pilot 12 of 24
+(-0.451 to -0.004; 14 before the pass, with one plan at +0.085), pass rate 10, one run 9,
+nothing 6; none above +0.02. About ten minutes of CPU the first time, a minute with
+``--sims``.
+
     nice -n 10 python benchmarks/bench_plan_honest.py --replicates 1000 --sims /tmp/sims.json
 """
 
@@ -257,7 +264,7 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
           f"{'sim':>6} {'s.e.':>5} | {'worst':>6} {'gap':>6} | {'rate':>6} {'gap':>6} | "
           f"{'pop.':>6} {'gap':>6} | "
           f"{'pilot':>6} {'gap':>6} | {'1 run':>6} {'gap':>6}")
-    for name, k, t, runs, delta, change, new, spec in DESIGNS:
+    for name, k, t, runs, delta, change, new, spec in () if args.only_random else DESIGNS:
         p_old = np.clip(pools[name], 1e-9, 1 - 1e-9)
         p_new = changed(p_old, k, delta, change, rng, t)
         if p_new is None:
@@ -278,40 +285,145 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
             if args.sims:
                 with open(args.sims, "w", encoding="utf-8") as f:
                     json.dump(cache, f)
-        sim = cache[key]
-        se = math.sqrt(max(sim * (1 - sim), 1.0 / args.replicates) / args.replicates)
-        share = SHARES[change]  # the same stated assumption in every plan
-        kw = {"delta": delta, "tasks": (t,), "runs": (n,), "changed_share": share}
-        worst = float(plan_comparison(k, **kw).power[0, 0])
-        rate = float(plan_comparison(k, pass_rate=float(np.mean(p_old)), **kw).power[0, 0])
-        stated = float(plan_comparison(k, population=p_old[:4000], **kw).power[0, 0])
-        planned = []
-        for runs_spec in (spec, "1"):
-            values = []
-            for _ in range(args.pilots):
-                m = pilot_runs(runs_spec, n, k, 60, rng)
-                pilot = rng.binomial(m, p_old[rng.integers(0, p_old.size, 60)])
-                try:
-                    grid = plan_comparison(k, successes=pilot, totals=m, **kw).power
-                except ValueError:  # the code before: a pilot needs at least k runs
-                    values.append(math.nan)
-                    continue
-                values.append(float(grid[0, 0]))
-            planned.append(float(np.mean(values)))
         held = (name, k, t, runs, delta, change, new, spec) in DESIGNS[-HELD_OUT:]
-        row = {"design": f"{name} k={k} T={t} n={runs} D={delta} {change}", "new": new,
-               "held_out": held,
-               "sim": sim, "se": se, "worst": worst, "rate": rate, "population": stated,
-               "pilot": planned[0],
-               "one_run": planned[1]}
-        rows.append(row)
-        print(f"{name:<27} {k:>2} {t:>4} {runs!s:>5} {delta:5.3f} {change:>9} "
-              f"{'yes' if new else '':>3} | {sim:6.3f} {se:5.3f} | {worst:6.3f} "
-              f"{worst - sim:+6.3f} | {rate:6.3f} {rate - sim:+6.3f} | "
-              f"{stated:6.3f} {stated - sim:+6.3f} | "
-              f"{planned[0]:6.3f} {planned[0] - sim:+6.3f} | "
-              f"{planned[1]:6.3f} {planned[1] - sim:+6.3f}", flush=True)
+        rows.append(plan_row(args, rng, f"{name} k={k} T={t} n={runs} D={delta} {change}",
+                             name, p_old, k, t, runs, n, delta, change, spec, cache[key],
+                             args.replicates, new=new, held=held))
+    if args.random:
+        pilots = np.random.default_rng(args.random_seed + 1)  # their pilots, apart
+        for name, p_old, _, k, t, n, delta, change in random_designs(args, cache):
+            key = (f"random {name} k={k} T={t} n={n} D={delta} {change} "
+                   f"{args.random_replicates}")
+            rows.append(plan_row(args, pilots, key.removeprefix("random ").rsplit(" ", 1)[0],
+                                 name, p_old, k, t, n, n, delta, change, "n" if n > 1 else "1",
+                                 cache[key], args.random_replicates, new=True, held=False,
+                                 drawn=True))
+        if args.sims:
+            with open(args.sims, "w", encoding="utf-8") as f:
+                json.dump(cache, f)
     return rows
+
+
+def plan_row(args: argparse.Namespace, rng: np.random.Generator, design: str, name: str,
+             p_old: np.ndarray, k: int, t: int, runs: object, n: int, delta: float,
+             change: str, spec: str, sim: float, replicates: int, *, new: bool, held: bool,
+             drawn: bool = False) -> dict[str, object]:
+    """One design's plans (nothing told, the mean rate, the population, a pilot, a one-run
+    pilot) beside its simulated power, printed and returned as a row."""
+    se = math.sqrt(max(sim * (1 - sim), 1.0 / replicates) / replicates)
+    share = SHARES[change]  # the same stated assumption in every plan
+    kw = {"delta": delta, "tasks": (t,), "runs": (n,), "changed_share": share}
+    worst = float(plan_comparison(k, **kw).power[0, 0])
+    rate = float(plan_comparison(k, pass_rate=float(np.mean(p_old)), **kw).power[0, 0])
+    stated = float(plan_comparison(k, population=p_old[:4000], **kw).power[0, 0])
+    planned = []
+    for runs_spec in (spec, "1"):
+        values = []
+        for _ in range(args.pilots):
+            m = pilot_runs(runs_spec, n, k, 60, rng)
+            pilot = rng.binomial(m, p_old[rng.integers(0, p_old.size, 60)])
+            try:
+                grid = plan_comparison(k, successes=pilot, totals=m, **kw).power
+            except ValueError:  # the code before: a pilot needs at least k runs
+                values.append(math.nan)
+                continue
+            values.append(float(grid[0, 0]))
+        planned.append(float(np.mean(values)))
+    row = {"design": design, "new": new, "held_out": held, "drawn": drawn,
+           "sim": sim, "se": se, "worst": worst, "rate": rate, "population": stated,
+           "pilot": planned[0], "one_run": planned[1]}
+    label = name if len(name) <= 27 else name[:26] + "~"
+    print(f"{label:<27} {k:>2} {t:>4} {runs!s:>5} {delta:5.3f} {change:>9} "
+          f"{'yes' if new else '':>3} | {sim:6.3f} {se:5.3f} | {worst:6.3f} "
+          f"{worst - sim:+6.3f} | {rate:6.3f} {rate - sim:+6.3f} | "
+          f"{stated:6.3f} {stated - sim:+6.3f} | "
+          f"{planned[0]:6.3f} {planned[0] - sim:+6.3f} | "
+          f"{planned[1]:6.3f} {planned[1] - sim:+6.3f}", flush=True)
+    return row
+
+
+#: Families a design drawn at random takes its population from (:func:`random_population`).
+FAMILIES = ("Beta", "two Betas", "points", "a share at 0 or 1")
+
+
+def random_population(gen: np.random.Generator, size: int = 20_000) -> tuple[str, np.ndarray]:
+    """A population nobody chose: a Beta(a, b) with a and b log-uniform on [0.1, 300], a
+    mixture of two such, one to three point masses (each near 1 with chance 1/3, 1 - 10^U
+    with U uniform on [-3, -1], else uniform on [0, 1], Dirichlet(1) weights), or a share
+    (uniform on [0.05, 0.3]) of the tasks at exactly 0 or 1 and the rest a Beta."""
+    def beta() -> tuple[str, np.ndarray]:
+        a, b = np.exp(gen.uniform(math.log(0.1), math.log(300.0), 2))
+        return f"Beta({a:.3g}, {b:.3g})", gen.beta(a, b, size)
+    family = FAMILIES[int(gen.integers(len(FAMILIES)))]
+    if family == "Beta":
+        return beta()
+    if family == "two Betas":
+        w = float(gen.uniform(0.1, 0.9))
+        (n1, r1), (n2, r2) = beta(), beta()
+        return f"{w:.2f} {n1} + {n2}", np.where(gen.random(size) < w, r1, r2)
+    if family == "points":
+        count = int(gen.integers(1, 4))
+        near = gen.random(count) < 1 / 3
+        points = np.where(near, 1.0 - 10.0 ** gen.uniform(-3, -1, count),
+                          gen.uniform(0, 1, count))
+        weights = gen.dirichlet(np.ones(count))
+        label = " / ".join(f"{x:.3g}" for x in points)
+        return f"points {label}", gen.choice(points, size, p=weights)
+    share, end = float(gen.uniform(0.05, 0.3)), float(gen.integers(2))
+    name, rates = beta()
+    return (f"{share:.0%} at p = {end:g}, {name}",
+            np.where(gen.random(size) < share, end, rates))
+
+
+def random_designs(args: argparse.Namespace, cache: dict[str, float]
+                   ) -> list[tuple[str, np.ndarray, np.ndarray, int, int, int, float, str]]:
+    """``args.random`` designs drawn by ``args.random_seed`` (fixed before their results were
+    seen), none chosen: a population (:func:`random_population`), k in 1..5 (1 and 2 twice
+    as likely), n among 1 (k = 1 only), 2, 3, 4, 6, 8, 12, 16 at least k, T log-uniform on
+    [30, 1000], a change (even, the top tenth, a third, a quarter, one gains) and a drop in
+    mean pass^k of a uniform share (0.03 to 0.4) of it. A design is kept when its change is
+    possible and 200 simulated suites show the drop with chance in [0.05, 0.95] (the
+    plan's accuracy means little where the power is 0 or 1); the keeping looks at the
+    simulation only, never at a plan. Each kept design is simulated again with
+    ``args.random_replicates`` suites."""
+    gen = np.random.default_rng(args.random_seed)
+    out: list[tuple[str, np.ndarray, np.ndarray, int, int, int, float, str]] = []
+    tries = 0
+    while len(out) < args.random and tries < 40 * args.random:
+        tries += 1
+        name, rates = random_population(gen)
+        p_old = np.clip(rates, 1e-9, 1 - 1e-9)
+        k = int(gen.choice([1, 1, 2, 2, 3, 4, 5]))
+        n = int(gen.choice([r for r in (1, 2, 3, 4, 6, 8, 12, 16) if r >= max(k, 1)
+                            and (r > 1 or k == 1)]))
+        t = round(math.exp(gen.uniform(math.log(30), math.log(1000))))
+        change = str(gen.choice(list(SHARES)))
+        theta = float(np.mean(p_old**k))
+        delta = round(theta * float(gen.uniform(0.03, 0.4)), 4)
+        if delta < 0.005:
+            continue
+        p_new = changed(p_old, k, delta, change, gen, t)
+        if p_new is None:
+            continue
+        pop = TaskPopulation(p_old, p_new, "drop")
+        screen_seed = int(gen.integers(2**63))
+        screen_key = f"screen {name} k={k} T={t} n={n} D={delta} {change} {screen_seed}"
+        if screen_key not in cache:
+            screen = simulate_intervals(pop, t, n, k, methods=("t",), replicates=200,
+                                        p_values=False, rng=screen_seed)["t"]
+            cache[screen_key] = float(np.mean(screen.high < 0))
+        if not 0.05 <= cache[screen_key] <= 0.95:
+            continue
+        key = f"random {name} k={k} T={t} n={n} D={delta} {change} {args.random_replicates}"
+        seed = int(gen.integers(2**63))
+        if key not in cache:
+            sim = simulate_intervals(pop, t, n, k, methods=("t",),
+                                     replicates=args.random_replicates, p_values=False,
+                                     rng=seed)["t"]
+            cache[key] = float(np.mean(sim.high < 0))
+        out.append((name, p_old, p_new, k, t, n, delta, change))
+        print(f"drawn {len(out)} of {args.random} (try {tries})", flush=True)
+    return out
 
 
 def summary(rows: list[dict[str, object]], label: str) -> None:
@@ -336,6 +448,14 @@ def main() -> None:
     ap.add_argument("--save", help="write the rows as JSON")
     ap.add_argument("--before", help="a saved run of the code before, to print beside")
     ap.add_argument("--sims", help="a JSON cache of the simulated powers (read and written)")
+    ap.add_argument("--random", type=int, default=0,
+                    help="also this many designs drawn at random (random_designs)")
+    ap.add_argument("--random-seed", type=int, default=20261205,
+                    help="their seed, fixed before their results were seen")
+    ap.add_argument("--random-replicates", type=int, default=2000,
+                    help="simulated suites for each design drawn at random")
+    ap.add_argument("--only-random", action="store_true",
+                    help="the designs drawn at random only")
     args = ap.parse_args()
     start = time.perf_counter()
     rows = run(args)
@@ -357,11 +477,14 @@ def main() -> None:
                 for key in ("worst", "rate", "population", "pilot", "one_run") if key in b))
         summary(before, "before")
     summary(rows, "after ")
-    tuned = [r for r in rows if not r.get("held_out")]
+    tuned = [r for r in rows if not r.get("held_out") and not r.get("drawn")]
     held = [r for r in rows if r.get("held_out")]
+    drawn = [r for r in rows if r.get("drawn")]
     if held:
         summary(tuned, "tuned on ")
         summary(held, "held out ")
+    if drawn:
+        summary(drawn, "drawn    ")
     print(f"[{time.perf_counter() - start:.0f} s]")
 
 

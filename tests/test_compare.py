@@ -295,8 +295,8 @@ def test_plan_from_a_pilot():
                            tasks=(100,), runs=(4,))
     assert plan.between_variance == 0.0 and plan.source == "pilot of 400 tasks"
     short = plan_comparison(4, delta=0.05, successes=c[:50] % 7, totals=6, tasks=(100,))
-    assert "fewer than 2k = 8 runs on some: within-task variance from a beta-binomial fit" in \
-        short.source
+    assert "fewer than 2k = 8 runs on some: within-task variance at the largest the " \
+        "pilot's moments allow" in short.source
     # one run a task is a pilot too since issue 38 (its spread is not identified: the
     # largest within-task variance for its mean); 2 runs at k = 3 are not
     with pytest.raises(ValueError, match=r"at least k \(3\) runs \(or one run each\); the "
