@@ -37,8 +37,11 @@ powers in a JSON cache (they do not depend on the plan).
 before their results were seen; ``--only-random`` runs them alone): issue 38's fifth pass,
 inside the promise, stated population 21 of 24 (-0.129 to +0.013), pilot 12 of 24
 (-0.451 to -0.004; 14 before the pass, with one plan at +0.085), pass rate 10, one run 9,
-nothing 6; none above +0.02. About ten minutes of CPU the first time, a minute with
-``--sims``.
+nothing 6; none above +0.02. A second draw after that pass (``--random-seed 20261206``):
+population 20 of 24 (-0.237 to +0.013), pilot 15 of 24 (-0.611 to +0.051), pass rate 9,
+one run 7, nothing 4; one pilot plan above +0.02 (see ``plan_comparison``'s Notes). About
+ten minutes of CPU the first time, a minute with ``--sims``. ``--told-the-pilot`` adds,
+where a pilot misses, the spread of the plan told the exact rates of a pilot's tasks.
 
     nice -n 10 python benchmarks/bench_plan_honest.py --replicates 1000 --sims /tmp/sims.json
 """
