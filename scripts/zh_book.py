@@ -634,6 +634,9 @@ def _translate_glued_word(page: str, output: dict, glue_zh: dict[str, dict[str, 
 
 FIGURES = LOCALE / "_figures.yml"     # the Chinese of every figure text (plots.use_language)
 FIGURE_CACHE = ROOT / "_build" / "zh-figures"
+#: Seconds a cell may run while the Chinese figures are drawn, and how many times a
+#: notebook's kernel is started before the build fails (a hung kernel is started again).
+_CELL_TIMEOUT, _ATTEMPTS = 300, 3
 _SETUP_CELL = """\
 import passk.book.plots as _passk_plots
 _passk_plots.use_language("zh_CN", {catalog!r})
@@ -727,8 +730,23 @@ def chinese_figures(page: str, root: Path = ROOT, *, execute: bool = True) -> di
     run.cells.append(nbformat.v4.new_code_cell(_TEXTS_CELL))
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
     start = time.monotonic()
-    NotebookClient(run, timeout=900, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+    for attempt in range(1, _ATTEMPTS + 1):
+        # a kernel that hangs (seen once: no CPU for 15 minutes, a cell's whole timeout)
+        # is started again; no cell of the book takes a minute even on a loaded machine
+        try:
+            NotebookClient(run, timeout=_CELL_TIMEOUT, kernel_name="python3",
+                           resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+            break
+        except (CellTimeoutError, DeadKernelError) as error:
+            if attempt == _ATTEMPTS:
+                raise
+            print(f"zh figures: {page}: {type(error).__name__}, starting its kernel again",
+                  file=sys.stderr)
+            run = nbformat.reads(json.dumps(notebook), as_version=4)
+            run.cells.insert(0, nbformat.v4.new_code_cell(
+                _SETUP_CELL.format(catalog=str(FIGURES))))
+            run.cells.append(nbformat.v4.new_code_cell(_TEXTS_CELL))
     drawn, sizes = json.loads("".join(o.get("text", "") for o in run.cells[-1].outputs))
     executed = json.loads(nbformat.writes(run))
     executed["cells"] = executed["cells"][1:-1]
