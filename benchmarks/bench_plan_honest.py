@@ -39,7 +39,10 @@ inside the promise, stated population 21 of 24 (-0.129 to +0.013), pilot 12 of 2
 (-0.451 to -0.004; 14 before the pass, with one plan at +0.085), pass rate 10, one run 9,
 nothing 6; none above +0.02. A second draw after that pass (``--random-seed 20261206``):
 population 20 of 24 (-0.237 to +0.013), pilot 15 of 24 (-0.611 to +0.051), pass rate 9,
-one run 7, nothing 4; one pilot plan above +0.02 (see ``plan_comparison``'s Notes). About
+one run 7, nothing 4; one pilot plan above +0.02. A third (``--random-seed 20261207``):
+population 21 of 24 (-0.126 to +0.068), pilot 18 of 24 (-0.385 to +0.018), pass rate 11,
+one run 10, nothing 8; two population plans above +0.02, both where one task gains while
+the rest slip (see ``plan_comparison``'s Notes). About
 ten minutes of CPU the first time, a minute with ``--sims``. ``--told-the-pilot`` adds,
 where a pilot misses, the spread of the plan told the exact rates of a pilot's tasks.
 
