@@ -297,13 +297,10 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
                              args.replicates, new=new, held=held))
     if args.random:
         pilots = np.random.default_rng(args.random_seed + 1)  # their pilots, apart
-        for name, p_old, _, k, t, n, delta, change in random_designs(args, cache):
-            key = (f"random {name} k={k} T={t} n={n} D={delta} {change} "
-                   f"{args.random_replicates}")
-            rows.append(plan_row(args, pilots, key.removeprefix("random ").rsplit(" ", 1)[0],
-                                 name, p_old, k, t, n, n, delta, change, "n" if n > 1 else "1",
-                                 cache[key], args.random_replicates, new=True, held=False,
-                                 drawn=True))
+        for design, name, p_old, k, t, n, delta, change, sim in random_designs(args, cache):
+            rows.append(plan_row(args, pilots, design, name, p_old, k, t, n, n, delta, change,
+                                 "n" if n > 1 else "1", sim, args.random_replicates,
+                                 new=True, held=False, drawn=True))
         if args.sims:
             with open(args.sims, "w", encoding="utf-8") as f:
                 json.dump(cache, f)
@@ -382,7 +379,7 @@ def random_population(gen: np.random.Generator, size: int = 20_000) -> tuple[str
 
 
 def random_designs(args: argparse.Namespace, cache: dict[str, float]
-                   ) -> list[tuple[str, np.ndarray, np.ndarray, int, int, int, float, str]]:
+                   ) -> list[tuple[str, str, np.ndarray, int, int, int, float, str, float]]:
     """``args.random`` designs drawn by ``args.random_seed`` (fixed before their results were
     seen), none chosen: a population (:func:`random_population`), k in 1..5 (1 and 2 twice
     as likely), n among 1 (k = 1 only), 2, 3, 4, 6, 8, 12, 16 at least k, T log-uniform on
@@ -391,9 +388,10 @@ def random_designs(args: argparse.Namespace, cache: dict[str, float]
     possible and 200 simulated suites show the drop with chance in [0.05, 0.95] (the
     plan's accuracy means little where the power is 0 or 1); the keeping looks at the
     simulation only, never at a plan. Each kept design is simulated again with
-    ``args.random_replicates`` suites."""
+    ``args.random_replicates`` suites. Each: the design's label, its population's name
+    and rates, k, T, n, the drop, the change and the simulated power."""
     gen = np.random.default_rng(args.random_seed)
-    out: list[tuple[str, np.ndarray, np.ndarray, int, int, int, float, str]] = []
+    out: list[tuple[str, str, np.ndarray, int, int, int, float, str, float]] = []
     tries = 0
     while len(out) < args.random and tries < 40 * args.random:
         tries += 1
@@ -420,14 +418,15 @@ def random_designs(args: argparse.Namespace, cache: dict[str, float]
             cache[screen_key] = float(np.mean(screen.high < 0))
         if not 0.05 <= cache[screen_key] <= 0.95:
             continue
-        key = f"random {name} k={k} T={t} n={n} D={delta} {change} {args.random_replicates}"
+        design = f"{name} k={k} T={t} n={n} D={delta} {change}"
+        key = f"random {design} {args.random_replicates}"
         seed = int(gen.integers(2**63))
         if key not in cache:
             sim = simulate_intervals(pop, t, n, k, methods=("t",),
                                      replicates=args.random_replicates, p_values=False,
                                      rng=seed)["t"]
             cache[key] = float(np.mean(sim.high < 0))
-        out.append((name, p_old, p_new, k, t, n, delta, change))
+        out.append((design, name, p_old, k, t, n, delta, change, cache[key]))
         print(f"drawn {len(out)} of {args.random} (try {tries})", flush=True)
     return out
 

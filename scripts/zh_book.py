@@ -66,6 +66,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -725,9 +726,14 @@ def chinese_figures(page: str, root: Path = ROOT, *, execute: bool = True) -> di
     import nbformat
     from nbclient import NotebookClient
 
-    run = nbformat.reads(json.dumps(notebook), as_version=4)
-    run.cells.insert(0, nbformat.v4.new_code_cell(_SETUP_CELL.format(catalog=str(FIGURES))))
-    run.cells.append(nbformat.v4.new_code_cell(_TEXTS_CELL))
+    def to_run() -> Any:
+        """The notebook between the cell that draws in Chinese and the one that reports."""
+        run = nbformat.reads(json.dumps(notebook), as_version=4)
+        run.cells.insert(0, nbformat.v4.new_code_cell(
+            _SETUP_CELL.format(catalog=str(FIGURES))))
+        run.cells.append(nbformat.v4.new_code_cell(_TEXTS_CELL))
+        return run
+    run = to_run()
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
     start = time.monotonic()
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -743,10 +749,7 @@ def chinese_figures(page: str, root: Path = ROOT, *, execute: bool = True) -> di
                 raise
             print(f"zh figures: {page}: {type(error).__name__}, starting its kernel again",
                   file=sys.stderr)
-            run = nbformat.reads(json.dumps(notebook), as_version=4)
-            run.cells.insert(0, nbformat.v4.new_code_cell(
-                _SETUP_CELL.format(catalog=str(FIGURES))))
-            run.cells.append(nbformat.v4.new_code_cell(_TEXTS_CELL))
+            run = to_run()
     drawn, sizes = json.loads("".join(o.get("text", "") for o in run.cells[-1].outputs))
     executed = json.loads(nbformat.writes(run))
     executed["cells"] = executed["cells"][1:-1]

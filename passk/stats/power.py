@@ -687,6 +687,13 @@ def _kl_upper(mean: float, size: int, tail: float) -> float:
     return float(optimize.brentq(gap, max(mean, 1e-300), 1.0 - 1e-15, xtol=1e-14))
 
 
+def _long_identify(m: np.ndarray, k: int) -> bool:
+    """Whether a pilot with tasks of fewer than 2k runs has enough tasks with 2k or more
+    (:data:`_FEW_MIXED`) for those alone to estimate the within-task variance without bias
+    (else it is not identified: :func:`_moment_bound`)."""
+    return int(np.count_nonzero(m >= 2 * k)) >= _FEW_MIXED
+
+
 def _moment_bound(coef: np.ndarray, c: np.ndarray, m: np.ndarray, slack: float) -> float:
     r"""The largest mean of the polynomial ``coef`` over every law G of the rates on [0, 1]
     whose moments :math:`\int p^j\,dG`, j = 1..J (J the pilot's most runs), each lie
@@ -695,9 +702,8 @@ def _moment_bound(coef: np.ndarray, c: np.ndarray, m: np.ndarray, slack: float) 
     programme over G on a grid of rates (the moment problem's upper value, Krein and
     Nudelman 1977). Where the pilot's runs reach the polynomial's degree this is its
     unbiased mean with each moment at the worse end of its slack; below it, the largest
-    mean the pilot's counts cannot rule out,
-    which is what the plan takes when the within-task variance is not identified (issue
-    38)."""
+    mean the pilot's counts cannot rule out, which is what the plan takes when the
+    within-task variance is not identified (issue 38)."""
     from scipy import optimize
     top = int(min(m.max(), len(coef) - 1))
     grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, 401),
@@ -733,6 +739,7 @@ def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
     the fit alone is no bound."""
     h = np.asarray(estimate_pass_hat_k(c, m, k), dtype=float)
     short = m < 2 * k
+    by_long = _long_identify(m, k)
     prior = _beta_binomial_fit(c, m) if short.any() else (1.0, 1.0)
 
     def mean_poly(coef: np.ndarray, rows: np.ndarray, cs: np.ndarray | None = None
@@ -775,10 +782,10 @@ def _pilot_variances(c: np.ndarray, m: np.ndarray, k: int, runs: tuple[int, ...]
         values = mean_poly(coef, everyone)
         if upper <= 0:
             return mean_of(values)
-        if short.any() and np.count_nonzero(~short) >= _FEW_MIXED:
+        if short.any() and by_long:
             values = values[~short]  # identified by the tasks with 2k runs or more
         normal = mean_of(values) + upper * float(np.std(values, ddof=1)) / math.sqrt(values.size)
-        if short.any() and np.count_nonzero(~short) < _FEW_MIXED:
+        if short.any() and not by_long:
             # not identified: the largest mean the pilot's moments allow (issue 38: the
             # beta-binomial fit alone planned +0.085 above simulation on a mixture drawn at
             # random, k = 3 from three runs a task)
@@ -902,8 +909,8 @@ def plan_comparison(k: int, *, delta: float | None = None,
     from that mixture planned +0.085 above simulation; the moment bound is at or
     above it in 99-100 of 100, at twice to four times the truth on two-point laws,
     the price of what three runs cannot tell. From one run a task (m = 1) only the
-    rates' mean is identified: the likelihood of Bernoulli outcomes depends on it alone. Then the
-    plan takes the within-task variance at its largest for that mean, the least
+    rates' mean is identified: the likelihood of Bernoulli outcomes depends on it alone.
+    Then the plan takes the within-task variance at its largest for that mean, the least
     concave majorant of :math:`V_n` at the pilot's mean rate (Jensen: no law of
     the rates with that mean has a larger :math:`\mathrm E\,V_n`), and the
     two-point law of rates that attains it stands in for the floor and the new
@@ -1028,10 +1035,10 @@ def plan_comparison(k: int, *, delta: float | None = None,
     T = 701, a drop of 0.013), both where one task gains while the rest slip and the plan
     is told an even change: the long tail against the drop that :func:`_betting_power`'s
     second-order model does not see (state a share of the tasks, the default 0.1, to
-    plan for an uneven change). The
-    one plan above +0.02 in the tables is held out: ``population=`` on the mixture, k = 2, T = 400,
-    n = 2, a drop of 0.05 on the top tenth, 0.073 planned against 0.047 simulated (s.e.
-    0.007); 3,000 more suites simulate 0.064 (s.e. 0.0045), 0.060 for the 4,000, +0.013.
+    plan for an uneven change). The one plan above +0.02 in the tables is held out:
+    ``population=`` on the mixture, k = 2, T = 400, n = 2, a drop of 0.05 on the top
+    tenth, 0.073 planned against 0.047 simulated (s.e. 0.007); 3,000 more suites simulate 0.064
+    (s.e. 0.0045), 0.060 for the 4,000, +0.013.
     With other pilots (seeds 11 and 12, four pilots a design) a pilot plans within the
     promise on 27 and 26 of 42, at most +0.021 (Beta(50, 1), k = 1, T = 100, n = 4,
     simulated 0.070 with s.e. 0.008; 3,000 more suites simulate 0.085, +0.010 against the
@@ -1072,9 +1079,9 @@ def plan_comparison(k: int, *, delta: float | None = None,
     where a pilot misses, the plan told the exact rates of a pilot's 60 tasks, with no run
     noise at all, spreads 0.14-0.21 (5-95 % over 20 pilots), wider than the promise's 0.12,
     so no plan from 60 tasks keeps the promise on every pilot there), a one-run pilot or a
-    stated pass rate cannot do better than
-    the largest within-task variance for the mean (16 and 21 of 42), and where runs are
-    mixed or unequal the plan at the fewest runs is cautious by 0.09-0.19. A stated
+    stated pass rate cannot do better than the largest within-task variance for the mean
+    (16 and 21 of 42), and where runs are mixed or unequal the plan at the fewest runs is
+    cautious by 0.09-0.19. A stated
     population is the way to plan within 0.10 (38 of 42 and 7 of 8 held out; out: Beta(300,
     1), k = 3, at -0.15, where the betting part's second-order model ignores the block bets
     that add capital near saturation, the two mixed-run designs, and Beta(0.3, 0.3) at
@@ -1232,11 +1239,11 @@ def plan_comparison(k: int, *, delta: float | None = None,
                     h_pilot = np.asarray(estimate_pass_hat_k(np.arange(r + 1), r, k_),
                                          dtype=float)
                     floor_laws[r] = (h_pilot, np.bincount(c, minlength=r + 1) / c.size)
-            long = int(np.count_nonzero(n >= 2 * k_))
             source = f"pilot of {c.size} tasks" + (
                 "" if unbiased else
                 f" (fewer than 2k = {2 * k_} runs on some: within-task variance from the "
-                f"{long} tasks with {2 * k_} or more)" if long >= _FEW_MIXED else
+                f"{int(np.count_nonzero(n >= 2 * k_))} tasks with {2 * k_} or more)"
+                if _long_identify(n, k_) else
                 f" (fewer than 2k = {2 * k_} runs on some: within-task variance at the "
                 "largest the pilot's moments allow)")
     spread = (1.0 / changed_share - 1.0)
